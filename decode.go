@@ -1,0 +1,573 @@
+package convo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/convo-go/convo/internal/jsonx"
+)
+
+// FormatV1 is the format identifier of canonical documents.
+const FormatV1 = "convo/v1"
+
+// Limits bound what a decoder accepts, so hostile input cannot exhaust
+// memory or the stack.
+type Limits struct {
+	MaxBytes int64 // largest document accepted
+	MaxDepth int   // deepest JSON nesting accepted
+}
+
+// DefaultLimits are the limits of Unmarshal, Read and Message.UnmarshalJSON:
+// 256 MiB documents (room for inline media) nested at most 64 levels.
+var DefaultLimits = Limits{MaxBytes: 256 << 20, MaxDepth: 64}
+
+// DecodeError is a problem in a document, with its place in canonical terms
+// (messages[3].parts[1].data).
+type DecodeError struct {
+	Path string
+	Err  error
+}
+
+func (e *DecodeError) Error() string {
+	if e.Path == "" {
+		return e.Err.Error()
+	}
+	return e.Path + ": " + e.Err.Error()
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// at prefixes err's path with seg ("messages[3]", "parts[1]", "data").
+func at(err error, seg string) error {
+	if err == nil {
+		return nil
+	}
+	de, ok := err.(*DecodeError)
+	if !ok {
+		return &DecodeError{Path: seg, Err: err}
+	}
+	switch {
+	case de.Path == "":
+		de.Path = seg
+	case de.Path[0] == '[':
+		de.Path = seg + de.Path
+	default:
+		de.Path = seg + "." + de.Path
+	}
+	return de
+}
+
+func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
+
+// Unmarshal decodes a canonical document with DefaultLimits. It accepts the
+// envelope {"format":"convo/v1","messages":[…]}, a bare JSON array of
+// messages, and JSON Lines (message objects separated by white space).
+func Unmarshal(data []byte) (History, error) { return DefaultLimits.Unmarshal(data) }
+
+// Read reads a whole canonical document from r with DefaultLimits.
+func Read(r io.Reader) (History, error) { return DefaultLimits.Read(r) }
+
+// Read reads a whole canonical document from rd within the limits l.
+func (l Limits) Read(rd io.Reader) (History, error) {
+	data, err := io.ReadAll(io.LimitReader(rd, l.MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading document: %w", err)
+	}
+	return l.Unmarshal(data)
+}
+
+// Unmarshal decodes a canonical document within the limits l.
+func (l Limits) Unmarshal(data []byte) (History, error) {
+	if l.MaxBytes > 0 && int64(len(data)) > l.MaxBytes {
+		return nil, fmt.Errorf("document of more than %d bytes: %w", l.MaxBytes, jsonx.ErrTooLarge)
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	d := decoder{r: jsonx.NewReader(data, l.MaxDepth)}
+	switch d.r.Peek() {
+	case jsonx.Array:
+		h, err := d.messages()
+		if err == nil {
+			err = d.r.ExpectEnd()
+		}
+		return h, err
+	case jsonx.Object:
+		if isEnvelope(data[d.r.Offset():]) {
+			return d.envelope()
+		}
+		return d.lines()
+	case jsonx.End:
+		return nil, errors.New("empty document")
+	}
+	return nil, fmt.Errorf("not a convo document: %w", d.r.Errorf("want an object, an array or JSON Lines"))
+}
+
+// isEnvelope reports whether the object at the start of b begins with a
+// member of the envelope rather than of a message.
+func isEnvelope(b []byte) bool {
+	r := jsonx.NewReader(b[1:], 1)
+	key, err := r.ReadStringBytes()
+	return err == nil && (string(key) == "format" || string(key) == "messages")
+}
+
+// UnmarshalMessage decodes one canonical message object with DefaultLimits.
+func UnmarshalMessage(data []byte) (Message, error) {
+	var m Message
+	if int64(len(data)) > DefaultLimits.MaxBytes {
+		return m, fmt.Errorf("message of more than %d bytes: %w", DefaultLimits.MaxBytes, jsonx.ErrTooLarge)
+	}
+	d := decoder{r: jsonx.NewReader(data, DefaultLimits.MaxDepth)}
+	if err := d.message(&m); err != nil {
+		return Message{}, err
+	}
+	return m, d.r.ExpectEnd()
+}
+
+// UnmarshalJSON decodes one canonical message object.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	v, err := UnmarshalMessage(data)
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// UnmarshalJSON decodes one canonical part object.
+func (p *Part) UnmarshalJSON(data []byte) error {
+	d := decoder{r: jsonx.NewReader(data, DefaultLimits.MaxDepth)}
+	var v Part
+	if err := d.part(&v, 0); err != nil {
+		return err
+	}
+	if err := d.r.ExpectEnd(); err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+type decoder struct {
+	r *jsonx.Reader
+}
+
+func (d *decoder) envelope() (History, error) {
+	var h History
+	var format string
+	seenMessages := false
+	err := d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "format":
+			f, err := d.r.ReadString()
+			if err != nil {
+				return at(err, "format")
+			}
+			if f != FormatV1 {
+				return at(fmt.Errorf("unsupported format %q (this reader knows %s)", f, FormatV1), "format")
+			}
+			format = f
+		case "messages":
+			seenMessages = true
+			var err error
+			h, err = d.messages()
+			return err
+		default:
+			return fmt.Errorf("unknown envelope member %q", key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if format == "" {
+		return nil, errors.New(`envelope has no "format"`)
+	}
+	if !seenMessages {
+		return nil, errors.New(`envelope has no "messages"`)
+	}
+	if h == nil {
+		h = History{}
+	}
+	return h, d.r.ExpectEnd()
+}
+
+func (d *decoder) messages() (History, error) {
+	h := History{}
+	err := d.r.ReadArray(func(i int) error {
+		h = append(h, Message{})
+		return at(d.message(&h[i]), index("messages", i))
+	})
+	return h, err
+}
+
+func (d *decoder) lines() (History, error) {
+	var h History
+	for i := 0; !d.r.AtEnd(); i++ {
+		h = append(h, Message{})
+		if err := d.message(&h[i]); err != nil {
+			return nil, at(err, index("messages", i))
+		}
+	}
+	return h, nil
+}
+
+// optString reads a string; null counts as absent.
+func (d *decoder) optString(dst *string, name string) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	s, err := d.r.ReadString()
+	*dst = s
+	return at(err, name)
+}
+
+func (d *decoder) message(m *Message) error {
+	var role string
+	var roleSet bool
+	err := d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "role":
+			roleSet = true
+			return d.optString(&role, "role")
+		case "id":
+			return d.optString(&m.ID, "id")
+		case "name":
+			return d.optString(&m.Name, "name")
+		case "time":
+			var s string
+			if err := d.optString(&s, "time"); err != nil || s == "" {
+				return err
+			}
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return at(fmt.Errorf("not an RFC 3339 time: %q", s), "time")
+			}
+			m.Time = t.UTC()
+		case "parts":
+			if d.r.ReadNull() {
+				return nil
+			}
+			ps, err := d.parts(0)
+			m.Parts = ps
+			return err
+		case "phase":
+			return d.optString((*string)(&m.Phase), "phase")
+		case "effort":
+			return d.optString(&m.Effort, "effort")
+		case "scope":
+			return d.optString((*string)(&m.Scope), "scope")
+		case "compacted":
+			if d.r.ReadNull() {
+				return nil
+			}
+			n, err := d.r.ReadInt()
+			if err == nil && (n < 0 || n > 1<<31) {
+				err = fmt.Errorf("compacted must be a positive count, got %d", n)
+			}
+			m.Compacted = int(n)
+			return at(err, "compacted")
+		case "origin":
+			return at(d.origin(m), "origin")
+		case "usage":
+			return at(d.usage(m), "usage")
+		case "finish":
+			return d.optString((*string)(&m.Finish), "finish")
+		case "meta":
+			if d.r.ReadNull() {
+				return nil
+			}
+			if d.r.Peek() != jsonx.Object {
+				return at(errors.New("meta must be a JSON object"), "meta")
+			}
+			raw, err := d.r.ReadRaw()
+			m.Meta = raw
+			return at(err, "meta")
+		case "native":
+			n, err := d.native()
+			m.Native = n
+			return at(err, "native")
+		default:
+			raw, err := d.r.ReadRaw()
+			m.Extra = append(m.Extra, Field{Key: string(key), Value: raw})
+			return at(err, string(key))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !roleSet || role == "" {
+		return errors.New("missing role")
+	}
+	r, alias := normalizeRole(role)
+	if r == "" {
+		return at(fmt.Errorf("unknown role %q", role), "role")
+	}
+	m.Role = r
+	if alias == "developer" {
+		m.Native = rememberDeveloper(m.Native)
+	}
+	return nil
+}
+
+// normalizeRole maps a role or one of its aliases to its Role; alias is the
+// spelling that must be remembered for a faithful round trip.
+func normalizeRole(s string) (r Role, alias string) {
+	switch s {
+	case "system", "user", "assistant", "tool", "summary", "error":
+		return Role(s), ""
+	case "model", "ai":
+		return RoleAssistant, ""
+	case "human":
+		return RoleUser, ""
+	case "developer":
+		return RoleSystem, "developer"
+	}
+	return "", ""
+}
+
+// rememberDeveloper records that a system message was an OpenAI developer
+// message, where the OpenAI codecs look for it.
+func rememberDeveloper(n Native) Native {
+	const member = `"role":"developer"`
+	old := n["openai"]
+	if bytes.Contains(old, []byte(`"role":`)) {
+		return n
+	}
+	out := make(Native, len(n)+1)
+	for k, v := range n {
+		out[k] = v
+	}
+	if len(old) <= 2 {
+		out["openai"] = []byte("{" + member + "}")
+	} else {
+		out["openai"] = append([]byte("{"+member+","), old[1:]...)
+	}
+	return out
+}
+
+func (d *decoder) origin(m *Message) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	o := &Origin{}
+	m.Origin = o
+	return d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "provider":
+			return d.optString(&o.Provider, "provider")
+		case "model":
+			return d.optString(&o.Model, "model")
+		case "response_id":
+			return d.optString(&o.ResponseID, "response_id")
+		}
+		return fmt.Errorf("unknown member %q", key)
+	})
+}
+
+func (d *decoder) usage(m *Message) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	u := &Usage{}
+	m.Usage = u
+	return d.r.ReadObject(func(key []byte) error {
+		var dst *int64
+		switch string(key) {
+		case "input":
+			dst = &u.Input
+		case "output":
+			dst = &u.Output
+		case "cache_read":
+			dst = &u.CacheRead
+		case "cache_write":
+			dst = &u.CacheWrite
+		case "reasoning":
+			dst = &u.Reasoning
+		case "total":
+			dst = &u.Total
+		default:
+			return fmt.Errorf("unknown member %q", key)
+		}
+		n, err := d.r.ReadInt()
+		if err == nil && n < 0 {
+			err = fmt.Errorf("negative token count %d", n)
+		}
+		*dst = n
+		return at(err, string(key))
+	})
+}
+
+func (d *decoder) native() (Native, error) {
+	if d.r.ReadNull() {
+		return nil, nil
+	}
+	n := Native{}
+	err := d.r.ReadObject(func(key []byte) error {
+		if d.r.Peek() != jsonx.Object {
+			return at(errors.New("must be a JSON object"), string(key))
+		}
+		raw, err := d.r.ReadRaw()
+		n[string(key)] = raw
+		return at(err, string(key))
+	})
+	return n, err
+}
+
+// maxPartNesting bounds tool_result parts inside tool_result parts.
+const maxPartNesting = 4
+
+func (d *decoder) parts(depth int) ([]Part, error) {
+	if depth > maxPartNesting {
+		return nil, errors.New("parts nested too deeply")
+	}
+	ps := []Part{}
+	err := d.r.ReadArray(func(i int) error {
+		ps = append(ps, Part{})
+		return at(d.part(&ps[i], depth), index("parts", i))
+	})
+	return ps, err
+}
+
+func (d *decoder) part(p *Part, depth int) error {
+	start := d.r.Offset()
+	err := d.r.ReadObject(func(key []byte) error {
+		var dst *string
+		switch string(key) {
+		case "type":
+			dst = (*string)(&p.Type)
+		case "text":
+			dst = &p.Text
+		case "media_type":
+			dst = &p.MediaType
+		case "data":
+			if err := d.optString(&p.Data, "data"); err != nil {
+				return err
+			}
+			if i := badBase64(p.Data); i >= 0 {
+				return at(fmt.Errorf("malformed base64 at offset %d", i), "data")
+			}
+			return nil
+		case "url":
+			dst = &p.URL
+		case "file_id":
+			dst = &p.FileID
+		case "name":
+			dst = &p.Name
+		case "detail":
+			dst = &p.Detail
+		case "id":
+			dst = &p.ID
+		case "args_raw":
+			dst = &p.ArgsRaw
+		case "signature":
+			dst = &p.Signature
+		case "encrypted":
+			dst = &p.Encrypted
+		case "provider":
+			dst = &p.Provider
+		case "model":
+			dst = &p.Model
+		case "cache":
+			return at(d.cache(p), "cache")
+		case "value":
+			raw, err := d.r.ReadRaw()
+			p.Value = raw
+			return at(err, "value")
+		case "args":
+			if d.r.ReadNull() {
+				return nil
+			}
+			raw, err := d.r.ReadRaw()
+			p.Args = raw
+			return at(err, "args")
+		case "parts":
+			if d.r.ReadNull() {
+				return nil
+			}
+			ps, err := d.parts(depth + 1)
+			p.Parts = ps
+			return err
+		case "error":
+			if d.r.ReadNull() {
+				return nil
+			}
+			b, err := d.r.ReadBool()
+			p.Error = b
+			return at(err, "error")
+		case "summary":
+			if d.r.ReadNull() {
+				return nil
+			}
+			p.Summary = []string{}
+			return at(d.r.ReadArray(func(i int) error {
+				s, err := d.r.ReadString()
+				p.Summary = append(p.Summary, s)
+				return at(err, index("", i))
+			}), "summary")
+		case "native":
+			n, err := d.native()
+			p.Native = n
+			return at(err, "native")
+		default:
+			raw, err := d.r.ReadRaw()
+			p.Extra = append(p.Extra, Field{Key: string(key), Value: raw})
+			return at(err, string(key))
+		}
+		return d.optString(dst, string(key))
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.Type == "":
+		return errors.New("part has no type")
+	case !p.Type.Known():
+		// Kept whole, so a newer writer's part survives a round trip here.
+		raw, err := jsonx.Compact(d.rawFrom(start), 0)
+		if err != nil {
+			return err
+		}
+		*p = Part{Type: p.Type, Raw: raw}
+	}
+	return nil
+}
+
+func (d *decoder) rawFrom(start int) []byte { return d.r.Bytes()[start:d.r.Offset()] }
+
+func (d *decoder) cache(p *Part) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	c := &Cache{}
+	p.Cache = c
+	return d.r.ReadObject(func(key []byte) error {
+		if string(key) != "ttl" {
+			return fmt.Errorf("unknown member %q", key)
+		}
+		return d.optString(&c.TTL, "ttl")
+	})
+}
+
+// badBase64 returns the offset of the first byte that makes s not standard,
+// padded base64, or -1 when s is well formed. It does not decode.
+func badBase64(s string) int {
+	n := len(s)
+	if n%4 != 0 {
+		return n - n%4
+	}
+	for i := 0; i < n; i++ {
+		c := s[i]
+		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
+			continue
+		}
+		if c == '=' && (i == n-1 || (i == n-2 && s[n-1] == '=')) {
+			continue
+		}
+		return i
+	}
+	return -1
+}

@@ -1,0 +1,344 @@
+package convo
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/convo-go/convo/internal/jsonx"
+)
+
+// Marshal encodes h as a canonical envelope, one message per line:
+//
+//	{"format":"convo/v1","messages":[
+//	{"role":"user",…},
+//	{"role":"assistant",…}
+//	]}
+//
+// The bytes depend only on h: members come in a fixed order, empty fields
+// are left out, Native members are sorted. A string that is not valid UTF-8,
+// or a JSON field (Args, Value, Meta, Native, Extra, Raw) that is not valid
+// JSON, is an error naming its place: nothing is silently replaced.
+func Marshal(h History) ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, estimate(h)+64)}
+	e.buf = append(e.buf, `{"format":"convo/v1","messages":[`...)
+	for i := range h {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = append(e.buf, '\n')
+		if err := e.message(&h[i]); err != nil {
+			return nil, at(err, index("messages", i))
+		}
+	}
+	if len(h) > 0 {
+		e.buf = append(e.buf, '\n')
+	}
+	e.buf = append(e.buf, "]}\n"...)
+	return e.buf, nil
+}
+
+// MarshalLines encodes h as JSON Lines: one message object per line.
+func MarshalLines(h History) ([]byte, error) {
+	e := encoder{buf: make([]byte, 0, estimate(h))}
+	for i := range h {
+		if err := e.message(&h[i]); err != nil {
+			return nil, at(err, index("messages", i))
+		}
+		e.buf = append(e.buf, '\n')
+	}
+	return e.buf, nil
+}
+
+// AppendMessage appends the canonical encoding of m (one line, no newline)
+// to dst.
+func AppendMessage(dst []byte, m Message) ([]byte, error) {
+	e := encoder{buf: dst}
+	if err := e.message(&m); err != nil {
+		return dst, err
+	}
+	return e.buf, nil
+}
+
+// MarshalJSON encodes m as one canonical message object.
+func (m Message) MarshalJSON() ([]byte, error) {
+	return AppendMessage(make([]byte, 0, m.EstimatedBytes()), m)
+}
+
+// MarshalJSON encodes p as one canonical part object.
+func (p Part) MarshalJSON() ([]byte, error) {
+	e := encoder{}
+	if err := e.part(&p); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
+}
+
+func estimate(h History) int {
+	n := 0
+	for i := range h {
+		n += h[i].EstimatedBytes()
+	}
+	return n
+}
+
+type encoder struct {
+	buf []byte
+	raw jsonx.Reader // reused to validate and compact JSON fields
+}
+
+// str writes a member with a string value unless s is empty.
+func (e *encoder) str(key, s string) error {
+	if s == "" {
+		return nil
+	}
+	e.buf = jsonx.AppendKey(e.buf, key)
+	var ok bool
+	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
+	if !ok {
+		return at(fmt.Errorf("invalid UTF-8 in string"), key)
+	}
+	return nil
+}
+
+func (e *encoder) int(key string, n int64) {
+	if n != 0 {
+		e.buf = jsonx.AppendKey(e.buf, key)
+		e.buf = jsonx.AppendInt(e.buf, n)
+	}
+}
+
+// rawValue writes a member holding a JSON value, validated and compacted so
+// that an invalid value built by hand cannot corrupt the document.
+func (e *encoder) rawValue(key string, v json.RawMessage) error {
+	if v == nil {
+		return nil
+	}
+	e.buf = jsonx.AppendKey(e.buf, key)
+	e.raw.Reset(v, DefaultLimits.MaxDepth)
+	out, err := e.raw.AppendRaw(e.buf)
+	if err == nil {
+		err = e.raw.ExpectEnd()
+	}
+	if err != nil {
+		return at(fmt.Errorf("invalid JSON: %w", err), key)
+	}
+	e.buf = out
+	return nil
+}
+
+func (e *encoder) native(n Native) error {
+	if len(n) == 0 {
+		return nil
+	}
+	e.buf = jsonx.AppendKey(e.buf, "native")
+	e.buf = append(e.buf, '{')
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := e.rawValue(k, n[k]); err != nil {
+			return at(err, "native")
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+func (e *encoder) extra(f Fields) error {
+	for _, x := range f {
+		if err := e.rawValue(x.Key, x.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *encoder) message(m *Message) error {
+	if !m.Role.Known() {
+		return fmt.Errorf("unknown role %q", m.Role)
+	}
+	e.buf = append(e.buf, `{"role":"`...)
+	e.buf = append(e.buf, m.Role...)
+	e.buf = append(e.buf, '"')
+	if err := e.str("id", m.ID); err != nil {
+		return err
+	}
+	if err := e.str("name", m.Name); err != nil {
+		return err
+	}
+	if !m.Time.IsZero() {
+		e.buf = jsonx.AppendKey(e.buf, "time")
+		e.buf = append(e.buf, '"')
+		e.buf = m.Time.UTC().AppendFormat(e.buf, time.RFC3339Nano)
+		e.buf = append(e.buf, '"')
+	}
+	if err := e.str("phase", string(m.Phase)); err != nil {
+		return err
+	}
+	if err := e.str("effort", m.Effort); err != nil {
+		return err
+	}
+	if err := e.str("scope", string(m.Scope)); err != nil {
+		return err
+	}
+	e.int("compacted", int64(m.Compacted))
+	if o := m.Origin; o != nil {
+		e.buf = jsonx.AppendKey(e.buf, "origin")
+		e.buf = append(e.buf, '{')
+		if err := e.str("provider", o.Provider); err != nil {
+			return at(err, "origin")
+		}
+		if err := e.str("model", o.Model); err != nil {
+			return at(err, "origin")
+		}
+		if err := e.str("response_id", o.ResponseID); err != nil {
+			return at(err, "origin")
+		}
+		e.buf = append(e.buf, '}')
+	}
+	if u := m.Usage; u != nil {
+		e.buf = jsonx.AppendKey(e.buf, "usage")
+		e.buf = append(e.buf, '{')
+		e.int("input", u.Input)
+		e.int("output", u.Output)
+		e.int("cache_read", u.CacheRead)
+		e.int("cache_write", u.CacheWrite)
+		e.int("reasoning", u.Reasoning)
+		e.int("total", u.Total)
+		e.buf = append(e.buf, '}')
+	}
+	if err := e.str("finish", string(m.Finish)); err != nil {
+		return err
+	}
+	if err := e.parts(m.Parts); err != nil {
+		return err
+	}
+	if err := e.rawValue("meta", m.Meta); err != nil {
+		return err
+	}
+	if err := e.native(m.Native); err != nil {
+		return err
+	}
+	if err := e.extra(m.Extra); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+func (e *encoder) parts(ps []Part) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	e.buf = jsonx.AppendKey(e.buf, "parts")
+	e.buf = append(e.buf, '[')
+	for i := range ps {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.part(&ps[i]); err != nil {
+			return at(err, index("parts", i))
+		}
+	}
+	e.buf = append(e.buf, ']')
+	return nil
+}
+
+func (e *encoder) part(p *Part) error {
+	if p.Raw != nil {
+		e.raw.Reset(p.Raw, DefaultLimits.MaxDepth)
+		out, err := e.raw.AppendRaw(e.buf)
+		if err == nil {
+			err = e.raw.ExpectEnd()
+		}
+		if err != nil {
+			return fmt.Errorf("invalid raw part: %w", err)
+		}
+		e.buf = out
+		return nil
+	}
+	if p.Type == "" {
+		return fmt.Errorf("part has no type")
+	}
+	e.buf = append(e.buf, '{')
+	for _, f := range [...]struct {
+		key string
+		val string
+	}{
+		{"type", string(p.Type)},
+		{"id", p.ID},
+		{"name", p.Name},
+		{"text", p.Text},
+		{"media_type", p.MediaType},
+		{"data", p.Data},
+		{"url", p.URL},
+		{"file_id", p.FileID},
+		{"detail", p.Detail},
+	} {
+		if err := e.str(f.key, f.val); err != nil {
+			return err
+		}
+	}
+	if err := e.rawValue("value", p.Value); err != nil {
+		return err
+	}
+	if err := e.rawValue("args", p.Args); err != nil {
+		return err
+	}
+	if err := e.str("args_raw", p.ArgsRaw); err != nil {
+		return err
+	}
+	if err := e.parts(p.Parts); err != nil {
+		return err
+	}
+	if p.Error {
+		e.buf = append(e.buf, `,"error":true`...)
+	}
+	if p.Summary != nil {
+		e.buf = jsonx.AppendKey(e.buf, "summary")
+		e.buf = append(e.buf, '[')
+		for i, s := range p.Summary {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			var ok bool
+			if e.buf, ok = jsonx.AppendStringChecked(e.buf, s); !ok {
+				return at(fmt.Errorf("invalid UTF-8 in string"), index("summary", i))
+			}
+		}
+		e.buf = append(e.buf, ']')
+	}
+	for _, f := range [...]struct {
+		key string
+		val string
+	}{
+		{"signature", p.Signature},
+		{"encrypted", p.Encrypted},
+		{"provider", p.Provider},
+		{"model", p.Model},
+	} {
+		if err := e.str(f.key, f.val); err != nil {
+			return err
+		}
+	}
+	if p.Cache != nil {
+		e.buf = jsonx.AppendKey(e.buf, "cache")
+		e.buf = append(e.buf, '{')
+		if err := e.str("ttl", p.Cache.TTL); err != nil {
+			return at(err, "cache")
+		}
+		e.buf = append(e.buf, '}')
+	}
+	if err := e.native(p.Native); err != nil {
+		return err
+	}
+	if err := e.extra(p.Extra); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}

@@ -1,0 +1,3 @@
+module github.com/convo-go/convo
+
+go 1.26.8

@@ -1,0 +1,351 @@
+package convo
+
+import (
+	"errors"
+	"fmt"
+)
+
+// History is a conversation: messages in the order they happened. Like
+// Message it is treated as a value: operations return new histories and
+// never modify the one they are given.
+type History []Message
+
+// Problem is one thing wrong with a history, at a place such as
+// messages[3].parts[1].
+type Problem struct {
+	Path string
+	Msg  string
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Msg }
+
+// ValidationError lists every problem Validate found.
+type ValidationError struct {
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0].String()
+	}
+	return fmt.Sprintf("%s (and %d more problems)", e.Problems[0], len(e.Problems)-1)
+}
+
+// Validate checks h against the rules of format v1 and returns a
+// *ValidationError listing every problem with its place, or nil:
+//
+//   - every message has a known role; ids are unique;
+//   - tool_call parts only in assistant messages, tool_result parts only in
+//     tool messages (and nothing else there);
+//   - every tool call is answered exactly once by the tool messages that
+//     directly follow its assistant message, and every result answers a call;
+//   - phase only on assistant, scope only on system, compacted (≥ 1) only on
+//     summary, finish and phase among their known values;
+//   - a media part has exactly one source, and inline data is valid base64;
+//   - parts have the fields their type needs.
+func (h History) Validate() error {
+	v := validator{}
+	seenIDs := map[string]int{}
+	var open []openCall // calls of the last assistant message still unanswered
+	openAt := -1
+
+	closeCalls := func(before int) {
+		for _, c := range open {
+			v.addf(c.path, "tool call %q (%s) has no result before messages[%d]", c.id, c.name, before)
+		}
+		open, openAt = nil, -1
+	}
+
+	for i, m := range h {
+		mp := index("messages", i)
+		if m.Role != RoleTool && open != nil {
+			closeCalls(i)
+		}
+		if !m.Role.Known() {
+			v.addf(mp, "unknown role %q", m.Role)
+		}
+		if m.ID != "" {
+			if j, dup := seenIDs[m.ID]; dup {
+				v.addf(mp, "id %q is already used by messages[%d]", m.ID, j)
+			} else {
+				seenIDs[m.ID] = i
+			}
+		}
+		v.messageFields(mp, m)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			pp := mp + "." + index("parts", j)
+			v.part(pp, p, false)
+			switch {
+			case p.Type == TypeToolCall && m.Role != RoleAssistant:
+				v.addf(pp, "tool_call in a %s message (only assistant messages call tools)", m.Role)
+			case p.Type == TypeToolResult && m.Role != RoleTool:
+				v.addf(pp, "tool_result in a %s message (results belong in tool messages)", m.Role)
+			case p.Type != TypeToolResult && m.Role == RoleTool:
+				v.addf(pp, "%s part in a tool message (tool messages hold only tool_result parts)", p.Type)
+			}
+		}
+		switch m.Role {
+		case RoleAssistant:
+			for j, p := range m.Parts {
+				if p.Type == TypeToolCall {
+					open = append(open, openCall{id: p.ID, name: p.Name, path: mp + "." + index("parts", j)})
+				}
+			}
+			if open != nil {
+				openAt = i
+			}
+		case RoleTool:
+			for j, p := range m.Parts {
+				if p.Type != TypeToolResult {
+					continue
+				}
+				pp := mp + "." + index("parts", j)
+				k := -1
+				for n, c := range open {
+					if c.id == p.ID {
+						k = n
+						break
+					}
+				}
+				if k < 0 {
+					if openAt >= 0 || p.ID == "" {
+						v.addf(pp, "tool result %q answers no open call", p.ID)
+					} else {
+						v.addf(pp, "tool result %q answers no call of the preceding assistant message", p.ID)
+					}
+					continue
+				}
+				open = append(open[:k], open[k+1:]...)
+			}
+		}
+	}
+	if open != nil {
+		closeCalls(len(h))
+	}
+	return v.err()
+}
+
+type openCall struct {
+	id, name, path string
+}
+
+type validator struct {
+	problems []Problem
+}
+
+func (v *validator) addf(path, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) err() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: v.problems}
+}
+
+func (v *validator) messageFields(mp string, m Message) {
+	if m.Phase != "" {
+		if m.Role != RoleAssistant {
+			v.addf(mp, "phase on a %s message (only assistant messages have a phase)", m.Role)
+		} else if m.Phase != PhaseCommentary && m.Phase != PhaseFinal {
+			v.addf(mp+".phase", "unknown phase %q (want commentary or final)", m.Phase)
+		}
+	}
+	if m.Scope != "" {
+		if m.Role != RoleSystem {
+			v.addf(mp, "scope on a %s message (only system messages have a scope)", m.Role)
+		} else if m.Scope != ScopeTurn {
+			v.addf(mp+".scope", "unknown scope %q (want turn)", m.Scope)
+		}
+	}
+	if m.Compacted != 0 && m.Role != RoleSummary {
+		v.addf(mp, "compacted on a %s message (only summary messages replace others)", m.Role)
+	}
+	if m.Compacted < 0 {
+		v.addf(mp+".compacted", "compacted must be at least 1, got %d", m.Compacted)
+	}
+	if m.Finish != "" && !m.Finish.Known() {
+		v.addf(mp+".finish", "unknown finish reason %q", m.Finish)
+	}
+	if m.Usage != nil {
+		u := m.Usage
+		if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 || u.Reasoning < 0 || u.Total < 0 {
+			v.addf(mp+".usage", "negative token count")
+		}
+	}
+}
+
+func (v *validator) part(pp string, p *Part, inResult bool) {
+	if p.Raw != nil {
+		return // unknown type: kept, not judged
+	}
+	switch p.Type {
+	case "":
+		v.addf(pp, "part has no type")
+	case TypeText, TypeRefusal:
+	case TypeImage, TypeAudio, TypeVideo, TypeFile:
+		v.media(pp, p)
+	case TypeJSON:
+		if p.Value == nil {
+			v.addf(pp, "json part has no value")
+		}
+	case TypeToolCall:
+		if inResult {
+			v.addf(pp, "tool_call inside a tool result")
+		}
+		if p.ID == "" {
+			v.addf(pp, "tool call has no id")
+		}
+		if p.Name == "" {
+			v.addf(pp, "tool call has no name")
+		}
+		if p.Args != nil && p.ArgsRaw != "" {
+			v.addf(pp, "tool call has both args and args_raw")
+		}
+	case TypeToolResult:
+		if inResult {
+			v.addf(pp, "tool_result inside a tool result")
+		}
+		if p.ID == "" {
+			v.addf(pp, "tool result has no id")
+		}
+		for j := range p.Parts {
+			q := &p.Parts[j]
+			qp := pp + "." + index("parts", j)
+			switch q.Type {
+			case TypeText, TypeJSON, TypeImage, TypeAudio, TypeVideo, TypeFile:
+			default:
+				if q.Raw == nil {
+					v.addf(qp, "%s part inside a tool result (want text, json or media)", q.Type)
+				}
+			}
+			v.part(qp, q, true)
+		}
+	case TypeReasoning:
+		if inResult {
+			v.addf(pp, "reasoning inside a tool result")
+		}
+		if p.Text == "" && p.Summary == nil && p.Signature == "" && p.Encrypted == "" && p.ID == "" {
+			v.addf(pp, "reasoning part is empty")
+		}
+	default:
+		v.addf(pp, "unknown part type %q without its raw object", p.Type)
+	}
+}
+
+func (v *validator) media(pp string, p *Part) {
+	n := 0
+	for _, s := range []string{p.Data, p.URL, p.FileID} {
+		if s != "" {
+			n++
+		}
+	}
+	if p.Text != "" {
+		if p.Type != TypeFile {
+			v.addf(pp, "%s part with a text source (only files may be inline text)", p.Type)
+		}
+		n++
+	}
+	if n != 1 {
+		v.addf(pp, "%s part has %d sources (want exactly one of data, url, file_id%s)", p.Type, n,
+			map[bool]string{true: ", text", false: ""}[p.Type == TypeFile])
+	}
+	if p.Data != "" {
+		if i := badBase64(p.Data); i >= 0 {
+			v.addf(pp+".data", "malformed base64 at offset %d", i)
+		}
+		if p.MediaType == "" {
+			v.addf(pp, "inline %s data has no media_type", p.Type)
+		}
+	}
+	if p.Detail != "" && p.Type != TypeImage {
+		v.addf(pp, "detail on a %s part (only images have a detail level)", p.Type)
+	}
+}
+
+// Leading returns how many system messages open h.
+func (h History) Leading() int {
+	n := 0
+	for n < len(h) && h[n].Role == RoleSystem {
+		n++
+	}
+	return n
+}
+
+// ErrSplitsToolCall is returned (wrapped) by Compact when the cut would
+// separate a tool call from its results.
+var ErrSplitsToolCall = errors.New("the cut separates a tool call from its results")
+
+// Compact returns a history in which the first n messages after the leading
+// system messages are replaced by one summary message with the given text
+// and Compacted n. It refuses (with ErrSplitsToolCall) a cut that would leave
+// a tool call or result on one side and its partner on the other. h itself is
+// not changed.
+func (h History) Compact(n int, summary string) (History, error) {
+	lead := h.Leading()
+	if n < 1 || lead+n > len(h) {
+		return nil, fmt.Errorf("compact %d messages: history has %d after its %d leading system messages", n, len(h)-lead, lead)
+	}
+	if !h.CanCut(lead + n) {
+		return nil, fmt.Errorf("compact %d messages: %w at messages[%d]", n, ErrSplitsToolCall, lead+n)
+	}
+	out := make(History, 0, len(h)-n+1)
+	out = append(out, h[:lead]...)
+	out = append(out, Summary(summary, n))
+	return append(out, h[lead+n:]...), nil
+}
+
+// CanCut reports whether h can be divided before message i without
+// separating tool calls from their results: no call before i is answered at
+// or after i.
+func (h History) CanCut(i int) bool {
+	if i <= 0 || i >= len(h) {
+		return true
+	}
+	if h[i].Role != RoleTool {
+		return true
+	}
+	// A tool message at the cut answers calls made before it.
+	return !h[i].has(TypeToolResult)
+}
+
+// Curated returns the history as it should be sent to a model: without error
+// messages and without turn-scoped system messages whose turn has ended (the
+// assistant gave its final answer after them). The full history, h itself,
+// keeps everything.
+func (h History) Curated() History {
+	drop := h.expired()
+	for i := range h {
+		if h[i].Role == RoleError {
+			drop[i] = true
+		}
+	}
+	if len(drop) == 0 {
+		return h
+	}
+	out := make(History, 0, len(h)-len(drop))
+	for i := range h {
+		if !drop[i] {
+			out = append(out, h[i])
+		}
+	}
+	return out
+}
+
+// expired returns the indexes of turn-scoped system messages whose turn has
+// ended.
+func (h History) expired() map[int]bool {
+	drop := map[int]bool{}
+	final := -1 // index of the nearest final answer at or after i
+	for i := len(h) - 1; i >= 0; i-- {
+		switch {
+		case h[i].IsFinalAnswer():
+			final = i
+		case h[i].IsTurnScoped() && final > i:
+			drop[i] = true
+		}
+	}
+	return drop
+}

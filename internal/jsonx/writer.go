@@ -1,0 +1,90 @@
+package jsonx
+
+import (
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+)
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+const hexDigits = "0123456789abcdef"
+
+// safe[c] is true for ASCII bytes that need no escaping inside a JSON string.
+var safe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// AppendString appends s as a JSON string. HTML characters are not escaped.
+// Invalid UTF-8 is written as U+FFFD; callers that must not lose data check
+// with ValidString first (AppendStringChecked does both).
+func AppendString(dst []byte, s string) []byte {
+	dst, _ = appendString(dst, s)
+	return dst
+}
+
+// AppendStringChecked appends s as a JSON string and reports whether s was
+// valid UTF-8.
+func AppendStringChecked(dst []byte, s string) ([]byte, bool) {
+	return appendString(dst, s)
+}
+
+func appendString(dst []byte, s string) ([]byte, bool) {
+	ok := true
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if safe[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			ok = false
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"'), ok
+}
+
+// AppendInt appends n.
+func AppendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+
+// AppendKey appends `"key":` for a key that needs no escaping, preceded by a
+// comma unless dst ends with '{'.
+func AppendKey(dst []byte, key string) []byte {
+	if len(dst) > 0 && dst[len(dst)-1] != '{' && dst[len(dst)-1] != '[' {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	return append(dst, '"', ':')
+}

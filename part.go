@@ -1,0 +1,194 @@
+package convo
+
+import (
+	"encoding/base64"
+	"encoding/json"
+)
+
+// PartType discriminates the kinds of Part. A Part whose type convo does not
+// know keeps its whole JSON object in Part.Raw.
+type PartType string
+
+// The part types of canonical format v1.
+const (
+	TypeText       PartType = "text"
+	TypeImage      PartType = "image"
+	TypeAudio      PartType = "audio"
+	TypeVideo      PartType = "video"
+	TypeFile       PartType = "file"
+	TypeJSON       PartType = "json"
+	TypeToolCall   PartType = "tool_call"
+	TypeToolResult PartType = "tool_result"
+	TypeReasoning  PartType = "reasoning"
+	TypeRefusal    PartType = "refusal"
+)
+
+// Known reports whether t is a part type of format v1.
+func (t PartType) Known() bool {
+	switch t {
+	case TypeText, TypeImage, TypeAudio, TypeVideo, TypeFile, TypeJSON,
+		TypeToolCall, TypeToolResult, TypeReasoning, TypeRefusal:
+		return true
+	}
+	return false
+}
+
+// IsMedia reports whether t is image, audio, video or file.
+func (t PartType) IsMedia() bool {
+	return t == TypeImage || t == TypeAudio || t == TypeVideo || t == TypeFile
+}
+
+// Cache marks a prompt-cache breakpoint after a part. TTL is "" (the
+// provider's default), "5m" or "1h".
+type Cache struct {
+	TTL string
+}
+
+// Part is one content block of a message. It is a flat value: which fields
+// are meaningful depends on Type, as in the canonical format:
+//
+//   - text: Text, Cache
+//   - image, audio, video, file: MediaType and exactly one source — Data
+//     (standard base64), URL, FileID, or Text (file only: an inline text
+//     document); Name, Detail (image), Cache
+//   - json: Value
+//   - tool_call: ID, Name, Args (or ArgsRaw when the model produced malformed
+//     arguments)
+//   - tool_result: ID (the call's), Name, Parts, Error
+//   - reasoning: Text, Summary, Signature, Encrypted, ID, Provider, Model
+//   - refusal: Text
+//
+// Any part may carry Native fields. A part of unknown Type keeps its whole
+// object in Raw and is written back verbatim.
+type Part struct {
+	Type PartType
+
+	Text      string
+	MediaType string
+	Data      string // standard base64, kept as read: never decoded to store it
+	URL       string
+	FileID    string
+	Name      string
+	Detail    string
+	Cache     *Cache
+
+	Value json.RawMessage // json parts
+
+	ID      string
+	Args    json.RawMessage
+	ArgsRaw string
+
+	Parts []Part // tool_result content
+	Error bool   // tool_result: the tool failed
+
+	Summary   []string
+	Signature string
+	Encrypted string
+	Provider  string
+	Model     string
+
+	// Native holds provider-only fields by provider id ("gemini",
+	// "openai", …), each a JSON object in the provider's own wire names.
+	Native Native
+	// Extra holds members of a known part type that format v1 does not
+	// define, kept so a newer writer's fields survive a round trip.
+	Extra Fields
+	// Raw is the whole object of a part whose Type is not known.
+	Raw json.RawMessage
+}
+
+// Text returns a text part.
+func Text(s string) Part { return Part{Type: TypeText, Text: s} }
+
+// Refusal returns a refusal part: the model declined to answer.
+func Refusal(s string) Part { return Part{Type: TypeRefusal, Text: s} }
+
+// Reasoning returns a plain reasoning part with visible text and no
+// signature. Reasoning read from a provider carries more fields; build those
+// with a Part literal.
+func Reasoning(text string) Part { return Part{Type: TypeReasoning, Text: text} }
+
+// JSON returns a json part holding v, which must be valid JSON.
+func JSON(v json.RawMessage) Part { return Part{Type: TypeJSON, Value: v} }
+
+func media(t PartType, mediaType string, data []byte) Part {
+	return Part{Type: t, MediaType: mediaType, Data: base64.StdEncoding.EncodeToString(data)}
+}
+
+// Image returns an image part holding data inline (it is base64-encoded once).
+func Image(mediaType string, data []byte) Part { return media(TypeImage, mediaType, data) }
+
+// ImageURL returns an image part that refers to url. convo never fetches it.
+func ImageURL(mediaType, url string) Part {
+	return Part{Type: TypeImage, MediaType: mediaType, URL: url}
+}
+
+// Audio returns an audio part holding data inline.
+func Audio(mediaType string, data []byte) Part { return media(TypeAudio, mediaType, data) }
+
+// Video returns a video part holding data inline.
+func Video(mediaType string, data []byte) Part { return media(TypeVideo, mediaType, data) }
+
+// File returns a file part holding a document inline, with its file name.
+func File(mediaType, name string, data []byte) Part {
+	p := media(TypeFile, mediaType, data)
+	p.Name = name
+	return p
+}
+
+// ToolCall returns a tool_call part. args is the arguments object as JSON.
+func ToolCall(id, name string, args json.RawMessage) Part {
+	return Part{Type: TypeToolCall, ID: id, Name: name, Args: args}
+}
+
+// ToolResult returns a successful tool_result part answering call id with a
+// text output.
+func ToolResult(id, name, output string) Part {
+	return Part{Type: TypeToolResult, ID: id, Name: name, Parts: []Part{Text(output)}}
+}
+
+// ToolResultParts returns a successful tool_result part whose content is
+// parts (text, json, image, audio, video or file).
+func ToolResultParts(id, name string, parts ...Part) Part {
+	return Part{Type: TypeToolResult, ID: id, Name: name, Parts: parts}
+}
+
+// ToolError returns a tool_result part that reports the tool failed, with a
+// message for the model.
+func ToolError(id, name, message string) Part {
+	return Part{Type: TypeToolResult, ID: id, Name: name, Parts: []Part{Text(message)}, Error: true}
+}
+
+// Bytes decodes the part's inline base64 Data.
+func (p Part) Bytes() ([]byte, error) {
+	return base64.StdEncoding.DecodeString(p.Data)
+}
+
+// WithCache returns a copy of p with a cache breakpoint of the given TTL
+// ("" for the provider's default).
+func (p Part) WithCache(ttl string) Part {
+	p.Cache = &Cache{TTL: ttl}
+	return p
+}
+
+// Native maps a provider id to a JSON object of that provider's own fields.
+type Native map[string]json.RawMessage
+
+// Field is one JSON object member kept verbatim.
+type Field struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// Fields are object members kept in the order they were read.
+type Fields []Field
+
+// Get returns the value of key, or nil.
+func (f Fields) Get(key string) json.RawMessage {
+	for _, x := range f {
+		if x.Key == key {
+			return x.Value
+		}
+	}
+	return nil
+}
