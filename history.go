@@ -316,29 +316,30 @@ func (h History) CanCut(i int) bool {
 // assistant gave its final answer after them). The full history, h itself,
 // keeps everything.
 func (h History) Curated() History {
-	drop := h.expired()
+	drop := h.Expired()
+	n := 0
 	for i := range h {
-		if h[i].Role == RoleError {
-			drop[i] = true
+		if drop[i] || h[i].Role == RoleError {
+			n++
 		}
 	}
-	if len(drop) == 0 {
+	if n == 0 {
 		return h
 	}
-	out := make(History, 0, len(h)-len(drop))
+	out := make(History, 0, len(h)-n)
 	for i := range h {
-		if !drop[i] {
+		if !drop[i] && h[i].Role != RoleError {
 			out = append(out, h[i])
 		}
 	}
 	return out
 }
 
-// expired returns the indexes of turn-scoped system messages whose turn has
-// ended.
-func (h History) expired() map[int]bool {
-	drop := map[int]bool{}
-	final := -1 // index of the nearest final answer at or after i
+// Expired reports, for each message of h, whether it is a turn-scoped system
+// message whose turn has ended: an assistant final answer follows it.
+func (h History) Expired() []bool {
+	drop := make([]bool, len(h))
+	final := -1 // index of the nearest final answer after i
 	for i := len(h) - 1; i >= 0; i-- {
 		switch {
 		case h[i].IsFinalAnswer():

@@ -1,0 +1,259 @@
+package provider
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+)
+
+// Target describes what a wire format can carry, for the rules Prepare
+// applies on its behalf.
+type Target struct {
+	// Provider is the target's provider id. Reasoning parts from this
+	// provider are kept whole; others are not.
+	Provider string
+	// PlainReasoning means the target takes reasoning text without
+	// signatures (Ollama "thinking", LiteRT "thought"), so unsigned
+	// reasoning from any provider is kept.
+	PlainReasoning bool
+	// MidSystem means the target takes system messages anywhere in the
+	// conversation. Without it, a system message after the first non-system
+	// message becomes user text, with a warning.
+	MidSystem bool
+	// Media reports whether the target takes p (a media part) as it is;
+	// inResult tells whether p is inside a tool result. Nil means it takes
+	// every media part.
+	Media func(p convo.Part, inResult bool) bool
+	// ID sanitises a tool-call id for targets that restrict its characters;
+	// nil leaves ids alone. It must be deterministic.
+	ID func(id string) string
+}
+
+// Prepare applies the conversion rules shared by every codec to h and returns
+// the history the codec should map, with warnings:
+//
+//   - error messages are left out (with a warning), and so are turn-scoped
+//     system messages whose turn is over;
+//   - summary messages become user messages;
+//   - a system message after the conversation started becomes user text
+//     unless the target takes system messages anywhere;
+//   - tool results are paired with their calls (by id, else by name and
+//     order); unpaired ones are an error naming both places, or, with
+//     Repair, are fixed with a warning;
+//   - reasoning the target cannot take is dropped, or sent as text when the
+//     options ask for it;
+//   - media the target cannot take is offered to Options.Resolve, then
+//     becomes an error or a text placeholder;
+//   - parts of unknown type are left out with a warning;
+//   - tool ids are synthesised where missing and sanitised for the target.
+//
+// h is not modified. Warning paths name places in h.
+func Prepare(h convo.History, t Target, opts Options) (convo.History, []Warning, error) {
+	p := preparer{t: t, opts: opts}
+	out, err := p.run(h)
+	if err != nil {
+		return nil, p.warns, err
+	}
+	return out, p.warns, opts.Check(p.warns)
+}
+
+type preparer struct {
+	t     Target
+	opts  Options
+	warns []Warning
+}
+
+func (p *preparer) warn(path, format string, args ...any) {
+	p.warns = append(p.warns, Warnf(path, format, args...))
+}
+
+func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
+
+func partPath(i, j int) string { return msgPath(i) + ".parts[" + strconv.Itoa(j) + "]" }
+
+func (p *preparer) run(h convo.History) (convo.History, error) {
+	h, err := p.pair(h)
+	if err != nil {
+		return nil, err
+	}
+	expired := h.Expired()
+	out := make(convo.History, 0, len(h))
+	started := false
+	for i, m := range h {
+		if expired[i] {
+			continue // its turn is over: by design, not a loss
+		}
+		if m.IsError() {
+			p.warn(msgPath(i), "error message left out: %q", clip(m.Text()))
+			continue
+		}
+		switch m.Role {
+		case convo.RoleSummary:
+			m.Role = convo.RoleUser
+			m.Compacted = 0
+		case convo.RoleSystem:
+			if started && !p.t.MidSystem {
+				p.warn(msgPath(i), "system message after the conversation started sent as user text")
+				m.Role = convo.RoleUser
+				m.Scope = ""
+			}
+		}
+		if m.Role != convo.RoleSystem {
+			started = true
+		}
+		parts, err := p.parts(msgPath(i), m.Parts, false)
+		if err != nil {
+			return nil, err
+		}
+		m.Parts = parts
+		if len(m.Parts) == 0 && m.Role != convo.RoleAssistant {
+			p.warn(msgPath(i), "%s message left out: nothing in it can be sent", m.Role)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
+// parts rewrites the parts of message i; it returns the same slice when
+// nothing changes.
+func (p *preparer) parts(prefix string, ps []convo.Part, inResult bool) ([]convo.Part, error) {
+	var out []convo.Part // nil until something changes
+	for j, part := range ps {
+		path := prefix + ".parts[" + strconv.Itoa(j) + "]"
+		np, keep, err := p.part(path, part, inResult)
+		if err != nil {
+			return nil, err
+		}
+		changed := !keep || !samePart(np, part)
+		if changed && out == nil {
+			out = make([]convo.Part, j, len(ps))
+			copy(out, ps[:j])
+		}
+		if out != nil && keep {
+			out = append(out, np)
+		}
+	}
+	if out == nil {
+		return ps, nil
+	}
+	return out, nil
+}
+
+// samePart is a cheap identity check for the parts rewrite: Prepare only
+// ever replaces a part wholesale or changes these fields.
+func samePart(a, b convo.Part) bool {
+	return a.Type == b.Type && a.ID == b.ID && a.Text == b.Text && a.Signature == b.Signature &&
+		a.Encrypted == b.Encrypted && a.Data == b.Data && a.URL == b.URL && a.FileID == b.FileID &&
+		len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
+}
+
+func (p *preparer) part(path string, part convo.Part, inResult bool) (convo.Part, bool, error) {
+	switch {
+	case part.Raw != nil || !part.Type.Known():
+		p.warn(path, "part of unknown type %q left out", part.Type)
+		return part, false, nil
+	case part.Type == convo.TypeReasoning:
+		return p.reasoning(path, part)
+	case part.Type.IsMedia():
+		return p.media(path, part, inResult)
+	case part.Type == convo.TypeToolCall || part.Type == convo.TypeToolResult:
+		if p.t.ID != nil {
+			part.ID = p.t.ID(part.ID)
+		}
+		if part.Type == convo.TypeToolResult && len(part.Parts) > 0 {
+			sub, err := p.parts(path, part.Parts, true)
+			if err != nil {
+				return part, false, err
+			}
+			part.Parts = sub
+		}
+	}
+	return part, true, nil
+}
+
+func (p *preparer) reasoning(path string, part convo.Part) (convo.Part, bool, error) {
+	if part.Provider != "" && part.Provider == p.t.Provider {
+		return part, true, nil
+	}
+	signed := part.Signature != "" || part.Encrypted != ""
+	text := part.Text
+	if text == "" && len(part.Summary) > 0 {
+		text = strings.Join(part.Summary, "\n")
+	}
+	from := part.Provider
+	if from == "" {
+		from = "an unnamed provider"
+	}
+	switch {
+	case p.opts.Reasoning == ReasoningText && text != "":
+		p.warn(path, "reasoning from %s sent as text", from)
+		return convo.Text(text), true, nil
+	case !signed && p.t.PlainReasoning && text != "":
+		// Plain text is what the target takes: keep it, minus anything
+		// bound to another provider.
+		return convo.Part{Type: convo.TypeReasoning, Text: text}, true, nil
+	case signed:
+		p.warn(path, "signed or encrypted reasoning from %s dropped: only %s can read it", from, from)
+	default:
+		p.warn(path, "reasoning from %s dropped: the target takes no unsigned reasoning", from)
+	}
+	return part, false, nil
+}
+
+func (p *preparer) media(path string, part convo.Part, inResult bool) (convo.Part, bool, error) {
+	if p.t.Media == nil || p.t.Media(part, inResult) {
+		return part, true, nil
+	}
+	if p.opts.Resolve != nil {
+		r, err := p.opts.Resolve(part)
+		if err != nil {
+			return part, false, fmt.Errorf("%s: resolving %s: %w", path, part.Type, err)
+		}
+		if p.t.Media(r, inResult) {
+			return r, true, nil
+		}
+	}
+	desc := describe(part)
+	if p.opts.Media != MediaPlaceholder {
+		return part, false, fmt.Errorf("%s: the target cannot take %s (use a resolver, or placeholders)", path, desc)
+	}
+	p.warn(path, "%s replaced by a text placeholder: the target cannot take it", desc)
+	return convo.Text("[" + desc + " omitted]"), true, nil
+}
+
+// describe names a media part for warnings and placeholders.
+func describe(p convo.Part) string {
+	src := "inline data"
+	switch {
+	case p.URL != "":
+		src = "URL " + p.URL
+	case p.FileID != "":
+		src = "file id " + p.FileID
+	case p.Text != "":
+		src = "inline text"
+	}
+	kind := string(p.Type)
+	if p.MediaType != "" {
+		kind += " (" + p.MediaType + ")"
+	}
+	if p.Name != "" {
+		kind += " " + strconv.Quote(p.Name)
+	}
+	return kind + " by " + src
+}
+
+// SplitSystem returns the leading system messages of h and the rest.
+func SplitSystem(h convo.History) (system, rest convo.History) {
+	n := h.Leading()
+	return h[:n], h[n:]
+}

@@ -1,0 +1,143 @@
+// Package provider holds what every provider codec shares: the Codec
+// interface, conversion options, warnings, and the conversion rules that do
+// not depend on the target's wire format (Prepare).
+//
+// Each wire format lives in its own package under provider/ and imports this
+// one and the root package, never another provider. Package provider/all
+// lists them by name.
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/convo-go/convo"
+)
+
+// Warning is something a conversion dropped or changed.
+type Warning struct {
+	Path string // place in the history or request, e.g. messages[3].parts[1]
+	Msg  string
+}
+
+func (w Warning) String() string {
+	if w.Path == "" {
+		return w.Msg
+	}
+	return w.Path + ": " + w.Msg
+}
+
+// Warnf returns a Warning at path.
+func Warnf(path, format string, args ...any) Warning {
+	return Warning{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ReasoningMode says what to do with reasoning that cannot be sent to the
+// target as reasoning.
+type ReasoningMode string
+
+// The reasoning modes.
+const (
+	ReasoningDrop ReasoningMode = "drop" // the default: dropped with a warning
+	ReasoningText ReasoningMode = "text" // its visible text sent as assistant text
+)
+
+// MediaMode says what to do with media the target cannot take.
+type MediaMode string
+
+// The media modes.
+const (
+	MediaError       MediaMode = "error"       // the default: conversion fails
+	MediaPlaceholder MediaMode = "placeholder" // replaced by a text placeholder, with a warning
+)
+
+// Options control a conversion. The zero value is the strict-enough default:
+// warnings are returned, unpaired tool calls are errors, foreign reasoning is
+// dropped, media the target cannot take is an error.
+type Options struct {
+	Strict    bool          // any warning is an error
+	Repair    bool          // repair unpaired tool calls and results instead of failing
+	Reasoning ReasoningMode // "" means ReasoningDrop
+	Media     MediaMode     // "" means MediaError
+	// SystemRole is the role OpenAI Chat system messages are sent with:
+	// "system" (the default) or "developer". A message read as developer
+	// keeps that role either way.
+	SystemRole string
+	// Model is the target model, for rules that depend on it.
+	Model string
+	// GeminiBypass puts Gemini 3's documented bypass thought signature on
+	// foreign function calls, which Gemini 3 otherwise rejects.
+	GeminiBypass bool
+	// Resolve, when set, is offered every media part the target cannot take
+	// as it is (a URL for a target that needs bytes, say). It returns a
+	// replacement part the target can take, or an error. convo never fetches
+	// anything by itself.
+	Resolve func(p convo.Part) (convo.Part, error)
+	// Limits bound what Decode accepts; zero means convo.DefaultLimits.
+	Limits convo.Limits
+}
+
+// DecodeLimits returns the limits Decode should apply.
+func (o Options) DecodeLimits() convo.Limits {
+	l := o.Limits
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = convo.DefaultLimits.MaxBytes
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = convo.DefaultLimits.MaxDepth
+	}
+	return l
+}
+
+// Check returns an error when o is strict and there are warnings.
+func (o Options) Check(warns []Warning) error {
+	if !o.Strict || len(warns) == 0 {
+		return nil
+	}
+	return &StrictError{Warnings: warns}
+}
+
+// StrictError is returned by a strict conversion that had warnings.
+type StrictError struct {
+	Warnings []Warning
+}
+
+func (e *StrictError) Error() string {
+	s := "strict: " + e.Warnings[0].String()
+	if n := len(e.Warnings) - 1; n > 0 {
+		s += fmt.Sprintf(" (and %d more warnings)", n)
+	}
+	return s
+}
+
+// Codec converts between a convo history and one provider's request
+// conversation fields.
+type Codec interface {
+	// Name is the format's name on the command line, e.g. "openai-chat".
+	Name() string
+	// Provider is the provider id used in Native, Origin and reasoning
+	// parts, e.g. "openai".
+	Provider() string
+	// Encode returns the request's conversation fields as a JSON object
+	// (for LiteRT, the messages array), ready to be merged into a request.
+	Encode(h convo.History, opts Options) ([]byte, []Warning, error)
+	// Decode reads the conversation fields of a request body; other
+	// members (model, tools, sampling settings) are ignored.
+	Decode(body []byte, opts Options) (convo.History, []Warning, error)
+}
+
+// ErrUnknownFormat is returned (wrapped) for a format name no codec has.
+var ErrUnknownFormat = errors.New("unknown format")
+
+// Lookup finds the codec called name among codecs.
+func Lookup(codecs []Codec, name string) (Codec, error) {
+	names := make([]string, 0, len(codecs))
+	for _, c := range codecs {
+		if c.Name() == name {
+			return c, nil
+		}
+		names = append(names, c.Name())
+	}
+	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, name, strings.Join(names, ", "))
+}
