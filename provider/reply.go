@@ -1,0 +1,41 @@
+package provider
+
+import (
+	"io"
+
+	"github.com/convo-go/convo"
+)
+
+// Event is one event of a streamed reply as a stream reader delivers it.
+type Event struct {
+	// Type is the SSE event name or the AWS event-stream :event-type
+	// header; empty for NDJSON lines and unnamed SSE events.
+	Type string
+	// Data is the event's payload, normally one JSON value.
+	Data []byte
+}
+
+// Accumulator folds the events of one streamed reply into one assistant
+// message. Feed it events in order with Add; Snapshot may be called at any
+// time (to show partial text); Message gives the final message once the
+// stream is complete and is equal to decoding the same reply non-streamed.
+type Accumulator interface {
+	Add(ev Event) error
+	Snapshot() convo.Message
+	// Message returns the final message. An incomplete stream is an error,
+	// and the partial message is still returned beside it.
+	Message() (convo.Message, []Warning, error)
+}
+
+// ReplyCodec decodes a provider's replies.
+type ReplyCodec interface {
+	// DecodeReply decodes a response body into one assistant message with
+	// Usage, Finish and Origin.
+	DecodeReply(body []byte, opts Options) (convo.Message, []Warning, error)
+	// NewAccumulator returns an accumulator for one streamed reply.
+	NewAccumulator(opts Options) Accumulator
+	// ReadStream reads a whole stream in the provider's framing (SSE,
+	// NDJSON, AWS event-stream, …) from r, such as an HTTP body, and
+	// accumulates it.
+	ReadStream(r io.Reader, opts Options) (convo.Message, []Warning, error)
+}
