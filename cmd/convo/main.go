@@ -1,0 +1,171 @@
+// Command convo converts, validates, inspects, counts, fits and stores
+// conversations kept in convo's canonical format or in a provider's wire
+// format. Run "convo help" for the commands.
+//
+// Exit codes: 0 success, 1 invalid input or failed conversion, 2 usage error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/convo-go/convo"
+)
+
+// command is one subcommand. Each lives in its own file and adds itself to
+// commands in an init function, so commands stay independent of each other.
+type command struct {
+	usage   string // one line: the arguments
+	summary string // one line: what it does
+	run     func(e *env, args []string) error
+}
+
+var commands = map[string]command{}
+
+// env is what a command may touch: its streams and the working directory's
+// files. Tests run commands against buffers.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// color is true when stdout is a terminal that takes colour.
+	color bool
+	// getenv reads the environment (tests replace it).
+	getenv func(string) string
+}
+
+// usageError is a mistake in how the command was called: exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+func main() {
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, color: isTerminal(os.Stdout), getenv: os.Getenv}
+	os.Exit(run(e, os.Args[1:]))
+}
+
+// run runs the command line args and returns the exit code. A panic in a
+// command is turned into one error line: a user never sees a stack trace.
+func run(e *env, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "convo: internal error: %v\n", r)
+			code = 1
+		}
+	}()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printHelp(e.stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "convo: unknown command %q (run 'convo help')\n", args[0])
+		return 2
+	}
+	err := c.run(e, args[1:])
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "convo %s: %v\nusage: convo %s %s\n", args[0], err, args[0], c.usage)
+		return 2
+	}
+	fmt.Fprintf(e.stderr, "convo %s: %s\n", args[0], oneLine(err.Error()))
+	return 1
+}
+
+// oneLine keeps an error to one line, as the CLI contract promises.
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "convo: one lossless record of an LLM conversation, for every provider.")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'convo COMMAND -h' for a command's flags. Exit codes: 0 ok, 1 invalid input, 2 usage.")
+}
+
+// flags returns a flag set for a command that reports errors as usage
+// errors instead of exiting.
+func flags(e *env, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("convo "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parse parses args, turning flag errors into usage errors, and returns the
+// positional arguments, of which there may be at most max.
+func parse(fs *flag.FlagSet, args []string, max int) ([]string, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err.Error()}
+	}
+	if fs.NArg() > max {
+		return nil, usagef("too many arguments: %s", strings.Join(fs.Args()[max:], " "))
+	}
+	return fs.Args(), nil
+}
+
+// input reads the file named by args[0], or stdin when there is none or it
+// is "-", refusing more than limit bytes.
+func (e *env) input(args []string, limit int64) ([]byte, string, error) {
+	name := "stdin"
+	var r io.Reader = e.stdin
+	if len(args) > 0 && args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return nil, args[0], err
+		}
+		defer f.Close()
+		r, name = f, args[0]
+	}
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, name, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, name, fmt.Errorf("%s: larger than %d bytes", name, limit)
+	}
+	return b, name, nil
+}
+
+// readHistory reads a canonical document from args[0] or stdin.
+func (e *env) readHistory(args []string) (convo.History, error) {
+	b, name, err := e.input(args, convo.DefaultLimits.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	h, err := convo.Unmarshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return h, nil
+}
+
+func isTerminal(f *os.File) bool {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
