@@ -160,6 +160,9 @@ func samePart(a, b convo.Part) bool {
 func (p *preparer) part(path string, part convo.Part, inResult bool) (convo.Part, bool, error) {
 	switch {
 	case part.Raw != nil || !part.Type.Known():
+		if _, ok := OpaqueBlock(p.t.Provider, part); ok {
+			return part, true, nil // the target's own block: its codec sends it back
+		}
 		p.warn(path, "part of unknown type %q left out", part.Type)
 		return part, false, nil
 	case part.Type == convo.TypeReasoning:
