@@ -1,0 +1,48 @@
+package stream
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/convo-go/convo/provider"
+)
+
+// NDJSON reads newline-delimited JSON: one event per non-blank line, the
+// line's bytes as Data. A CR before the LF is removed.
+type NDJSON struct {
+	r   *bufio.Reader
+	max int
+}
+
+// NewNDJSON returns an NDJSON reader over r with the MaxEvent limit.
+func NewNDJSON(r io.Reader) *NDJSON {
+	return &NDJSON{r: bufio.NewReaderSize(r, 64<<10), max: MaxEvent}
+}
+
+// Next returns the next line as an event, or io.EOF after the last.
+func (n *NDJSON) Next() (provider.Event, error) {
+	var line []byte
+	for {
+		chunk, err := n.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > n.max {
+			return provider.Event{}, fmt.Errorf("NDJSON line of more than %d bytes: %w", n.max, ErrTooLarge)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return provider.Event{}, err
+		}
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) > 0 {
+			return provider.Event{Data: trimmed}, nil
+		}
+		if err == io.EOF {
+			return provider.Event{}, io.EOF
+		}
+		line = line[:0]
+	}
+}

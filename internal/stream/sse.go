@@ -1,0 +1,112 @@
+package stream
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/convo-go/convo/provider"
+)
+
+// SSE reads Server-Sent Events as the HTML standard defines them: lines end
+// in CRLF, LF or CR; lines starting with ':' are comments; "data" lines are
+// joined with newlines; a blank line dispatches the event; an event with no
+// data is not dispatched; an unfinished event at the end is discarded. The
+// "id" and "retry" fields are read and ignored. OpenAI's "[DONE]" sentinel
+// arrives as an ordinary event whose data is [DONE].
+type SSE struct {
+	r     *bufio.Reader
+	max   int
+	first bool
+	data  []byte
+	event string
+	has   bool // data has at least one data line
+	line  []byte
+	// skipLF is set after a CR: a LF right after it belongs to the same
+	// line end.
+	skipLF bool
+}
+
+// NewSSE returns an SSE reader over r with the MaxEvent limit.
+func NewSSE(r io.Reader) *SSE {
+	return &SSE{r: bufio.NewReaderSize(r, 64<<10), max: MaxEvent, first: true}
+}
+
+// Next returns the next event, or io.EOF after the last.
+func (s *SSE) Next() (provider.Event, error) {
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			return provider.Event{}, err
+		}
+		if s.first {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+			s.first = false
+		}
+		if len(line) == 0 {
+			if !s.has {
+				s.event = ""
+				continue
+			}
+			ev := provider.Event{Type: s.event, Data: bytes.Clone(bytes.TrimSuffix(s.data, []byte{'\n'}))}
+			s.data, s.event, s.has = s.data[:0], "", false
+			return ev, nil
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			value = bytes.TrimPrefix(value, []byte{' '})
+		}
+		switch string(field) {
+		case "data":
+			if len(s.data)+len(value)+1 > s.max {
+				return provider.Event{}, fmt.Errorf("SSE event of more than %d bytes: %w", s.max, ErrTooLarge)
+			}
+			s.data = append(append(s.data, value...), '\n')
+			s.has = true
+		case "event":
+			s.event = string(value)
+		}
+	}
+}
+
+// readLine returns the next line without its terminator (CRLF, LF or CR).
+// A stream that ends without a final terminator still yields its last line.
+func (s *SSE) readLine() ([]byte, error) {
+	s.line = s.line[:0]
+	for {
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); err != nil {
+				if err == io.EOF && len(s.line) > 0 {
+					return s.line, nil
+				}
+				return nil, err
+			}
+		}
+		buf, _ := s.r.Peek(s.r.Buffered())
+		if s.skipLF {
+			s.skipLF = false
+			if buf[0] == '\n' {
+				s.r.Discard(1)
+				continue
+			}
+		}
+		i := bytes.IndexAny(buf, "\r\n")
+		if i < 0 {
+			s.line = append(s.line, buf...)
+			s.r.Discard(len(buf))
+			if len(s.line) > s.max {
+				return nil, fmt.Errorf("SSE line of more than %d bytes: %w", s.max, ErrTooLarge)
+			}
+			continue
+		}
+		s.line = append(s.line, buf[:i]...)
+		s.skipLF = buf[i] == '\r'
+		s.r.Discard(i + 1)
+		return s.line, nil
+	}
+}

@@ -1,0 +1,153 @@
+package stream
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/convo-go/convo/provider"
+)
+
+func readAll(t testing.TB, src Source) ([]provider.Event, error) {
+	t.Helper()
+	var evs []provider.Event
+	for {
+		ev, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			return evs, nil
+		}
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+}
+
+func ev(typ, data string) provider.Event { return provider.Event{Type: typ, Data: []byte(data)} }
+
+func TestSSE(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []provider.Event
+	}{
+		{"one event", "data: {\"a\":1}\n\n", []provider.Event{ev("", `{"a":1}`)}},
+		{"named", "event: message_start\ndata: {}\n\n", []provider.Event{ev("message_start", `{}`)}},
+		{"multi-line data joined by LF", "data: a\ndata: b\n\n", []provider.Event{ev("", "a\nb")}},
+		{"comments and ping ignored", ": keep-alive\ndata: x\n\n:\n\n", []provider.Event{ev("", "x")}},
+		{"CRLF", "event: e\r\ndata: x\r\n\r\n", []provider.Event{ev("e", "x")}},
+		{"CR alone", "event: e\rdata: x\r\r", []provider.Event{ev("e", "x")}},
+		{"no space after colon", "data:x\n\n", []provider.Event{ev("", "x")}},
+		{"only one space removed", "data:  x\n\n", []provider.Event{ev("", " x")}},
+		{"field without colon is an empty value", "data\n\n", []provider.Event{ev("", "")}},
+		{"event without data is not dispatched", "event: a\n\ndata: y\n\n", []provider.Event{ev("", "y")}},
+		{"id and retry ignored", "id: 7\nretry: 10\ndata: z\n\n", []provider.Event{ev("", "z")}},
+		{"unknown field ignored", "foo: bar\ndata: z\n\n", []provider.Event{ev("", "z")}},
+		{"BOM stripped", "\xef\xbb\xbfdata: b\n\n", []provider.Event{ev("", "b")}},
+		{"unfinished event discarded", "data: a\n\ndata: b\n", []provider.Event{ev("", "a")}},
+		{"DONE delivered", "data: {}\n\ndata: [DONE]\n\n", []provider.Event{ev("", "{}"), ev("", "[DONE]")}},
+		{"empty", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, wrap := range []func(io.Reader) io.Reader{
+				func(r io.Reader) io.Reader { return r },
+				iotest.OneByteReader,
+				iotest.HalfReader,
+			} {
+				got, err := readAll(t, NewSSE(wrap(strings.NewReader(tt.in))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Fatalf("got %q, want %q", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestSSELongLine(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	got, err := readAll(t, NewSSE(strings.NewReader("data: "+long+"\n\n")))
+	if err != nil || len(got) != 1 || string(got[0].Data) != long {
+		t.Fatalf("long line: %v, %d events", err, len(got))
+	}
+	s := NewSSE(strings.NewReader("data: " + long + "\n\n"))
+	s.max = 1000
+	if _, err := s.Next(); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("limit: got %v", err)
+	}
+}
+
+func TestSSEReadError(t *testing.T) {
+	boom := errors.New("connection reset")
+	r := io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom))
+	got, err := readAll(t, NewSSE(r))
+	if !errors.Is(err, boom) || len(got) != 1 {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+func TestNDJSON(t *testing.T) {
+	in := "{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\":3}"
+	want := []provider.Event{{Data: []byte(`{"a":1}`)}, {Data: []byte(`{"b":2}`)}, {Data: []byte(`{"c":3}`)}}
+	for _, r := range []io.Reader{strings.NewReader(in), iotest.OneByteReader(strings.NewReader(in))} {
+		got, err := readAll(t, NewNDJSON(r))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	}
+	n := NewNDJSON(strings.NewReader(strings.Repeat("x", 100<<10) + "\n"))
+	n.max = 1000
+	if _, err := n.Next(); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("limit: got %v", err)
+	}
+}
+
+// FuzzSSE checks that no input panics and that how the bytes are split into
+// reads never changes the events.
+func FuzzSSE(f *testing.F) {
+	for _, s := range []string{"data: a\n\n", "event: x\r\ndata: 1\r\ndata: 2\r\n\r\n", ":c\rdata:y\r\r", "data", "\r\n\r"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		whole, err1 := readAll(t, NewSSE(strings.NewReader(string(b))))
+		bytewise, err2 := readAll(t, NewSSE(iotest.OneByteReader(strings.NewReader(string(b)))))
+		if (err1 == nil) != (err2 == nil) || !reflect.DeepEqual(whole, bytewise) {
+			t.Fatalf("split changed the result: %q %v vs %q %v", whole, err1, bytewise, err2)
+		}
+	})
+}
+
+func FuzzNDJSON(f *testing.F) {
+	f.Add([]byte("{}\n{}\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		whole, _ := readAll(t, NewNDJSON(strings.NewReader(string(b))))
+		bytewise, _ := readAll(t, NewNDJSON(iotest.OneByteReader(strings.NewReader(string(b)))))
+		if !reflect.DeepEqual(whole, bytewise) {
+			t.Fatalf("split changed the result: %q vs %q", whole, bytewise)
+		}
+	})
+}
+
+func BenchmarkSSE(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; i < 1000; i++ {
+		sb.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hello \"}}\n\n")
+	}
+	in := sb.String()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := NewSSE(strings.NewReader(in))
+		for {
+			if _, err := s.Next(); err != nil {
+				break
+			}
+		}
+	}
+}

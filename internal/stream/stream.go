@@ -1,0 +1,46 @@
+// Package stream reads the framings providers stream replies in — Server-Sent
+// Events, newline-delimited JSON and the AWS event-stream — as a sequence of
+// provider.Event values, straight from an io.Reader such as an HTTP body.
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+)
+
+// MaxEvent is the largest event a reader accepts by default: large enough
+// for an inline image in one delta, small enough that a hostile stream
+// cannot exhaust memory.
+const MaxEvent = 64 << 20
+
+// ErrTooLarge is returned (wrapped) for an event over the size limit.
+var ErrTooLarge = errors.New("event too large")
+
+// Source yields the events of one stream; Next returns io.EOF after the
+// last one.
+type Source interface {
+	Next() (provider.Event, error)
+}
+
+// Feed reads every event of src into acc and returns the accumulated
+// message. When reading fails part-way the partial message is returned with
+// the error, so a caller can still show what arrived.
+func Feed(src Source, acc provider.Accumulator) (convo.Message, []provider.Warning, error) {
+	for n := 0; ; n++ {
+		ev, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			return acc.Message()
+		}
+		if err == nil {
+			err = acc.Add(ev)
+		}
+		if err != nil {
+			m, warns, _ := acc.Message()
+			return m, warns, fmt.Errorf("event %d: %w", n, err)
+		}
+	}
+}
