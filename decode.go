@@ -61,11 +61,20 @@ func at(err error, seg string) error {
 	return de
 }
 
+// atKey is at for a member key, converted to a string only on error.
+func atKey(err error, key []byte) error {
+	if err == nil {
+		return nil
+	}
+	return at(err, string(key))
+}
+
 func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
 
 // Unmarshal decodes a canonical document with DefaultLimits. It accepts the
 // envelope {"format":"convo/v1","messages":[…]}, a bare JSON array of
-// messages, and JSON Lines (message objects separated by white space).
+// messages, and JSON Lines (message objects separated by white space; an
+// empty document is JSON Lines with no lines).
 func Unmarshal(data []byte) (History, error) { return DefaultLimits.Unmarshal(data) }
 
 // Read reads a whole canonical document from r with DefaultLimits.
@@ -100,7 +109,7 @@ func (l Limits) Unmarshal(data []byte) (History, error) {
 		}
 		return d.lines()
 	case jsonx.End:
-		return nil, errors.New("empty document")
+		return History{}, nil // JSON Lines with no lines
 	}
 	return nil, fmt.Errorf("not a convo document: %w", d.r.Errorf("want an object, an array or JSON Lines"))
 }
@@ -151,7 +160,9 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 }
 
 type decoder struct {
-	r *jsonx.Reader
+	r        *jsonx.Reader
+	interned map[string]string
+	scratch  []Part // a stack of parts being read, so each parts slice is allocated once at its exact size
 }
 
 func (d *decoder) envelope() (History, error) {
@@ -198,7 +209,10 @@ func (d *decoder) messages() (History, error) {
 	h := History{}
 	err := d.r.ReadArray(func(i int) error {
 		h = append(h, Message{})
-		return at(d.message(&h[i]), index("messages", i))
+		if err := d.message(&h[i]); err != nil {
+			return at(err, index("messages", i))
+		}
+		return nil
 	})
 	return h, err
 }
@@ -214,14 +228,46 @@ func (d *decoder) lines() (History, error) {
 	return h, nil
 }
 
-// optString reads a string; null counts as absent.
-func (d *decoder) optString(dst *string, name string) error {
+// optString reads a string; null counts as absent. name is the member's
+// key, turned into a string only for an error.
+func (d *decoder) optString(dst *string, name []byte) error {
 	if d.r.ReadNull() {
 		return nil
 	}
 	s, err := d.r.ReadString()
+	if err != nil {
+		return at(err, string(name))
+	}
 	*dst = s
-	return at(err, name)
+	return nil
+}
+
+// optInterned is optString for values that repeat across a document (part
+// types, roles, media types, providers, models, tool names): each distinct
+// value is allocated once per document.
+func (d *decoder) optInterned(dst *string, name []byte) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	b, err := d.r.ReadStringBytes()
+	if err != nil {
+		return at(err, string(name))
+	}
+	if len(b) > 64 {
+		*dst = string(b)
+		return nil
+	}
+	if s, ok := d.interned[string(b)]; ok {
+		*dst = s
+		return nil
+	}
+	if d.interned == nil {
+		d.interned = make(map[string]string, 32)
+	}
+	s := string(b)
+	d.interned[s] = s
+	*dst = s
+	return nil
 }
 
 func (d *decoder) message(m *Message) error {
@@ -231,14 +277,14 @@ func (d *decoder) message(m *Message) error {
 		switch string(key) {
 		case "role":
 			roleSet = true
-			return d.optString(&role, "role")
+			return d.optInterned(&role, key)
 		case "id":
-			return d.optString(&m.ID, "id")
+			return d.optString(&m.ID, key)
 		case "name":
-			return d.optString(&m.Name, "name")
+			return d.optString(&m.Name, key)
 		case "time":
 			var s string
-			if err := d.optString(&s, "time"); err != nil || s == "" {
+			if err := d.optString(&s, key); err != nil || s == "" {
 				return err
 			}
 			t, err := time.Parse(time.RFC3339Nano, s)
@@ -254,11 +300,11 @@ func (d *decoder) message(m *Message) error {
 			m.Parts = ps
 			return err
 		case "phase":
-			return d.optString((*string)(&m.Phase), "phase")
+			return d.optInterned((*string)(&m.Phase), key)
 		case "effort":
-			return d.optString(&m.Effort, "effort")
+			return d.optString(&m.Effort, key)
 		case "scope":
-			return d.optString((*string)(&m.Scope), "scope")
+			return d.optString((*string)(&m.Scope), key)
 		case "compacted":
 			if d.r.ReadNull() {
 				return nil
@@ -274,7 +320,7 @@ func (d *decoder) message(m *Message) error {
 		case "usage":
 			return at(d.usage(m), "usage")
 		case "finish":
-			return d.optString((*string)(&m.Finish), "finish")
+			return d.optInterned((*string)(&m.Finish), key)
 		case "meta":
 			if d.r.ReadNull() {
 				return nil
@@ -292,7 +338,7 @@ func (d *decoder) message(m *Message) error {
 		default:
 			raw, err := d.r.ReadRaw()
 			m.Extra = append(m.Extra, Field{Key: string(key), Value: raw})
-			return at(err, string(key))
+			return atKey(err, key)
 		}
 		return nil
 	})
@@ -358,11 +404,11 @@ func (d *decoder) origin(m *Message) error {
 	return d.r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "provider":
-			return d.optString(&o.Provider, "provider")
+			return d.optInterned(&o.Provider, key)
 		case "model":
-			return d.optString(&o.Model, "model")
+			return d.optInterned(&o.Model, key)
 		case "response_id":
-			return d.optString(&o.ResponseID, "response_id")
+			return d.optString(&o.ResponseID, key)
 		}
 		return fmt.Errorf("unknown member %q", key)
 	})
@@ -397,7 +443,7 @@ func (d *decoder) usage(m *Message) error {
 			err = fmt.Errorf("negative token count %d", n)
 		}
 		*dst = n
-		return at(err, string(key))
+		return atKey(err, key)
 	})
 }
 
@@ -412,7 +458,7 @@ func (d *decoder) native() (Native, error) {
 		}
 		raw, err := d.r.ReadRaw()
 		n[string(key)] = raw
-		return at(err, string(key))
+		return atKey(err, key)
 	})
 	return n, err
 }
@@ -424,12 +470,22 @@ func (d *decoder) parts(depth int) ([]Part, error) {
 	if depth > maxPartNesting {
 		return nil, errors.New("parts nested too deeply")
 	}
-	ps := []Part{}
+	mark := len(d.scratch)
+	defer func() { d.scratch = d.scratch[:mark] }()
 	err := d.r.ReadArray(func(i int) error {
-		ps = append(ps, Part{})
-		return at(d.part(&ps[i], depth), index("parts", i))
+		var p Part
+		if err := d.part(&p, depth); err != nil {
+			return at(err, index("parts", i))
+		}
+		// Nested parts were read onto the stack and taken off again,
+		// so p lands right after its siblings.
+		d.scratch = append(d.scratch, p)
+		return nil
 	})
-	return ps, err
+	if err != nil {
+		return nil, err
+	}
+	return append(make([]Part, 0, len(d.scratch)-mark), d.scratch[mark:]...), nil
 }
 
 func (d *decoder) part(p *Part, depth int) error {
@@ -438,13 +494,13 @@ func (d *decoder) part(p *Part, depth int) error {
 		var dst *string
 		switch string(key) {
 		case "type":
-			dst = (*string)(&p.Type)
+			return d.optInterned((*string)(&p.Type), key)
 		case "text":
 			dst = &p.Text
 		case "media_type":
-			dst = &p.MediaType
+			return d.optInterned(&p.MediaType, key)
 		case "data":
-			if err := d.optString(&p.Data, "data"); err != nil {
+			if err := d.optString(&p.Data, key); err != nil {
 				return err
 			}
 			if i := badBase64(p.Data); i >= 0 {
@@ -456,7 +512,7 @@ func (d *decoder) part(p *Part, depth int) error {
 		case "file_id":
 			dst = &p.FileID
 		case "name":
-			dst = &p.Name
+			return d.optInterned(&p.Name, key)
 		case "detail":
 			dst = &p.Detail
 		case "id":
@@ -468,9 +524,9 @@ func (d *decoder) part(p *Part, depth int) error {
 		case "encrypted":
 			dst = &p.Encrypted
 		case "provider":
-			dst = &p.Provider
+			return d.optInterned(&p.Provider, key)
 		case "model":
-			dst = &p.Model
+			return d.optInterned(&p.Model, key)
 		case "cache":
 			return at(d.cache(p), "cache")
 		case "value":
@@ -515,9 +571,9 @@ func (d *decoder) part(p *Part, depth int) error {
 		default:
 			raw, err := d.r.ReadRaw()
 			p.Extra = append(p.Extra, Field{Key: string(key), Value: raw})
-			return at(err, string(key))
+			return atKey(err, key)
 		}
-		return d.optString(dst, string(key))
+		return d.optString(dst, key)
 	})
 	if err != nil {
 		return err
@@ -548,7 +604,7 @@ func (d *decoder) cache(p *Part) error {
 		if string(key) != "ttl" {
 			return fmt.Errorf("unknown member %q", key)
 		}
-		return d.optString(&c.TTL, "ttl")
+		return d.optString(&c.TTL, key)
 	})
 }
 

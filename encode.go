@@ -21,7 +21,7 @@ import (
 // or a JSON field (Args, Value, Meta, Native, Extra, Raw) that is not valid
 // JSON, is an error naming its place: nothing is silently replaced.
 func Marshal(h History) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, estimate(h)+64)}
+	e := encoder{buf: make([]byte, 0, initialSize(h))}
 	e.buf = append(e.buf, `{"format":"convo/v1","messages":[`...)
 	for i := range h {
 		if i > 0 {
@@ -41,7 +41,7 @@ func Marshal(h History) ([]byte, error) {
 
 // MarshalLines encodes h as JSON Lines: one message object per line.
 func MarshalLines(h History) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, estimate(h))}
+	e := encoder{buf: make([]byte, 0, initialSize(h))}
 	for i := range h {
 		if err := e.message(&h[i]); err != nil {
 			return nil, at(err, index("messages", i))
@@ -75,12 +75,14 @@ func (p Part) MarshalJSON() ([]byte, error) {
 	return e.buf, nil
 }
 
-func estimate(h History) int {
-	n := 0
+// initialSize is the estimated size of h's encoding: one cheap pass that
+// saves growing and copying the output buffer.
+func initialSize(h History) int {
+	n := 64
 	for i := range h {
 		n += h[i].EstimatedBytes()
 	}
-	return n
+	return n + n/16 // escaping, which the estimate leaves out
 }
 
 type encoder struct {
@@ -116,11 +118,7 @@ func (e *encoder) rawValue(key string, v json.RawMessage) error {
 		return nil
 	}
 	e.buf = jsonx.AppendKey(e.buf, key)
-	e.raw.Reset(v, DefaultLimits.MaxDepth)
-	out, err := e.raw.AppendRaw(e.buf)
-	if err == nil {
-		err = e.raw.ExpectEnd()
-	}
+	out, err := e.raw.AppendCompact(e.buf, v, DefaultLimits.MaxDepth)
 	if err != nil {
 		return at(fmt.Errorf("invalid JSON: %w", err), key)
 	}
@@ -250,11 +248,7 @@ func (e *encoder) parts(ps []Part) error {
 
 func (e *encoder) part(p *Part) error {
 	if p.Raw != nil {
-		e.raw.Reset(p.Raw, DefaultLimits.MaxDepth)
-		out, err := e.raw.AppendRaw(e.buf)
-		if err == nil {
-			err = e.raw.ExpectEnd()
-		}
+		out, err := e.raw.AppendCompact(e.buf, p.Raw, DefaultLimits.MaxDepth)
 		if err != nil {
 			return fmt.Errorf("invalid raw part: %w", err)
 		}
@@ -298,7 +292,7 @@ func (e *encoder) part(p *Part) error {
 	if p.Error {
 		e.buf = append(e.buf, `,"error":true`...)
 	}
-	if p.Summary != nil {
+	if len(p.Summary) > 0 {
 		e.buf = jsonx.AppendKey(e.buf, "summary")
 		e.buf = append(e.buf, '[')
 		for i, s := range p.Summary {

@@ -43,7 +43,7 @@ func (p Part) Equal(q Part) bool {
 	if (p.Cache == nil) != (q.Cache == nil) || (p.Cache != nil && *p.Cache != *q.Cache) {
 		return false
 	}
-	if (p.Summary == nil) != (q.Summary == nil) || !slices.Equal(p.Summary, q.Summary) {
+	if !slices.Equal(p.Summary, q.Summary) {
 		return false
 	}
 	return jsonEqual(p.Value, q.Value) && jsonEqual(p.Args, q.Args) && jsonEqual(p.Raw, q.Raw) &&

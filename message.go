@@ -386,49 +386,91 @@ func (f Fields) clone() Fields {
 }
 
 // EstimatedBytes estimates the size of m in canonical JSON without encoding
-// it. It counts every string and JSON value and a fixed overhead per field,
-// so it is close (within a few percent for typical messages, never below the
-// payload size) and cheap enough for a pre-flight overflow check.
+// it: every string and JSON value plus the member names around them, with
+// escaping ignored. It is close (within a few percent for typical messages)
+// and cheap enough for a pre-flight overflow check.
 func (m Message) EstimatedBytes() int {
-	n := 16 + len(m.Role) + len(m.ID) + len(m.Name) + len(m.Phase) + len(m.Effort) +
-		len(m.Scope) + len(m.Finish) + len(m.Meta)
+	n := 12 + len(m.Role) + str("id", m.ID) + str("name", m.Name) + str("phase", string(m.Phase)) +
+		str("effort", m.Effort) + str("scope", string(m.Scope)) + str("finish", string(m.Finish)) +
+		raw("meta", m.Meta) + num("compacted", int64(m.Compacted))
 	if !m.Time.IsZero() {
 		n += 40
 	}
-	if m.Origin != nil {
-		n += 48 + len(m.Origin.Provider) + len(m.Origin.Model) + len(m.Origin.ResponseID)
+	if o := m.Origin; o != nil {
+		n += 11 + str("provider", o.Provider) + str("model", o.Model) + str("response_id", o.ResponseID)
 	}
-	if m.Usage != nil {
-		n += 96
+	if u := m.Usage; u != nil {
+		n += 10 + num("input", u.Input) + num("output", u.Output) + num("cache_read", u.CacheRead) +
+			num("cache_write", u.CacheWrite) + num("reasoning", u.Reasoning) + num("total", u.Total)
 	}
-	n += m.Native.size() + m.Extra.size()
-	return n + partsSize(m.Parts)
+	return n + m.Native.size() + m.Extra.size() + partsSize(m.Parts)
+}
+
+// str, raw and num estimate one member: ,"key":value.
+func str(key, s string) int {
+	if s == "" {
+		return 0
+	}
+	return len(key) + len(s) + 6
+}
+
+func raw(key string, v []byte) int {
+	if v == nil {
+		return 0
+	}
+	return len(key) + len(v) + 4
+}
+
+func num(key string, v int64) int {
+	if v == 0 {
+		return 0
+	}
+	d := 1
+	for ; v >= 10; v /= 10 {
+		d++
+	}
+	return len(key) + d + 4
 }
 
 func partsSize(ps []Part) int {
-	n := 12
+	if len(ps) == 0 {
+		return 0
+	}
+	n := 10
 	for i := range ps {
 		p := &ps[i]
 		if p.Raw != nil {
 			n += len(p.Raw) + 1
 			continue
 		}
-		n += 12 + len(p.Type) + len(p.Text) + len(p.MediaType) + len(p.Data) + len(p.URL) +
-			len(p.FileID) + len(p.Name) + len(p.Detail) + len(p.Value) + len(p.ID) +
-			len(p.Args) + len(p.ArgsRaw) + len(p.Signature) + len(p.Encrypted) +
-			len(p.Provider) + len(p.Model) + p.Native.size() + p.Extra.size()
-		for _, s := range p.Summary {
-			n += len(s) + 3
+		n += 11 + len(p.Type) + str("id", p.ID) + str("name", p.Name) + str("text", p.Text) +
+			str("media_type", p.MediaType) + str("data", p.Data) + str("url", p.URL) +
+			str("file_id", p.FileID) + str("detail", p.Detail) + raw("value", p.Value) +
+			raw("args", p.Args) + str("args_raw", p.ArgsRaw) + str("signature", p.Signature) +
+			str("encrypted", p.Encrypted) + str("provider", p.Provider) + str("model", p.Model) +
+			p.Native.size() + p.Extra.size()
+		if p.Error {
+			n += 13
 		}
-		if p.Parts != nil {
-			n += partsSize(p.Parts)
+		if p.Cache != nil {
+			n += 10 + str("ttl", p.Cache.TTL)
 		}
+		if len(p.Summary) > 0 {
+			n += 12
+			for _, s := range p.Summary {
+				n += len(s) + 3
+			}
+		}
+		n += partsSize(p.Parts)
 	}
 	return n
 }
 
 func (n Native) size() int {
-	s := 0
+	if len(n) == 0 {
+		return 0
+	}
+	s := 11
 	for k, v := range n {
 		s += len(k) + len(v) + 4
 	}

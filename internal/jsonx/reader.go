@@ -73,6 +73,7 @@ type Reader struct {
 	depth    int
 	maxDepth int
 	keys     [][]byte // keys of the objects being read, for duplicate detection
+	spaces   int      // white space bytes skipped so far, to spot values already compact
 }
 
 // NewReader returns a Reader over buf that refuses nesting deeper than maxDepth
@@ -109,6 +110,7 @@ func (r *Reader) skipSpace() {
 		switch r.buf[r.pos] {
 		case ' ', '\t', '\n', '\r':
 			r.pos++
+			r.spaces++
 		default:
 			return
 		}
@@ -143,6 +145,12 @@ func (r *Reader) Peek() Kind {
 
 func (r *Reader) unexpected(want string) error {
 	k := r.Peek()
+	if k == Null || k == Bool {
+		rest := r.buf[r.pos:]
+		if !bytes.HasPrefix(rest, []byte("null")) && !bytes.HasPrefix(rest, []byte("true")) && !bytes.HasPrefix(rest, []byte("false")) {
+			return r.errAt(r.pos, "invalid literal, want "+want)
+		}
+	}
 	if k == End {
 		return r.errAt(r.pos, "unexpected end of input, want "+want)
 	}
@@ -523,7 +531,19 @@ func (r *Reader) ReadArray(fn func(i int) error) error {
 // removed; everything else, including key order and number text, unchanged)
 // in a new slice.
 func (r *Reader) ReadRaw() ([]byte, error) {
-	return r.AppendRaw(nil)
+	r.skipSpace()
+	start, spaces := r.pos, r.spaces
+	if err := r.Skip(); err != nil {
+		return nil, err
+	}
+	span := r.buf[start:r.pos]
+	if r.spaces == spaces {
+		// Already compact, the usual case for machine-written JSON: one
+		// exact-size copy.
+		return append(make([]byte, 0, len(span)), span...), nil
+	}
+	r.pos = start
+	return r.AppendRaw(make([]byte, 0, len(span)))
 }
 
 // AppendRaw is ReadRaw appending to dst.
@@ -659,3 +679,28 @@ func Compact(b []byte, maxDepth int) ([]byte, error) {
 
 // Bytes returns the whole document being read.
 func (r *Reader) Bytes() []byte { return r.buf }
+
+// AppendCompact appends the single JSON value v to dst, validated and with
+// insignificant white space removed, reusing r. A value that is already
+// compact is checked and copied in one pass.
+func (r *Reader) AppendCompact(dst, v []byte, maxDepth int) ([]byte, error) {
+	r.Reset(v, maxDepth)
+	r.skipSpace()
+	start, spaces := r.pos, r.spaces
+	if err := r.Skip(); err != nil {
+		return dst, err
+	}
+	end, compact := r.pos, r.spaces == spaces
+	if err := r.ExpectEnd(); err != nil {
+		return dst, err
+	}
+	if compact {
+		return append(dst, v[start:end]...), nil
+	}
+	r.Reset(v, maxDepth)
+	out, err := r.AppendRaw(dst)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -32,11 +33,35 @@ func AppendStringChecked(dst []byte, s string) ([]byte, bool) {
 	return appendString(dst, s)
 }
 
+// SWAR constants: a byte-wise test of eight bytes at once.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plain8 reports whether the eight bytes of x need no escaping: none is a
+// control character, '"', '\\' or non-ASCII.
+func plain8(x uint64) bool {
+	ctl := (x - 0x20*lsb) &^ x
+	q := x ^ '"'*lsb
+	b := x ^ '\\'*lsb
+	quote := (q - lsb) &^ q
+	slash := (b - lsb) &^ b
+	return (ctl|quote|slash|x)&msb == 0
+}
+
 func appendString(dst []byte, s string) ([]byte, bool) {
 	ok := true
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most of a string needs no escaping: skip it eight bytes at a time.
+		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if safe[c] {

@@ -1,0 +1,157 @@
+package jsonx
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// stdString is the reference: encoding/json without HTML escaping.
+func stdString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `a"b\c`, "tab\tnl\ncr\r", "\x00\x01\x1f\x7f", "é😀", "<&>", "\u2028\u2029",
+		strings.Repeat("abcdefgh", 9) + `"` + strings.Repeat("x", 15), strings.Repeat("é", 20)} {
+		got, ok := AppendStringChecked(nil, s)
+		// encoding/json escapes U+2028/9; convo need not, both are valid JSON.
+		want := strings.NewReplacer(`\u2028`, "\u2028", `\u2029`, "\u2029", `\u007f`, "\x7f").Replace(stdString(s))
+		if !ok || string(got) != want {
+			t.Errorf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+	}
+	if _, ok := AppendStringChecked(nil, "a\xffb"); ok {
+		t.Error("invalid UTF-8 reported as valid")
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	f.Add("hello \"world\"\n")
+	f.Add(strings.Repeat("x", 17) + "\\")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := AppendStringChecked(nil, s)
+		if ok != utf8.ValidString(s) {
+			t.Fatalf("ok=%v for %q", ok, s)
+		}
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("invalid JSON %s: %v", got, err)
+		}
+		if ok && back != s {
+			t.Fatalf("round trip %q -> %s -> %q", s, got, back)
+		}
+		// The strict reader agrees.
+		r := NewReader(got, 0)
+		rs, err := r.ReadString()
+		if err != nil || (ok && rs != s) {
+			t.Fatalf("reader: %q %v", rs, err)
+		}
+	})
+}
+
+func TestReaderRejects(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"a":1,"a":2}`, `duplicate key "a"`},
+		{`[1,]`, "want JSON value"},
+		{`{"a" 1}`, "':' after object key"},
+		{`{1:2}`, "want object key"},
+		{`"\x"`, `invalid escape`},
+		{"\"a\xc3\"", "invalid UTF-8"},
+		{`01`, "unexpected data"},
+		{`1.`, "no digits after the decimal point"},
+		{`1e`, "no digits in the exponent"},
+		{`-`, "want number"},
+		{`tru`, "invalid literal"},
+		{`[nul]`, "invalid literal"},
+		{`{"a":true}`, ""},
+		{`[[[[`, "nesting deeper than 3 levels"},
+		{`{"a":1}x`, "unexpected data"},
+		{`"abc`, "unexpected end of input in string"},
+	} {
+		_, err := Compact([]byte(tt.in), 3)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", tt.in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: got %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestDuplicateKeysInLargeObjects(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < 100; i++ {
+		b.WriteString(`"k` + strings.Repeat("x", i) + `":1,`)
+	}
+	b.WriteString(`"kxxxx":2}`)
+	if _, err := Compact([]byte(b.String()), 0); err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestCompact(t *testing.T) {
+	for in, want := range map[string]string{
+		" { \"b\" : [ 1 , 2.50 , true , null ] , \"a\" : \"x y\" } ": `{"b":[1,2.50,true,null],"a":"x y"}`,
+		`"\u00e9"`:                 `"\u00e9"`,
+		`{"\u0061":1}`:             `{"\u0061":1}`,
+		"[\n]":                     `[]`,
+		`{"a":{"b":{}}}`:           `{"a":{"b":{}}}`,
+		`-0.5e+10`:                 `-0.5e+10`,
+		`{"s":"tab\there","n":-1}`: `{"s":"tab\there","n":-1}`,
+	} {
+		got, err := Compact([]byte(in), 0)
+		if err != nil || string(got) != want {
+			t.Errorf("Compact(%q) = %s, %v; want %s", in, got, err, want)
+		}
+		r := NewReader([]byte(in), 0)
+		raw, err := r.ReadRaw()
+		if err != nil || !json.Valid(raw) {
+			t.Errorf("ReadRaw(%q) = %s, %v", in, raw, err)
+		}
+	}
+}
+
+// FuzzReader checks the strict reader against encoding/json: what it
+// accepts is valid JSON, and its compaction means the same.
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `[1e5,-0.0,"x"]`, `{"a":1,"a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := Compact(b, 0)
+		if err != nil {
+			return
+		}
+		if !json.Valid(b) || !json.Valid(out) {
+			t.Fatalf("accepted invalid JSON %q -> %q", b, out)
+		}
+		// Numbers are kept as text, so compare them as text too (1e700
+		// is valid JSON that no float64 holds).
+		var x, y any
+		dx, dy := json.NewDecoder(bytes.NewReader(b)), json.NewDecoder(bytes.NewReader(out))
+		dx.UseNumber()
+		dy.UseNumber()
+		if dx.Decode(&x) != nil || dy.Decode(&y) != nil {
+			t.Fatal("unmarshal failed")
+		}
+		bx, _ := json.Marshal(x)
+		by, _ := json.Marshal(y)
+		if !bytes.Equal(bx, by) {
+			t.Fatalf("compaction changed meaning: %s vs %s", bx, by)
+		}
+		if !Valid(b) {
+			t.Fatal("Valid disagrees with Compact")
+		}
+	})
+}

@@ -1,0 +1,198 @@
+package convo_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convo-go/convo"
+)
+
+func TestConstructors(t *testing.T) {
+	img := convo.Image("image/png", []byte{0x89, 'P', 'N', 'G'})
+	if img.Data != "iVBORw==" || img.MediaType != "image/png" {
+		t.Fatalf("image: %+v", img)
+	}
+	if b, err := img.Bytes(); err != nil || string(b) != "\x89PNG" {
+		t.Fatalf("bytes: %q %v", b, err)
+	}
+	tests := []struct {
+		name string
+		m    convo.Message
+		role convo.Role
+		text string
+	}{
+		{"system", convo.System("be brief"), convo.RoleSystem, "be brief"},
+		{"user with attachments", convo.User("look", img, convo.Audio("audio/wav", []byte("RIFF")), convo.File("application/pdf", "a.pdf", []byte("%PDF"))), convo.RoleUser, "look"},
+		{"user without text", convo.User("", img), convo.RoleUser, ""},
+		{"assistant with calls", convo.Assistant("checking", convo.ToolCall("c1", "f", json.RawMessage(`{}`))), convo.RoleAssistant, "checking"},
+		{"tool results", convo.ToolResults(convo.ToolResult("c1", "f", "ok"), convo.ToolError("c2", "g", "boom")), convo.RoleTool, ""},
+		{"summary", convo.Summary("earlier: x", 4), convo.RoleSummary, "earlier: x"},
+		{"error", convo.ErrorMessage("overloaded"), convo.RoleError, "overloaded"},
+		{"turn system", convo.TurnSystem("now French"), convo.RoleSystem, "now French"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.m.Role != tt.role || tt.m.Text() != tt.text {
+				t.Fatalf("got role %s text %q", tt.m.Role, tt.m.Text())
+			}
+			if err := (convo.History{tt.m}).Validate(); err != nil && tt.role != convo.RoleTool && tt.role != convo.RoleAssistant {
+				t.Fatalf("constructor builds an invalid message: %v", err)
+			}
+		})
+	}
+	if !convo.TurnSystem("x").IsTurnScoped() || convo.System("x").IsTurnScoped() {
+		t.Fatal("IsTurnScoped")
+	}
+	r := convo.ToolResults(convo.ToolError("c2", "g", "boom")).Parts[0]
+	if !r.Error || r.ID != "c2" {
+		t.Fatalf("tool error: %+v", r)
+	}
+}
+
+func TestPredicates(t *testing.T) {
+	call := convo.Assistant("", convo.ToolCall("c", "f", nil))
+	checks := []struct {
+		got, want bool
+		what      string
+	}{
+		{convo.System("").IsSystem(), true, "IsSystem"},
+		{convo.User("").IsUser(), true, "IsUser"},
+		{call.IsAssistant(), true, "IsAssistant"},
+		{convo.ToolResults().IsToolResult(), true, "IsToolResult"},
+		{convo.Summary("", 1).IsSummary(), true, "IsSummary"},
+		{convo.ErrorMessage("").IsError(), true, "IsError"},
+		{call.HasToolCalls(), true, "HasToolCalls"},
+		{call.IsFinalAnswer(), false, "a tool-calling turn is not final"},
+		{convo.Assistant("done").IsFinalAnswer(), true, "plain answer is final"},
+		{convo.Message{Role: convo.RoleAssistant, Phase: convo.PhaseCommentary}.IsFinalAnswer(), false, "commentary is not final"},
+		{convo.User("x").IsFinalAnswer(), false, "a user message is not an answer"},
+		{convo.User("").IsSystem(), false, "user is not system"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: got %v", c.what, c.got)
+		}
+	}
+	if n := len(call.ToolCalls()); n != 1 {
+		t.Errorf("ToolCalls: %d", n)
+	}
+}
+
+func TestText(t *testing.T) {
+	m := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{
+		{Type: convo.TypeReasoning, Text: "secret plan"},
+		convo.Text("Hello"),
+		convo.ToolCall("c", "f", json.RawMessage(`{"x":"tool text"}`)),
+		convo.Refusal("no"),
+		convo.Text("world"),
+	}}
+	if got := m.Text(); got != "Hello\nworld" {
+		t.Fatalf("Text = %q", got)
+	}
+	if got := convo.ToolResults(convo.ToolResult("c", "f", "out")).Text(); got != "" {
+		t.Fatalf("tool content leaked into Text: %q", got)
+	}
+}
+
+func TestWithoutReasoning(t *testing.T) {
+	plain := convo.Assistant("hi")
+	same := plain.WithoutReasoning()
+	if &same.Parts[0] != &plain.Parts[0] {
+		t.Fatal("WithoutReasoning copied a message that has no reasoning")
+	}
+	m := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{convo.Reasoning("think"), convo.Text("answer")}}
+	out := m.WithoutReasoning()
+	if len(out.Parts) != 1 || out.Parts[0].Text != "answer" {
+		t.Fatalf("got %+v", out.Parts)
+	}
+	if len(m.Parts) != 2 || m.Parts[0].Type != convo.TypeReasoning {
+		t.Fatal("WithoutReasoning modified its receiver")
+	}
+}
+
+func TestWithTextPrefix(t *testing.T) {
+	m := convo.User("hello", convo.Image("image/png", nil))
+	m.Name = "Alice"
+	p := m.WithActorPrefix()
+	if p.Parts[0].Text != "[Alice] hello" || m.Parts[0].Text != "hello" {
+		t.Fatalf("got %q, original %q", p.Parts[0].Text, m.Parts[0].Text)
+	}
+	if again := p.WithActorPrefix(); again.Parts[0].Text != "[Alice] hello" {
+		t.Fatalf("prefix applied twice: %q", again.Parts[0].Text)
+	}
+	onlyImage := convo.User("", convo.Image("image/png", nil)).WithTextPrefix("[Bob] ")
+	if len(onlyImage.Parts) != 2 || onlyImage.Parts[0].Text != "[Bob] " {
+		t.Fatalf("no text part: %+v", onlyImage.Parts)
+	}
+	if anon := convo.User("x").WithActorPrefix(); anon.Parts[0].Text != "x" {
+		t.Fatal("prefix without a name")
+	}
+}
+
+func TestEqual(t *testing.T) {
+	a := convo.Message{Role: convo.RoleUser, Meta: json.RawMessage(`{"a":1,"b":[1,2]}`), Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	b := a
+	b.Meta = json.RawMessage(`{ "b": [1, 2], "a": 1 }`)
+	b.Time = a.Time.In(time.FixedZone("x", 3600))
+	if !a.Equal(b) {
+		t.Fatal("JSON members compared as bytes, or times by zone")
+	}
+	b.Meta = json.RawMessage(`{"a":2}`)
+	if a.Equal(b) {
+		t.Fatal("different meta compared equal")
+	}
+	if convo.User("a").Equal(convo.User("b")) || !convo.User("a").Equal(convo.User("a")) {
+		t.Fatal("text equality")
+	}
+	if (convo.History{convo.User("a")}).Equal(convo.History{convo.User("a"), convo.User("a")}) {
+		t.Fatal("histories of different length")
+	}
+}
+
+func TestMessageFromMap(t *testing.T) {
+	m, err := convo.MessageFromMap(map[string]any{
+		"role": "human",
+		"name": "Alice",
+		"parts": []any{
+			map[string]any{"type": "text", "text": "hi"},
+			map[any]any{"type": "tool_call", "id": "c", "name": "f", "args": map[any]any{"n": 1}},
+		},
+		"time": time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Role != convo.RoleUser || m.Parts[1].Name != "f" || string(m.Parts[1].Args) != `{"n":1}` || m.Time.Hour() != 10 {
+		t.Fatalf("got %+v", m)
+	}
+	for _, tt := range []struct {
+		in   map[string]any
+		want string
+	}{
+		{map[string]any{"parts": []any{}}, "missing role"},
+		{map[string]any{"role": "user", "parts": []any{map[string]any{"type": 3}}}, "parts[0].type: got number, want string"},
+		{map[string]any{"role": "user", "meta": map[any]any{1: "x"}}, "meta: map key 1 is not a string"},
+		{map[string]any{"role": "user", "x": func() {}}, "message: json: unsupported type"},
+	} {
+		_, err := convo.MessageFromMap(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: got %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	_, err = convo.HistoryFromMaps([]map[string]any{{"role": "user"}, {"role": "nobody"}})
+	if err == nil || !strings.Contains(err.Error(), "messages[1].role") {
+		t.Fatalf("HistoryFromMaps: %v", err)
+	}
+}
+
+func TestEstimatedBytesRealistic(t *testing.T) {
+	for i, m := range realisticHistory(200) {
+		b, _ := m.MarshalJSON()
+		est := m.EstimatedBytes()
+		if diff := est - len(b); diff < -len(b)/20-8 || diff > len(b)/20+8 {
+			t.Fatalf("message %d: estimate %d, real %d", i, est, len(b))
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package convo_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/convo-go/convo"
+)
+
+// genString draws strings that stress escaping: quotes, backslashes,
+// control characters, non-ASCII and astral runes.
+func genString() *rapid.Generator[string] {
+	return rapid.OneOf(
+		rapid.StringMatching(`[a-zA-Z0-9 _.-]{0,12}`),
+		rapid.String(),
+		rapid.SampledFrom([]string{"", "\"", "\\", "\n\t\r", "\x00\x1f", "é", "😀", "<&>", "\u2028"}),
+	)
+}
+
+func genJSON(depth int) *rapid.Generator[json.RawMessage] {
+	return rapid.Custom(func(t *rapid.T) json.RawMessage {
+		var v any
+		switch k := rapid.IntRange(0, 5).Draw(t, "kind"); {
+		case k == 0 || depth == 0:
+			v = rapid.SampledFrom([]any{nil, true, 1.5, -3, "s"}).Draw(t, "scalar")
+		case k == 1:
+			v = genString().Draw(t, "str")
+		case k <= 3:
+			m := map[string]json.RawMessage{}
+			for i, n := 0, rapid.IntRange(0, 3).Draw(t, "n"); i < n; i++ {
+				m[genString().Draw(t, "key")] = genJSON(depth-1).Draw(t, "val")
+			}
+			v = m
+		default:
+			var a []json.RawMessage
+			for i, n := 0, rapid.IntRange(0, 3).Draw(t, "n"); i < n; i++ {
+				a = append(a, genJSON(depth-1).Draw(t, "el"))
+			}
+			v = a
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+}
+
+func genObject() *rapid.Generator[json.RawMessage] {
+	return rapid.Custom(func(t *rapid.T) json.RawMessage {
+		m := map[string]json.RawMessage{}
+		for i, n := 0, rapid.IntRange(1, 3).Draw(t, "n"); i < n; i++ {
+			m[rapid.StringMatching(`[a-z]{1,6}`).Draw(t, "k")] = genJSON(2).Draw(t, "v")
+		}
+		b, _ := json.Marshal(m)
+		return b
+	})
+}
+
+func maybe[T any](t *rapid.T, label string, g *rapid.Generator[T]) T {
+	var zero T
+	if rapid.Bool().Draw(t, label+"?") {
+		return g.Draw(t, label)
+	}
+	return zero
+}
+
+func genNative() *rapid.Generator[convo.Native] {
+	return rapid.Custom(func(t *rapid.T) convo.Native {
+		if !rapid.Bool().Draw(t, "native?") {
+			return nil
+		}
+		return convo.Native{rapid.SampledFrom([]string{"openai", "gemini", "anthropic"}).Draw(t, "p"): genObject().Draw(t, "obj")}
+	})
+}
+
+func genPart(depth int) *rapid.Generator[convo.Part] {
+	return rapid.Custom(func(t *rapid.T) convo.Part {
+		types := []convo.PartType{convo.TypeText, convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile,
+			convo.TypeJSON, convo.TypeToolCall, convo.TypeReasoning, convo.TypeRefusal, "future_kind"}
+		if depth > 0 {
+			types = append(types, convo.TypeToolResult)
+		}
+		p := convo.Part{Type: rapid.SampledFrom(types).Draw(t, "type")}
+		switch p.Type {
+		case convo.TypeText, convo.TypeRefusal:
+			p.Text = genString().Draw(t, "text")
+		case convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile:
+			p.MediaType = rapid.SampledFrom([]string{"image/png", "audio/wav", "application/pdf"}).Draw(t, "mt")
+			switch rapid.IntRange(0, 2).Draw(t, "src") {
+			case 0:
+				p.Data = base64.StdEncoding.EncodeToString(rapid.SliceOf(rapid.Byte()).Draw(t, "data"))
+			case 1:
+				p.URL = "https://example.com/" + rapid.StringMatching(`[a-z]{1,8}`).Draw(t, "url")
+			default:
+				p.FileID = "file-" + rapid.StringMatching(`[a-z0-9]{1,8}`).Draw(t, "fid")
+			}
+			p.Name = maybe(t, "name", genString())
+		case convo.TypeJSON:
+			p.Value = genJSON(3).Draw(t, "value")
+		case convo.TypeToolCall:
+			p.ID, p.Name = "call_"+rapid.StringMatching(`[a-z0-9]{1,6}`).Draw(t, "id"), rapid.StringMatching(`[a-z_]{1,10}`).Draw(t, "name")
+			if rapid.Bool().Draw(t, "raw?") {
+				p.ArgsRaw = genString().Draw(t, "argsraw")
+			} else {
+				p.Args = genObject().Draw(t, "args")
+			}
+		case convo.TypeToolResult:
+			p.ID, p.Error = "call_x", rapid.Bool().Draw(t, "err")
+			p.Parts = rapid.SliceOfN(genPart(0), 0, 3).Draw(t, "parts")
+		case convo.TypeReasoning:
+			p.Text = maybe(t, "rtext", genString())
+			p.Signature = maybe(t, "sig", genString())
+			p.Encrypted = maybe(t, "enc", rapid.StringMatching(`[A-Za-z0-9+/]{0,16}=?`))
+			p.Provider = maybe(t, "prov", rapid.SampledFrom([]string{"openai", "anthropic", "gemini"}))
+			if rapid.Bool().Draw(t, "summary?") {
+				p.Summary = rapid.SliceOfN(genString(), 0, 3).Draw(t, "summary")
+			}
+		default:
+			// An unknown part type comes from a newer writer; it is kept raw.
+			p.Raw = []byte(`{"type":"future_kind","x":` + string(genJSON(2).Draw(t, "x")) + `}`)
+			return p
+		}
+		if rapid.Bool().Draw(t, "cache?") {
+			p.Cache = &convo.Cache{TTL: rapid.SampledFrom([]string{"", "5m", "1h"}).Draw(t, "ttl")}
+		}
+		p.Native = genNative().Draw(t, "pnative")
+		return p
+	})
+}
+
+func genMessage() *rapid.Generator[convo.Message] {
+	return rapid.Custom(func(t *rapid.T) convo.Message {
+		m := convo.Message{
+			Role:  rapid.SampledFrom([]convo.Role{"system", "user", "assistant", "tool", "summary", "error"}).Draw(t, "role"),
+			ID:    maybe(t, "id", genString()),
+			Name:  maybe(t, "name", genString()),
+			Parts: rapid.SliceOfN(genPart(1), 0, 4).Draw(t, "parts"),
+		}
+		if rapid.Bool().Draw(t, "time?") {
+			m.Time = time.Unix(rapid.Int64Range(0, 4e9).Draw(t, "sec"), rapid.Int64Range(0, 1e9-1).Draw(t, "ns")).UTC()
+		}
+		m.Phase = convo.Phase(maybe(t, "phase", rapid.SampledFrom([]string{"commentary", "final"})))
+		m.Effort = maybe(t, "effort", genString())
+		m.Compacted = rapid.IntRange(0, 50).Draw(t, "compacted")
+		m.Finish = convo.Finish(maybe(t, "finish", rapid.SampledFrom([]string{"stop", "tool_use", "length"})))
+		if rapid.Bool().Draw(t, "origin?") {
+			m.Origin = &convo.Origin{Provider: genString().Draw(t, "op"), Model: genString().Draw(t, "om"), ResponseID: genString().Draw(t, "or")}
+		}
+		if rapid.Bool().Draw(t, "usage?") {
+			m.Usage = &convo.Usage{Input: rapid.Int64Range(0, 1e9).Draw(t, "in"), Output: rapid.Int64Range(0, 1e6).Draw(t, "out"), CacheRead: rapid.Int64Range(0, 9).Draw(t, "cr")}
+		}
+		if rapid.Bool().Draw(t, "meta?") {
+			m.Meta = genObject().Draw(t, "meta")
+		}
+		m.Native = genNative().Draw(t, "native")
+		if rapid.Bool().Draw(t, "extra?") {
+			m.Extra = convo.Fields{{Key: "x_" + rapid.StringMatching(`[a-z]{1,5}`).Draw(t, "xk"), Value: genJSON(2).Draw(t, "xv")}}
+		}
+		return m
+	})
+}
+
+func genHistory() *rapid.Generator[convo.History] {
+	return rapid.Custom(func(t *rapid.T) convo.History {
+		return rapid.SliceOfN(genMessage(), 0, 8).Draw(t, "messages")
+	})
+}
+
+// TestPropertyRoundTrip: random histories survive the envelope and JSON
+// Lines unchanged, encoding is deterministic, and decode→encode is a fixed
+// point.
+func TestPropertyRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h := genHistory().Draw(t, "history")
+		for name, enc := range map[string]func(convo.History) ([]byte, error){"envelope": convo.Marshal, "lines": convo.MarshalLines} {
+			b, err := enc(h)
+			if err != nil {
+				t.Fatalf("%s encode: %v", name, err)
+			}
+			again, _ := enc(h)
+			if !bytes.Equal(b, again) {
+				t.Fatalf("%s encoding is not deterministic", name)
+			}
+			back, err := convo.Unmarshal(b)
+			if err != nil {
+				t.Fatalf("%s decode: %v\n%s", name, err, b)
+			}
+			if len(h) > 0 && !back.Equal(h) {
+				t.Fatalf("%s round trip changed the history:\n%s", name, b)
+			}
+			b2, err := enc(back)
+			if err != nil || !bytes.Equal(b, b2) {
+				t.Fatalf("%s decode→encode is not a fixed point: %v\n%s\n%s", name, err, b, b2)
+			}
+		}
+	})
+}
+
+// TestPropertyClone: a clone is equal and shares nothing mutable.
+func TestPropertyClone(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := genMessage().Draw(t, "m")
+		c := m.Clone()
+		if !c.Equal(m) {
+			t.Fatal("clone differs")
+		}
+		before, _ := m.MarshalJSON()
+		for i := range c.Parts {
+			c.Parts[i].Text += "!"
+			if len(c.Parts[i].Args) > 0 {
+				c.Parts[i].Args[0] = ' '
+			}
+		}
+		if len(c.Meta) > 0 {
+			c.Meta[0] = ' '
+		}
+		after, _ := m.MarshalJSON()
+		if !bytes.Equal(before, after) {
+			t.Fatal("editing the clone changed the original")
+		}
+	})
+}
+
+// TestPropertyEstimatedBytes: the estimate stays close to the real size;
+// only escaping (which the generator stresses) makes them differ.
+func TestPropertyEstimatedBytes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := genMessage().Draw(t, "m")
+		b, err := m.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := m.EstimatedBytes()
+		if est < len(b)/2-8 || est > len(b)+len(b)/4+16 {
+			t.Fatalf("estimate %d for %d bytes", est, len(b))
+		}
+	})
+}
