@@ -612,9 +612,6 @@ func (d *decoder) cache(p *Part) error {
 // padded base64, or -1 when s is well formed. It does not decode.
 func badBase64(s string) int {
 	n := len(s)
-	if n%4 != 0 {
-		return n - n%4
-	}
 	for i := 0; i < n; i++ {
 		c := s[i]
 		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
@@ -624,6 +621,9 @@ func badBase64(s string) int {
 			continue
 		}
 		return i
+	}
+	if n%4 != 0 {
+		return n - n%4 // truncated: the last group is short
 	}
 	return -1
 }

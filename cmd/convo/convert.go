@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+)
+
+func init() {
+	commands["convert"] = command{
+		usage:   "--from F --to T [--strict] [--repair] [--reasoning drop|text] [--media error|placeholder] [--system-role system|developer] [--model M] [--lines] [FILE]",
+		summary: "convert a history between convo and any provider's request format",
+		run:     runConvert,
+	}
+}
+
+// formatNames lists what --from and --to accept.
+func formatNames() string {
+	names := []string{"convo"}
+	for _, c := range all.Codecs() {
+		names = append(names, c.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// convOptions are the conversion flags convert and reply share.
+type convOptions struct {
+	strict, repair, gemini          bool
+	reasoning, media, system, model string
+}
+
+func (o *convOptions) register(fs interface {
+	BoolVar(*bool, string, bool, string)
+	StringVar(*string, string, string, string)
+}) {
+	fs.BoolVar(&o.strict, "strict", false, "treat every warning as an error")
+	fs.BoolVar(&o.repair, "repair", false, "repair unpaired tool calls and results instead of failing")
+	fs.StringVar(&o.reasoning, "reasoning", "drop", "reasoning the target cannot take: drop or text")
+	fs.StringVar(&o.media, "media", "error", "media the target cannot take: error or placeholder")
+	fs.StringVar(&o.system, "system-role", "system", "role of system messages for openai-chat: system or developer")
+	fs.StringVar(&o.model, "model", "", "the target model, for rules that depend on it")
+	fs.BoolVar(&o.gemini, "gemini-bypass", false, "put Gemini 3's bypass signature on foreign function calls")
+}
+
+func (o *convOptions) options() (provider.Options, error) {
+	opts := provider.Options{Strict: o.strict, Repair: o.repair, Model: o.model, GeminiBypass: o.gemini,
+		Reasoning: provider.ReasoningMode(o.reasoning), Media: provider.MediaMode(o.media), SystemRole: o.system}
+	switch {
+	case opts.Reasoning != provider.ReasoningDrop && opts.Reasoning != provider.ReasoningText:
+		return opts, usagef("--reasoning must be drop or text, not %q", o.reasoning)
+	case opts.Media != provider.MediaError && opts.Media != provider.MediaPlaceholder:
+		return opts, usagef("--media must be error or placeholder, not %q", o.media)
+	case o.system != "system" && o.system != "developer":
+		return opts, usagef("--system-role must be system or developer, not %q", o.system)
+	}
+	return opts, nil
+}
+
+// codec finds the codec for a format name; "convo" has none.
+func codec(flag, name string) (provider.Codec, error) {
+	if name == "" {
+		return nil, usagef("--%s is required (one of %s)", flag, formatNames())
+	}
+	if name == "convo" {
+		return nil, nil
+	}
+	c, err := all.Lookup(name)
+	if err != nil {
+		return nil, usagef("--%s: unknown format %q (one of %s)", flag, name, formatNames())
+	}
+	return c, nil
+}
+
+func (e *env) warn(warns []provider.Warning) {
+	for _, w := range warns {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+}
+
+func runConvert(e *env, args []string) error {
+	fs := flags(e, "convert")
+	from := fs.String("from", "", "input format: "+formatNames())
+	to := fs.String("to", "", "output format: "+formatNames())
+	lines := fs.Bool("lines", false, "with --to convo, write JSON Lines instead of the envelope")
+	var co convOptions
+	co.register(fs)
+	args, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	opts, err := co.options()
+	if err != nil {
+		return err
+	}
+	src, err := codec("from", *from)
+	if err != nil {
+		return err
+	}
+	dst, err := codec("to", *to)
+	if err != nil {
+		return err
+	}
+	body, name, err := e.input(args, opts.DecodeLimits().MaxBytes)
+	if err != nil {
+		return err
+	}
+
+	var h convo.History
+	if src == nil {
+		h, err = convo.Unmarshal(body)
+	} else {
+		var warns []provider.Warning
+		h, warns, err = src.Decode(body, opts)
+		e.warn(warns)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+
+	var out []byte
+	switch {
+	case dst == nil && *lines:
+		out, err = convo.MarshalLines(h)
+	case dst == nil:
+		out, err = convo.Marshal(h)
+	default:
+		var warns []provider.Warning
+		out, warns, err = dst.Encode(h, opts)
+		e.warn(warns)
+		if err == nil && (len(out) == 0 || out[len(out)-1] != '\n') {
+			out = append(out, '\n')
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(out)
+	return err
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the command line with stdin and returns stdout, stderr and the
+// exit code.
+func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code := run(e, args)
+	return out.String(), errb.String(), code
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExitCodes(t *testing.T) {
+	valid := "../../testdata/v1/example.json"
+	tests := []struct {
+		name    string
+		args    []string
+		stdin   string
+		code    int
+		stdout  string
+		stderr  string
+		oneLine bool
+	}{
+		{name: "no command", code: 2, stdout: "Commands:"},
+		{name: "help", args: []string{"help"}, code: 0, stdout: "validate"},
+		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderr: `unknown command "frobnicate"`},
+		{name: "validate ok", args: []string{"validate", valid}, code: 0, stdout: "ok: 5 messages"},
+		{name: "validate stdin", args: []string{"validate"}, stdin: `[{"role":"user","parts":[{"type":"text","text":"hi"}]}]`, code: 0, stdout: "ok: 1 messages"},
+		{name: "validate problems", args: []string{"validate"}, stdin: `[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"f","args":{}}]},{"role":"user","phase":"final"}]`,
+			code: 1, stderr: "messages[0].parts[0]: tool call \"c\" (f) has no result before messages[1]\nmessages[1]: phase on a user message"},
+		{name: "validate bad json", args: []string{"validate"}, stdin: `[{"role":"user","parts":[{"type":"text","text":1}]}]`, code: 1,
+			stderr: "convo validate: stdin: messages[0].parts[0].text: got number, want string", oneLine: true},
+		{name: "validate missing file", args: []string{"validate", "/no/such/file"}, code: 1, stderr: "no such file", oneLine: true},
+		{name: "validate bad flag", args: []string{"validate", "--nope"}, code: 2, stderr: "flag provided but not defined"},
+		{name: "validate two files", args: []string{"validate", "a", "b"}, code: 2, stderr: "too many arguments"},
+		{name: "show", args: []string{"show", valid}, code: 0, stdout: "→ get_weather({\"city\":\"Paris\"}) [toolu_1]"},
+		{name: "show marks reasoning", args: []string{"show", valid}, code: 0, stdout: "(reasoning, signed, anthropic) Use the tool."},
+		{name: "show summarises attachments", args: []string{"show", valid}, code: 0, stdout: "[image image/png, 8 B inline]"},
+		{name: "show no colour off a terminal", args: []string{"show", valid}, code: 0},
+		{name: "convert normalises", args: []string{"convert", "--from", "convo", "--to", "convo", "--lines"}, stdin: `{"role":"human","parts":[{"type":"text","text":"hi"}]}`,
+			code: 0, stdout: `{"role":"user","parts":[{"type":"text","text":"hi"}]}` + "\n"},
+		{name: "convert envelope", args: []string{"convert", "--from", "convo", "--to", "convo"}, stdin: `[{"role":"ai"}]`,
+			code: 0, stdout: "{\"format\":\"convo/v1\",\"messages\":[\n{\"role\":\"assistant\"}\n]}\n"},
+		{name: "convert unknown format", args: []string{"convert", "--from", "nope", "--to", "convo"}, code: 2, stderr: `unknown format "nope"`},
+		{name: "convert missing --to", args: []string{"convert", "--from", "convo"}, code: 2, stderr: "--to is required"},
+		{name: "convert bad reasoning", args: []string{"convert", "--from", "convo", "--to", "convo", "--reasoning", "keep"}, code: 2, stderr: "--reasoning must be drop or text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, tt.stdin, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out, errs)
+			}
+			if !strings.Contains(out, tt.stdout) {
+				t.Errorf("stdout %q does not contain %q", out, tt.stdout)
+			}
+			if !strings.Contains(errs, tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", errs, tt.stderr)
+			}
+			if tt.oneLine && strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+				t.Errorf("error is not one line: %q", errs)
+			}
+			if strings.Contains(out+errs, "\x1b[") {
+				t.Errorf("colour codes written to a non-terminal")
+			}
+			if strings.Contains(errs, "goroutine ") {
+				t.Errorf("stack trace reached the user: %s", errs)
+			}
+		})
+	}
+}
+
+func TestShowColor(t *testing.T) {
+	out, _, code := runCLI(t, "", "show", "--color", "../../testdata/v1/example.json")
+	if code != 0 || !strings.Contains(out, "\x1b[") {
+		t.Fatalf("no colour with --color: %q", out)
+	}
+}
+
+func TestPanicBecomesOneLine(t *testing.T) {
+	commands["boom"] = command{run: func(*env, []string) error { panic("kaboom") }}
+	defer delete(commands, "boom")
+	_, errs, code := runCLI(t, "", "boom")
+	if code != 1 || errs != "convo: internal error: kaboom\n" {
+		t.Fatalf("got %d %q", code, errs)
+	}
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/convo-go/convo"
+)
+
+func init() {
+	commands["show"] = command{
+		usage:   "[FILE]",
+		summary: "print a canonical history as a readable transcript",
+		run:     runShow,
+	}
+}
+
+func runShow(e *env, args []string) error {
+	fs := flags(e, "show")
+	color := fs.Bool("color", e.color, "colour the output (default: when stdout is a terminal)")
+	args, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	h, err := e.readHistory(args)
+	if err != nil {
+		return err
+	}
+	t := transcript{w: e.stdout, color: *color}
+	for i, m := range h {
+		t.message(i, m)
+	}
+	return nil
+}
+
+// transcript renders messages for a person: roles, tool calls with their
+// arguments, results, reasoning marked as such, attachments summarised.
+type transcript struct {
+	w     io.Writer
+	color bool
+}
+
+const (
+	bold   = "\x1b[1m"
+	dim    = "\x1b[2m"
+	reset  = "\x1b[0m"
+	yellow = "\x1b[33m"
+	cyan   = "\x1b[36m"
+	red    = "\x1b[31m"
+	green  = "\x1b[32m"
+)
+
+var roleColor = map[convo.Role]string{
+	convo.RoleSystem: yellow, convo.RoleUser: green, convo.RoleAssistant: cyan,
+	convo.RoleTool: dim, convo.RoleSummary: yellow, convo.RoleError: red,
+}
+
+func (t transcript) paint(code, s string) string {
+	if !t.color {
+		return s
+	}
+	return code + s + reset
+}
+
+func (t transcript) message(i int, m convo.Message) {
+	head := []string{t.paint(bold+roleColor[m.Role], string(m.Role))}
+	if m.Name != "" {
+		head = append(head, m.Name)
+	}
+	if m.Scope == convo.ScopeTurn {
+		head = append(head, "this turn only")
+	}
+	if m.Compacted > 0 {
+		head = append(head, fmt.Sprintf("replaces %d messages", m.Compacted))
+	}
+	if m.Phase != "" {
+		head = append(head, string(m.Phase))
+	}
+	if o := m.Origin; o != nil && (o.Provider != "" || o.Model != "") {
+		head = append(head, strings.Trim(o.Provider+"/"+o.Model, "/"))
+	}
+	if m.Finish != "" {
+		head = append(head, "finish "+string(m.Finish))
+	}
+	if u := m.Usage; u != nil {
+		head = append(head, fmt.Sprintf("%d in / %d out tokens", u.Input, u.Output))
+	}
+	if !m.Time.IsZero() {
+		head = append(head, m.Time.UTC().Format(time.DateTime)+"Z")
+	}
+	fmt.Fprintf(t.w, "%s %s\n", t.paint(dim, fmt.Sprintf("[%d]", i)), strings.Join(head, " · "))
+	for _, p := range m.Parts {
+		t.part("    ", p)
+	}
+}
+
+func (t transcript) part(indent string, p convo.Part) {
+	line := func(s string) {
+		for _, l := range strings.Split(s, "\n") {
+			fmt.Fprintln(t.w, indent+l)
+		}
+	}
+	switch p.Type {
+	case convo.TypeText:
+		line(p.Text)
+	case convo.TypeRefusal:
+		line(t.paint(red, "(refusal) ") + p.Text)
+	case convo.TypeReasoning:
+		var tags []string
+		if p.Signature != "" {
+			tags = append(tags, "signed")
+		}
+		if p.Encrypted != "" {
+			tags = append(tags, "encrypted")
+		}
+		if p.Provider != "" {
+			tags = append(tags, p.Provider)
+		}
+		label := "(reasoning"
+		if len(tags) > 0 {
+			label += ", " + strings.Join(tags, ", ")
+		}
+		text := p.Text
+		if text == "" {
+			text = strings.Join(p.Summary, " ")
+		}
+		line(t.paint(dim, label+") "+text))
+	case convo.TypeToolCall:
+		args := string(p.Args)
+		if p.ArgsRaw != "" {
+			args = p.ArgsRaw + " (malformed)"
+		}
+		line(t.paint(cyan, "→ "+p.Name) + "(" + args + ") " + t.paint(dim, "["+p.ID+"]"))
+	case convo.TypeToolResult:
+		label := "← " + p.Name
+		if p.Error {
+			label = t.paint(red, label+" failed")
+		}
+		fmt.Fprintln(t.w, indent+label+" "+t.paint(dim, "["+p.ID+"]"))
+		for _, q := range p.Parts {
+			t.part(indent+"  ", q)
+		}
+	case convo.TypeJSON:
+		var buf bytes.Buffer
+		if len(p.Value) <= 100 || json.Indent(&buf, p.Value, "", "  ") != nil {
+			buf.Reset()
+			buf.Write(p.Value)
+		}
+		line(buf.String())
+	case convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile:
+		line(t.paint(dim, "["+attachment(p)+"]"))
+	default:
+		line(t.paint(dim, fmt.Sprintf("[%s part, kept as is]", p.Type)))
+	}
+}
+
+// attachment summarises a media part by type, name, source and size.
+func attachment(p convo.Part) string {
+	s := string(p.Type)
+	if p.MediaType != "" {
+		s += " " + p.MediaType
+	}
+	if p.Name != "" {
+		s += " " + fmt.Sprintf("%q", p.Name)
+	}
+	switch {
+	case p.Data != "":
+		s += ", " + size(base64Len(p.Data)) + " inline"
+	case p.URL != "":
+		s += ", " + p.URL
+	case p.FileID != "":
+		s += ", file " + p.FileID
+	case p.Text != "":
+		s += ", " + size(len(p.Text)) + " of text"
+	}
+	return s
+}
+
+func base64Len(s string) int {
+	n := len(s) / 4 * 3
+	return n - strings.Count(s[max(0, len(s)-2):], "=")
+}
+
+func size(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
