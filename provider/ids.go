@@ -40,7 +40,12 @@ func SanitizeID(id string, max int) string {
 		}
 	}
 	if max > 0 && len(b)+len(suffix) > max {
-		b = b[:max-len(suffix)]
+		keep := max - len(suffix)
+		if keep < 1 {
+			// Too short for a readable part: the hash alone still tells ids apart.
+			return suffix[1:min(len(suffix), max+1)]
+		}
+		b = b[:keep]
 	}
 	return string(append(b, suffix...))
 }

@@ -201,9 +201,12 @@ func (p *preparer) reasoning(path string, part convo.Part) (convo.Part, bool, er
 	case p.opts.Reasoning == ReasoningText && text != "":
 		p.warn(path, "reasoning from %s sent as text", from)
 		return convo.Text(text), true, nil
-	case !signed && p.t.PlainReasoning && text != "":
+	case p.t.PlainReasoning && text != "":
 		// Plain text is what the target takes: keep it, minus anything
 		// bound to another provider.
+		if signed {
+			p.warn(path, "signature of reasoning from %s dropped; its text is sent as plain reasoning", from)
+		}
 		return convo.Part{Type: convo.TypeReasoning, Text: text}, true, nil
 	case signed:
 		p.warn(path, "signed or encrypted reasoning from %s dropped: only %s can read it", from, from)
