@@ -1,0 +1,133 @@
+package bedrock
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+)
+
+// realistic returns a deterministic history of n messages shaped like a
+// tool-using agent session on Bedrock: user questions (some with images),
+// assistant turns with signed reasoning, text and parallel tool calls, tool
+// results with JSON and text.
+func realistic(n int) convo.History {
+	words := strings.Fields("the quick brown fox jumps over the lazy dog while the weather in Paris stays mild and cloudy with light wind from the north west")
+	text := func(i, k int) string {
+		var b strings.Builder
+		for j := 0; j < k; j++ {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[(i*7+j*3)%len(words)])
+		}
+		return b.String()
+	}
+	img := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x89PNG\r\n\x1a\n-pixels-", 200)))
+	h := convo.History{convo.System("You are a helpful travel agent. " + text(0, 60))}
+	for i := 0; len(h) < n; i++ {
+		u := convo.User(text(i, 40))
+		if i%10 == 0 {
+			u.Parts = append(u.Parts, convo.Image("image/png", []byte(img[:1500])))
+		}
+		h = append(h, u)
+		calls := []convo.Part{
+			{Type: convo.TypeReasoning, Text: text(i+1, 50), Signature: "EqQBCkgIARABGAIiQL3Xw" + fmt.Sprint(i), Provider: ProviderID},
+			convo.Text(text(i+2, 20)),
+			convo.ToolCall(fmt.Sprintf("tooluse_%d_a", i), "get_weather", json.RawMessage(fmt.Sprintf(`{"city":"Paris","day":%d}`, i))),
+			convo.ToolCall(fmt.Sprintf("tooluse_%d_b", i), "get_time", json.RawMessage(`{"tz":"Europe/Paris"}`)),
+		}
+		h = append(h, convo.Message{Role: convo.RoleAssistant, Parts: calls})
+		h = append(h, convo.ToolResults(
+			convo.ToolResultParts(fmt.Sprintf("tooluse_%d_a", i), "get_weather", convo.JSON(json.RawMessage(fmt.Sprintf(`{"temp_c":%d,"sky":"cloudy","wind":[3.5,"NW"]}`, i%30)))),
+			convo.ToolResult(fmt.Sprintf("tooluse_%d_b", i), "get_time", "10:0"+fmt.Sprint(i%10)),
+		))
+		h = append(h, convo.Assistant(text(i+3, 80)))
+	}
+	return h[:n]
+}
+
+func BenchmarkEncode(b *testing.B) {
+	h := realistic(1000)
+	canon, _ := convo.Marshal(h)
+	body, _, err := Converse{}.Encode(h, provider.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("bedrock", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := (Converse{}).Encode(h, provider.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The shared rules alone, to tell their cost from Bedrock's own.
+	b.Run("prepare", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := provider.Prepare(h, target, provider.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("canonical", func(b *testing.B) {
+		b.SetBytes(int64(len(canon)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := convo.Marshal(h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkDecode(b *testing.B) {
+	h := realistic(1000)
+	canon, _ := convo.Marshal(h)
+	body, _, err := Converse{}.Encode(h, provider.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("bedrock", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := (Converse{}).Decode(body, provider.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("canonical", func(b *testing.B) {
+		b.SetBytes(int64(len(canon)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := convo.Unmarshal(canon); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestRealisticRoundTrip keeps the benchmark history honest: it encodes
+// without warnings and decodes back to itself.
+func TestRealisticRoundTrip(t *testing.T) {
+	h := realistic(1000)
+	body, warns, err := Converse{}.Encode(h, provider.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err, warns)
+	}
+	checkShape(t, body)
+	back, _, err := Converse{}.Decode(body, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Equal(h) {
+		t.Error("round trip differs")
+	}
+}
