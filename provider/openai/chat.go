@@ -1,0 +1,671 @@
+package openai
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// ChatCodec converts histories to and from Chat Completions requests (format
+// "openai-chat") and decodes Chat Completions replies and streams. It is
+// both a provider.Codec and a provider.ReplyCodec. The zero value is ready
+// to use.
+type ChatCodec struct{}
+
+// Chat returns the codec of the Chat Completions format.
+func Chat() ChatCodec { return ChatCodec{} }
+
+var _ provider.Codec = ChatCodec{}
+
+// Name returns "openai-chat".
+func (ChatCodec) Name() string { return "openai-chat" }
+
+// Provider returns "openai".
+func (ChatCodec) Provider() string { return ProviderID }
+
+// chatIDMax is the longest tool-call id Chat Completions accepts: longer ids
+// are refused with "string too long. Expected a string with maximum length
+// 40" (reported against the API by several client libraries).
+const chatIDMax = 40
+
+var chatTarget = provider.Target{
+	Provider:  ProviderID,
+	MidSystem: true,
+	Media:     chatMedia,
+	ID: func(id string) string {
+		if len(id) <= chatIDMax {
+			return id
+		}
+		return provider.SanitizeID(id, chatIDMax)
+	},
+}
+
+// chatMedia reports what Chat Completions takes: images by URL or inline
+// (as a data URL), wav/mp3 audio inline, files inline or by file id — and
+// no media at all in tool messages, whose content is text only.
+func chatMedia(p convo.Part, inResult bool) bool {
+	if inResult {
+		return false
+	}
+	switch p.Type {
+	case convo.TypeImage:
+		return p.URL != "" || (p.Data != "" && p.MediaType != "")
+	case convo.TypeAudio:
+		if p.Data == "" {
+			return false
+		}
+		if audioFormat(p.MediaType) != "" {
+			return true
+		}
+		n, _ := readNat(p.Native)
+		_, ok := n.view(true).sub("input_audio").str("format")
+		return ok
+	case convo.TypeFile:
+		if p.FileID != "" {
+			return true
+		}
+		if p.Data == "" {
+			return false
+		}
+		if p.MediaType != "" {
+			return true
+		}
+		n, _ := readNat(p.Native)
+		v, _ := n.view(true).get("data_url")
+		return string(v) == "false"
+	}
+	return false
+}
+
+// Encode writes h as a Chat Completions request fragment:
+// {"messages":[…]}. See docs/providers/openai-chat.md for the mapping.
+func (ChatCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	switch opts.SystemRole {
+	case "", "system", "developer":
+	default:
+		return nil, nil, fmt.Errorf("unknown system role %q (want system or developer)", opts.SystemRole)
+	}
+	ph, warns, err := provider.Prepare(h, chatTarget, opts)
+	if err != nil {
+		return nil, warns, err
+	}
+	e := chatEnc{opts: opts, warns: warns}
+	e.buf = make([]byte, 0, estimateSize(ph)+32)
+	e.buf = append(e.buf, `{"messages":[`...)
+	for i := range ph {
+		if err := e.message(&ph[i]); err != nil {
+			return nil, e.warns, err
+		}
+	}
+	e.buf = append(e.buf, "]}"...)
+	if err := opts.Check(e.warns); err != nil {
+		return nil, e.warns, err
+	}
+	return e.buf, e.warns, nil
+}
+
+// estimateSize guesses the encoded size of h to size the output buffer once.
+func estimateSize(h convo.History) int {
+	n := 0
+	for i := range h {
+		n += h[i].EstimatedBytes()
+	}
+	return n
+}
+
+type chatEnc struct {
+	buf   []byte
+	opts  provider.Options
+	warns []provider.Warning
+	n     int // messages written
+}
+
+func (e *chatEnc) path() string { return index("messages", e.n) }
+
+// sub names a place inside the message being written, such as
+// messages[3].content[1].
+func (e *chatEnc) sub(name string, j int) string { return e.path() + "." + index(name, j) }
+
+func (e *chatEnc) warn(path, format string, args ...any) {
+	e.warns = append(e.warns, provider.Warnf(path, format, args...))
+}
+
+// str appends s as a JSON string; invalid UTF-8 is an error, since
+// replacing it would silently change the text.
+func (e *chatEnc) str(s string) error {
+	var ok bool
+	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
+	if !ok {
+		return encErr(e.path(), "invalid UTF-8 in a string")
+	}
+	return nil
+}
+
+func (e *chatEnc) key(k string) { e.buf = jsonx.AppendKey(e.buf, k) }
+
+// begin opens a message object and returns where it starts.
+func (e *chatEnc) begin() int {
+	if e.n > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	start := len(e.buf)
+	e.buf = append(e.buf, '{')
+	return start
+}
+
+func (e *chatEnc) message(m *convo.Message) error {
+	n, err := readNat(m.Native)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	n = n.view(true)
+	switch m.Role {
+	case convo.RoleSystem, convo.RoleUser:
+		return e.plain(m, n)
+	case convo.RoleAssistant:
+		return e.assistant(m, n)
+	case convo.RoleTool:
+		return e.tool(m, n)
+	}
+	return encErr(e.path(), "%s message cannot be sent", m.Role)
+}
+
+// plain writes a system, developer or user message.
+func (e *chatEnc) plain(m *convo.Message, n nat) error {
+	user := m.Role == convo.RoleUser
+	where := "a system message"
+	if user {
+		where = "a user message"
+	}
+	var content []convo.Part
+	for j := range m.Parts {
+		p := m.Parts[j]
+		switch {
+		case p.Type == convo.TypeText:
+		case p.Type == convo.TypeJSON:
+			s, err := jsonText(p.Value)
+			if err != nil {
+				return encErr(e.path(), "part %d: %v", j, err)
+			}
+			p = convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache}
+		case p.Type == convo.TypeRefusal:
+			e.warn(e.path(), "refusal (part %d) in %s sent as text", j, where)
+			p = convo.Part{Type: convo.TypeText, Text: p.Text, Cache: p.Cache}
+		case p.Type.IsMedia():
+			if !user {
+				q, err := unsendable(p, where, e.path(), e.opts, &e.warns)
+				if err != nil {
+					return err
+				}
+				p = q
+			}
+		case isChatContentBlock(p):
+		default:
+			e.warn(e.path(), "%s part (part %d) left out: %s cannot hold it", p.Type, j, where)
+			continue
+		}
+		content = append(content, p)
+	}
+	start := e.begin()
+	e.key("role")
+	switch {
+	case user:
+		e.buf = append(e.buf, `"user"`...)
+	default:
+		role, _ := n.str("role")
+		if role != "developer" && role != "system" {
+			role = e.opts.SystemRole
+			if role == "" {
+				role = "system"
+			}
+		}
+		e.buf = jsonx.AppendString(e.buf, role)
+	}
+	if err := e.content(content, n, true); err != nil {
+		return err
+	}
+	if err := e.name(m); err != nil {
+		return err
+	}
+	e.buf = n.close(e.buf, start)
+	e.n++
+	return nil
+}
+
+func (e *chatEnc) name(m *convo.Message) error {
+	if m.Name == "" {
+		return nil
+	}
+	e.key("name")
+	return e.str(m.Name)
+}
+
+// isChatContentBlock reports whether p is a content part of unknown type
+// kept from a Chat request.
+func isChatContentBlock(p convo.Part) bool {
+	t := string(p.Type)
+	return p.Raw != nil && strings.HasPrefix(t, ProviderID+":chat.") && !strings.HasPrefix(t, ProviderID+":chat.tool_call.")
+}
+
+// content writes the "content" member: a string for a lone plain text part,
+// else an array of parts. With none it writes nothing unless always is set
+// (then an empty string), and leaves a native "content" (null) to n.close.
+func (e *chatEnc) content(parts []convo.Part, n nat, always bool) error {
+	if len(parts) == 0 {
+		if _, ok := n.get("content"); ok || !always {
+			return nil
+		}
+		e.key("content")
+		e.buf = append(e.buf, `""`...)
+		return nil
+	}
+	e.key("content")
+	if len(parts) == 1 && parts[0].Type == convo.TypeText && parts[0].Cache == nil {
+		pn, err := readNat(parts[0].Native)
+		if err != nil {
+			return encErr(e.path(), "%v", err)
+		}
+		if pn.view(true).empty() {
+			return e.str(parts[0].Text)
+		}
+	}
+	e.buf = append(e.buf, '[')
+	for j := range parts {
+		if j > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.part(&parts[j], j); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, ']')
+	return nil
+}
+
+// part writes content part j.
+func (e *chatEnc) part(p *convo.Part, j int) error {
+	if p.Raw != nil {
+		block, ok := provider.OpaqueBlock(ProviderID, *p)
+		if !ok {
+			return encErr(e.sub("content", j), "part of type %q has no OpenAI block", p.Type)
+		}
+		e.buf = append(e.buf, block...)
+		return nil
+	}
+	pn, err := readNat(p.Native)
+	if err != nil {
+		return encErr(e.sub("content", j), "%v", err)
+	}
+	pn = pn.view(true)
+	start := len(e.buf)
+	switch p.Type {
+	case convo.TypeText:
+		e.buf = append(e.buf, `{"type":"text","text":`...)
+		if err := e.str(p.Text); err != nil {
+			return err
+		}
+	case convo.TypeRefusal:
+		e.buf = append(e.buf, `{"type":"refusal","refusal":`...)
+		if err := e.str(p.Text); err != nil {
+			return err
+		}
+	case convo.TypeImage:
+		e.buf = append(e.buf, `{"type":"image_url","image_url":{"url":`...)
+		in := len(e.buf) - len(`{"url":`)
+		if p.URL != "" {
+			if err := e.str(p.URL); err != nil {
+				return err
+			}
+		} else {
+			e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
+		}
+		if p.Detail != "" {
+			e.key("detail")
+			if err := e.str(p.Detail); err != nil {
+				return err
+			}
+		}
+		e.buf = pn.sub("image_url").close(e.buf, in)
+	case convo.TypeAudio:
+		sub := pn.sub("input_audio")
+		format := audioFormat(p.MediaType)
+		if format == "" {
+			format, _ = sub.str("format")
+		}
+		e.buf = append(e.buf, `{"type":"input_audio","input_audio":{"data":`...)
+		in := len(e.buf) - len(`{"data":`)
+		if err := e.str(p.Data); err != nil {
+			return err
+		}
+		e.key("format")
+		if err := e.str(format); err != nil {
+			return err
+		}
+		e.buf = sub.close(e.buf, in)
+	case convo.TypeFile:
+		e.buf = append(e.buf, `{"type":"file","file":{`...)
+		in := len(e.buf) - 1
+		if p.FileID != "" {
+			e.key("file_id")
+			if err := e.str(p.FileID); err != nil {
+				return err
+			}
+		} else {
+			e.key("file_data")
+			if v, _ := pn.get("data_url"); string(v) == "false" {
+				if err := e.str(p.Data); err != nil {
+					return err
+				}
+			} else {
+				e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
+			}
+		}
+		if p.Name != "" {
+			e.key("filename")
+			if err := e.str(p.Name); err != nil {
+				return err
+			}
+		}
+		e.buf = pn.sub("file").close(e.buf, in)
+	default:
+		return encErr(e.sub("content", j), "%s part cannot be sent as message content", p.Type)
+	}
+	if p.Cache != nil {
+		if p.Type == convo.TypeRefusal {
+			e.warn(e.sub("content", j), "cache breakpoint on a refusal left out: refusal parts take none")
+		} else {
+			kept, _ := pn.get("prompt_cache_breakpoint")
+			e.buf = appendBreakpoint(e.buf, p.Cache, kept, e.sub("content", j), &e.warns)
+		}
+	}
+	e.buf = pn.close(e.buf, start)
+	return nil
+}
+
+// chatReasoning reports whether p is plain reasoning text a Chat request can
+// carry as reasoning_content: OpenAI's own, without the id, summary or
+// encrypted payload of a Responses reasoning item.
+func chatReasoning(p *convo.Part) bool {
+	return p.Provider == ProviderID && p.Text != "" && p.ID == "" && p.Encrypted == "" &&
+		p.Signature == "" && p.Summary == nil
+}
+
+func (e *chatEnc) assistant(m *convo.Message, n nat) error {
+	var (
+		reasoning []string
+		content   []convo.Part
+		refusal   *convo.Part
+		calls     []*convo.Part
+		fnCall    *convo.Part
+	)
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		switch {
+		case p.Raw != nil:
+			switch {
+			case isChatContentBlock(*p):
+				content = append(content, *p)
+			case strings.HasPrefix(string(p.Type), ProviderID+":chat.tool_call."):
+				calls = append(calls, p)
+			default:
+				e.warn(e.path(), "%s item (part %d) left out: Chat Completions cannot hold it", p.Type, j)
+			}
+		case p.Type == convo.TypeReasoning:
+			if chatReasoning(p) {
+				reasoning = append(reasoning, p.Text)
+				continue
+			}
+			text := p.Text
+			if text == "" {
+				text = strings.Join(p.Summary, "\n")
+			}
+			if e.opts.Reasoning == provider.ReasoningText && text != "" {
+				e.warn(e.path(), "Responses reasoning (part %d) sent as text: Chat Completions cannot carry reasoning items", j)
+				content = append(content, convo.Text(text))
+				continue
+			}
+			e.warn(e.path(), "Responses reasoning item (part %d) dropped: Chat Completions cannot carry it", j)
+		case p.Type == convo.TypeText:
+			content = append(content, *p)
+		case p.Type == convo.TypeRefusal:
+			pn, _ := readNat(p.Native)
+			if t, _ := pn.view(true).str("type"); t == "refusal" || refusal != nil {
+				content = append(content, *p)
+			} else {
+				refusal = p
+			}
+		case p.Type == convo.TypeJSON:
+			s, err := jsonText(p.Value)
+			if err != nil {
+				return encErr(e.path(), "part %d: %v", j, err)
+			}
+			content = append(content, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
+		case p.Type.IsMedia():
+			q, err := unsendable(*p, "an assistant message", e.path(), e.opts, &e.warns)
+			if err != nil {
+				return err
+			}
+			content = append(content, q)
+		case p.Type == convo.TypeToolCall:
+			pn, _ := readNat(p.Native)
+			if t, _ := pn.view(true).str("type"); t == "function_call" && fnCall == nil {
+				fnCall = p
+			} else {
+				calls = append(calls, p)
+			}
+		default:
+			e.warn(e.path(), "%s part (part %d) left out: an assistant message cannot hold it", p.Type, j)
+		}
+	}
+	if m.Phase != "" {
+		e.warn(e.path(), "phase %q left out: Chat Completions has no phase", m.Phase)
+	}
+	start := e.begin()
+	e.buf = append(e.buf, `"role":"assistant"`...)
+	always := refusal == nil && len(calls) == 0 && fnCall == nil
+	if err := e.content(content, n, always); err != nil {
+		return err
+	}
+	if refusal != nil {
+		e.key("refusal")
+		if err := e.str(refusal.Text); err != nil {
+			return err
+		}
+	}
+	if err := e.name(m); err != nil {
+		return err
+	}
+	if len(calls) > 0 {
+		e.key("tool_calls")
+		e.buf = append(e.buf, '[')
+		for k, p := range calls {
+			if k > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if err := e.toolCall(p, k); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
+	}
+	if fnCall != nil {
+		pn, _ := readNat(fnCall.Native)
+		sub := pn.view(true).sub("function_call")
+		e.key("function_call")
+		in := len(e.buf)
+		e.buf = append(e.buf, `{"name":`...)
+		if err := e.str(fnCall.Name); err != nil {
+			return err
+		}
+		if err := e.args(fnCall, sub); err != nil {
+			return err
+		}
+		e.buf = sub.close(e.buf, in)
+	}
+	if len(reasoning) > 0 {
+		e.key("reasoning_content")
+		if err := e.str(strings.Join(reasoning, "\n")); err != nil {
+			return err
+		}
+	}
+	e.buf = n.close(e.buf, start)
+	e.n++
+	return nil
+}
+
+// args writes the "arguments" member of a function call.
+func (e *chatEnc) args(p *convo.Part, fn nat) error {
+	orig, has := fn.str("arguments")
+	s, err := argsString(p, orig, has)
+	if err != nil {
+		return encErr(e.path(), "tool call %q: %v", p.ID, err)
+	}
+	e.key("arguments")
+	return e.str(s)
+}
+
+func (e *chatEnc) toolCall(p *convo.Part, k int) error {
+	if p.Raw != nil {
+		block, _ := provider.OpaqueBlock(ProviderID, *p)
+		e.buf = append(e.buf, block...)
+		return nil
+	}
+	pn, err := readNat(p.Native)
+	if err != nil {
+		return encErr(e.sub("tool_calls", k), "%v", err)
+	}
+	pn = pn.view(true)
+	start := len(e.buf)
+	e.buf = append(e.buf, `{"id":`...)
+	if err := e.str(p.ID); err != nil {
+		return err
+	}
+	if t, _ := pn.str("type"); t == "custom" {
+		sub := pn.sub("custom")
+		e.buf = append(e.buf, `,"type":"custom","custom":{"name":`...)
+		in := len(e.buf) - len(`{"name":`)
+		if err := e.str(p.Name); err != nil {
+			return err
+		}
+		input := p.ArgsRaw
+		if p.Args != nil {
+			c, err := jsonx.Compact(p.Args, 0)
+			if err != nil {
+				return encErr(e.sub("tool_calls", k), "args: invalid JSON: %v", err)
+			}
+			input = string(c)
+		}
+		e.key("input")
+		if err := e.str(input); err != nil {
+			return err
+		}
+		e.buf = sub.close(e.buf, in)
+	} else {
+		sub := pn.sub("function")
+		e.buf = append(e.buf, `,"type":"function","function":{"name":`...)
+		in := len(e.buf) - len(`{"name":`)
+		if err := e.str(p.Name); err != nil {
+			return err
+		}
+		if err := e.args(p, sub); err != nil {
+			return err
+		}
+		e.buf = sub.close(e.buf, in)
+	}
+	if p.Cache != nil {
+		e.warn(e.sub("tool_calls", k), "cache breakpoint on a tool call left out: Chat Completions takes none there")
+	}
+	e.buf = pn.close(e.buf, start)
+	return nil
+}
+
+// tool writes one tool message per tool result.
+func (e *chatEnc) tool(m *convo.Message, n nat) error {
+	results := 0
+	for j := range m.Parts {
+		if m.Parts[j].Type == convo.TypeToolResult {
+			results++
+		}
+	}
+	if results != 1 {
+		// Message-level native fields belong to a single wire message.
+		n = nat{}
+	}
+	if m.Name != "" {
+		e.warn(e.path(), "name %q left out: tool messages carry no name", m.Name)
+	}
+	for j := range m.Parts {
+		r := &m.Parts[j]
+		if r.Type != convo.TypeToolResult {
+			e.warn(e.path(), "%s part in a tool message left out", r.Type)
+			continue
+		}
+		if err := e.result(r, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *chatEnc) result(r *convo.Part, n nat) error {
+	if r.Error {
+		e.warn(e.path(), "error flag of the result for %q left out: Chat Completions has none (the text still says what failed)", r.ID)
+	}
+	content := make([]convo.Part, 0, len(r.Parts))
+	for k := range r.Parts {
+		p := r.Parts[k]
+		switch {
+		case p.Type == convo.TypeText:
+		case p.Type == convo.TypeJSON:
+			s, err := jsonText(p.Value)
+			if err != nil {
+				return encErr(e.path(), "result part %d: %v", k, err)
+			}
+			p = convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache, Native: p.Native}
+		case isChatContentBlock(p):
+		default:
+			// Prepare turned media into placeholders or failed already.
+			e.warn(e.path(), "%s part of a tool result left out: tool messages hold text only", p.Type)
+			continue
+		}
+		content = append(content, p)
+	}
+	if r.Cache != nil {
+		if len(content) == 0 {
+			content = append(content, convo.Text(""))
+		}
+		last := &content[len(content)-1]
+		if last.Cache == nil {
+			last.Cache = r.Cache
+		}
+	}
+	start := e.begin()
+	if role, _ := n.str("role"); role == "function" {
+		e.buf = append(e.buf, `"role":"function","name":`...)
+		if err := e.str(r.Name); err != nil {
+			return err
+		}
+		var text []string
+		for _, p := range content {
+			text = append(text, p.Text)
+		}
+		e.key("content")
+		if err := e.str(strings.Join(text, "\n")); err != nil {
+			return err
+		}
+	} else {
+		e.buf = append(e.buf, `"role":"tool","tool_call_id":`...)
+		if err := e.str(r.ID); err != nil {
+			return err
+		}
+		if err := e.content(content, n, true); err != nil {
+			return err
+		}
+	}
+	e.buf = n.close(e.buf, start)
+	e.n++
+	return nil
+}

@@ -1,0 +1,755 @@
+package openai
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// Decode reads the "messages" of a Chat Completions request body into a
+// history. Other members of the body (model, tools, sampling settings) are
+// validated as JSON and otherwise ignored.
+func (ChatCodec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+	l, err := checkSize(body, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := chatDec{r: jsonx.NewReader(body, l.MaxDepth), maxDepth: l.MaxDepth}
+	var h convo.History
+	seen := false
+	err = d.r.ReadObject(func(key []byte) error {
+		if string(key) != "messages" {
+			return d.r.Skip()
+		}
+		seen = true
+		var err error
+		h, err = d.messages()
+		return err
+	})
+	if err == nil {
+		err = d.r.ExpectEnd()
+	}
+	if err != nil {
+		return nil, d.warns, err
+	}
+	if !seen {
+		return nil, d.warns, errors.New(`request has no "messages"`)
+	}
+	return h, d.warns, nil
+}
+
+type chatDec struct {
+	r        *jsonx.Reader
+	maxDepth int
+	warns    []provider.Warning
+	// calls are the tool calls of the latest assistant message, for naming
+	// the results that answer them.
+	calls    []convo.Part
+	answered []bool
+}
+
+func (d *chatDec) messages() (convo.History, error) {
+	if d.r.Peek() != jsonx.Array {
+		return nil, at(d.r.Errorf("want an array of messages"), "messages")
+	}
+	h := convo.History{}
+	err := d.r.ReadArray(func(i int) error {
+		m, err := d.message(i)
+		if err != nil {
+			return at(at(err, index("", i)), "messages")
+		}
+		h = append(h, m)
+		return nil
+	})
+	return h, err
+}
+
+// content kinds, for what a message's "content" member held.
+const (
+	contentAbsent = iota
+	contentString
+	contentArray
+)
+
+// chatMsg is one wire message while it is read; it becomes a convo message
+// once its role is known (the role may come last).
+type chatMsg struct {
+	role, name, toolCallID    string
+	hasRole, hasName, hasCall bool
+	kind                      int
+	text                      string // string content
+	parts                     []convo.Part
+	refusal                   *convo.Part
+	reasoning                 *convo.Part
+	calls                     []convo.Part
+	funcCall                  *convo.Part
+	nb                        natBuilder
+}
+
+func (d *chatDec) message(i int) (convo.Message, error) {
+	var w chatMsg
+	if d.r.Peek() != jsonx.Object {
+		return convo.Message{}, d.r.Errorf("want a message object, got %s", d.r.Peek())
+	}
+	err := d.r.ReadObject(func(key []byte) error {
+		k := string(key)
+		switch k {
+		case "role":
+			s, err := d.r.ReadString()
+			w.role, w.hasRole = s, true
+			return at(err, k)
+		case "content":
+			return at(d.content(&w), k)
+		case "name", "tool_call_id", "refusal", "reasoning_content":
+			if d.r.Peek() != jsonx.String {
+				if d.r.ReadNull() {
+					w.nb.add(k, []byte("null"))
+					return nil
+				}
+				return at(d.r.Errorf("want a string, got %s", d.r.Peek()), k)
+			}
+			s, err := d.r.ReadString()
+			if err != nil {
+				return at(err, k)
+			}
+			switch k {
+			case "name":
+				w.name, w.hasName = s, true
+			case "tool_call_id":
+				w.toolCallID, w.hasCall = s, true
+			case "refusal":
+				if s == "" {
+					w.nb.add(k, []byte(`""`))
+					return nil
+				}
+				w.refusal = &convo.Part{Type: convo.TypeRefusal, Text: s}
+			case "reasoning_content":
+				if s == "" {
+					w.nb.add(k, []byte(`""`))
+					return nil
+				}
+				w.reasoning = &convo.Part{Type: convo.TypeReasoning, Text: s, Provider: ProviderID}
+			}
+			return nil
+		case "tool_calls":
+			if d.r.ReadNull() {
+				w.nb.add(k, []byte("null"))
+				return nil
+			}
+			calls, err := d.toolCalls(i)
+			if err == nil && len(calls) == 0 {
+				w.nb.add(k, []byte("[]"))
+			}
+			w.calls = calls
+			return at(err, k)
+		case "function_call":
+			if d.r.ReadNull() {
+				w.nb.add(k, []byte("null"))
+				return nil
+			}
+			p, err := d.functionCall(i)
+			w.funcCall = &p
+			return at(err, k)
+		}
+		raw, err := d.r.ReadRaw()
+		w.nb.add(k, raw)
+		return at(err, k)
+	})
+	if err != nil {
+		return convo.Message{}, err
+	}
+	if !w.hasRole {
+		return convo.Message{}, errors.New(`message has no "role"`)
+	}
+	return d.build(&w, i)
+}
+
+// build turns a read wire message into a convo message.
+func (d *chatDec) build(w *chatMsg, i int) (convo.Message, error) {
+	m := convo.Message{}
+	switch w.role {
+	case "system", "developer", "user", "assistant":
+		if w.role == "developer" {
+			w.nb.add("role", []byte(`"developer"`))
+		}
+		if w.role == "assistant" {
+			m.Role = convo.RoleAssistant
+		} else if w.role == "user" {
+			m.Role = convo.RoleUser
+		} else {
+			m.Role = convo.RoleSystem
+		}
+		if w.hasName {
+			if w.name == "" {
+				w.nb.add("name", []byte(`""`))
+			}
+			m.Name = w.name
+		}
+		if w.hasCall {
+			w.nb.add("tool_call_id", jsonx.AppendString(nil, w.toolCallID))
+		}
+	case "tool", "function":
+		m.Role = convo.RoleTool
+	default:
+		return m, at(fmt.Errorf("unknown role %q", w.role), "role")
+	}
+
+	if m.Role != convo.RoleAssistant {
+		// Only assistant messages carry these; elsewhere they are kept as
+		// they came.
+		if w.refusal != nil {
+			w.nb.add("refusal", jsonx.AppendString(nil, w.refusal.Text))
+		}
+		if w.reasoning != nil {
+			w.nb.add("reasoning_content", jsonx.AppendString(nil, w.reasoning.Text))
+		}
+		if w.calls != nil {
+			return m, at(errors.New("tool calls outside an assistant message"), "tool_calls")
+		}
+		if w.funcCall != nil {
+			return m, at(errors.New("function call outside an assistant message"), "function_call")
+		}
+	}
+
+	switch m.Role {
+	case convo.RoleAssistant:
+		n := len(w.parts) + len(w.calls)
+		if w.reasoning != nil {
+			n++
+		}
+		if w.refusal != nil {
+			n++
+		}
+		if w.funcCall != nil {
+			n++
+		}
+		parts := make([]convo.Part, 0, n)
+		if w.reasoning != nil {
+			parts = append(parts, *w.reasoning)
+		}
+		if w.kind == contentString {
+			if w.text == "" {
+				w.nb.add("content", []byte(`""`))
+			} else {
+				parts = append(parts, convo.Text(w.text))
+			}
+		}
+		parts = append(parts, w.parts...)
+		if w.refusal != nil {
+			parts = append(parts, *w.refusal)
+		}
+		parts = append(parts, w.calls...)
+		if w.funcCall != nil {
+			parts = append(parts, *w.funcCall)
+		}
+		m.Parts = parts
+		d.calls, d.answered = nil, nil
+		for _, p := range parts {
+			if p.Type == convo.TypeToolCall {
+				d.calls = append(d.calls, p)
+			}
+		}
+		d.answered = make([]bool, len(d.calls))
+	case convo.RoleTool:
+		r := convo.Part{Type: convo.TypeToolResult, Parts: w.contentParts()}
+		if w.role == "function" {
+			// The deprecated function-calling protocol: results answer by
+			// name, and the call got a synthesised id.
+			w.nb.add("role", []byte(`"function"`))
+			if w.hasName {
+				r.Name = w.name
+			}
+			r.ID = d.answer(r.Name)
+			if r.ID == "" {
+				r.ID = provider.SynthID(i, 0, r.Name)
+			}
+			if w.hasCall {
+				w.nb.add("tool_call_id", jsonx.AppendString(nil, w.toolCallID))
+			}
+		} else {
+			if !w.hasCall {
+				return m, errors.New(`tool message has no "tool_call_id"`)
+			}
+			r.ID = w.toolCallID
+			if w.hasName {
+				// Not in the API's schema, but widely sent: the function
+				// name. Kept as it came, and names the result.
+				w.nb.add("name", jsonx.AppendString(nil, w.name))
+				r.Name = w.name
+			}
+			if name := d.nameOf(r.ID); r.Name == "" {
+				r.Name = name
+			}
+		}
+		m.Parts = []convo.Part{r}
+	default:
+		m.Parts = w.contentParts()
+		d.calls, d.answered = nil, nil
+	}
+	m.Native = w.nb.native(true)
+	return m, nil
+}
+
+// contentParts returns the content of a non-assistant message as parts: a
+// string is one text part (an empty one included, so nothing is lost).
+func (w *chatMsg) contentParts() []convo.Part {
+	switch w.kind {
+	case contentString:
+		return []convo.Part{convo.Text(w.text)}
+	case contentArray:
+		return w.parts
+	}
+	return nil
+}
+
+// nameOf returns the name of the latest assistant message's call id and
+// marks it answered.
+func (d *chatDec) nameOf(id string) string {
+	for k, c := range d.calls {
+		if c.ID == id {
+			d.answered[k] = true
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// answer finds the first unanswered call of the latest assistant message
+// named name and returns its id.
+func (d *chatDec) answer(name string) string {
+	for k, c := range d.calls {
+		if !d.answered[k] && c.Name == name {
+			d.answered[k] = true
+			return c.ID
+		}
+	}
+	return ""
+}
+
+// content reads a message's "content": a string, an array of parts, or null.
+func (d *chatDec) content(w *chatMsg) error {
+	switch d.r.Peek() {
+	case jsonx.Null:
+		d.r.ReadNull()
+		w.nb.add("content", []byte("null"))
+		return nil
+	case jsonx.String:
+		s, err := d.r.ReadString()
+		w.kind, w.text = contentString, s
+		return err
+	case jsonx.Array:
+		w.kind = contentArray
+		w.parts = []convo.Part{}
+		err := d.r.ReadArray(func(j int) error {
+			p, err := d.part()
+			if err != nil {
+				return at(err, index("", j))
+			}
+			w.parts = append(w.parts, p)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(w.parts) == 0:
+			w.kind = contentAbsent
+			w.parts = nil
+			w.nb.add("content", []byte("[]"))
+		case len(w.parts) == 1 && w.parts[0].Type == convo.TypeText && w.parts[0].Native == nil && w.parts[0].Cache == nil:
+			// An array holding one text part: remember the array form.
+			w.parts[0].Native = convo.Native{ProviderID: []byte(`{"api":"chat","type":"text"}`)}
+		}
+		return nil
+	}
+	return d.r.Errorf("want a string, an array of parts or null, got %s", d.r.Peek())
+}
+
+// part reads one content part.
+func (d *chatDec) part() (convo.Part, error) {
+	if d.r.Peek() != jsonx.Object {
+		return convo.Part{}, d.r.Errorf("want a content part object, got %s", d.r.Peek())
+	}
+	start := d.r.Offset()
+	var (
+		typ, text, refusal string
+		hasText, hasRefusal bool
+		media              convo.Part
+		mediaKey           string
+		mediaAt, mediaEnd  int
+		cache              *convo.Cache
+		cacheRaw           []byte
+		nb                 natBuilder
+	)
+	err := d.r.ReadObject(func(key []byte) error {
+		k := string(key)
+		switch k {
+		case "type":
+			s, err := d.r.ReadString()
+			typ = s
+			return at(err, k)
+		case "text", "refusal":
+			if d.r.Peek() != jsonx.String {
+				break
+			}
+			s, err := d.r.ReadString()
+			if k == "text" {
+				text, hasText = s, true
+			} else {
+				refusal, hasRefusal = s, true
+			}
+			return at(err, k)
+		case "image_url", "input_audio", "file":
+			if d.r.Peek() != jsonx.Object || mediaKey != "" {
+				break
+			}
+			mediaKey, mediaAt = k, d.r.Offset()
+			var err error
+			media, err = d.media(k)
+			mediaEnd = d.r.Offset()
+			return at(err, k)
+		case "prompt_cache_breakpoint":
+			c, raw, exact, err := readBreakpoint(d.r)
+			if err != nil {
+				return at(err, k)
+			}
+			if !exact {
+				nb.add(k, raw)
+			}
+			cache, cacheRaw = c, raw
+			return nil
+		}
+		raw, err := d.r.ReadRaw()
+		nb.add(k, raw)
+		return at(err, k)
+	})
+	if err != nil {
+		return convo.Part{}, err
+	}
+	var p convo.Part
+	switch typ {
+	case "text":
+		if !hasText {
+			return p, errors.New(`text part has no "text"`)
+		}
+		p = convo.Text(text)
+	case "refusal":
+		if !hasRefusal {
+			return p, errors.New(`refusal part has no "refusal"`)
+		}
+		p = convo.Refusal(refusal)
+		// A refusal part in the content array, not the message's refusal
+		// field.
+		nb.add("type", []byte(`"refusal"`))
+	case "image_url", "input_audio", "file":
+		if mediaKey != typ {
+			return p, fmt.Errorf("%s part has no %q object", typ, typ)
+		}
+		p = media
+		mediaKey = ""
+		if p.Native != nil {
+			// media() collected the nested object's own extra members.
+			nb.add(typ, p.Native[ProviderID])
+			p.Native = nil
+		}
+		if p.Extra != nil {
+			for _, f := range p.Extra {
+				nb.add(f.Key, f.Value)
+			}
+			p.Extra = nil
+		}
+	case "":
+		return p, errors.New(`content part has no "type"`)
+	default:
+		raw, err := jsonx.Compact(d.r.Bytes()[start:d.r.Offset()], 0)
+		if err != nil {
+			return p, err
+		}
+		return provider.OpaquePart(ProviderID, "chat."+typ, raw), nil
+	}
+	// Members read for another part type are kept as they came.
+	if hasText && typ != "text" {
+		nb.add("text", jsonx.AppendString(nil, text))
+	}
+	if hasRefusal && typ != "refusal" {
+		nb.add("refusal", jsonx.AppendString(nil, refusal))
+	}
+	if mediaKey != "" {
+		// A media object on a part of another type: kept as it came.
+		raw, err := jsonx.Compact(d.r.Bytes()[mediaAt:mediaEnd], 0)
+		if err != nil {
+			return p, err
+		}
+		nb.add(mediaKey, raw)
+	}
+	if cache != nil && typ == "refusal" {
+		// Refusal parts take no breakpoint: keep it as it came.
+		if string(cacheRaw) == `{"mode":"explicit"}` {
+			nb.add("prompt_cache_breakpoint", cacheRaw)
+		}
+		cache = nil
+	}
+	p.Cache = cache
+	p.Native = nb.native(true)
+	return p, nil
+}
+
+// media reads the nested object of an image_url, input_audio or file part.
+// Members convo has no field for come back in the part's Native (as the
+// nested object's members) and Extra (as members of the part itself).
+func (d *chatDec) media(kind string) (convo.Part, error) {
+	var p convo.Part
+	var nb natBuilder
+	var url, detail, data, format, fileData, fileID, filename string
+	var hasURL, hasData, hasFileData, hasFileID bool
+	err := d.r.ReadObject(func(key []byte) error {
+		k := string(key)
+		var dst *string
+		var has *bool
+		switch kind + "." + k {
+		case "image_url.url":
+			dst, has = &url, &hasURL
+		case "image_url.detail":
+			dst = &detail
+		case "input_audio.data":
+			dst, has = &data, &hasData
+		case "input_audio.format":
+			dst = &format
+		case "file.file_data":
+			dst, has = &fileData, &hasFileData
+		case "file.file_id":
+			dst, has = &fileID, &hasFileID
+		case "file.filename":
+			dst = &filename
+		}
+		if dst == nil || d.r.Peek() != jsonx.String {
+			raw, err := d.r.ReadRaw()
+			nb.add(k, raw)
+			return at(err, k)
+		}
+		s, err := d.r.ReadString()
+		*dst = s
+		if has != nil {
+			*has = true
+		}
+		return at(err, k)
+	})
+	if err != nil {
+		return p, err
+	}
+	var top []convo.Field // members of the part itself (markers)
+	switch kind {
+	case "image_url":
+		if !hasURL {
+			return p, errors.New(`image_url has no "url"`)
+		}
+		p.Type = convo.TypeImage
+		if mt, b64, ok := parseDataURL(url); ok {
+			p.MediaType, p.Data = mt, b64
+		} else {
+			p.URL = url
+		}
+		p.Detail = detail
+	case "input_audio":
+		if !hasData {
+			return p, errors.New(`input_audio has no "data"`)
+		}
+		if badBase64(data) >= 0 {
+			return p, at(fmt.Errorf("malformed base64 at offset %d", badBase64(data)), "data")
+		}
+		p.Type = convo.TypeAudio
+		p.Data = data
+		p.MediaType = audioMediaType(format)
+		if audioFormat(p.MediaType) != format {
+			// A format convo's media type does not map back to by itself.
+			nb.add("format", jsonx.AppendString(nil, format))
+		}
+	case "file":
+		p.Type = convo.TypeFile
+		p.Name = filename
+		switch {
+		case hasFileID:
+			p.FileID = fileID
+			if hasFileData {
+				nb.add("file_data", jsonx.AppendString(nil, fileData))
+			}
+		case hasFileData:
+			if mt, b64, ok := parseDataURL(fileData); ok {
+				p.MediaType, p.Data = mt, b64
+			} else if badBase64(fileData) < 0 && fileData != "" {
+				p.MediaType, p.Data = guessFileType(filename), fileData
+				top = append(top, convo.Field{Key: "data_url", Value: []byte("false")})
+			} else {
+				return p, at(errors.New("neither a base64 data URL nor base64"), "file_data")
+			}
+		default:
+			return p, errors.New(`file has neither "file_id" nor "file_data"`)
+		}
+	}
+	if len(nb.buf) > 0 {
+		p.Native = convo.Native{ProviderID: append(append([]byte{'{'}, nb.buf...), '}')}
+	}
+	p.Extra = top
+	return p, nil
+}
+
+// toolCalls reads an assistant message's "tool_calls".
+func (d *chatDec) toolCalls(msg int) ([]convo.Part, error) {
+	if d.r.Peek() != jsonx.Array {
+		return nil, d.r.Errorf("want an array of tool calls, got %s", d.r.Peek())
+	}
+	calls := []convo.Part{}
+	err := d.r.ReadArray(func(j int) error {
+		p, err := d.toolCall()
+		if err != nil {
+			return at(err, index("", j))
+		}
+		calls = append(calls, p)
+		return nil
+	})
+	return calls, err
+}
+
+func (d *chatDec) toolCall() (convo.Part, error) {
+	if d.r.Peek() != jsonx.Object {
+		return convo.Part{}, d.r.Errorf("want a tool call object, got %s", d.r.Peek())
+	}
+	start := d.r.Offset()
+	p := convo.Part{Type: convo.TypeToolCall}
+	var typ, inner string
+	var hasID bool
+	var fn fnCall
+	var nb natBuilder
+	err := d.r.ReadObject(func(key []byte) error {
+		k := string(key)
+		switch k {
+		case "id":
+			if d.r.Peek() == jsonx.String {
+				s, err := d.r.ReadString()
+				p.ID, hasID = s, true
+				return at(err, k)
+			}
+		case "type":
+			if d.r.Peek() == jsonx.String {
+				s, err := d.r.ReadString()
+				typ = s
+				return at(err, k)
+			}
+		case "function", "custom":
+			if d.r.Peek() == jsonx.Object && inner == "" {
+				inner = k
+				return at(d.fnObject(&fn, k), k)
+			}
+		}
+		raw, err := d.r.ReadRaw()
+		nb.add(k, raw)
+		return at(err, k)
+	})
+	if err != nil {
+		return p, err
+	}
+	switch {
+	case typ == "" && inner == "function", typ == "function" && inner == "function":
+	case typ == "custom" && inner == "custom":
+		nb.add("type", []byte(`"custom"`))
+	case typ == "":
+		return p, errors.New(`tool call has no "type"`)
+	default:
+		if typ == "function" || typ == "custom" {
+			return p, fmt.Errorf("%s tool call has no %q object", typ, typ)
+		}
+		raw, err := jsonx.Compact(d.r.Bytes()[start:d.r.Offset()], 0)
+		if err != nil {
+			return p, err
+		}
+		return provider.OpaquePart(ProviderID, "chat.tool_call."+typ, raw), nil
+	}
+	if !hasID {
+		return p, errors.New(`tool call has no "id"`)
+	}
+	if !fn.hasName {
+		return p, fmt.Errorf("%s has no \"name\"", inner)
+	}
+	p.Name = fn.name
+	if inner == "custom" {
+		if !fn.hasArgs {
+			return p, errors.New(`custom has no "input"`)
+		}
+		p.ArgsRaw = fn.args
+	} else {
+		if !fn.hasArgs {
+			return p, errors.New(`function has no "arguments"`)
+		}
+		if parseArgs(&p, fn.args, d.maxDepth) {
+			fn.nb.add("arguments", jsonx.AppendString(nil, fn.args))
+		}
+	}
+	if len(fn.nb.buf) > 0 {
+		nb.add(inner, append(append([]byte{'{'}, fn.nb.buf...), '}'))
+	}
+	p.Native = nb.native(true)
+	return p, nil
+}
+
+// fnCall is the inner object of a tool call: function{name, arguments} or
+// custom{name, input}, or a deprecated function_call.
+type fnCall struct {
+	name, args       string
+	hasName, hasArgs bool
+	nb               natBuilder
+}
+
+func (d *chatDec) fnObject(fn *fnCall, kind string) error {
+	argsKey := "arguments"
+	if kind == "custom" {
+		argsKey = "input"
+	}
+	return d.r.ReadObject(func(key []byte) error {
+		k := string(key)
+		if (k == "name" || k == argsKey) && d.r.Peek() == jsonx.String {
+			s, err := d.r.ReadString()
+			if k == "name" {
+				fn.name, fn.hasName = s, true
+			} else {
+				fn.args, fn.hasArgs = s, true
+			}
+			return at(err, k)
+		}
+		raw, err := d.r.ReadRaw()
+		fn.nb.add(k, raw)
+		return at(err, k)
+	})
+}
+
+// functionCall reads the deprecated assistant "function_call". It becomes a
+// tool call with a synthesised id, marked so that it is written back as a
+// function_call.
+func (d *chatDec) functionCall(msg int) (convo.Part, error) {
+	if d.r.Peek() != jsonx.Object {
+		return convo.Part{}, d.r.Errorf("want an object, got %s", d.r.Peek())
+	}
+	var fn fnCall
+	if err := d.fnObject(&fn, "function"); err != nil {
+		return convo.Part{}, err
+	}
+	if !fn.hasName {
+		return convo.Part{}, errors.New(`function_call has no "name"`)
+	}
+	p := convo.Part{Type: convo.TypeToolCall, Name: fn.name, ID: provider.SynthID(msg, 0, fn.name)}
+	if !fn.hasArgs {
+		return convo.Part{}, errors.New(`function_call has no "arguments"`)
+	}
+	if parseArgs(&p, fn.args, d.maxDepth) {
+		fn.nb.add("arguments", jsonx.AppendString(nil, fn.args))
+	}
+	var nb natBuilder
+	nb.add("type", []byte(`"function_call"`))
+	if len(fn.nb.buf) > 0 {
+		nb.add("function_call", append(append([]byte{'{'}, fn.nb.buf...), '}'))
+	}
+	p.Native = nb.native(true)
+	return p, nil
+}

@@ -1,0 +1,316 @@
+package openai
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// at prefixes err's place with seg ("messages[3]", "content[1]", "url"), the
+// way convo.DecodeError paths read.
+func at(err error, seg string) error {
+	if err == nil {
+		return nil
+	}
+	de, ok := err.(*convo.DecodeError)
+	if !ok {
+		return &convo.DecodeError{Path: seg, Err: err}
+	}
+	switch {
+	case de.Path == "":
+		de.Path = seg
+	case de.Path[0] == '[':
+		de.Path = seg + de.Path
+	default:
+		de.Path = seg + "." + de.Path
+	}
+	return de
+}
+
+func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
+
+// checkSize rejects a body over the decode limit before any parsing.
+func checkSize(body []byte, opts provider.Options) (convo.Limits, error) {
+	l := opts.DecodeLimits()
+	if int64(len(body)) > l.MaxBytes {
+		return l, fmt.Errorf("request body of more than %d bytes: %w", l.MaxBytes, jsonx.ErrTooLarge)
+	}
+	return l, nil
+}
+
+// parseDataURL splits a base64 data URL into its media type and payload.
+// Anything else — a remote URL, a data URL that is not base64 or whose
+// payload is not standard padded base64, or one without a media type — is
+// not split, so it is kept as a URL and comes back unchanged.
+func parseDataURL(u string) (mediaType, data string, ok bool) {
+	if !strings.HasPrefix(u, "data:") {
+		return "", "", false
+	}
+	rest := u[len("data:"):]
+	i := strings.Index(rest, ";base64,")
+	if i <= 0 {
+		return "", "", false
+	}
+	mediaType, data = rest[:i], rest[i+len(";base64,"):]
+	if strings.ContainsAny(mediaType, ";,") || data == "" || badBase64(data) >= 0 {
+		return "", "", false
+	}
+	return mediaType, data, true
+}
+
+// appendDataURL appends the JSON string "data:<mediaType>;base64,<data>".
+func appendDataURL(dst []byte, mediaType, data string) []byte {
+	dst = append(dst, `"data:`...)
+	dst = appendInner(dst, mediaType)
+	dst = append(dst, ";base64,"...)
+	dst = appendInner(dst, data)
+	return append(dst, '"')
+}
+
+// appendInner appends s escaped for the inside of a JSON string.
+func appendInner(dst []byte, s string) []byte {
+	n := len(dst)
+	dst = jsonx.AppendString(dst, s)
+	copy(dst[n:], dst[n+1:len(dst)-1])
+	return dst[:len(dst)-2]
+}
+
+// badBase64 returns the offset of the first byte that makes s not standard,
+// padded base64, or -1 when s is well formed.
+func badBase64(s string) int {
+	n := len(s)
+	if n%4 != 0 {
+		return n - n%4
+	}
+	for i := 0; i < n; i++ {
+		c := s[i]
+		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
+			continue
+		}
+		if c == '=' && (i == n-1 || (i == n-2 && s[n-1] == '=')) {
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// guessFileType names the media type of inline file data that came without
+// one (bare base64), from its file name. The table is fixed so that decoding
+// does not depend on the machine's MIME database.
+func guessFileType(name string) string {
+	ext := ""
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		ext = strings.ToLower(name[i+1:])
+	}
+	switch ext {
+	case "pdf", "":
+		return "application/pdf" // the file type both OpenAI APIs document
+	case "txt":
+		return "text/plain"
+	case "md":
+		return "text/markdown"
+	case "csv":
+		return "text/csv"
+	case "json":
+		return "application/json"
+	case "html", "htm":
+		return "text/html"
+	case "docx":
+		return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+	case "xlsx":
+		return "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+	case "pptx":
+		return "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+	case "png":
+		return "image/png"
+	case "jpg", "jpeg":
+		return "image/jpeg"
+	}
+	return "application/octet-stream"
+}
+
+// audioFormat maps an audio media type to a Chat input_audio format.
+func audioFormat(mediaType string) string {
+	switch strings.ToLower(mediaType) {
+	case "audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave":
+		return "wav"
+	case "audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mp3":
+		return "mp3"
+	}
+	return ""
+}
+
+// audioMediaType maps a Chat input_audio format to a media type.
+func audioMediaType(format string) string {
+	switch format {
+	case "wav":
+		return "audio/wav"
+	case "mp3":
+		return "audio/mpeg"
+	}
+	return "audio/" + format
+}
+
+// appendBreakpoint appends a prompt_cache_breakpoint member for c: the
+// breakpoint object kept in native when there is one, else
+// {"mode":"explicit"}. convo's TTLs are Anthropic's ("5m", "1h"); OpenAI's
+// breakpoints take "30m" and "12h", so another TTL is left out with a
+// warning.
+func appendBreakpoint(dst []byte, c *convo.Cache, kept []byte, path string, warns *[]provider.Warning) []byte {
+	dst = jsonx.AppendKey(dst, "prompt_cache_breakpoint")
+	if kept != nil {
+		return append(dst, kept...)
+	}
+	dst = append(dst, `{"mode":"explicit"`...)
+	switch c.TTL {
+	case "":
+	case "30m", "12h":
+		dst = append(dst, `,"ttl":"`...)
+		dst = append(dst, c.TTL...)
+		dst = append(dst, '"')
+	default:
+		*warns = append(*warns, provider.Warnf(path, "cache TTL %q has no OpenAI equivalent (30m or 12h): breakpoint sent without a TTL", c.TTL))
+	}
+	return append(dst, '}')
+}
+
+// readBreakpoint reads a prompt_cache_breakpoint object. An explicit
+// breakpoint becomes a Cache; raw is the object as read, which the caller
+// keeps in Native unless it is exactly {"mode":"explicit"} (a TTL, another
+// mode or other members convo has no field for).
+func readBreakpoint(r *jsonx.Reader) (c *convo.Cache, raw []byte, exact bool, err error) {
+	raw, err = r.ReadRaw()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if string(raw) == `{"mode":"explicit"}` {
+		return &convo.Cache{}, raw, true, nil
+	}
+	if raw[0] == '{' {
+		sub := jsonx.NewReader(raw, 0)
+		_ = sub.ReadObject(func(key []byte) error {
+			if string(key) == "mode" && sub.Peek() == jsonx.String {
+				if s, _ := sub.ReadString(); s == "explicit" {
+					c = &convo.Cache{}
+				}
+				return nil
+			}
+			return sub.Skip()
+		})
+	}
+	return c, raw, false, nil
+}
+
+// args is the arguments string of a tool call as OpenAI sends it: the
+// original string when it was kept in orig and still says the same as Args,
+// else Args compacted, else the raw malformed text, else "{}".
+func argsString(p *convo.Part, orig string, hasOrig bool) (string, error) {
+	if p.Args != nil {
+		c, err := jsonx.Compact(p.Args, 0)
+		if err != nil {
+			return "", fmt.Errorf("args: invalid JSON: %w", err)
+		}
+		if hasOrig {
+			if oc, err := jsonx.Compact([]byte(orig), 0); err == nil && string(oc) == string(c) {
+				return orig, nil
+			}
+		}
+		return string(c), nil
+	}
+	if p.ArgsRaw != "" {
+		return p.ArgsRaw, nil
+	}
+	if hasOrig && strings.TrimSpace(orig) == "" {
+		return orig, nil // the model sent no arguments at all
+	}
+	return "{}", nil
+}
+
+// parseArgs turns an arguments string into Args (valid JSON, compacted) or
+// ArgsRaw (anything else). keep reports that the original string must be
+// kept in Native for a byte-exact round trip: it was valid but not compact,
+// or empty.
+func parseArgs(p *convo.Part, s string, maxDepth int) (keep bool) {
+	if c, err := jsonx.Compact([]byte(s), maxDepth); err == nil {
+		p.Args = c
+		return string(c) != s
+	}
+	p.ArgsRaw = s
+	return s == ""
+}
+
+// encErr is an encoding error at a place in the output request.
+func encErr(path string, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
+}
+
+// mediaDesc names a media part in warnings and placeholders, as Prepare does.
+func mediaDesc(p convo.Part) string {
+	src := "inline data"
+	switch {
+	case p.URL != "":
+		src = "URL " + p.URL
+	case p.FileID != "":
+		src = "file id " + p.FileID
+	case p.Text != "" && p.Type == convo.TypeFile:
+		src = "inline text"
+	}
+	kind := string(p.Type)
+	if p.MediaType != "" {
+		kind += " (" + p.MediaType + ")"
+	}
+	if p.Name != "" {
+		kind += " " + strconv.Quote(p.Name)
+	}
+	return kind + " by " + src
+}
+
+// unsendable handles media in a place the format has no room for (an
+// assistant or system message): an error, or with MediaPlaceholder a text
+// placeholder and a warning, the policy Prepare applies elsewhere.
+func unsendable(p convo.Part, where, path string, opts provider.Options, warns *[]provider.Warning) (convo.Part, error) {
+	desc := mediaDesc(p)
+	if opts.Media != provider.MediaPlaceholder {
+		return p, encErr(path, "%s cannot be sent in %s (use placeholders)", desc, where)
+	}
+	*warns = append(*warns, provider.Warnf(path, "%s replaced by a text placeholder: %s cannot hold it", desc, where))
+	return convo.Text("[" + desc + " omitted]"), nil
+}
+
+// jsonText renders a json part of a tool result as the text OpenAI
+// carries (compact JSON).
+func jsonText(v []byte) (string, error) {
+	c, err := jsonx.Compact(v, 0)
+	if err != nil {
+		return "", fmt.Errorf("invalid JSON value: %w", err)
+	}
+	return string(c), nil
+}
+
+// phaseWire maps a convo phase to the Responses wire value.
+func phaseWire(p convo.Phase) string {
+	switch p {
+	case convo.PhaseCommentary:
+		return "commentary"
+	case convo.PhaseFinal:
+		return "final_answer"
+	}
+	return ""
+}
+
+// phaseConvo maps a Responses phase to convo's; ok is false for a value
+// convo does not know.
+func phaseConvo(s string) (convo.Phase, bool) {
+	switch s {
+	case "commentary":
+		return convo.PhaseCommentary, true
+	case "final_answer":
+		return convo.PhaseFinal, true
+	}
+	return "", false
+}

@@ -1,0 +1,795 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// ResponsesCodec converts histories to and from Responses API requests
+// (format "openai-responses") and decodes Responses replies and streams. It
+// is both a provider.Codec and a provider.ReplyCodec. The zero value is
+// ready to use.
+type ResponsesCodec struct{}
+
+// Responses returns the codec of the Responses format.
+func Responses() ResponsesCodec { return ResponsesCodec{} }
+
+var _ provider.Codec = ResponsesCodec{}
+
+// Name returns "openai-responses".
+func (ResponsesCodec) Name() string { return "openai-responses" }
+
+// Provider returns "openai".
+func (ResponsesCodec) Provider() string { return ProviderID }
+
+// respIDMax bounds call_id: OpenAI refuses tool-call ids over 64 bytes in
+// Responses requests (reported by client libraries; not in the SDK).
+const respIDMax = 64
+
+var respTarget = provider.Target{
+	Provider:  ProviderID,
+	MidSystem: true,
+	Media:     respMedia,
+	ID: func(id string) string {
+		if len(id) <= respIDMax {
+			return id
+		}
+		return provider.SanitizeID(id, respIDMax)
+	},
+}
+
+// respMedia reports what Responses takes, in messages and function call
+// outputs alike: images and files by URL, file id or inline data; no audio
+// or video (input_audio is not in the input content union).
+func respMedia(p convo.Part, _ bool) bool {
+	switch p.Type {
+	case convo.TypeImage:
+		return p.URL != "" || p.FileID != "" || (p.Data != "" && p.MediaType != "")
+	case convo.TypeFile:
+		if p.FileID != "" || p.URL != "" {
+			return true
+		}
+		if p.Data == "" {
+			return false
+		}
+		if p.MediaType != "" {
+			return true
+		}
+		n, _ := readNat(p.Native)
+		v, _ := n.view(false).get("data_url")
+		return string(v) == "false"
+	}
+	return false
+}
+
+// Encode writes h as a Responses request fragment: {"input":[…]}, with
+// "instructions" when h opens with the system message a decoded request's
+// instructions became, and "input" as a string when that is how it came.
+// See docs/providers/openai-responses.md for the mapping.
+func (ResponsesCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	e, rest, err := newRespEnc(h, opts)
+	if err != nil {
+		return nil, e.warns, err
+	}
+	e.buf = append(e.buf, '{')
+	if len(rest) > 0 {
+		if text, ok := instructionsText(&rest[0]); ok {
+			e.buf = append(e.buf, `"instructions":`...)
+			if err := e.str(text); err != nil {
+				return nil, e.warns, err
+			}
+			rest = rest[1:]
+		}
+	}
+	e.key("input")
+	if len(rest) == 1 {
+		if text, ok := inputText(&rest[0]); ok {
+			if err := e.str(text); err != nil {
+				return nil, e.warns, err
+			}
+			e.buf = append(e.buf, '}')
+			return e.finish(opts)
+		}
+	}
+	e.buf = append(e.buf, '[')
+	for i := range rest {
+		if err := e.message(&rest[i]); err != nil {
+			return nil, e.warns, err
+		}
+	}
+	e.buf = append(e.buf, "]}"...)
+	return e.finish(opts)
+}
+
+// EncodeItems writes h as Responses input items, one JSON object each, the
+// form the Conversations API takes. It applies the same rules as Encode,
+// except that every message becomes items (a leading instructions message
+// becomes a system or developer message item). A message usually becomes one
+// item; an assistant message becomes one item per reasoning part, tool call
+// and run of text. Item ids kept in Native come back on their items.
+func EncodeItems(h convo.History, opts provider.Options) ([]json.RawMessage, []provider.Warning, error) {
+	e, rest, err := newRespEnc(h, opts)
+	if err != nil {
+		return nil, e.warns, err
+	}
+	e.track = true
+	for i := range rest {
+		if err := e.message(&rest[i]); err != nil {
+			return nil, e.warns, err
+		}
+	}
+	if err := opts.Check(e.warns); err != nil {
+		return nil, e.warns, err
+	}
+	items := make([]json.RawMessage, len(e.starts))
+	for k, start := range e.starts {
+		end := len(e.buf)
+		if k+1 < len(e.starts) {
+			end = e.starts[k+1] - 1 // the comma between items
+		}
+		items[k] = json.RawMessage(e.buf[start:end:end])
+	}
+	return items, e.warns, nil
+}
+
+func newRespEnc(h convo.History, opts provider.Options) (*respEnc, convo.History, error) {
+	e := &respEnc{opts: opts}
+	switch opts.SystemRole {
+	case "", "system", "developer":
+	default:
+		return e, nil, fmt.Errorf("unknown system role %q (want system or developer)", opts.SystemRole)
+	}
+	ph, warns, err := provider.Prepare(h, respTarget, opts)
+	e.warns = warns
+	if err != nil {
+		return e, nil, err
+	}
+	e.buf = make([]byte, 0, estimateSize(ph)+32)
+	return e, ph, nil
+}
+
+func (e *respEnc) finish(opts provider.Options) ([]byte, []provider.Warning, error) {
+	if err := opts.Check(e.warns); err != nil {
+		return nil, e.warns, err
+	}
+	return e.buf, e.warns, nil
+}
+
+// instructionsText returns the text of m when it is the system message a
+// decoded request's instructions became.
+func instructionsText(m *convo.Message) (string, bool) {
+	if m.Role != convo.RoleSystem {
+		return "", false
+	}
+	return markedText(m, "instructions")
+}
+
+// inputText returns the text of m when it is the user message a decoded
+// request's input string became.
+func inputText(m *convo.Message) (string, bool) {
+	if m.Role != convo.RoleUser || m.Name != "" {
+		return "", false
+	}
+	return markedText(m, "input")
+}
+
+func markedText(m *convo.Message, from string) (string, bool) {
+	n, err := readNat(m.Native)
+	if err != nil {
+		return "", false
+	}
+	if f, _ := n.view(false).str("from"); f != from {
+		return "", false
+	}
+	var texts []string
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if p.Type != convo.TypeText || p.Cache != nil || p.Native != nil {
+			return "", false
+		}
+		texts = append(texts, p.Text)
+	}
+	if len(texts) == 0 {
+		return "", false
+	}
+	return strings.Join(texts, "\n"), true
+}
+
+type respEnc struct {
+	buf    []byte
+	opts   provider.Options
+	warns  []provider.Warning
+	n      int   // items written
+	track  bool  // record where items start (EncodeItems)
+	starts []int // item start offsets
+}
+
+func (e *respEnc) path() string { return index("input", e.n) }
+
+func (e *respEnc) warn(format string, args ...any) {
+	e.warns = append(e.warns, provider.Warnf(e.path(), format, args...))
+}
+
+func (e *respEnc) str(s string) error {
+	var ok bool
+	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
+	if !ok {
+		return encErr(e.path(), "invalid UTF-8 in a string")
+	}
+	return nil
+}
+
+func (e *respEnc) key(k string) { e.buf = jsonx.AppendKey(e.buf, k) }
+
+// begin opens an item object and returns where it starts.
+func (e *respEnc) begin() int {
+	if e.n > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	start := len(e.buf)
+	if e.track {
+		e.starts = append(e.starts, start)
+	}
+	e.buf = append(e.buf, '{')
+	return start
+}
+
+func (e *respEnc) end(n nat, start int) {
+	e.buf = n.close(e.buf, start)
+	e.n++
+}
+
+func (e *respEnc) message(m *convo.Message) error {
+	n, err := readNat(m.Native)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	n = n.view(false)
+	if m.Name != "" {
+		e.warn("name %q left out: Responses messages carry no name", m.Name)
+	}
+	switch m.Role {
+	case convo.RoleSystem, convo.RoleUser:
+		return e.plain(m, n)
+	case convo.RoleAssistant:
+		return e.assistant(m, n)
+	case convo.RoleTool:
+		return e.tool(m)
+	}
+	return encErr(e.path(), "%s message cannot be sent", m.Role)
+}
+
+// itemPart reports whether p is a whole Responses item kept opaque (not a
+// content part, not a Chat block).
+func itemPart(p *convo.Part) bool {
+	if p.Raw == nil {
+		return false
+	}
+	t := string(p.Type)
+	return strings.HasPrefix(t, ProviderID+":") && !strings.HasPrefix(t, ProviderID+":content.") &&
+		!strings.HasPrefix(t, ProviderID+":chat.")
+}
+
+func contentBlock(p *convo.Part) bool {
+	return p.Raw != nil && strings.HasPrefix(string(p.Type), ProviderID+":content.")
+}
+
+func (e *respEnc) opaque(p *convo.Part) {
+	block, _ := provider.OpaqueBlock(ProviderID, *p)
+	e.begin()
+	e.buf = append(e.buf, block[1:]...)
+	e.n++
+}
+
+// plain writes a system, developer or user message: its content as one
+// message item, with any opaque items it holds around it in order.
+func (e *respEnc) plain(m *convo.Message, n nat) error {
+	var run []convo.Part
+	first := true
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		var mn nat
+		if first {
+			mn = n
+		}
+		first = false
+		err := e.inputMessage(m, run, mn)
+		run = run[:0]
+		return err
+	}
+	for j := range m.Parts {
+		p := m.Parts[j]
+		switch {
+		case itemPart(&p):
+			if err := flush(); err != nil {
+				return err
+			}
+			e.opaque(&p)
+			continue
+		case p.Type == convo.TypeText, p.Type.IsMedia(), contentBlock(&p):
+		case p.Type == convo.TypeJSON:
+			s, err := jsonText(p.Value)
+			if err != nil {
+				return encErr(e.path(), "part %d: %v", j, err)
+			}
+			p = convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache}
+		case p.Type == convo.TypeRefusal:
+			e.warn("refusal (part %d) in a %s message sent as text", j, m.Role)
+			p = convo.Part{Type: convo.TypeText, Text: p.Text, Cache: p.Cache}
+		default:
+			e.warn("%s part (part %d) left out: a %s message cannot hold it", p.Type, j, m.Role)
+			continue
+		}
+		run = append(run, p)
+	}
+	return flush()
+}
+
+func (e *respEnc) inputMessage(m *convo.Message, parts []convo.Part, n nat) error {
+	start := e.begin()
+	e.buf = append(e.buf, `"role":`...)
+	if m.Role == convo.RoleUser {
+		e.buf = append(e.buf, `"user"`...)
+	} else {
+		role, _ := n.str("role")
+		if role != "developer" && role != "system" {
+			role = e.opts.SystemRole
+			if role == "" {
+				role = "system"
+			}
+		}
+		e.buf = jsonx.AppendString(e.buf, role)
+	}
+	if err := e.content("content", parts, false, false); err != nil {
+		return err
+	}
+	e.end(n, start)
+	return nil
+}
+
+// content writes member key ("content" or "output"): a string for a lone plain text part (unless
+// array is set), else an array of parts.
+func (e *respEnc) content(key string, parts []convo.Part, assistant, array bool) error {
+	e.key(key)
+	if !array && len(parts) == 1 && parts[0].Type == convo.TypeText && parts[0].Cache == nil {
+		pn, err := readNat(parts[0].Native)
+		if err != nil {
+			return encErr(e.path(), "%v", err)
+		}
+		if pn.view(false).empty() {
+			return e.str(parts[0].Text)
+		}
+	}
+	e.buf = append(e.buf, '[')
+	for j := range parts {
+		if j > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.part(&parts[j], j, assistant); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, ']')
+	return nil
+}
+
+func (e *respEnc) part(p *convo.Part, j int, assistant bool) error {
+	if p.Raw != nil {
+		block, ok := provider.OpaqueBlock(ProviderID, *p)
+		if !ok || !contentBlock(p) {
+			return encErr(e.path(), "part %d of type %q is no Responses content part", j, p.Type)
+		}
+		e.buf = append(e.buf, block...)
+		return nil
+	}
+	pn, err := readNat(p.Native)
+	if err != nil {
+		return encErr(e.path(), "part %d: %v", j, err)
+	}
+	pn = pn.view(false)
+	start := len(e.buf)
+	cacheOK := true
+	switch p.Type {
+	case convo.TypeText:
+		typ, _ := pn.str("type")
+		if typ != "input_text" && typ != "output_text" {
+			typ = "input_text"
+			if assistant {
+				typ = "output_text"
+			}
+		}
+		e.buf = append(e.buf, `{"type":"`...)
+		e.buf = append(e.buf, typ...)
+		e.buf = append(e.buf, `","text":`...)
+		if err := e.str(p.Text); err != nil {
+			return err
+		}
+		if typ == "output_text" {
+			if _, ok := pn.get("annotations"); !ok {
+				e.buf = append(e.buf, `,"annotations":[]`...)
+			}
+			cacheOK = false
+		}
+	case convo.TypeRefusal:
+		e.buf = append(e.buf, `{"type":"refusal","refusal":`...)
+		if err := e.str(p.Text); err != nil {
+			return err
+		}
+		cacheOK = false
+	case convo.TypeImage:
+		e.buf = append(e.buf, `{"type":"input_image"`...)
+		switch {
+		case p.FileID != "":
+			e.key("file_id")
+			if err := e.str(p.FileID); err != nil {
+				return err
+			}
+		case p.URL != "":
+			e.key("image_url")
+			if err := e.str(p.URL); err != nil {
+				return err
+			}
+		default:
+			e.key("image_url")
+			e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
+		}
+		detail := p.Detail
+		if detail == "" {
+			detail = "auto" // required by the API
+		}
+		e.key("detail")
+		if err := e.str(detail); err != nil {
+			return err
+		}
+	case convo.TypeFile:
+		e.buf = append(e.buf, `{"type":"input_file"`...)
+		switch {
+		case p.FileID != "":
+			e.key("file_id")
+			if err := e.str(p.FileID); err != nil {
+				return err
+			}
+		case p.URL != "":
+			e.key("file_url")
+			if err := e.str(p.URL); err != nil {
+				return err
+			}
+		default:
+			e.key("file_data")
+			if v, _ := pn.get("data_url"); string(v) == "false" {
+				if err := e.str(p.Data); err != nil {
+					return err
+				}
+			} else {
+				e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
+			}
+		}
+		if p.Name != "" {
+			e.key("filename")
+			if err := e.str(p.Name); err != nil {
+				return err
+			}
+		}
+	default:
+		return encErr(e.path(), "part %d: %s part cannot be sent as content", j, p.Type)
+	}
+	if p.Cache != nil {
+		if cacheOK {
+			kept, _ := pn.get("prompt_cache_breakpoint")
+			e.buf = appendBreakpoint(e.buf, p.Cache, kept, e.path(), &e.warns)
+		} else {
+			e.warn("cache breakpoint on part %d left out: %s parts take none", j, p.Type)
+		}
+	}
+	e.buf = pn.close(e.buf, start)
+	return nil
+}
+
+// respReasoning reports whether p can be sent as a reasoning item: OpenAI's
+// own, with the item id or encrypted payload the API needs to accept it.
+func respReasoning(p *convo.Part) bool {
+	return p.Type == convo.TypeReasoning && p.Provider == ProviderID && (p.ID != "" || p.Encrypted != "")
+}
+
+// assistant writes an assistant message as items, in part order: reasoning
+// items, a message item per run of text and refusal parts, function calls,
+// and kept opaque items.
+func (e *respEnc) assistant(m *convo.Message, n nat) error {
+	// A reasoning item must be followed by the item it produced: one at
+	// the end of the message would be refused, so it is left out.
+	last := -1
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		switch {
+		case p.Type == convo.TypeReasoning, p.Type == convo.TypeToolResult:
+		case p.Raw != nil && !itemPart(p) && !contentBlock(p):
+		default:
+			last = j
+		}
+	}
+	var run []convo.Part
+	first := true
+	runs := 0
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		var mn nat
+		if first {
+			mn = n
+		}
+		first = false
+		runs++
+		err := e.outputMessage(m, run, mn)
+		run = run[:0]
+		return err
+	}
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		switch {
+		case itemPart(p):
+			if err := flush(); err != nil {
+				return err
+			}
+			e.opaque(p)
+		case p.Raw != nil && !contentBlock(p):
+			e.warn("%s part (part %d) left out: Responses cannot hold it", p.Type, j)
+		case p.Type == convo.TypeReasoning:
+			if respReasoning(p) {
+				if j > last {
+					e.warn("reasoning item %q (part %d) left out: nothing follows it, and the API refuses a reasoning item without its following item", p.ID, j)
+					continue
+				}
+				if err := flush(); err != nil {
+					return err
+				}
+				if err := e.reasoning(p); err != nil {
+					return err
+				}
+				continue
+			}
+			text := p.Text
+			if text == "" {
+				text = strings.Join(p.Summary, "\n")
+			}
+			if e.opts.Reasoning == provider.ReasoningText && text != "" {
+				e.warn("reasoning (part %d) without an item id sent as text", j)
+				run = append(run, convo.Text(text))
+				continue
+			}
+			e.warn("reasoning (part %d) without an item id or encrypted content dropped: Responses cannot take it", j)
+		case p.Type == convo.TypeText, p.Type == convo.TypeRefusal, contentBlock(p):
+			run = append(run, *p)
+		case p.Type == convo.TypeJSON:
+			s, err := jsonText(p.Value)
+			if err != nil {
+				return encErr(e.path(), "part %d: %v", j, err)
+			}
+			run = append(run, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
+		case p.Type.IsMedia():
+			q, err := unsendable(*p, "an assistant message", e.path(), e.opts, &e.warns)
+			if err != nil {
+				return err
+			}
+			run = append(run, q)
+		case p.Type == convo.TypeToolCall:
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := e.call(p); err != nil {
+				return err
+			}
+		default:
+			e.warn("%s part (part %d) left out: an assistant message cannot hold it", p.Type, j)
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if runs == 0 && m.Phase != "" {
+		e.warn("phase %q left out: the message has no text to carry it", m.Phase)
+	}
+	return nil
+}
+
+// outputMessage writes a run of assistant content as a message item: in
+// the output form (type, id, status) when it carries a kept item id, else
+// in the easy form.
+func (e *respEnc) outputMessage(m *convo.Message, parts []convo.Part, n nat) error {
+	start := e.begin()
+	_, output := n.get("id")
+	if output {
+		e.buf = append(e.buf, `"type":"message","role":"assistant"`...)
+	} else {
+		e.buf = append(e.buf, `"role":"assistant"`...)
+	}
+	if err := e.content("content", parts, true, output); err != nil {
+		return err
+	}
+	if ph := phaseWire(m.Phase); ph != "" {
+		e.key("phase")
+		e.buf = jsonx.AppendString(e.buf, ph)
+	}
+	e.end(n, start)
+	return nil
+}
+
+func (e *respEnc) reasoning(p *convo.Part) error {
+	pn, err := readNat(p.Native)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	pn = pn.view(false)
+	start := e.begin()
+	e.buf = append(e.buf, `"type":"reasoning"`...)
+	if p.ID != "" {
+		e.key("id")
+		if err := e.str(p.ID); err != nil {
+			return err
+		}
+	}
+	if _, ok := pn.get("summary"); !ok {
+		e.buf = append(e.buf, `,"summary":[`...)
+		for k, s := range p.Summary {
+			if k > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = append(e.buf, `{"type":"summary_text","text":`...)
+			if err := e.str(s); err != nil {
+				return err
+			}
+			e.buf = append(e.buf, '}')
+		}
+		e.buf = append(e.buf, ']')
+	}
+	if _, ok := pn.get("content"); !ok && p.Text != "" {
+		e.buf = append(e.buf, `,"content":[{"type":"reasoning_text","text":`...)
+		if err := e.str(p.Text); err != nil {
+			return err
+		}
+		e.buf = append(e.buf, "}]"...)
+	}
+	if p.Encrypted != "" {
+		e.key("encrypted_content")
+		if err := e.str(p.Encrypted); err != nil {
+			return err
+		}
+	}
+	e.end(pn, start)
+	return nil
+}
+
+func (e *respEnc) call(p *convo.Part) error {
+	pn, err := readNat(p.Native)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	pn = pn.view(false)
+	if p.Cache != nil {
+		e.warn("cache breakpoint on tool call %q left out: Responses takes none there", p.ID)
+	}
+	start := e.begin()
+	custom := false
+	if t, _ := pn.str("type"); t == "custom_tool_call" {
+		custom = true
+		e.buf = append(e.buf, `"type":"custom_tool_call","call_id":`...)
+	} else {
+		e.buf = append(e.buf, `"type":"function_call","call_id":`...)
+	}
+	if err := e.str(p.ID); err != nil {
+		return err
+	}
+	e.key("name")
+	if err := e.str(p.Name); err != nil {
+		return err
+	}
+	if custom {
+		input := p.ArgsRaw
+		if p.Args != nil {
+			c, err := jsonx.Compact(p.Args, 0)
+			if err != nil {
+				return encErr(e.path(), "args: invalid JSON: %v", err)
+			}
+			input = string(c)
+		}
+		e.key("input")
+		if err := e.str(input); err != nil {
+			return err
+		}
+	} else {
+		orig, has := pn.str("arguments")
+		s, err := argsString(p, orig, has)
+		if err != nil {
+			return encErr(e.path(), "tool call %q: %v", p.ID, err)
+		}
+		e.key("arguments")
+		if err := e.str(s); err != nil {
+			return err
+		}
+	}
+	e.end(pn, start)
+	return nil
+}
+
+// tool writes one function_call_output item per tool result.
+func (e *respEnc) tool(m *convo.Message) error {
+	for j := range m.Parts {
+		r := &m.Parts[j]
+		if r.Type != convo.TypeToolResult {
+			if itemPart(r) {
+				e.opaque(r)
+				continue
+			}
+			e.warn("%s part (part %d) in a tool message left out", r.Type, j)
+			continue
+		}
+		if err := e.result(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *respEnc) result(r *convo.Part) error {
+	pn, err := readNat(r.Native)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	pn = pn.view(false)
+	if r.Error {
+		e.warn("error flag of the result for %q left out: Responses has none (the text still says what failed)", r.ID)
+	}
+	content := make([]convo.Part, 0, len(r.Parts))
+	for k := range r.Parts {
+		p := r.Parts[k]
+		switch {
+		case p.Type == convo.TypeText, p.Type.IsMedia(), contentBlock(&p):
+		case p.Type == convo.TypeJSON:
+			s, err := jsonText(p.Value)
+			if err != nil {
+				return encErr(e.path(), "result part %d: %v", k, err)
+			}
+			p = convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache, Native: p.Native}
+		default:
+			e.warn("%s part of the result for %q left out: function outputs hold text, images and files", p.Type, r.ID)
+			continue
+		}
+		content = append(content, p)
+	}
+	if r.Cache != nil {
+		if len(content) == 0 {
+			content = append(content, convo.Text(""))
+		}
+		last := &content[len(content)-1]
+		if last.Cache == nil {
+			last.Cache = r.Cache
+		}
+	}
+	start := e.begin()
+	if t, _ := pn.str("type"); t == "custom_tool_call_output" {
+		e.buf = append(e.buf, `"type":"custom_tool_call_output","call_id":`...)
+	} else {
+		e.buf = append(e.buf, `"type":"function_call_output","call_id":`...)
+	}
+	if err := e.str(r.ID); err != nil {
+		return err
+	}
+	if _, ok := pn.get("output"); !ok || len(content) > 0 {
+		if len(content) == 0 {
+			e.buf = append(e.buf, `,"output":""`...)
+		} else {
+			if err := e.content("output", content, false, false); err != nil {
+				return err
+			}
+		}
+	}
+	e.end(pn, start)
+	return nil
+}
