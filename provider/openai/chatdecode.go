@@ -375,14 +375,14 @@ func (d *chatDec) part() (convo.Part, error) {
 	}
 	start := d.r.Offset()
 	var (
-		typ, text, refusal string
+		typ, text, refusal  string
 		hasText, hasRefusal bool
-		media              convo.Part
-		mediaKey           string
-		mediaAt, mediaEnd  int
-		cache              *convo.Cache
-		cacheRaw           []byte
-		nb                 natBuilder
+		media               convo.Part
+		mediaKey            string
+		mediaAt, mediaEnd   int
+		cache               *convo.Cache
+		cacheRaw            []byte
+		nb                  natBuilder
 	)
 	err := d.r.ReadObject(func(key []byte) error {
 		k := string(key)

@@ -205,14 +205,14 @@ type span struct{ start, end int }
 
 // rItem is one input item while it is read.
 type rItem struct {
-	start, end                                          int
+	start, end                                                   int
 	typ, role, id, status, phase, callID, name, args, input, enc string
-	has                                                 int
-	content, summary, output                            span
-	msg                                                 *rContent // message content or call output, when read
-	reasoning                                           *rTexts   // reasoning content, when read
-	summ                                                *rTexts   // reasoning summary, when read
-	nb                                                  natBuilder
+	has                                                          int
+	content, summary, output                                     span
+	msg                                                          *rContent // message content or call output, when read
+	reasoning                                                    *rTexts   // reasoning content, when read
+	summ                                                         *rTexts   // reasoning summary, when read
+	nb                                                           natBuilder
 }
 
 // kind is the item's type, "message" for a typeless item with a role, or
