@@ -1,0 +1,232 @@
+package ollama
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// Decode reads the "messages" of an Ollama /api/chat request body (a bare
+// messages array is accepted too); other members are ignored. Tool calls
+// without an id get a synthesised one, and tool results without
+// tool_call_id are paired with the calls of the assistant message before
+// them by tool_name, else by order.
+func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+	lim := opts.DecodeLimits()
+	if int64(len(body)) > lim.MaxBytes {
+		return nil, nil, fmt.Errorf("ollama request of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	}
+	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
+	var err error
+	switch d.r.Peek() {
+	case jsonx.Object:
+		seen := false
+		err = d.r.ReadObject(func(key []byte) error {
+			if string(key) == "messages" {
+				seen = true
+				return d.messages()
+			}
+			return at(d.r.Skip(), string(key))
+		})
+		if err == nil && !seen {
+			err = errors.New(`ollama request has no "messages"`)
+		}
+	case jsonx.Array:
+		err = d.messages()
+	case jsonx.End:
+		err = errors.New("empty ollama request")
+	default:
+		err = fmt.Errorf("not an ollama request: %w", d.r.Errorf("want an object with \"messages\""))
+	}
+	if err == nil {
+		err = d.r.ExpectEnd()
+	}
+	if err != nil {
+		return nil, d.warns, err
+	}
+	return d.h, d.warns, opts.Check(d.warns)
+}
+
+type openCall struct {
+	id, name string
+	answered bool
+}
+
+type decoder struct {
+	r     *jsonx.Reader
+	h     convo.History
+	warns []provider.Warning
+	open  []openCall // calls of the last assistant message
+}
+
+func (d *decoder) messages() error {
+	d.h = convo.History{}
+	err := d.r.ReadArray(func(i int) error {
+		var w wireMsg
+		if err := readMessage(d.r, &w); err != nil {
+			return at(err, index("", i))
+		}
+		m, err := d.message(i, &w)
+		if err != nil {
+			return at(err, index("", i))
+		}
+		d.h = append(d.h, m)
+		return nil
+	})
+	return at(err, "messages")
+}
+
+// roleOf maps a lower-cased Ollama role to its convo role.
+func roleOf(s string) convo.Role {
+	switch s {
+	case "system":
+		return convo.RoleSystem
+	case "user":
+		return convo.RoleUser
+	case "assistant":
+		return convo.RoleAssistant
+	case "tool":
+		return convo.RoleTool
+	}
+	return ""
+}
+
+func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
+	if len(w.role) == 0 {
+		return convo.Message{}, errors.New("missing role")
+	}
+	// Ollama lower-cases the role when it reads a message.
+	lower := strings.ToLower(string(w.role))
+	role := roleOf(lower)
+	if role == "" {
+		return convo.Message{}, at(fmt.Errorf("unknown role %q (want system, user, assistant or tool)", w.role), "role")
+	}
+	m := convo.Message{Role: role}
+	var n members
+	if string(w.role) != lower {
+		n = append(n, member{key: "role", val: jsonx.AppendString(nil, string(w.role))})
+	}
+	if !w.hasContent {
+		n = append(n, member{key: "content", val: nullJSON})
+	}
+	content := string(w.content)
+	if role != convo.RoleTool {
+		d.open = nil
+	}
+	switch role {
+	case convo.RoleAssistant:
+		nparts := len(w.images) + len(w.calls) + 2
+		m.Parts = make([]convo.Part, 0, nparts)
+		if len(w.thinking) > 0 {
+			m.Parts = append(m.Parts, reasoningPart(string(w.thinking), ""))
+		}
+		if content != "" {
+			m.Parts = append(m.Parts, convo.Text(content))
+		}
+		m.Parts = append(m.Parts, imageParts(w.images)...)
+		for j := range w.calls {
+			c := &w.calls[j]
+			p := c.part(provider.SynthID(i, j, c.name))
+			m.Parts = append(m.Parts, p)
+			d.open = append(d.open, openCall{id: p.ID, name: p.Name})
+		}
+		n = appendStrings(n, w, role)
+	case convo.RoleTool:
+		m.Parts = []convo.Part{d.result(i, w, content)}
+		n = appendStrings(n, w, role)
+	default:
+		// An empty text is kept when it is all the message has, so the
+		// message survives conversion and comes back as it was.
+		if content != "" || (w.hasContent && len(w.images) == 0) {
+			m.Parts = append(m.Parts, convo.Text(content))
+		}
+		m.Parts = append(m.Parts, imageParts(w.images)...)
+		n = appendStrings(n, w, role)
+	}
+	if len(w.calls) > 0 && role != convo.RoleAssistant {
+		raw, err := jsonx.Compact(w.callsRaw, 0)
+		if err != nil {
+			return m, at(err, "tool_calls")
+		}
+		n = append(n, member{key: "tool_calls", val: raw})
+	}
+	m.Native = append(n, w.extra...).native()
+	return m, nil
+}
+
+// appendStrings keeps the string members a message of this role has no
+// convo field for: thinking outside assistant messages, tool_name and
+// tool_call_id outside tool messages.
+func appendStrings(n members, w *wireMsg, role convo.Role) members {
+	if role != convo.RoleAssistant && len(w.thinking) > 0 {
+		n = append(n, member{key: "thinking", val: jsonx.AppendString(nil, string(w.thinking))})
+	}
+	if role != convo.RoleTool && w.hasToolName {
+		n = append(n, member{key: "tool_name", val: jsonx.AppendString(nil, string(w.toolName))})
+	}
+	if role != convo.RoleTool && w.hasCallID {
+		n = append(n, member{key: "tool_call_id", val: jsonx.AppendString(nil, string(w.toolCallID))})
+	}
+	return n
+}
+
+// result builds the tool_result part of a tool message and pairs it with a
+// call of the assistant message before it: by tool_call_id, else by
+// tool_name and order.
+func (d *decoder) result(i int, w *wireMsg, content string) convo.Part {
+	p := convo.Part{Type: convo.TypeToolResult}
+	if strings.HasPrefix(content, errorPrefix) {
+		p.Error = true
+		content = content[len(errorPrefix):]
+	}
+	if content != "" {
+		p.Parts = append(p.Parts, convo.Text(content))
+	}
+	p.Parts = append(p.Parts, imageParts(w.images)...)
+	name := string(w.toolName)
+	k := -1
+	for j, c := range d.open {
+		if c.answered {
+			continue
+		}
+		if w.hasCallID && c.id == string(w.toolCallID) || !w.hasCallID && (!w.hasToolName || c.name == name) {
+			k = j
+			break
+		}
+	}
+	var n members
+	if w.hasCallID {
+		p.ID = string(w.toolCallID)
+	} else {
+		n = append(n, member{key: "tool_call_id", val: nullJSON})
+	}
+	if w.hasToolName {
+		p.Name = name
+	} else {
+		n = append(n, member{key: "tool_name", val: nullJSON})
+	}
+	if k >= 0 {
+		d.open[k].answered = true
+		if p.ID == "" {
+			p.ID = d.open[k].id
+		}
+		if p.Name == "" {
+			p.Name = d.open[k].name
+		}
+	} else if !w.hasCallID {
+		d.warns = append(d.warns, provider.Warnf(msgPath(i), "tool result (%s) answers no call of the assistant message before it", orNone(name)))
+	}
+	p.Native = n.native()
+	return p
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no tool_name"
+	}
+	return s
+}
