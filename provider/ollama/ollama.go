@@ -10,9 +10,9 @@
 //   - "content" is a string: text parts are joined with newlines; images go
 //     to "images" (bare base64, no media type on the wire: decoding sniffs
 //     PNG, JPEG, GIF and WebP and says application/octet-stream otherwise);
-//   - "thinking" is a plain reasoning part; reasoning from other providers is
-//     sent when it is plain text, dropped with a warning when it is signed or
-//     encrypted;
+//   - "thinking" is a plain reasoning part; the text of reasoning from other
+//     providers is sent too, without its signature (a warning says so when
+//     there was one); encrypted reasoning without text is dropped;
 //   - tool calls carry arguments as a JSON object; ids are optional on the
 //     wire, so decoding synthesises them (provider.SynthID) and records that
 //     in Native so encoding sends none back;

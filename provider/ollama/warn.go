@@ -97,5 +97,5 @@ func keptReasoning(p *convo.Part, opts provider.Options) bool {
 		return true
 	}
 	text := p.Text != "" || len(p.Summary) > 0
-	return text && opts.Reasoning != provider.ReasoningText && p.Signature == "" && p.Encrypted == ""
+	return text && opts.Reasoning != provider.ReasoningText
 }
