@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
 )
 
@@ -462,7 +464,7 @@ func (t *tally) part(path string, p *convo.Part) {
 	case convo.TypeText, convo.TypeRefusal:
 		t.text += c.bpe(p.Text)
 	case convo.TypeJSON:
-		t.text += c.bpe(string(p.Value))
+		t.text += c.bpe(compactJSON(p.Value))
 	case convo.TypeReasoning:
 		if !f.Reasoning {
 			return // this family's requests do not carry earlier reasoning
@@ -474,12 +476,7 @@ func (t *tally) part(path string, p *convo.Part) {
 		}
 	case convo.TypeToolCall:
 		t.framing += f.PerToolCall
-		t.text += c.bpe(p.Name)
-		if p.Args != nil {
-			t.text += c.bpe(string(p.Args))
-		} else {
-			t.text += c.bpe(p.ArgsRaw)
-		}
+		t.text += c.bpe(p.Name) + c.bpe(argsText(p))
 	case convo.TypeToolResult:
 		// Out of place (outside a tool message): its content is still sent.
 		for k := range p.Parts {
@@ -541,4 +538,46 @@ func (t *tally) imagePart(path string, p *convo.Part) {
 	if !rule.exactImages() {
 		t.exact = false
 	}
+}
+
+// compactJSON is a JSON value as codecs send it: compacted. A value that is
+// not valid JSON (which Validate reports) is counted as it is.
+func compactJSON(v json.RawMessage) string {
+	c, err := jsonx.Compact(v, 0)
+	if err != nil {
+		return string(v)
+	}
+	return string(c)
+}
+
+// argsText is a tool call's arguments as the OpenAI codecs send them: the
+// original string the model produced when it was kept (in native
+// openai.function.arguments or openai.function_call.arguments) and still
+// says the same as Args, else Args
+// compacted, else the malformed raw text, else "{}".
+func argsText(p *convo.Part) string {
+	if p.Args == nil {
+		if p.ArgsRaw != "" {
+			return p.ArgsRaw
+		}
+		return "{}"
+	}
+	args := compactJSON(p.Args)
+	if nat := p.Native["openai"]; nat != nil {
+		type fn struct {
+			Arguments *string `json:"arguments"`
+		}
+		var orig struct {
+			Function     fn `json:"function"`
+			FunctionCall fn `json:"function_call"` // the deprecated form
+		}
+		if json.Unmarshal(nat, &orig) == nil {
+			for _, a := range []*string{orig.Function.Arguments, orig.FunctionCall.Arguments} {
+				if a != nil && compactJSON(json.RawMessage(*a)) == args {
+					return *a
+				}
+			}
+		}
+	}
+	return args
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/openai"
 )
 
 func mustCounter(t testing.TB, model string, opts Options) *Counter {
@@ -72,31 +74,39 @@ func TestPublishedStrings(t *testing.T) {
 }
 
 // TestObservedChatCounts checks gpt-3.5-turbo prompt counts reported by the
-// API for small requests (the test data of hmarr/openai-chat-tokens, which
-// checks them against the API), including an assistant function call,
-// which convo counts as one tool call: name and arguments plus 3 tokens.
+// API for small requests (the test data of hmarr/openai-chat-tokens, checked
+// there against the API), including assistant function calls, which convo
+// counts as tool calls: name and arguments plus 3 tokens. The requests are
+// read with convo's own OpenAI codec, so the count is of what it would send
+// back, arguments spelled as the model produced them.
 func TestObservedChatCounts(t *testing.T) {
-	call := func(args string) convo.Message {
-		return convo.Assistant("", convo.ToolCall("call_1", "do_stuff", json.RawMessage(args)))
-	}
 	tests := []struct {
-		name string
-		h    convo.History
-		want int
+		name, messages string
+		want           int
 	}{
-		{"hello", convo.History{convo.User("hello")}, 8},
-		{"hello world", convo.History{convo.User("hello world")}, 9},
-		{"system", convo.History{convo.System("hello")}, 8},
-		{"system colon", convo.History{convo.System("hello:")}, 9},
-		{"three", convo.History{convo.System("# Important: you're the best robot"), convo.User("hello robot"), convo.Assistant("hello world")}, 27},
-		{"call", convo.History{call(`{"foo": "bar", "baz": 1.5}`)}, 26},
-		{"call newlines", convo.History{call("{\"foo\":\"bar\", \"baz\":\n\n 1.5}")}, 25},
+		{"hello", `[{"role":"user","content":"hello"}]`, 8},
+		{"hello world", `[{"role":"user","content":"hello world"}]`, 9},
+		{"system", `[{"role":"system","content":"hello"}]`, 8},
+		{"system colon", `[{"role":"system","content":"hello:"}]`, 9},
+		{"three", `[{"role":"system","content":"# Important: you're the best robot"},{"role":"user","content":"hello robot"},{"role":"assistant","content":"hello world"}]`, 27},
+		{"function call", `[{"role":"assistant","content":"","function_call":{"name":"do_stuff","arguments":"{\"foo\": \"bar\", \"baz\": 1.5}"}}]`, 26},
+		{"function call newlines", `[{"role":"assistant","content":"","function_call":{"name":"do_stuff","arguments":"{\"foo\":\"bar\", \"baz\":\n\n 1.5}"}}]`, 25},
+		{"tool call", `[{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"do_stuff","arguments":"{\"foo\": \"bar\", \"baz\": 1.5}"}}]}]`, 26},
 	}
 	c := mustCounter(t, "gpt-3.5-turbo", Options{})
 	for _, tt := range tests {
-		if got := c.Count(tt.h).Tokens; got != tt.want {
+		h, _, err := openai.Chat().Decode([]byte(`{"messages":`+tt.messages+`}`), provider.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := c.Count(h).Tokens; got != tt.want {
 			t.Errorf("%s: %d tokens, want %d", tt.name, got, tt.want)
 		}
+	}
+	// Built in Go, arguments are sent compacted.
+	h := convo.History{convo.Assistant("", convo.ToolCall("call_1", "do_stuff", json.RawMessage(`{"foo": "bar", "baz": 1.5}`)))}
+	if got, want := c.Count(h).Tokens, 3+3+1+3+c.Text("do_stuff")+c.Text(`{"foo":"bar","baz":1.5}`); got != want {
+		t.Errorf("compacted arguments: %d tokens, want %d", got, want)
 	}
 }
 
@@ -442,5 +452,36 @@ func TestCorpusFileIsMultilingual(t *testing.T) {
 	}
 	if _, err := os.Stat("testdata/multilingual.txt"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCountsWhatTheCodecSends checks that a history counts the same as what
+// convo's OpenAI Chat codec sends for it, read back: the count is of the
+// request, not of convo's record.
+func TestCountsWhatTheCodecSends(t *testing.T) {
+	h := loadHistory(t, "testdata/cookbook.json")
+	for i, l := range corpusLines(t) {
+		id := "call_" + strings.Repeat("x", i%5)
+		q, _ := json.Marshal(l)
+		h = append(h,
+			convo.User(l),
+			convo.Assistant("", convo.ToolCall(id, "search", json.RawMessage(`{"q": `+string(q)+`, "n": 3}`))),
+			convo.ToolResults(convo.ToolResultParts(id, "search", convo.JSON(json.RawMessage(`{"hits": [ 1, 2 ]}`)))),
+			convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{convo.Reasoning("hmm"), convo.Text(l)}},
+		)
+	}
+	body, _, err := openai.Chat().Encode(h, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, _, err := openai.Chat().Decode(body, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []string{"gpt-4o", "gpt-4"} {
+		c := mustCounter(t, model, Options{})
+		if got, want := c.Count(h).Tokens, c.Count(sent).Tokens; got != want {
+			t.Errorf("%s: history counts %d, the request the codec sends counts %d", model, got, want)
+		}
 	}
 }
