@@ -1,0 +1,234 @@
+// Package backend holds what every store backend does the same way: checking
+// and encoding messages, the pairing state of tool calls, conversation field
+// checks, metadata filters and list cursors. Backends differ only in SQL.
+package backend
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store"
+)
+
+// Row is a message ready to be stored: its id, role and canonical JSON.
+type Row struct {
+	ID   string
+	Role convo.Role
+	Body []byte
+}
+
+// Encode gives every message without an id a new one and encodes each to
+// canonical JSON. Each encoding is decoded again, so a message is refused
+// now rather than found unreadable when the conversation is loaded (JSON
+// nested too deep inside a part, an extra member that repeats a defined
+// one). It returns the messages as they will be read back.
+func Encode(msgs []convo.Message) (convo.History, []Row, error) {
+	h := make(convo.History, len(msgs))
+	rows := make([]Row, len(msgs))
+	for i, m := range msgs {
+		if m.ID == "" {
+			m.ID = store.NewID("msg")
+		} else if err := checkString(m.ID, "id", 1, store.MaxMessageIDBytes); err != nil {
+			return nil, nil, invalidf("messages[%d].%v", i, err)
+		}
+		body, err := convo.AppendMessage(make([]byte, 0, m.EstimatedBytes()+len(m.ID)+16), m)
+		if err != nil {
+			return nil, nil, invalidf("messages[%d]: %v", i, err)
+		}
+		if len(body) > store.MaxMessageBytes {
+			return nil, nil, invalidf("messages[%d]: %d bytes encoded, more than the %d a store accepts", i, len(body), store.MaxMessageBytes)
+		}
+		back, err := convo.UnmarshalMessage(body)
+		if err != nil {
+			return nil, nil, invalidf("messages[%d]: would not read back: %v", i, err)
+		}
+		h[i] = back
+		rows[i] = Row{ID: m.ID, Role: back.Role, Body: body}
+	}
+	return h, rows, nil
+}
+
+// Decode reads a stored message body; a body that does not decode means the
+// database was changed behind the store's back.
+func Decode(body []byte, conv string, pos int64) (convo.Message, error) {
+	m, err := convo.UnmarshalMessage(body)
+	if err != nil {
+		return m, fmt.Errorf("stored message %d of conversation %q is corrupt: %w", pos, conv, err)
+	}
+	return m, nil
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", store.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// Call is a tool call whose result has not been stored yet.
+type Call struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// OpenCalls returns the tool calls left unanswered at the end of h, the way
+// convo.History.Validate pairs them: the calls of the last message that is
+// not a tool message, if it is an assistant message, minus those the tool
+// messages after it answer. The tail of a conversation from its last
+// non-tool message on is enough to know them.
+func OpenCalls(h convo.History) []Call {
+	k := len(h) - 1
+	for k >= 0 && h[k].Role == convo.RoleTool {
+		k--
+	}
+	if k < 0 || h[k].Role != convo.RoleAssistant {
+		return nil
+	}
+	var open []Call
+	for _, p := range h[k].Parts {
+		if p.Type == convo.TypeToolCall {
+			open = append(open, Call{ID: p.ID, Name: p.Name})
+		}
+	}
+	for _, m := range h[k+1:] {
+		for _, p := range m.Parts {
+			if p.Type != convo.TypeToolResult {
+				continue
+			}
+			for j, c := range open {
+				if c.ID == p.ID {
+					open = append(open[:j], open[j+1:]...)
+					break
+				}
+			}
+		}
+	}
+	return open
+}
+
+// Check judges msgs, about to be appended to a conversation whose open
+// calls are open, by the rules of convo.History.Validate (see the package
+// documentation of store), and returns the calls open after them.
+//
+// Validate sees msgs between two synthetic messages: an assistant message
+// making the stored calls the leading tool messages answer, and a tool
+// message answering the calls msgs leave open. So the pairing across the
+// boundaries is judged without loading the stored history, and calls still
+// open at the end are allowed.
+func Check(open []Call, msgs convo.History) ([]Call, error) {
+	lead := 0
+	for lead < len(msgs) && msgs[lead].Role == convo.RoleTool {
+		lead++
+	}
+	answered := map[string]int{}
+	for _, m := range msgs[:lead] {
+		for _, p := range m.Parts {
+			if p.Type == convo.TypeToolResult {
+				answered[p.ID]++
+			}
+		}
+	}
+	var opener []convo.Part
+	var remaining []Call
+	for _, c := range open {
+		if answered[c.ID] > 0 {
+			answered[c.ID]--
+			name := c.Name
+			if name == "" {
+				name = "unknown" // only a database edited by hand has such a call
+			}
+			opener = append(opener, convo.ToolCall(c.ID, name, nil))
+		} else {
+			remaining = append(remaining, c)
+		}
+	}
+	var problems []convo.Problem
+	if lead < len(msgs) {
+		for _, c := range remaining {
+			problems = append(problems, convo.Problem{
+				Path: "messages[" + strconv.Itoa(lead) + "]",
+				Msg:  fmt.Sprintf("tool call %q (%s) of the conversation has no result before this message", c.ID, c.Name),
+			})
+		}
+	}
+
+	v := make(convo.History, 0, len(msgs)+2)
+	offset := 0
+	if opener != nil {
+		v = append(v, convo.Message{Role: convo.RoleAssistant, Parts: opener})
+		offset = 1
+	}
+	v = append(v, msgs...)
+	after := remaining
+	if lead < len(msgs) {
+		after = OpenCalls(msgs)
+	}
+	if lead < len(msgs) && len(after) > 0 {
+		closer := make([]convo.Part, len(after))
+		for i, c := range after {
+			closer[i] = convo.ToolResult(c.ID, c.Name, "")
+		}
+		v = append(v, convo.ToolResults(closer...))
+	}
+	if err := v.Validate(); err != nil {
+		var ve *convo.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, fmt.Errorf("%w: %w", store.ErrInvalid, err)
+		}
+		for _, p := range ve.Problems {
+			p.Path = shift(p.Path, offset)
+			problems = append(problems, p)
+		}
+	}
+	if problems != nil {
+		return nil, fmt.Errorf("%w: %w", store.ErrInvalid, &convo.ValidationError{Problems: problems})
+	}
+	return after, nil
+}
+
+// shift renumbers a path "messages[i]…" of the validated history to the
+// appended messages. The synthetic messages are well formed, so paths never
+// point into them; if one did it is kept as it is rather than dropped.
+func shift(path string, offset int) string {
+	if offset == 0 {
+		return path
+	}
+	rest, ok := strings.CutPrefix(path, "messages[")
+	if !ok {
+		return path
+	}
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return path
+	}
+	i, err := strconv.Atoi(rest[:end])
+	if err != nil || i < offset {
+		return path
+	}
+	return "messages[" + strconv.Itoa(i-offset) + "]" + rest[end+1:]
+}
+
+// MarshalCalls encodes open calls for the conversation row: NULL when none.
+func MarshalCalls(calls []Call) []byte {
+	if len(calls) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(calls)
+	if err != nil {
+		panic(err) // two strings always encode
+	}
+	return b
+}
+
+// UnmarshalCalls decodes what MarshalCalls made.
+func UnmarshalCalls(b []byte) ([]Call, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var calls []Call
+	if err := json.Unmarshal(b, &calls); err != nil {
+		return nil, fmt.Errorf("stored open tool calls are corrupt: %w", err)
+	}
+	return calls, nil
+}

@@ -1,0 +1,708 @@
+// Package sqlite is the embedded store.Store: one SQLite file, through the
+// pure-Go driver modernc.org/sqlite (no cgo).
+//
+// The database runs in WAL mode, so readers never wait for the writer.
+// Writes in one process go through one connection, queued in Go rather than
+// spinning on SQLite's lock; processes sharing a file wait for each other
+// up to Options.BusyTimeout. With the default synchronous=FULL every
+// acknowledged write has reached the disk (fsync of the WAL at each commit):
+// it survives the process being killed and the machine losing power.
+// synchronous=NORMAL survives a killed process but may lose the last
+// commits on power loss, for about twice the write throughput.
+//
+// The schema is versioned by the embedded migrations/NNNN_name.sql files,
+// applied in order when a store opens (table schema_migrations records
+// them). Opening a database written by a newer convo is an error.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/internal/backend"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Options configure a store. The zero value is the recommended setting.
+type Options struct {
+	// Synchronous is SQLite's synchronous setting: "FULL" (the default:
+	// durable across power loss), "NORMAL" (durable across crashes of the
+	// process only) or "EXTRA".
+	Synchronous string
+	// BusyTimeout is how long a write waits for another process holding
+	// the database's write lock (default 10 s).
+	BusyTimeout time.Duration
+	// Readers is how many connections serve reads at once (default
+	// GOMAXPROCS, at least 2).
+	Readers int
+}
+
+// Store is a store.Store in one SQLite file.
+type Store struct {
+	w    *sql.DB // the one writing connection
+	r    *sql.DB // read-only connections
+	path string
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if need be) the database file at path with the
+// default Options and brings its schema up to date.
+func Open(ctx context.Context, path string) (*Store, error) { return Options{}.Open(ctx, path) }
+
+// Open opens the database file at path with options o.
+func (o Options) Open(ctx context.Context, path string) (*Store, error) {
+	syncMode := strings.ToUpper(o.Synchronous)
+	switch syncMode {
+	case "":
+		syncMode = "FULL"
+	case "FULL", "NORMAL", "EXTRA":
+	default:
+		return nil, fmt.Errorf("sqlite: synchronous %q: want FULL, NORMAL or EXTRA", o.Synchronous)
+	}
+	busy := o.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	readers := o.Readers
+	if readers <= 0 {
+		readers = max(2, runtime.GOMAXPROCS(0))
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: %q: want the path of a database file", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	registerFuncs()
+
+	params := func(extra ...string) string {
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous("+syncMode+")")
+		for i := 0; i < len(extra); i += 2 {
+			q.Add(extra[i], extra[i+1])
+		}
+		// A URI, so that no character of the path is taken for a parameter.
+		return (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
+	}
+	w, err := sql.Open("sqlite", params("_txlock", "immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	s := &Store{w: w, path: abs}
+	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", params("_query_only", "1"))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
+	r.SetConnMaxIdleTime(0)
+	s.r = r
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Path is the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Check runs SQLite's integrity check of the whole file.
+func (s *Store) Check(ctx context.Context) error {
+	rows, err := s.r.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return fmt.Errorf("sqlite: integrity check: %w", err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("sqlite: integrity check: %w", err)
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: integrity check: %w", err)
+	}
+	if problems != nil {
+		return fmt.Errorf("sqlite: integrity check: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	all, err := backend.Migrations(migrationFS, "migrations")
+	if err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one process migrates at a time
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL) STRICT`); err != nil {
+		return err
+	}
+	var applied int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&applied); err != nil {
+		return err
+	}
+	pending, err := backend.Pending(all, applied)
+	if err != nil {
+		return err
+	}
+	for _, m := range pending {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)`,
+			m.Version, m.Name, backend.Now().UnixMicro()); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// SchemaVersion returns the version of the newest migration applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.r.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
+
+// The columns of a conversation row, in the order scanConv reads them.
+const convCols = `pk, id, tenant, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated`
+
+const selectConv = `SELECT ` + convCols + ` FROM conversations WHERE tenant = ? AND id = ?`
+
+// row is a conversation row: the description plus the bookkeeping only
+// the backend sees.
+type row struct {
+	store.Conversation
+	pk      int64
+	nextPos int64
+	open    []byte
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanConv(sc scanner) (row, error) {
+	var r row
+	var meta, open []byte
+	var created, updated int64
+	err := sc.Scan(&r.pk, &r.ID, &r.Tenant, &r.Title, &meta, &r.Version, &r.Messages, &r.nextPos, &open,
+		&r.ForkedFrom, &r.ForkedAt, &created, &updated)
+	if err != nil {
+		return r, err
+	}
+	if meta != nil {
+		r.Meta = json.RawMessage(meta)
+	}
+	r.open = open
+	r.Created = time.UnixMicro(created).UTC()
+	r.Updated = time.UnixMicro(updated).UTC()
+	return r, nil
+}
+
+// queryer is what a transaction and a database have in common.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func getConv(ctx context.Context, q queryer, tenant, id string) (row, error) {
+	r, err := scanConv(q.QueryRowContext(ctx, selectConv, tenant, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return r, wrap(err)
+	}
+	return r, nil
+}
+
+// wrap names the backend in an error, keeping context errors as they are.
+func wrap(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("sqlite: %w", err)
+}
+
+func isUnique(err error) bool {
+	var e *msqlite.Error
+	return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+func nullString(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE, on the one writing
+// connection) and commits it if fn succeeds.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap(err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return wrap(tx.Commit())
+}
+
+// insertMessages stores rows at positions from pos on.
+func insertMessages(ctx context.Context, tx *sql.Tx, conv, pos int64, rows []backend.Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return wrap(err)
+	}
+	defer stmt.Close()
+	for i, r := range rows {
+		if _, err := stmt.ExecContext(ctx, conv, pos+int64(i), r.ID, string(r.Role), r.Body); err != nil {
+			if isUnique(err) {
+				return fmt.Errorf("message id %q: %w", r.ID, store.ErrExists)
+			}
+			return wrap(err)
+		}
+	}
+	return nil
+}
+
+// Create stores a new conversation.
+func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
+	c, err := backend.NewConversation(c)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	h, rows, err := backend.Encode(msgs)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	open, err := backend.Check(nil, h)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	now := backend.Now()
+	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(msgs), "", 0, now, now
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		pk, err := insertConv(ctx, tx, c, int64(len(rows)), backend.MarshalCalls(open))
+		if err != nil {
+			return err
+		}
+		return insertMessages(ctx, tx, pk, 0, rows)
+	})
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return c, nil
+}
+
+func insertConv(ctx context.Context, tx *sql.Tx, c store.Conversation, nextPos int64, open []byte) (int64, error) {
+	var pk int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO conversations
+		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
+		c.Tenant, c.ID, c.Title, nullString(c.Meta), c.Version, c.Messages, nextPos, nullString(open),
+		c.ForkedFrom, c.ForkedAt, c.Created.UnixMicro(), c.Updated.UnixMicro()).Scan(&pk)
+	if isUnique(err) {
+		return 0, fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
+	}
+	return pk, wrap(err)
+}
+
+// Get returns a conversation's description.
+func (s *Store) Get(ctx context.Context, tenant, id string) (store.Conversation, error) {
+	r, err := getConv(ctx, s.r, tenant, id)
+	return r.Conversation, err
+}
+
+// Update changes a conversation's title and metadata.
+func (s *Store) Update(ctx context.Context, tenant, id string, title *string, meta json.RawMessage) (store.Conversation, error) {
+	if title != nil {
+		if err := backend.CheckTitle(*title); err != nil {
+			return store.Conversation{}, err
+		}
+	}
+	m, clear, err := backend.Meta(meta)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	var out store.Conversation
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		r, err := getConv(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		c := r.Conversation
+		if title != nil {
+			c.Title = *title
+		}
+		if m != nil || clear {
+			c.Meta = m
+		}
+		c.Updated = backend.Later(c.Updated)
+		_, err = tx.ExecContext(ctx, `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`,
+			c.Title, nullString(c.Meta), c.Updated.UnixMicro(), r.pk)
+		out = c
+		return wrap(err)
+	})
+	return out, err
+}
+
+// Append adds messages at the end if the version still is version.
+func (s *Store) Append(ctx context.Context, tenant, id string, version int64, msgs ...convo.Message) (store.Conversation, error) {
+	h, rows, err := backend.Encode(msgs)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	var out store.Conversation
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		r, err := getConv(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		if version != store.AnyVersion && version != r.Version {
+			return fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
+		}
+		out = r.Conversation
+		if len(rows) == 0 {
+			return nil
+		}
+		open, err := backend.UnmarshalCalls(r.open)
+		if err != nil {
+			return err
+		}
+		after, err := backend.Check(open, h)
+		if err != nil {
+			return err
+		}
+		if err := insertMessages(ctx, tx, r.pk, r.nextPos, rows); err != nil {
+			return err
+		}
+		out.Version++
+		out.Messages += len(rows)
+		out.Updated = backend.Later(out.Updated)
+		_, err = tx.ExecContext(ctx, `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`,
+			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(backend.MarshalCalls(after)), out.Updated.UnixMicro(), r.pk)
+		return wrap(err)
+	})
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return out, nil
+}
+
+// Load returns the messages from index from on, and the description as of
+// the same moment (one read transaction).
+func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.History, store.Conversation, error) {
+	if from < 0 {
+		return nil, store.Conversation{}, fmt.Errorf("%w: load from %d", store.ErrInvalid, from)
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, store.Conversation{}, wrap(err)
+	}
+	defer tx.Rollback()
+	r, err := getConv(ctx, tx, tenant, id)
+	if err != nil {
+		return nil, store.Conversation{}, err
+	}
+	if from >= r.Messages {
+		return convo.History{}, r.Conversation, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT pos, body FROM messages WHERE conv = ? ORDER BY pos LIMIT -1 OFFSET ?`, r.pk, from)
+	if err != nil {
+		return nil, store.Conversation{}, wrap(err)
+	}
+	defer rows.Close()
+	h := make(convo.History, 0, r.Messages-from)
+	for rows.Next() {
+		var pos int64
+		var body []byte
+		if err := rows.Scan(&pos, &body); err != nil {
+			return nil, store.Conversation{}, wrap(err)
+		}
+		m, err := backend.Decode(body, id, pos)
+		if err != nil {
+			return nil, store.Conversation{}, err
+		}
+		h = append(h, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, store.Conversation{}, wrap(err)
+	}
+	return h, r.Conversation, nil
+}
+
+// Message returns one message by its id.
+func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (convo.Message, error) {
+	var pos int64
+	var body []byte
+	err := s.r.QueryRowContext(ctx, `SELECT m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
+		WHERE c.tenant = ? AND c.id = ? AND m.id = ?`, tenant, id, messageID).Scan(&pos, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	}
+	if err != nil {
+		return convo.Message{}, wrap(err)
+	}
+	return backend.Decode(body, id, pos)
+}
+
+// tail returns the open calls at the end of conversation pk, reading back
+// from its last message to the last that is not a tool message.
+func tail(ctx context.Context, tx *sql.Tx, pk int64, id string) ([]backend.Call, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT pos, role, body FROM messages WHERE conv = ? ORDER BY pos DESC`, pk)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer rows.Close()
+	var h convo.History
+	for rows.Next() {
+		var pos int64
+		var role string
+		var body []byte
+		if err := rows.Scan(&pos, &role, &body); err != nil {
+			return nil, wrap(err)
+		}
+		m, err := backend.Decode(body, id, pos)
+		if err != nil {
+			return nil, err
+		}
+		h = append(h, m)
+		if convo.Role(role) != convo.RoleTool {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(err)
+	}
+	slices.Reverse(h)
+	return backend.OpenCalls(h), nil
+}
+
+// DeleteMessage removes one message, with the version check of Append.
+func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version int64, messageID string) (store.Conversation, error) {
+	var out store.Conversation
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		r, err := getConv(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		if version != store.AnyVersion && version != r.Version {
+			return fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conv = ? AND id = ?`, r.pk, messageID)
+		if err != nil {
+			return wrap(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+		}
+		open, err := tail(ctx, tx, r.pk, id)
+		if err != nil {
+			return err
+		}
+		out = r.Conversation
+		out.Version++
+		out.Messages--
+		out.Updated = backend.Later(out.Updated)
+		_, err = tx.ExecContext(ctx, `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`,
+			out.Version, out.Messages, nullString(backend.MarshalCalls(open)), out.Updated.UnixMicro(), r.pk)
+		return wrap(err)
+	})
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return out, nil
+}
+
+// Fork creates a new conversation holding the first at messages of id.
+func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Conversation) (store.Conversation, error) {
+	c.Tenant = tenant
+	c, err := backend.NewConversation(c)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		src, err := getConv(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		if at < 0 || at > src.Messages {
+			return fmt.Errorf("%w: fork at %d of %d messages", store.ErrInvalid, at, src.Messages)
+		}
+		if c.Title == "" {
+			c.Title = src.Title
+		}
+		if c.Meta == nil {
+			c.Meta = src.Meta
+		}
+		now := backend.Now()
+		c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, at, src.ID, at, now, now
+		pk, err := insertConv(ctx, tx, c, 0, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (conv, pos, id, role, body)
+			SELECT ?, pos, id, role, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ?`, pk, src.pk, at); err != nil {
+			return wrap(err)
+		}
+		open, err := tail(ctx, tx, pk, c.ID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE conversations SET open_calls = ?,
+			next_pos = (SELECT coalesce(max(pos) + 1, 0) FROM messages WHERE conv = ?) WHERE pk = ?`,
+			nullString(backend.MarshalCalls(open)), pk, pk)
+		return wrap(err)
+	})
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return c, nil
+}
+
+// The two list queries, from the start and after a cursor, so that each can
+// use the index on (tenant, created, id).
+const (
+	listFirst = `SELECT ` + convCols + ` FROM conversations
+		WHERE tenant = ?1 AND (?2 = '' OR instr(title, ?2) > 0) AND (?3 IS NULL OR convo_meta_match(meta, ?3))
+		ORDER BY created DESC, id DESC LIMIT ?4`
+	listAfter = `SELECT ` + convCols + ` FROM conversations
+		WHERE tenant = ?1 AND (?2 = '' OR instr(title, ?2) > 0) AND (?3 IS NULL OR convo_meta_match(meta, ?3))
+		AND (created, id) < (?5, ?6)
+		ORDER BY created DESC, id DESC LIMIT ?4`
+)
+
+// List returns a page of the tenant's conversations, newest first.
+func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions) ([]store.Conversation, string, error) {
+	limit, err := backend.Limit(opts.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	cur, after, err := backend.ParseCursor(opts.After)
+	if err != nil {
+		return nil, "", err
+	}
+	filter, err := backend.ParseFilter(opts.Meta)
+	if err != nil {
+		return nil, "", err
+	}
+	var meta any
+	if filter != nil {
+		m, _, _ := backend.Meta(opts.Meta)
+		meta = string(m)
+	}
+	// One more than the page, to know whether another page follows.
+	args := []any{tenant, opts.Title, meta, limit + 1}
+	query := listFirst
+	if after {
+		query = listAfter
+		args = append(args, cur.Created.UnixMicro(), cur.ID)
+	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	defer rows.Close()
+	var out []store.Conversation
+	for rows.Next() {
+		r, err := scanConv(rows)
+		if err != nil {
+			return nil, "", wrap(err)
+		}
+		out = append(out, r.Conversation)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", wrap(err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = backend.Cursor{Created: last.Created, ID: last.ID}.String()
+	}
+	return out, next, nil
+}
+
+// Delete removes a conversation and its messages.
+func (s *Store) Delete(ctx context.Context, tenant, id string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var pk int64
+		err := tx.QueryRowContext(ctx, `SELECT pk FROM conversations WHERE tenant = ? AND id = ?`, tenant, id).Scan(&pk)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return wrap(err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conv = ?`, pk); err != nil {
+			return wrap(err)
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM conversations WHERE pk = ?`, pk)
+		return wrap(err)
+	})
+}
+
+// registerFuncs registers convo_meta_match(meta, filter) with the driver,
+// once per process: the metadata filter of List, with the JSON equality
+// PostgreSQL's jsonb has, which SQLite's JSON functions cannot express.
+var registerFuncs = sync.OnceFunc(func() {
+	msqlite.MustRegisterDeterministicScalarFunction("convo_meta_match", 2, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		meta, _ := args[0].(string)
+		filter, _ := args[1].(string)
+		f, err := backend.ParseFilter(json.RawMessage(filter))
+		if err != nil {
+			return nil, err
+		}
+		return f.Match([]byte(meta)), nil
+	})
+})
