@@ -1,0 +1,127 @@
+// Package gemini converts between convo histories and the Gemini
+// generateContent API: the conversation fields of a request (a top-level
+// "systemInstruction" Content and the "contents" array), generateContent
+// response bodies, and streamGenerateContent replies (?alt=sse).
+//
+// Gemini differs from the other formats in ways that matter for a lossless
+// round trip:
+//
+//   - the assistant role is "model", and tool results are functionResponse
+//     parts of a "user" content (all responses of one step in one content);
+//   - a thoughtSignature may sit on any part — a text part, a functionCall,
+//     a thought, or an empty text part that carries nothing else — and must
+//     come back on exactly that part. Decode keeps it in the part's
+//     Native["gemini"] ({"thoughtSignature":"…"}), or for a thought part in
+//     the reasoning part's Signature; Encode puts it back there and never
+//     moves or merges it;
+//   - functionCall ids are optional: Decode synthesises deterministic ids
+//     where they are missing (and matches responses to calls by name and
+//     order), and records that it did, so Encode sends no id it invented;
+//   - a tool error is a convention, not a flag: {"response":{"error":…}}.
+//
+// Parts Gemini has and convo has no type for (executableCode,
+// codeExecutionResult, server-side toolCall/toolResponse, …) are kept as
+// opaque parts and sent back verbatim to Gemini. docs/providers/gemini.md
+// holds the full mapping table.
+package gemini
+
+import (
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+)
+
+// Name is the format's name on the command line.
+const Name = "gemini"
+
+// ProviderID is the provider id Gemini reasoning, Native fields and Origin
+// carry.
+const ProviderID = "gemini"
+
+// BypassSignature is the thoughtSignature value the Gemini API documents
+// for function calls it did not produce (history from another provider or
+// built by hand): Gemini 3 models reject a current-turn functionCall without
+// a signature. Encode puts it on the first functionCall of each step that
+// has no signature of its own, and only when Options.GeminiBypass is set.
+const BypassSignature = "context_engineering_is_the_way_to_go"
+
+// VertexBypassSignature is the same bypass value as documented for Vertex
+// AI. Encode does not use it; it is here for callers who post-process a
+// request for Vertex.
+const VertexBypassSignature = "skip_thought_signature_validator"
+
+// FilesPrefix starts the URIs of the Gemini Files API. A fileData URI with
+// this prefix is a file id (convo.Part.FileID); any other URI is a URL.
+const FilesPrefix = "https://generativelanguage.googleapis.com/"
+
+// Members of Native["gemini"] that are convo's own notes rather than Gemini
+// wire fields. Encode reads them and never sends them.
+const (
+	// SyntheticID (true) on a tool_call or tool_result: the wire part had
+	// no id; the part's ID was synthesised or copied from its call, and
+	// Encode sends no id for it.
+	SyntheticID = "syntheticId"
+	// NewContent (true) on a part: a new Gemini Content starts at this
+	// part where Encode would otherwise continue the previous one.
+	NewContent = "newContent"
+	// ResponseWrap on a tool_result whose content is one JSON object:
+	// "output" sends it as {"output":{…}}, "none" sends the object itself
+	// as the response, overriding the default (see docs).
+	ResponseWrap = "responseWrap"
+)
+
+// GenerateContent is the Gemini generateContent format. Its zero value is
+// ready to use; it implements provider.Codec and provider.ReplyCodec.
+type GenerateContent struct{}
+
+// Codec returns the Gemini request codec.
+func Codec() provider.Codec { return GenerateContent{} }
+
+var _ provider.Codec = GenerateContent{}
+
+// Name returns "gemini".
+func (GenerateContent) Name() string { return Name }
+
+// Provider returns "gemini".
+func (GenerateContent) Provider() string { return ProviderID }
+
+// target is what Prepare needs to know about Gemini: system messages only
+// at the start (systemInstruction), reasoning only its own (thought parts
+// of other providers cannot be signed for Gemini), media by bytes, by URI
+// or by Files API id — but not another provider's file id.
+var target = provider.Target{
+	Provider: ProviderID,
+	Media:    acceptMedia,
+}
+
+// acceptMedia reports whether Gemini takes p as it is. Inline bytes need a
+// MIME type (inlineData.mimeType is required); a URL goes as fileData; a
+// file id only when it is a Gemini Files API URI; an inline text document
+// is sent as text/plain bytes.
+func acceptMedia(p convo.Part, _ bool) bool {
+	switch {
+	case p.Data != "":
+		return p.MediaType != ""
+	case p.URL != "":
+		return true
+	case p.FileID != "":
+		return strings.HasPrefix(p.FileID, FilesPrefix)
+	case p.Text != "":
+		return p.Type == convo.TypeFile
+	}
+	return false
+}
+
+// mediaType picks the convo part type for a MIME type.
+func mediaType(mime string) convo.PartType {
+	switch {
+	case strings.HasPrefix(mime, "image/"):
+		return convo.TypeImage
+	case strings.HasPrefix(mime, "audio/"):
+		return convo.TypeAudio
+	case strings.HasPrefix(mime, "video/"):
+		return convo.TypeVideo
+	}
+	return convo.TypeFile
+}

@@ -1,0 +1,139 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", path, got, want)
+	}
+}
+
+// conversation returns the conversation fields of a request body, under
+// their camelCase names, as generic JSON.
+func conversation(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, body)
+	}
+	out := map[string]any{}
+	for k, v := range m {
+		switch k {
+		case "contents":
+			out[k] = v
+		case "systemInstruction", "system_instruction":
+			out["systemInstruction"] = v
+		}
+	}
+	return out
+}
+
+// sameJSON fails the test unless a and b hold the same conversation.
+func sameJSON(t *testing.T, got, want []byte) {
+	t.Helper()
+	g, w := conversation(t, got), conversation(t, want)
+	if !reflect.DeepEqual(g, w) {
+		gb, _ := json.MarshalIndent(g, "", " ")
+		wb, _ := json.MarshalIndent(w, "", " ")
+		t.Errorf("conversation differs\n got: %s\nwant: %s", gb, wb)
+	}
+}
+
+func warnText(ws []provider.Warning) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString(w.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestRoundTrip decodes realistic request bodies, checks the canonical
+// history against a golden file, and re-encodes them: the conversation
+// fields must come back semantically equal.
+func TestRoundTrip(t *testing.T) {
+	files, err := filepath.Glob("testdata/roundtrip/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, ".convo.json") {
+			continue
+		}
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			body, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, warns, err := Codec().Decode(body, provider.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warns) > 0 {
+				t.Errorf("decode warnings:\n%s", warnText(warns))
+			}
+			canon, err := convo.Marshal(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, strings.TrimSuffix(file, ".json")+".convo.json", canon)
+
+			// The canonical document must carry everything: reload it
+			// before encoding, as a program that saved the history would.
+			h2, err := convo.Unmarshal(canon)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !h2.Equal(h) {
+				t.Fatal("canonical round trip changed the history")
+			}
+			out, warns, err := Codec().Encode(h2, provider.Options{Strict: true})
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			if len(warns) > 0 {
+				t.Errorf("encode warnings:\n%s", warnText(warns))
+			}
+			sameJSON(t, out, body)
+
+			// Encoding is deterministic and stable under another trip.
+			h3, _, err := Codec().Decode(out, provider.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !h3.Equal(h) {
+				t.Error("decoding the encoded request gave another history")
+			}
+			out2, _, err := Codec().Encode(h3, provider.Options{})
+			if err != nil || !bytes.Equal(out, out2) {
+				t.Errorf("second encode differs (%v):\n%s\n%s", err, out, out2)
+			}
+		})
+	}
+}
