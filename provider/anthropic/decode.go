@@ -1,0 +1,289 @@
+package anthropic
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// Decode reads the conversation fields of a Messages request body
+// ("system" and "messages"; every other member is ignored) into a history.
+//
+// The top-level system prompt becomes one system message. Each wire message
+// becomes one convo message, except that a user message holding tool_result
+// blocks becomes a tool message with those results followed by a user
+// message with the rest, as convo keeps results in tool messages. Thinking
+// and redacted_thinking blocks become reasoning parts of provider
+// "anthropic" (signature and redacted data kept byte for byte); tool results
+// get the name of the call they answer. What convo has no field for is kept
+// under Native "anthropic" so Encode writes the same request back.
+//
+// A malformed body is an error naming the place in the request's terms,
+// such as messages[2].content[0].source.
+func (Messages) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+	lim := opts.DecodeLimits()
+	if int64(len(body)) > lim.MaxBytes {
+		return nil, nil, fmt.Errorf("anthropic request of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	}
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	d := reqDecoder{blockReader: blockReader{r: jsonx.NewReader(body, lim.MaxDepth)}}
+	if d.r.Peek() != jsonx.Object {
+		return nil, nil, fmt.Errorf("anthropic request: %w", d.r.Errorf("want a JSON object"))
+	}
+	var system *convo.Message
+	seen := false
+	err := d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "system":
+			m, err := d.system()
+			system = m
+			return at(err, "system")
+		case "messages":
+			seen = true
+			return at(d.messages(), "messages")
+		}
+		return d.r.Skip()
+	})
+	if err == nil {
+		err = d.r.ExpectEnd()
+	}
+	if err == nil && !seen {
+		err = errors.New(`request has no "messages"`)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("anthropic request: %w", err)
+	}
+	if system != nil {
+		d.h = append(convo.History{*system}, d.h...)
+	}
+	if d.h == nil {
+		d.h = convo.History{}
+	}
+	return d.h, nil, nil
+}
+
+type reqDecoder struct {
+	blockReader
+	h     convo.History
+	calls map[string]string // tool_use id → tool name, to name results
+	// prev describes the last wire message, to record where the request
+	// kept apart turns the encoder would merge.
+	prev wireTurn
+}
+
+// system reads the top-level system prompt: a string or text blocks.
+func (d *reqDecoder) system() (*convo.Message, error) {
+	switch d.r.Peek() {
+	case jsonx.Null:
+		d.r.ReadNull()
+		return nil, nil
+	case jsonx.String:
+		s, err := d.r.ReadString()
+		if err != nil {
+			return nil, err
+		}
+		return &convo.Message{Role: convo.RoleSystem, Parts: []convo.Part{convo.Text(s)},
+			Native: markedNative(markString)}, nil
+	case jsonx.Array:
+		parts, err := d.blocks()
+		if err != nil || len(parts) == 0 {
+			return nil, err
+		}
+		return &convo.Message{Role: convo.RoleSystem, Parts: parts}, nil
+	}
+	return nil, d.r.Errorf("want a string or an array of text blocks, got %s", d.r.Peek())
+}
+
+// blocks reads an array of content blocks.
+func (d *reqDecoder) blocks() ([]convo.Part, error) {
+	pmark := len(d.parts)
+	err := d.r.ReadArray(func(i int) error {
+		mark := len(d.spans)
+		b := d.take()
+		defer d.give()
+		if err := d.read(b); err != nil {
+			return at(err, index("", i))
+		}
+		p, err := d.part(b)
+		d.release(mark)
+		if err != nil {
+			return at(err, index("", i))
+		}
+		switch p.Type {
+		case convo.TypeToolCall:
+			if d.calls == nil {
+				d.calls = make(map[string]string)
+			}
+			d.calls[p.ID] = p.Name
+		case convo.TypeToolResult:
+			p.Name = d.calls[p.ID]
+		}
+		d.parts = append(d.parts, p)
+		return nil
+	})
+	return d.collected(pmark), err
+}
+
+func (d *reqDecoder) messages() error {
+	if d.r.Peek() != jsonx.Array {
+		return d.r.Errorf("want an array of messages, got %s", d.r.Peek())
+	}
+	return d.r.ReadArray(func(i int) error {
+		if err := d.message(); err != nil {
+			return at(err, index("", i))
+		}
+		return nil
+	})
+}
+
+// message reads one wire message and appends what it becomes to d.h.
+func (d *reqDecoder) message() error {
+	var role string
+	var parts []convo.Part
+	var hasRole, hasContent, str bool
+	var extra []byte
+	if d.r.Peek() != jsonx.Object {
+		return d.r.Errorf("want a message object, got %s", d.r.Peek())
+	}
+	err := d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "role":
+			hasRole = true
+			if d.r.Peek() != jsonx.String {
+				return at(d.r.Errorf("want a string, got %s", d.r.Peek()), "role")
+			}
+			var err error
+			role, err = readName(d.r)
+			return at(err, "role")
+		case "content":
+			hasContent = true
+			switch d.r.Peek() {
+			case jsonx.String:
+				s, err := d.r.ReadString()
+				parts, str = []convo.Part{convo.Text(s)}, true
+				return at(err, "content")
+			case jsonx.Array:
+				var err error
+				parts, err = d.blocks()
+				return at(err, "content")
+			}
+			return at(d.r.Errorf("want a string or an array of blocks, got %s", d.r.Peek()), "content")
+		}
+		var err error
+		extra, err = appendMember(extra, key, d.r)
+		return at(err, string(key))
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case !hasRole:
+		return errors.New(`message has no "role"`)
+	case !hasContent:
+		return errors.New(`message has no "content"`)
+	}
+	var turn wireTurn
+	switch role {
+	case "user":
+		turn = wireUser
+	case "assistant":
+		turn = wireAssistant
+	case "system":
+		turn = wireSystem
+	default:
+		return at(fmt.Errorf("unknown role %q (want user or assistant)", role), "role")
+	}
+	var marks []string
+	if str {
+		marks = append(marks, markString)
+	}
+	first := len(d.h)
+	switch turn {
+	case wireUser:
+		// Results go to tool messages, the rest to user messages, in order.
+		start := 0
+		for j := 1; j <= len(parts); j++ {
+			if j < len(parts) && isResult(parts[j]) == isResult(parts[start]) {
+				continue
+			}
+			r := convo.RoleUser
+			if isResult(parts[start]) {
+				r = convo.RoleTool
+			}
+			d.h = append(d.h, convo.Message{Role: r, Parts: parts[start:j:j]})
+			start = j
+		}
+		if len(parts) == 0 {
+			d.h = append(d.h, convo.Message{Role: convo.RoleUser, Parts: parts})
+		}
+	case wireAssistant:
+		d.h = append(d.h, convo.Message{Role: convo.RoleAssistant, Parts: parts})
+	case wireSystem:
+		d.h = append(d.h, convo.Message{Role: convo.RoleSystem, Parts: parts})
+		extra = prependMember(extra, "role", []byte(`"system"`))
+	}
+	m := &d.h[first]
+	if joins(d.prev, turn, m.Role == convo.RoleTool) {
+		marks = append(marks, markSeparate)
+	}
+	for _, k := range marks {
+		extra = prependMember(extra, k, []byte("true"))
+	}
+	if extra != nil {
+		m.Native = convo.Native{ProviderID: append(extra, '}')}
+	}
+	d.prev = wireTurn{role: turn.role, other: hasOther(parts)}
+	return nil
+}
+
+func isResult(p convo.Part) bool { return p.Type == convo.TypeToolResult }
+
+// hasOther reports whether parts hold anything but tool results.
+func hasOther(parts []convo.Part) bool {
+	for _, p := range parts {
+		if !isResult(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// appendMember appends key and the value at r to an unterminated native
+// object.
+func appendMember(obj, key []byte, r *jsonx.Reader) ([]byte, error) {
+	if obj == nil {
+		obj = append(obj, '{')
+	} else {
+		obj = append(obj, ',')
+	}
+	obj = jsonx.AppendString(obj, string(key))
+	obj = append(obj, ':')
+	return r.AppendRaw(obj)
+}
+
+// prependMember puts key:val first in an unterminated native object.
+func prependMember(obj []byte, key string, val []byte) []byte {
+	out := make([]byte, 0, len(obj)+len(key)+len(val)+4)
+	out = append(out, '{')
+	out = jsonx.AppendString(out, key)
+	out = append(out, ':')
+	out = append(out, val...)
+	if len(obj) > 1 {
+		out = append(out, ',')
+		out = append(out, obj[1:]...)
+	}
+	return out
+}
+
+// markedNative returns a native object holding the given markers.
+func markedNative(keys ...string) convo.Native {
+	var obj []byte
+	for _, k := range keys {
+		obj = prependMember(obj, k, []byte("true"))
+	}
+	return convo.Native{ProviderID: append(obj, '}')}
+}
