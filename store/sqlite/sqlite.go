@@ -359,12 +359,18 @@ func insertConv(ctx context.Context, tx *sql.Tx, c store.Conversation, nextPos i
 
 // Get returns a conversation's description.
 func (s *Store) Get(ctx context.Context, tenant, id string) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
 	r, err := getConv(ctx, s.r, tenant, id)
 	return r.Conversation, err
 }
 
 // Update changes a conversation's title and metadata.
 func (s *Store) Update(ctx context.Context, tenant, id string, title *string, meta json.RawMessage) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
 	if title != nil {
 		if err := backend.CheckTitle(*title); err != nil {
 			return store.Conversation{}, err
@@ -398,6 +404,9 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 
 // Append adds messages at the end if the version still is version.
 func (s *Store) Append(ctx context.Context, tenant, id string, version int64, msgs ...convo.Message) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
 	h, rows, err := backend.Encode(msgs)
 	if err != nil {
 		return store.Conversation{}, err
@@ -445,6 +454,9 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 	if from < 0 {
 		return nil, store.Conversation{}, fmt.Errorf("%w: load from %d", store.ErrInvalid, from)
 	}
+	if !backend.Findable(tenant, id) {
+		return nil, store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, store.Conversation{}, wrap(err)
@@ -483,6 +495,9 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 
 // Message returns one message by its id.
 func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (convo.Message, error) {
+	if !backend.Findable(tenant, id, messageID) {
+		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	}
 	var pos int64
 	var body []byte
 	err := s.r.QueryRowContext(ctx, `SELECT m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
@@ -530,6 +545,9 @@ func tail(ctx context.Context, tx *sql.Tx, pk int64, id string) ([]backend.Call,
 
 // DeleteMessage removes one message, with the version check of Append.
 func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version int64, messageID string) (store.Conversation, error) {
+	if !backend.Findable(tenant, id, messageID) {
+		return store.Conversation{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	}
 	var out store.Conversation
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		r, err := getConv(ctx, tx, tenant, id)
@@ -566,6 +584,9 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 
 // Fork creates a new conversation holding the first at messages of id.
 func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Conversation) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
 	c.Tenant = tenant
 	c, err := backend.NewConversation(c)
 	if err != nil {
@@ -636,6 +657,9 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 	if err != nil {
 		return nil, "", err
 	}
+	if !backend.Findable(tenant, opts.Title) {
+		return nil, "", nil // no conversation has such a tenant or title
+	}
 	var meta any
 	if filter != nil {
 		m, _, _ := backend.Meta(opts.Meta)
@@ -675,6 +699,9 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 
 // Delete removes a conversation and its messages.
 func (s *Store) Delete(ctx context.Context, tenant, id string) error {
+	if !backend.Findable(tenant, id) {
+		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		var pk int64
 		err := tx.QueryRowContext(ctx, `SELECT pk FROM conversations WHERE tenant = ? AND id = ?`, tenant, id).Scan(&pk)

@@ -2,10 +2,15 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"flag"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/sqlite"
 	"github.com/convo-go/convo/store/storetest"
@@ -44,4 +49,123 @@ func TestConcurrency(t *testing.T) {
 		procs, goroutines, each = 4, 8, 100
 	}
 	storetest.Concurrency(t, filepath.Join(t.TempDir(), "shared.db"), open, procs, goroutines, each)
+}
+
+func TestReopen(t *testing.T) {
+	// Characters a URI would take for syntax must stay part of the name.
+	path := filepath.Join(t.TempDir(), "a b?c#d%20.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Create(t.Context(), store.Conversation{ID: "kept"}, convo.User("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database is not at its path: %v", err)
+	}
+	s, err = sqlite.Options{Synchronous: "normal", BusyTimeout: time.Second, Readers: 1}.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Path() != path {
+		t.Fatalf("Path %q, want %q", s.Path(), path)
+	}
+	h, got, err := s.Load(t.Context(), "", "kept", 0)
+	if err != nil || len(h) != 1 || got.Version != c.Version {
+		t.Fatalf("after reopening: %d messages, %v", len(h), err)
+	}
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 1 {
+		t.Fatalf("schema version %d %v", v, err)
+	}
+	if err := s.Check(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		opts sqlite.Options
+		path string
+	}{
+		{sqlite.Options{}, ""},
+		{sqlite.Options{}, ":memory:"},
+		{sqlite.Options{}, "file:x.db?mode=ro"},
+		{sqlite.Options{Synchronous: "OFF"}, filepath.Join(dir, "x.db")},
+		{sqlite.Options{}, filepath.Join(dir, "no", "such", "dir.db")},
+	} {
+		if s, err := tc.opts.Open(t.Context(), tc.path); err == nil {
+			s.Close()
+			t.Errorf("Open(%q, %+v) succeeded", tc.path, tc.opts)
+		}
+	}
+	// A file that is not a database is refused, not overwritten.
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, []byte("this is not a database, just text that is long enough......................................................"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := sqlite.Open(t.Context(), junk); err == nil {
+		s.Close()
+		t.Fatal("a text file opened as a database")
+	}
+}
+
+func TestNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "future.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_migrations (version, name, applied) VALUES (99, 'future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err := sqlite.Open(t.Context(), path); err == nil || !strings.Contains(err.Error(), "newer") {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open of a newer schema: %v", err)
+	}
+}
+
+// TestV1Fixture opens a database written by schema version 1, kept in
+// testdata, so that a later migration that cannot read old files fails here.
+func TestV1Fixture(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v1.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want, err := os.ReadFile(filepath.Join("testdata", "v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	if err := store.Export(t.Context(), s, "fixture", "v1", &got, false); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Fatalf("v1 fixture:\ngot  %s\nwant %s", got.String(), want)
+	}
+	c, err := s.Get(t.Context(), "fixture", "v1")
+	if err != nil || c.Title != "fixture" || string(c.Meta) != `{"schema":1}` {
+		t.Fatalf("v1 description: %+v %v", c, err)
+	}
 }

@@ -245,7 +245,7 @@ func testCreateInvalid(t *testing.T, s store.Store) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error has more than one line: %q", err)
 			}
-			if _, err := s.Get(ctx(t), c.Tenant, c.ID); !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrInvalid) {
+			if _, err := s.Get(ctx(t), c.Tenant, c.ID); !errors.Is(err, store.ErrNotFound) {
 				t.Fatalf("refused conversation exists: Get error %v", err)
 			}
 		})
@@ -403,9 +403,11 @@ func testAppendPairing(t *testing.T, s store.Store) {
 	}
 }
 
-// richHistory uses every kind of content the canonical format has, so a
-// backend that drops or rewrites any field fails Lossless.
-func richHistory() convo.History {
+// RichHistory returns a valid history that uses every kind of content the
+// canonical format has (reasoning signatures, encrypted reasoning, native
+// and unknown fields, media, tool calls with malformed arguments, all
+// roles), so a backend that drops or rewrites any field fails Lossless.
+func RichHistory() convo.History {
 	when := time.Date(2026, 11, 29, 10, 0, 0, 123456789, time.UTC)
 	sys := convo.System("Be brief.")
 	sys.Native = convo.Native{"openai": json.RawMessage(`{"role":"developer"}`)}
@@ -448,7 +450,7 @@ func richHistory() convo.History {
 }
 
 func testLossless(t *testing.T, s store.Store) {
-	h := richHistory()
+	h := RichHistory()
 	if err := h.Validate(); err != nil {
 		t.Fatalf("richHistory is not valid: %v", err)
 	}
@@ -861,7 +863,7 @@ func testTenants(t *testing.T, s store.Store) {
 		"Delete":        func(tn string) error { return s.Delete(ctx(t), tn, "c") },
 	}
 	for name, fn := range calls {
-		for _, tenant := range []string{"bob", "", "Alice", "alice "} {
+		for _, tenant := range []string{"bob", "", "Alice", "alice ", "alice\x00", "\xff"} {
 			wantErr(t, fmt.Sprintf("%s as %q", name, tenant), fn(tenant), store.ErrNotFound)
 		}
 	}
@@ -870,8 +872,19 @@ func testTenants(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	sameDescription(t, "after other tenants' calls", got, c)
-	if page, _, _ := s.List(ctx(t), "bob", store.ListOptions{}); len(page) != 0 {
-		t.Fatalf("bob lists %d conversations", len(page))
+	for _, tenant := range []string{"bob", "\xff", "alice\x00"} {
+		if page, _, err := s.List(ctx(t), tenant, store.ListOptions{}); len(page) != 0 || err != nil {
+			t.Fatalf("%q lists %d conversations (%v)", tenant, len(page), err)
+		}
+	}
+	for _, id := range []string{"c\x00", "\xff"} {
+		_, err := s.Get(ctx(t), "alice", id)
+		wantErr(t, fmt.Sprintf("Get(%q)", id), err, store.ErrNotFound)
+		_, err = s.Message(ctx(t), "alice", "c", id)
+		wantErr(t, fmt.Sprintf("Message(%q)", id), err, store.ErrNotFound)
+	}
+	if page, _, err := s.List(ctx(t), "alice", store.ListOptions{Title: "\xff"}); len(page) != 0 || err != nil {
+		t.Fatalf("a title filter that is not UTF-8 found %d (%v)", len(page), err)
 	}
 }
 
@@ -930,7 +943,7 @@ func testConcurrentAppend(t *testing.T, s store.Store) {
 }
 
 func testExportImport(t *testing.T, s store.Store) {
-	h := richHistory()
+	h := RichHistory()
 	c := mustCreate(t, s, store.Conversation{ID: "src", Tenant: "t"}, h...)
 	for _, lines := range []bool{false, true} {
 		var buf strings.Builder

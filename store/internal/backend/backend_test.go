@@ -198,6 +198,12 @@ func TestMeta(t *testing.T) {
 	if m, clear, err := Meta(nil); err != nil || clear || m != nil {
 		t.Fatalf("Meta(nil): %s %v %v", m, clear, err)
 	}
+	if _, _, err := Meta(json.RawMessage(`{"a":["\u0000"]}`)); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Meta with NUL: %v", err)
+	}
+	if m, _, err := Meta(json.RawMessage(`{"a":"\\u0000"}`)); err != nil || string(m) != `{"a":"\\u0000"}` {
+		t.Fatalf("Meta with an escaped backslash before u0000: %s %v", m, err)
+	}
 	big := json.RawMessage(`{"a":"` + strings.Repeat("x", store.MaxMetaBytes) + `"}`)
 	if _, _, err := Meta(big); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("Meta(too big): %v", err)

@@ -46,6 +46,18 @@ func checkString(s, name string, minLen, maxLen int) error {
 	return nil
 }
 
+// Findable reports whether every string could be stored (valid UTF-8, no
+// NUL). Lookups by a string that could not be stored find nothing, without
+// asking the database, which might refuse the string with an error.
+func Findable(strs ...string) bool {
+	for _, s := range strs {
+		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // CheckTenant checks a tenant name.
 func CheckTenant(tenant string) error {
 	if err := checkString(tenant, "tenant", 0, store.MaxTenantBytes); err != nil {
@@ -117,7 +129,35 @@ func Meta(raw json.RawMessage) (meta json.RawMessage, clear bool, err error) {
 	if len(out) == 0 || out[0] != '{' {
 		return nil, false, fmt.Errorf("%w: metadata is not a JSON object", store.ErrInvalid)
 	}
+	// PostgreSQL's jsonb, which List's metadata filter compares with,
+	// cannot hold NUL; refuse it in every backend alike.
+	if bytes.Contains(out, []byte(`\u0000`)) {
+		v, err := decodeJSON(out)
+		if err != nil || hasNUL(v) {
+			return nil, false, fmt.Errorf("%w: metadata contains \\u0000", store.ErrInvalid)
+		}
+	}
 	return out, false, nil
+}
+
+func hasNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.IndexByte(v, 0) >= 0
+	case map[string]any:
+		for k, x := range v {
+			if strings.IndexByte(k, 0) >= 0 || hasNUL(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if hasNUL(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Filter is a checked ListOptions.Meta: the members a conversation's

@@ -1,0 +1,55 @@
+package backends
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo/store/postgres"
+	"github.com/convo-go/convo/store/sqlite"
+	"github.com/convo-go/convo/store/storetest"
+)
+
+func TestOpenSQLite(t *testing.T) {
+	dir := t.TempDir()
+	for _, dsn := range []string{filepath.Join(dir, "a.db"), "sqlite:" + filepath.Join(dir, "b.db")} {
+		s, err := Open(t.Context(), dsn)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", dsn, err)
+		}
+		if _, ok := s.(*sqlite.Store); !ok {
+			t.Fatalf("Open(%q) = %T, want *sqlite.Store", dsn, s)
+		}
+		s.Close()
+	}
+	for _, name := range []string{"a.db", "b.db"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	for _, dsn := range []string{"", "sqlite:", "sqlite::memory:", "postgres://%zz"} {
+		if s, err := Open(t.Context(), dsn); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded", dsn)
+		}
+	}
+	if _, err := Open(t.Context(), filepath.Join(t.TempDir(), "missing-dir", "x.db")); err == nil || !strings.Contains(err.Error(), "x.db") {
+		t.Errorf("Open in a missing directory: %v (want an error naming the file)", err)
+	}
+}
+
+func TestOpenPostgres(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	s, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.(*postgres.Store); !ok {
+		t.Fatalf("Open(%q) = %T, want *postgres.Store", dsn, s)
+	}
+}

@@ -1,0 +1,637 @@
+// Package postgres is the store.Store for many servers sharing one
+// database: PostgreSQL through github.com/jackc/pgx/v5 (a pgxpool pool).
+//
+// Appends take two round trips and no explicit transaction: the
+// conversation row is read, the messages are checked against it in Go, and
+// one statement then bumps the version (only if it is still the one read)
+// and inserts the messages. One statement is atomic, and the version
+// condition makes concurrent appends from any number of servers serialize
+// on the conversation's row: the loser of a race gets store.ErrConflict
+// (or, with store.AnyVersion, is retried against the new version).
+// Commits are as durable as the server's synchronous_commit makes them (on
+// by default: flushed to the WAL before the acknowledgement).
+//
+// The schema is versioned by the embedded migrations/NNNN_name.sql files,
+// applied in order on open under an advisory lock, so servers starting
+// together migrate once; table schema_migrations records them. The tables
+// live in the schema that search_path names first (Options.Schema sets it).
+package postgres
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/internal/backend"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Options configure a store.
+type Options struct {
+	// Schema is the schema that holds the tables; Open creates it if need
+	// be and puts it first in every connection's search_path. Empty: the
+	// connection string's search_path (by default the schema "public").
+	Schema string
+	// MaxConns is the size of the connection pool (0: the connection
+	// string's pool_max_conns, else pgxpool's default).
+	MaxConns int32
+}
+
+// Store is a store.Store in a PostgreSQL database.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database dsn (a postgres:// URL or key=value
+// string; see pgxpool.ParseConfig) and brings its schema up to date.
+func Open(ctx context.Context, dsn string) (*Store, error) { return Options{}.Open(ctx, dsn) }
+
+// Open connects with options o.
+func (o Options) Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.Schema != "" {
+		if err := createSchema(ctx, cfg.ConnConfig.Copy(), o.Schema); err != nil {
+			return nil, err
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return s, nil
+}
+
+func createSchema(ctx context.Context, cfg *pgx.ConnConfig, schema string) error {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Close(context.Background())
+	// An identifier cannot be a parameter; Sanitize quotes it.
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return fmt.Errorf("postgres: create schema: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool, waiting for connections in use to be returned.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Pool is the connection pool, for callers that keep their own tables in
+// the same database.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+func (s *Store) migrate(ctx context.Context) error {
+	all, err := backend.Migrations(migrationFS, "migrations")
+	if err != nil {
+		return err
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	var schema *string
+	if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return err
+	}
+	if schema == nil {
+		return errors.New("no schema to create tables in: search_path names none that exists")
+	}
+	// Servers starting together take turns; the key is per schema.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('convo.migrate.' || current_schema()))`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL)`); err != nil {
+		return err
+	}
+	var applied int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&applied); err != nil {
+		return err
+	}
+	pending, err := backend.Pending(all, applied)
+	if err != nil {
+		return err
+	}
+	for _, m := range pending {
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)`,
+			m.Version, m.Name, backend.Now()); err != nil {
+			return err
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+// SchemaVersion returns the version of the newest migration applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
+
+// The columns of a conversation row, in the order scanConv reads them.
+const convCols = `pk, id, tenant, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated`
+
+type row struct {
+	store.Conversation
+	pk      int64
+	nextPos int64
+	open    []byte
+}
+
+func scanConv(sc pgx.Row) (row, error) {
+	var r row
+	var meta, open *string
+	err := sc.Scan(&r.pk, &r.ID, &r.Tenant, &r.Title, &meta, &r.Version, &r.Messages, &r.nextPos, &open,
+		&r.ForkedFrom, &r.ForkedAt, &r.Created, &r.Updated)
+	if err != nil {
+		return r, err
+	}
+	if meta != nil {
+		r.Meta = json.RawMessage(*meta)
+	}
+	if open != nil {
+		r.open = []byte(*open)
+	}
+	r.Created, r.Updated = r.Created.UTC(), r.Updated.UTC()
+	return r, nil
+}
+
+// querier is what a pool and a transaction have in common.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+const selectConv = `SELECT ` + convCols + ` FROM conversations WHERE tenant = $1 AND id = $2`
+
+func getConv(ctx context.Context, q querier, query, tenant, id string) (row, error) {
+	r, err := scanConv(q.QueryRow(ctx, query, tenant, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	return r, wrap(err)
+}
+
+func wrap(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("postgres: %w", err)
+}
+
+// uniqueViolation reports whether err broke the named unique constraint.
+func uniqueViolation(err error, constraint string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == constraint
+}
+
+func nullString(b []byte) *string {
+	if b == nil {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+// columns splits rows into the arrays the insert statements unnest.
+func columns(rows []backend.Row) (ids, roles []string, bodies [][]byte) {
+	ids, roles, bodies = make([]string, len(rows)), make([]string, len(rows)), make([][]byte, len(rows))
+	for i, r := range rows {
+		ids[i], roles[i], bodies[i] = r.ID, string(r.Role), r.Body
+	}
+	return ids, roles, bodies
+}
+
+// createConv inserts a conversation and its first messages in one
+// statement.
+const createConv = `WITH c AS (
+	INSERT INTO conversations (tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
+	VALUES ($1, $2, $3, $4, 1, $5::integer, $5::integer, $6, '', 0, $7, $7)
+	RETURNING pk
+), m AS (
+	INSERT INTO messages (conv, pos, id, role, body)
+	SELECT c.pk, r.ord - 1, r.id, r.role, r.body
+	FROM c, unnest($8::text[], $9::text[], $10::bytea[]) WITH ORDINALITY AS r (id, role, body, ord)
+)
+SELECT pk FROM c`
+
+// Create stores a new conversation.
+func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
+	c, err := backend.NewConversation(c)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	h, rows, err := backend.Encode(msgs)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	open, err := backend.Check(nil, h)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	now := backend.Now()
+	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
+	ids, roles, bodies := columns(rows)
+	var pk int64
+	err = s.pool.QueryRow(ctx, createConv, c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
+		nullString(backend.MarshalCalls(open)), now, ids, roles, bodies).Scan(&pk)
+	if uniqueViolation(err, "conversations_tenant_id") {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
+	}
+	if err != nil {
+		return store.Conversation{}, wrap(err)
+	}
+	return c, nil
+}
+
+// Get returns a conversation's description.
+func (s *Store) Get(ctx context.Context, tenant, id string) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	r, err := getConv(ctx, s.pool, selectConv, tenant, id)
+	return r.Conversation, err
+}
+
+// Update changes a conversation's title and metadata in one statement.
+func (s *Store) Update(ctx context.Context, tenant, id string, title *string, meta json.RawMessage) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	if title != nil {
+		if err := backend.CheckTitle(*title); err != nil {
+			return store.Conversation{}, err
+		}
+	}
+	m, clear, err := backend.Meta(meta)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	r, err := scanConv(s.pool.QueryRow(ctx, `UPDATE conversations SET
+		title = coalesce($3, title),
+		meta = CASE WHEN $5 THEN NULL ELSE coalesce($4, meta) END,
+		updated = greatest(updated, $6)
+		WHERE tenant = $1 AND id = $2
+		RETURNING `+convCols, tenant, id, title, nullString(m), clear, backend.Now()))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	return r.Conversation, wrap(err)
+}
+
+// appendRows bumps the version of conversation $1 if it still is $2 and
+// inserts the messages after its last one, in one statement: both happen
+// or neither. No row back means the version moved (or the conversation is
+// gone).
+const appendRows = `WITH c AS (
+	UPDATE conversations SET version = version + 1, messages = messages + $3::integer, next_pos = next_pos + $3::integer,
+		open_calls = $4, updated = greatest(updated, $5)
+	WHERE pk = $1 AND version = $2
+	RETURNING pk, next_pos - $3::integer AS first, version, messages, updated
+), m AS (
+	INSERT INTO messages (conv, pos, id, role, body)
+	SELECT c.pk, c.first + r.ord - 1, r.id, r.role, r.body
+	FROM c, unnest($6::text[], $7::text[], $8::bytea[]) WITH ORDINALITY AS r (id, role, body, ord)
+)
+SELECT version, messages, updated FROM c`
+
+// Append adds messages at the end if the version still is version.
+func (s *Store) Append(ctx context.Context, tenant, id string, version int64, msgs ...convo.Message) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	h, rows, err := backend.Encode(msgs)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	ids, roles, bodies := columns(rows)
+	for {
+		r, err := getConv(ctx, s.pool, selectConv, tenant, id)
+		if err != nil {
+			return store.Conversation{}, err
+		}
+		if version != store.AnyVersion && version != r.Version {
+			return store.Conversation{}, fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
+		}
+		if len(rows) == 0 {
+			return r.Conversation, nil
+		}
+		open, err := backend.UnmarshalCalls(r.open)
+		if err != nil {
+			return store.Conversation{}, err
+		}
+		after, err := backend.Check(open, h)
+		if err != nil {
+			return store.Conversation{}, err
+		}
+		out := r.Conversation
+		err = s.pool.QueryRow(ctx, appendRows, r.pk, r.Version, len(rows), nullString(backend.MarshalCalls(after)),
+			backend.Now(), ids, roles, bodies).Scan(&out.Version, &out.Messages, &out.Updated)
+		switch {
+		case err == nil:
+			out.Updated = out.Updated.UTC()
+			return out, nil
+		case uniqueViolation(err, "messages_conv_id"):
+			return store.Conversation{}, fmt.Errorf("a message id of conversation %q: %w", id, store.ErrExists)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return store.Conversation{}, wrap(err)
+		}
+		// Someone else changed the conversation between the read and the
+		// write (or deleted it: the next read says so).
+		if version != store.AnyVersion {
+			if _, err := getConv(ctx, s.pool, selectConv, tenant, id); err != nil {
+				return store.Conversation{}, err
+			}
+			return store.Conversation{}, fmt.Errorf("conversation %q changed from version %d: %w", id, version, store.ErrConflict)
+		}
+	}
+}
+
+// Load returns the messages from index from on and the description, read
+// in one repeatable-read transaction so the two agree.
+func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.History, store.Conversation, error) {
+	if from < 0 {
+		return nil, store.Conversation{}, fmt.Errorf("%w: load from %d", store.ErrInvalid, from)
+	}
+	if !backend.Findable(tenant, id) {
+		return nil, store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, store.Conversation{}, wrap(err)
+	}
+	defer tx.Rollback(context.Background())
+	r, err := getConv(ctx, tx, selectConv, tenant, id)
+	if err != nil {
+		return nil, store.Conversation{}, err
+	}
+	if from >= r.Messages {
+		return convo.History{}, r.Conversation, wrap(tx.Commit(ctx))
+	}
+	rows, err := tx.Query(ctx, `SELECT pos, body FROM messages WHERE conv = $1 ORDER BY pos OFFSET $2`, r.pk, from)
+	if err != nil {
+		return nil, store.Conversation{}, wrap(err)
+	}
+	h := make(convo.History, 0, r.Messages-from)
+	var pos int64
+	var body []byte
+	_, err = pgx.ForEachRow(rows, []any{&pos, &body}, func() error {
+		m, err := backend.Decode(body, id, pos) // pgx copies each bytea into a new slice
+
+		h = append(h, m)
+		return err
+	})
+	if err != nil {
+		return nil, store.Conversation{}, wrap(err)
+	}
+	return h, r.Conversation, wrap(tx.Commit(ctx))
+}
+
+// Message returns one message by its id.
+func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (convo.Message, error) {
+	if !backend.Findable(tenant, id, messageID) {
+		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	}
+	var pos int64
+	var body []byte
+	err := s.pool.QueryRow(ctx, `SELECT m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
+		WHERE c.tenant = $1 AND c.id = $2 AND m.id = $3`, tenant, id, messageID).Scan(&pos, &body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	}
+	if err != nil {
+		return convo.Message{}, wrap(err)
+	}
+	return backend.Decode(body, id, pos)
+}
+
+// tail returns the open tool calls at the end of conversation pk: the
+// calls of its last message that is not a tool message, minus the results
+// after it.
+func tail(ctx context.Context, q querier, pk int64, id string) ([]backend.Call, error) {
+	rows, err := q.Query(ctx, `SELECT pos, body FROM messages WHERE conv = $1
+		AND pos >= (SELECT coalesce(max(pos), 0) FROM messages WHERE conv = $1 AND role <> 'tool')
+		ORDER BY pos`, pk)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	var h convo.History
+	var pos int64
+	var body []byte
+	_, err = pgx.ForEachRow(rows, []any{&pos, &body}, func() error {
+		m, err := backend.Decode(body, id, pos)
+		h = append(h, m)
+		return err
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return backend.OpenCalls(h), nil
+}
+
+// DeleteMessage removes one message, with the version check of Append.
+func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version int64, messageID string) (store.Conversation, error) {
+	if !backend.Findable(tenant, id, messageID) {
+		return store.Conversation{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	}
+	var out store.Conversation
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := getConv(ctx, tx, selectConv+` FOR UPDATE`, tenant, id)
+		if err != nil {
+			return err
+		}
+		if version != store.AnyVersion && version != r.Version {
+			return fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM messages WHERE conv = $1 AND id = $2`, r.pk, messageID)
+		if err != nil {
+			return wrap(err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+		}
+		open, err := tail(ctx, tx, r.pk, id)
+		if err != nil {
+			return err
+		}
+		out = r.Conversation
+		err = tx.QueryRow(ctx, `UPDATE conversations SET version = version + 1, messages = messages - 1,
+			open_calls = $2, updated = greatest(updated, $3) WHERE pk = $1 RETURNING version, messages, updated`,
+			r.pk, nullString(backend.MarshalCalls(open)), backend.Now()).Scan(&out.Version, &out.Messages, &out.Updated)
+		out.Updated = out.Updated.UTC()
+		return wrap(err)
+	})
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return out, nil
+}
+
+// Fork creates a new conversation holding the first at messages of id. The
+// original's row is locked (FOR SHARE) meanwhile, so no append or deletion
+// changes what is copied.
+func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Conversation) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	c.Tenant = tenant
+	c, err := backend.NewConversation(c)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		src, err := getConv(ctx, tx, selectConv+` FOR SHARE`, tenant, id)
+		if err != nil {
+			return err
+		}
+		if at < 0 || at > src.Messages {
+			return fmt.Errorf("%w: fork at %d of %d messages", store.ErrInvalid, at, src.Messages)
+		}
+		if c.Title == "" {
+			c.Title = src.Title
+		}
+		if c.Meta == nil {
+			c.Meta = src.Meta
+		}
+		now := backend.Now()
+		c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, at, src.ID, at, now, now
+		var pk int64
+		err = tx.QueryRow(ctx, `INSERT INTO conversations
+			(tenant, id, title, meta, version, messages, next_pos, forked_from, forked_at, created, updated)
+			VALUES ($1, $2, $3, $4, 1, $5::integer, 0, $6, $5::integer, $7, $7) RETURNING pk`,
+			c.Tenant, c.ID, c.Title, nullString(c.Meta), at, src.ID, now).Scan(&pk)
+		if uniqueViolation(err, "conversations_tenant_id") {
+			return fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
+		}
+		if err != nil {
+			return wrap(err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO messages (conv, pos, id, role, body)
+			SELECT $1, pos, id, role, body FROM messages WHERE conv = $2 ORDER BY pos LIMIT $3`, pk, src.pk, at); err != nil {
+			return wrap(err)
+		}
+		open, err := tail(ctx, tx, pk, c.ID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE conversations SET open_calls = $2,
+			next_pos = (SELECT coalesce(max(pos) + 1, 0) FROM messages WHERE conv = $1) WHERE pk = $1`,
+			pk, nullString(backend.MarshalCalls(open)))
+		return wrap(err)
+	})
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return c, nil
+}
+
+// The two list queries, from the start and after a cursor, so that each can
+// use the index on (tenant, created, id). The metadata filter keeps rows
+// whose metadata has every member of $3 with an equal jsonb value.
+const (
+	listWhere = `tenant = $1 AND ($2 = '' OR strpos(title, $2) > 0)
+		AND ($3::text IS NULL OR NOT EXISTS (
+			SELECT 1 FROM jsonb_each($3::jsonb) f WHERE (meta::jsonb) -> f.key IS DISTINCT FROM f.value))`
+	listFirst = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
+		ORDER BY created DESC, id DESC LIMIT $4`
+	listAfter = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
+		AND (created, id) < ($5, $6)
+		ORDER BY created DESC, id DESC LIMIT $4`
+)
+
+// List returns a page of the tenant's conversations, newest first.
+func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions) ([]store.Conversation, string, error) {
+	limit, err := backend.Limit(opts.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	cur, after, err := backend.ParseCursor(opts.After)
+	if err != nil {
+		return nil, "", err
+	}
+	filter, err := backend.ParseFilter(opts.Meta)
+	if err != nil {
+		return nil, "", err
+	}
+	if !backend.Findable(tenant, opts.Title) {
+		return nil, "", nil // no conversation has such a tenant or title
+	}
+	var meta *string
+	if filter != nil {
+		m, _, _ := backend.Meta(opts.Meta)
+		meta = nullString(m)
+	}
+	args := []any{tenant, opts.Title, meta, limit + 1}
+	query := listFirst
+	if after {
+		query = listAfter
+		args = append(args, cur.Created, cur.ID)
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Conversation, error) {
+		c, err := scanConv(r)
+		return c.Conversation, err
+	})
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = backend.Cursor{Created: last.Created, ID: last.ID}.String()
+	}
+	return out, next, nil
+}
+
+// Delete removes a conversation; its messages go with it (ON DELETE
+// CASCADE).
+func (s *Store) Delete(ctx context.Context, tenant, id string) error {
+	if !backend.Findable(tenant, id) {
+		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM conversations WHERE tenant = $1 AND id = $2`, tenant, id)
+	if err != nil {
+		return wrap(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}

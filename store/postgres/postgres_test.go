@@ -1,0 +1,134 @@
+package postgres_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/postgres"
+	"github.com/convo-go/convo/store/storetest"
+)
+
+// -stress runs the reliability tests at a size for hunting rare failures.
+var stress = flag.Bool("stress", false, "run the crash and concurrency tests longer")
+
+func TestMain(m *testing.M) {
+	storetest.Main(m, func(ctx context.Context, dsn string) (store.Store, error) { return postgres.Open(ctx, dsn) })
+}
+
+func open(ctx context.Context, dsn string) (store.Store, error) { return postgres.Open(ctx, dsn) }
+
+func newStore(t *testing.T) store.Store {
+	s, err := postgres.Open(t.Context(), storetest.PostgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) { storetest.Run(t, newStore) }
+
+func TestDurability(t *testing.T) {
+	rounds := 6
+	if *stress {
+		rounds = 100
+	}
+	storetest.Durability(t, storetest.PostgresDSN(t), open, rounds)
+}
+
+func TestConcurrency(t *testing.T) {
+	procs, goroutines, each := 2, 4, 10
+	if *stress {
+		procs, goroutines, each = 4, 8, 100
+	}
+	storetest.Concurrency(t, storetest.PostgresDSN(t), open, procs, goroutines, each)
+}
+
+func TestOptionsSchema(t *testing.T) {
+	dsn := storetest.PostgresDSN(t) // a schema of the test's own, to hold the one made here
+	name := "convo \"quoted\" schema"
+	s, err := postgres.Options{Schema: name, MaxConns: 2}.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := s.Pool().Exec(context.Background(), `DROP SCHEMA `+pgx.Identifier{name}.Sanitize()+` CASCADE`); err != nil {
+			t.Error(err)
+		}
+		s.Close()
+	}()
+	var schema string
+	if err := s.Pool().QueryRow(t.Context(), `SELECT current_schema()`).Scan(&schema); err != nil || schema != name {
+		t.Fatalf("current_schema %q %v, want %q", schema, err, name)
+	}
+	if _, err := s.Create(t.Context(), store.Conversation{ID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pool().Config().MaxConns != 2 {
+		t.Fatalf("MaxConns %d", s.Pool().Config().MaxConns)
+	}
+}
+
+// TestMigrateTogether opens one fresh schema from several goroutines at
+// once: the advisory lock makes exactly one of them migrate.
+func TestMigrateTogether(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := postgres.Open(t.Context(), dsn)
+			if err == nil {
+				var v int
+				if v, err = s.SchemaVersion(t.Context()); err == nil && v != 1 {
+					err = fmt.Errorf("schema version %d", v)
+				}
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := postgres.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int
+	if err := s.Pool().QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d migrations recorded (%v), want 1", n, err)
+	}
+	// A database migrated by a newer convo is refused, not misread.
+	if _, err := s.Pool().Exec(t.Context(), `INSERT INTO schema_migrations (version, name, applied) VALUES (99, 'future', now())`); err != nil {
+		t.Fatal(err)
+	}
+	if s2, err := postgres.Open(t.Context(), dsn); err == nil || !strings.Contains(err.Error(), "newer") {
+		if s2 != nil {
+			s2.Close()
+		}
+		t.Fatalf("Open of a newer schema: %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := postgres.Open(t.Context(), "postgres://%zz"); err == nil {
+		t.Fatal("a malformed DSN opened")
+	}
+	dsn := storetest.PostgresDSN(t)
+	// A search_path naming no existing schema leaves nowhere for the tables.
+	bad := strings.Replace(dsn, "search_path=", "search_path=no_such_schema_", 1)
+	if s, err := postgres.Open(t.Context(), bad); err == nil || !strings.Contains(err.Error(), "schema") {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open with a missing schema: %v", err)
+	}
+}
