@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider/all"
+)
+
+// TestConvertEveryPair converts the shipped example into every format, and
+// from each of those into every format: all pairs of names work, and the
+// tool call keeps its id and arguments through each of them.
+func TestConvertEveryPair(t *testing.T) {
+	names := []string{"convo"}
+	for _, c := range all.Codecs() {
+		names = append(names, c.Name())
+	}
+	if len(names) < 7 {
+		t.Fatalf("only %d formats: %v", len(names), names)
+	}
+	inputs := map[string]string{}
+	for _, from := range names {
+		out, errs, code := runCLI(t, "", "convert", "--from", "convo", "--to", from, "--media", "placeholder", "../../examples/weather.json")
+		if code != 0 {
+			t.Fatalf("convo → %s: exit %d: %s", from, code, errs)
+		}
+		inputs[from] = out
+	}
+	for _, from := range names {
+		for _, to := range names {
+			t.Run(from+"→"+to, func(t *testing.T) {
+				out, errs, code := runCLI(t, inputs[from], "convert", "--from", from, "--to", to, "--media", "placeholder")
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errs)
+				}
+				back, errs, code := runCLI(t, out, "convert", "--from", to, "--to", "convo")
+				if code != 0 {
+					t.Fatalf("reading the %s output back: exit %d: %s", to, code, errs)
+				}
+				h, err := convo.Unmarshal([]byte(back))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var calls []convo.Part
+				for _, m := range h {
+					calls = append(calls, m.ToolCalls()...)
+				}
+				if len(calls) != 1 || !strings.Contains(calls[0].ID, "toolu_1") || calls[0].Name != "get_weather" {
+					t.Fatalf("tool call lost: %+v\n%s", calls, back)
+				}
+				var args map[string]string
+				if err := json.Unmarshal(calls[0].Args, &args); err != nil || args["city"] != "Paris" {
+					t.Fatalf("arguments changed: %s", calls[0].Args)
+				}
+			})
+		}
+	}
+}
+
+func TestConvertStrict(t *testing.T) {
+	_, errs, code := runCLI(t, "", "convert", "--from", "convo", "--to", "openai-chat", "--strict", "../../examples/weather.json")
+	if code != 1 || !strings.Contains(errs, "strict: messages[2].parts[0]: signed or encrypted reasoning from anthropic dropped") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, errs, code = runCLI(t, `{"messages":[{"role":"user","content":7}]}`, "convert", "--from", "anthropic", "--to", "convo")
+	if code != 1 || !strings.Contains(errs, "messages[0].content") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("bad provider input: exit %d: %q", code, errs)
+	}
+}
