@@ -1,8 +1,8 @@
 package tokens
 
 import (
+	"encoding/binary"
 	"hash/maphash"
-	"strconv"
 	"sync"
 
 	"github.com/convo-go/convo"
@@ -45,21 +45,30 @@ func (c *memo) key(m convo.Message) uint64 {
 	h.SetSeed(c.seed)
 	str(&h, string(m.Role))
 	str(&h, m.Name)
-	str(&h, string(m.Native["openai"])) // the developer role
+	raw(&h, m.Native["openai"]) // the developer role
 	hashParts(&h, m.Parts)
 	return h.Sum64()
 }
 
 // str writes s with its length, so that ("ab","c") and ("a","bc") differ.
 func str(h *maphash.Hash, s string) {
-	var b [20]byte
-	h.Write(strconv.AppendInt(b[:0], int64(len(s)), 10))
-	h.WriteByte(':')
+	length(h, len(s))
 	h.WriteString(s)
 }
 
+func raw(h *maphash.Hash, b []byte) {
+	length(h, len(b))
+	h.Write(b)
+}
+
+func length(h *maphash.Hash, n int) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	h.Write(b[:])
+}
+
 func hashParts(h *maphash.Hash, ps []convo.Part) {
-	str(h, strconv.Itoa(len(ps)))
+	length(h, len(ps))
 	for i := range ps {
 		p := &ps[i]
 		str(h, string(p.Type))
@@ -70,11 +79,12 @@ func hashParts(h *maphash.Hash, ps []convo.Part) {
 		str(h, p.FileID)
 		str(h, p.Name)
 		str(h, p.Detail)
-		str(h, string(p.Value))
-		str(h, string(p.Args))
+		raw(h, p.Value)
+		raw(h, p.Args)
 		str(h, p.ArgsRaw)
-		str(h, string(p.Raw))
-		str(h, strconv.Itoa(len(p.Summary)))
+		raw(h, p.Raw)
+		raw(h, p.Native["openai"]) // original tool-call arguments
+		length(h, len(p.Summary))
 		for _, s := range p.Summary {
 			str(h, s)
 		}

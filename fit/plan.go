@@ -1,0 +1,412 @@
+package fit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/convo-go/convo"
+)
+
+// How Fit chooses what to trim.
+//
+// The messages between the leading system messages (lead) and the latest
+// user turn (p) are the old part; everything else is kept as it is. The old
+// part is measured in tokens from its start, and block boundary k is the
+// first turn start at or after k×Block tokens. Such a boundary never moves
+// when messages are appended, because the tokens before it do not change.
+//
+// Each enabled strategy is a front that covers the old part up to a block
+// boundary: the first strategy leads, each next one trails it by a block.
+// Plan q puts the leading front on boundary q. Plans are tried in order and
+// the first that saves enough is taken.
+//
+// "Enough" is quantised too: a history over the budget by x tokens must
+// save ceil(x/Block) blocks' worth. While the history grows within the
+// same level, every plan's savings stay the same (appended messages are
+// never trimmed) and so does the need: the same plan wins, and the
+// request's start stays the same. It changes only when the history has
+// grown by a block — once per Block tokens of conversation.
+
+type fitter struct {
+	h       convo.History
+	opts    Options
+	fronts  []Strategy // reasoning, shorten, drop: as enabled, in order
+	summary bool
+
+	n, lead, p int
+	count      []int // tokens of each message; 0 for one that is not sent
+	pos        []int // pos[j]: tokens of h[lead:j]
+	total      int   // tokens of the whole request
+	required   int   // tokens of what is always kept
+	block      int
+	bounds     []int // bounds[k-1]: block boundary k
+
+	// Per-message trimmed forms and what they save, computed only for the
+	// messages a plan under consideration trims (-1: not computed yet).
+	rMsg, sMsg []*convo.Message
+	rGone      []bool // the message held only reasoning: it goes with it
+	rSave      []int
+	sSave      []int
+	shortened  []int // results shortened per message
+}
+
+func newFitter(h convo.History, opts Options) (*fitter, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if opts.Counts != nil {
+		if len(opts.Counts) != len(h) {
+			return nil, fmt.Errorf("fit: %d counts for %d messages", len(opts.Counts), len(h))
+		}
+		for i, c := range opts.Counts {
+			if c < 0 {
+				return nil, fmt.Errorf("fit: negative count for %s", msgPath(i))
+			}
+		}
+	}
+	strategies := opts.Strategies
+	if strategies == nil {
+		strategies = DefaultStrategies
+	}
+	f := &fitter{h: h, opts: opts, n: len(h), lead: h.Leading()}
+	for _, s := range strategies {
+		if s == Summarize {
+			f.summary = true
+			s = DropOldest
+		}
+		if !contains(f.fronts, s) {
+			f.fronts = append(f.fronts, s)
+		}
+	}
+	f.block = opts.Block
+	if f.block == 0 {
+		f.block = max(1, opts.Budget/4)
+	}
+	if f.opts.ShortenTo == 0 {
+		f.opts.ShortenTo = 1024
+	}
+	if f.opts.SummaryReserve == 0 {
+		f.opts.SummaryReserve = max(1, f.block/8)
+	}
+	return f, nil
+}
+
+func contains(ss []Strategy, s Strategy) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fitter) measure() {
+	h := f.h
+	expired := h.Expired()
+	f.count = make([]int, f.n)
+	f.pos = make([]int, f.n+1)
+	f.total = f.opts.Counter.RequestTokens()
+	for i := range h {
+		switch {
+		case expired[i] || h[i].Role == convo.RoleError:
+		case f.opts.Counts != nil:
+			f.count[i] = f.opts.Counts[i]
+		default:
+			f.count[i] = f.opts.Counter.MessageTokens(h[i])
+		}
+		f.total += f.count[i]
+		if i >= f.lead {
+			f.pos[i+1] = f.pos[i] + f.count[i]
+		}
+	}
+	// The latest user turn starts at the last user message; without one,
+	// at the last group (a call and its results are one).
+	f.p = f.n
+	for i := f.n - 1; i >= f.lead; i-- {
+		if h[i].Role == convo.RoleUser {
+			f.p = i
+			break
+		}
+	}
+	users := f.p < f.n
+	if !users {
+		for i := f.n - 1; i >= f.lead; i-- {
+			if h[i].Role != convo.RoleTool && h.CanCut(i) {
+				f.p = i
+				break
+			}
+		}
+	}
+	f.required = f.total - (f.pos[f.p] - f.pos[f.lead])
+	// Block boundaries: turn starts (group starts when there are no user
+	// turns) in the old part, the latest turn's start last of all.
+	next := f.block
+	for j := f.lead + 1; j <= f.p; j++ {
+		turn := j == f.p || (h[j].Role == convo.RoleUser || h[j].Role == convo.RoleSummary) ||
+			(!users && h[j].Role != convo.RoleTool && h.CanCut(j))
+		for turn && f.pos[j] >= next {
+			f.bounds = append(f.bounds, j)
+			next += f.block
+		}
+	}
+	f.rMsg = make([]*convo.Message, f.n)
+	f.sMsg = make([]*convo.Message, f.n)
+	f.rGone = make([]bool, f.n)
+	f.shortened = make([]int, f.n)
+	f.rSave = make([]int, f.n)
+	f.sSave = make([]int, f.n)
+	for i := range f.rSave {
+		f.rSave[i], f.sSave[i] = -1, -1
+	}
+}
+
+// bound is the index where block boundary k lies (k = 0 is the start of
+// the old part); k must be at most len(f.bounds).
+func (f *fitter) bound(k int) int {
+	if k == 0 {
+		return f.lead
+	}
+	return f.bounds[k-1]
+}
+
+// reasoning returns what dropping reasoning saves in h[a:b].
+func (f *fitter) reasoning(a, b int) int {
+	sum := 0
+	for i := a; i < b; i++ {
+		if f.rSave[i] < 0 {
+			f.rSave[i] = 0
+			if m := f.h[i]; f.count[i] > 0 && m.Role == convo.RoleAssistant && m.HasReasoning() {
+				stripped := m.WithoutReasoning()
+				if len(stripped.Parts) == 0 {
+					f.rGone[i] = true
+					f.rSave[i] = f.count[i]
+				} else if c := f.opts.Counter.MessageTokens(stripped); c < f.count[i] {
+					f.rSave[i] = f.count[i] - c
+				}
+				if f.rSave[i] > 0 {
+					f.rMsg[i] = &stripped
+				}
+			}
+		}
+		sum += f.rSave[i]
+	}
+	return sum
+}
+
+// shorten returns what shortening tool results saves in h[a:b].
+func (f *fitter) shorten(a, b int) int {
+	sum := 0
+	for i := a; i < b; i++ {
+		if f.sSave[i] < 0 {
+			f.sSave[i] = 0
+			if m := f.h[i]; f.count[i] > 0 && m.Role == convo.RoleTool && longResults(m, f.opts.ShortenTo) {
+				if short, n := shortenResults(m, f.opts.ShortenTo); n > 0 {
+					if c := f.opts.Counter.MessageTokens(short); c < f.count[i] {
+						f.sSave[i] = f.count[i] - c
+						f.sMsg[i] = &short
+						f.shortened[i] = n
+					}
+				}
+			}
+		}
+		sum += f.sSave[i]
+	}
+	return sum
+}
+
+// plan is a choice of how far each strategy reaches: message indices in
+// the old part, from lead (nothing) to p (all of it).
+type plan struct {
+	reasoning, shorten, drop int
+}
+
+// planFor places the fronts for plan q. It reports false when the leading
+// front's boundary does not exist yet. With capped, fronts beyond the last
+// boundary stop at the latest turn instead.
+func (f *fitter) planFor(q int, capped bool) (plan, bool) {
+	pl := plan{f.lead, f.lead, f.lead}
+	for t, s := range f.fronts {
+		k := max(0, q-t)
+		var at int
+		switch {
+		case k <= len(f.bounds):
+			at = f.bound(k)
+		case capped:
+			at = f.p
+		default:
+			return pl, false
+		}
+		switch s {
+		case DropReasoning:
+			pl.reasoning = at
+		case ShortenResults:
+			pl.shorten = at
+		case DropOldest:
+			pl.drop = at
+		}
+	}
+	return pl, true
+}
+
+// saves is what plan pl saves, counting reserve tokens for a summary of
+// what it drops.
+func (f *fitter) saves(pl plan, reserve int) int {
+	s := f.pos[pl.drop] - f.pos[f.lead]
+	if pl.reasoning > pl.drop {
+		s += f.reasoning(pl.drop, pl.reasoning)
+	}
+	if pl.shorten > pl.drop {
+		s += f.shorten(pl.drop, pl.shorten)
+	}
+	if f.summary && pl.drop > f.lead {
+		s -= reserve
+	}
+	return s
+}
+
+func (f *fitter) run(ctx context.Context) (*Result, error) {
+	f.measure()
+	budget := f.opts.Budget
+	res := &Result{Budget: budget, Original: f.total, Summary: -1}
+	if f.total <= budget {
+		res.History, res.Tokens = f.h, f.total
+		return res, nil
+	}
+	if f.required > budget {
+		return nil, &BudgetError{Budget: budget, Need: f.required}
+	}
+	if len(f.fronts) == 0 {
+		return nil, fmt.Errorf("fit: %d tokens is over the budget of %d and no strategy may make room", f.total, budget)
+	}
+	level := (f.total - budget + f.block - 1) / f.block
+	res.Level = level
+	reserve := f.opts.SummaryReserve
+	summaryNote := ""
+	// The summary is written at most a few times: a summarizer whose text
+	// keeps outgrowing the room made for it ends with the turns dropped
+	// without one.
+	for attempt := 0; ; attempt++ {
+		pl, stable, ok := f.choose(level*f.block, f.total-budget, reserve)
+		if !ok {
+			if !f.summary {
+				return nil, fmt.Errorf("fit: the strategies %v cannot bring %d tokens within the budget of %d (allow %q)",
+					f.fronts, f.total, budget, DropOldest)
+			}
+			// Only the room for a summary can make the full drop miss.
+			f.summary = false
+			summaryNote = "the summary did not fit the budget: the oldest turns were dropped without one"
+			continue
+		}
+		text := ""
+		if f.summary && pl.drop > f.lead {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			var err error
+			text, err = f.opts.Summarizer.Summarize(ctx, f.h[f.lead:pl.drop])
+			if err != nil {
+				return nil, fmt.Errorf("fit: summarizing %d messages: %w", pl.drop-f.lead, err)
+			}
+			sum := f.opts.Counter.MessageTokens(convo.Summary(text, pl.drop-f.lead))
+			if f.total-f.saves(pl, sum) > budget {
+				if attempt >= 3 {
+					f.summary = false
+					summaryNote = fmt.Sprintf("the summary (%d tokens) did not fit the budget: the oldest turns were dropped without one", sum)
+				} else {
+					reserve = max(sum, 2*reserve)
+				}
+				continue
+			}
+		}
+		if !stable {
+			res.Notes = append(res.Notes, "the budget is tight: the cut was placed where it fits rather than on a block boundary, so the request's start may change on the next turn")
+		}
+		if summaryNote != "" {
+			res.Notes = append(res.Notes, summaryNote)
+		}
+		f.build(res, pl, text)
+		return res, nil
+	}
+}
+
+// choose finds the first plan saving at least need, on block boundaries;
+// failing that, the first saving at least least (the bare minimum) with the
+// fronts allowed past the last boundary. stable is false for the latter.
+func (f *fitter) choose(need, least, reserve int) (pl plan, stable, ok bool) {
+	// A plan saves at most every token up to its leading front: plans whose
+	// leading boundary comes before need tokens are passed over without
+	// looking at their messages, so a long history costs integer work
+	// until the few plans that might do.
+	first := 1
+	for first <= len(f.bounds) && f.pos[f.bound(first)]-f.pos[f.lead] < need {
+		first++
+	}
+	for q := first; ; q++ {
+		p, avail := f.planFor(q, false)
+		if !avail {
+			break
+		}
+		if f.saves(p, reserve) >= need {
+			return p, true, true
+		}
+	}
+	for q := 1; q <= len(f.bounds)+len(f.fronts)+1; q++ {
+		p, _ := f.planFor(q, true)
+		if f.saves(p, reserve) >= least {
+			return p, false, true
+		}
+	}
+	return plan{}, false, false
+}
+
+func (f *fitter) build(res *Result, pl plan, summary string) {
+	h := f.h
+	out := make(convo.History, 0, f.n-(pl.drop-f.lead)+1)
+	out = append(out, h[:f.lead]...)
+	reason := "left out: among the oldest turns"
+	if f.summary && pl.drop > f.lead {
+		res.Summary = len(out)
+		out = append(out, convo.Summary(summary, pl.drop-f.lead))
+		reason = "summarised into " + msgPath(res.Summary)
+	}
+	for i := f.lead; i < pl.drop; i++ {
+		res.Excluded = append(res.Excluded, Excluded{Index: i, Role: h[i].Role, Tokens: f.count[i], Reason: reason})
+	}
+	for i := pl.drop; i < f.n; i++ {
+		m := h[i]
+		switch {
+		case i < pl.reasoning && f.rMsg[i] != nil:
+			if f.rGone[i] {
+				res.Excluded = append(res.Excluded, Excluded{Index: i, Role: m.Role, Tokens: f.count[i], Reason: "left out: it held only reasoning, which was dropped"})
+				continue
+			}
+			res.Changed = append(res.Changed, Changed{Index: i, At: len(out), Role: m.Role, What: "reasoning dropped",
+				Saved: f.rSave[i]})
+			m = *f.rMsg[i]
+		case i < pl.shorten && f.sMsg[i] != nil:
+			what := "tool result shortened"
+			if n := f.shortened[i]; n > 1 {
+				what = strconv.Itoa(n) + " tool results shortened"
+			}
+			res.Changed = append(res.Changed, Changed{Index: i, At: len(out), Role: m.Role, What: what,
+				Saved: f.sSave[i]})
+			m = *f.sMsg[i]
+		}
+		out = append(out, m)
+	}
+	res.History = out
+	// The count of what is sent, from the counts already made.
+	res.Tokens = f.total - (f.pos[pl.drop] - f.pos[f.lead])
+	for _, c := range res.Changed {
+		res.Tokens -= c.Saved
+	}
+	for _, e := range res.Excluded {
+		if e.Index >= pl.drop {
+			res.Tokens -= e.Tokens
+		}
+	}
+	if res.Summary >= 0 {
+		res.Tokens += f.opts.Counter.MessageTokens(out[res.Summary])
+	}
+}
