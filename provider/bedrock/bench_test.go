@@ -1,6 +1,7 @@
 package bedrock
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -129,5 +130,75 @@ func TestRealisticRoundTrip(t *testing.T) {
 	}
 	if !back.Equal(h) {
 		t.Error("round trip differs")
+	}
+}
+
+// deltaStream returns a reply of n deltas: a quarter reasoning, half text,
+// a quarter tool-use input, between messageStart and metadata.
+func deltaStream(n int) []provider.Event {
+	evs := []provider.Event{{Type: "messageStart", Data: []byte(`{"role":"assistant"}`)}}
+	add := func(typ, data string) { evs = append(evs, provider.Event{Type: typ, Data: []byte(data)}) }
+	for i := 0; i < n/4; i++ {
+		add("contentBlockDelta", `{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"think "}}}`)
+	}
+	add("contentBlockDelta", `{"contentBlockIndex":0,"delta":{"reasoningContent":{"signature":"EqQBCkgIARABGAIiQL3Xw2o="}}}`)
+	add("contentBlockStop", `{"contentBlockIndex":0}`)
+	for i := 0; i < n/2; i++ {
+		add("contentBlockDelta", `{"contentBlockIndex":1,"delta":{"text":"token \u00e9\n"}}`)
+	}
+	add("contentBlockStop", `{"contentBlockIndex":1}`)
+	add("contentBlockStart", `{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"tooluse_1","name":"write"}}}`)
+	add("contentBlockDelta", `{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\"text\":\""}}}`)
+	for i := 0; i < n/4; i++ {
+		add("contentBlockDelta", `{"contentBlockIndex":2,"delta":{"toolUse":{"input":"word "}}}`)
+	}
+	add("contentBlockDelta", `{"contentBlockIndex":2,"delta":{"toolUse":{"input":"\"}"}}}`)
+	add("contentBlockStop", `{"contentBlockIndex":2}`)
+	add("messageStop", `{"stopReason":"tool_use"}`)
+	add("metadata", `{"usage":{"inputTokens":10,"outputTokens":20,"totalTokens":30},"metrics":{"latencyMs":5}}`)
+	return evs
+}
+
+// BenchmarkAccumulate measures folding a streamed reply: the cost per event
+// must not grow with the length of the reply.
+func BenchmarkAccumulate(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		evs := deltaStream(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				acc := Converse{}.NewAccumulator(provider.Options{})
+				for _, e := range evs {
+					if err := acc.Add(e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, _, err := acc.Message(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// BenchmarkReadStream measures the whole path from bytes in the AWS binary
+// framing to the final message.
+func BenchmarkReadStream(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		evs := deltaStream(n)
+		bin := binaryStream(evs)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(len(bin)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := (Converse{}).ReadStream(bytes.NewReader(bin), provider.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }

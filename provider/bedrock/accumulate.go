@@ -1,0 +1,703 @@
+package bedrock
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// NewAccumulator returns an accumulator for one ConverseStream reply. It
+// takes the events as the stream readers deliver them (Type the event name,
+// Data its JSON payload):
+//
+//   - messageStart, then for each content block contentBlockStart (tool
+//     uses, server tool results and images only: text and reasoning blocks
+//     start with their first delta), contentBlockDelta, contentBlockStop;
+//     then messageStop (stop reason) and metadata (usage, metrics);
+//   - blocks are addressed by contentBlockIndex and may interleave; parts
+//     come out in index order, one per block: distinct reasoning blocks are
+//     never merged, and a signature or redacted content stays on its own
+//     block;
+//   - tool-use input arrives as string pieces and is parsed when the message
+//     is taken: malformed JSON is kept in ArgsRaw, with a warning;
+//   - an exception event (throttlingException, modelStreamErrorException, …)
+//     makes Add return a *StreamError with the provider's message; Message
+//     then returns the partial message with that error.
+//
+// The final message equals DecodeReply of the same reply non-streamed.
+func (Converse) NewAccumulator(opts provider.Options) provider.Accumulator {
+	return &accumulator{opts: opts}
+}
+
+// StreamError is an exception a ConverseStream reported mid-stream.
+type StreamError struct {
+	Type    string // the exception's name, e.g. "throttlingException"
+	Message string // the provider's message
+	Raw     []byte // the exception's payload, as sent
+}
+
+func (e *StreamError) Error() string {
+	if e.Message == "" {
+		return "bedrock: " + e.Type
+	}
+	return "bedrock: " + e.Type + ": " + e.Message
+}
+
+// ErrIncomplete is returned (wrapped) by Message when the stream ended
+// before its messageStop event.
+var ErrIncomplete = errors.New("stream ended before messageStop: the reply is incomplete")
+
+type blockKind uint8
+
+const (
+	kindText blockKind = iota + 1
+	kindReasoning
+	kindToolUse
+	kindToolResult
+	kindImage
+)
+
+func (k blockKind) String() string {
+	switch k {
+	case kindText:
+		return "text"
+	case kindReasoning:
+		return "reasoning"
+	case kindToolUse:
+		return "toolUse"
+	case kindToolResult:
+		return "toolResult"
+	}
+	return "image"
+}
+
+// block is one content block being accumulated.
+type block struct {
+	index    int
+	kind     blockKind
+	text     strings.Builder // text, reasoning text, or tool-use input
+	sig      strings.Builder // reasoning signature
+	redacted []byte          // reasoning redacted content, decoded
+	hasRed   bool
+	cites    [][]byte // citation deltas, each a JSON object
+	id, name string   // tool use or tool result
+	typ      string   // tool use or tool result "type"
+	status   string   // tool result
+	items    []resultItem // tool result content
+	textItem int          // index in items of a text item still growing, or -1
+	format   string   // image
+	data     []byte   // image bytes, decoded
+	errRaw   []byte   // image error
+	stopped  bool
+}
+
+// resultItem is one content block of a server tool result: text still
+// being appended to, or a whole block.
+type resultItem struct {
+	text  bool
+	bytes []byte // the text, or the block's JSON
+}
+
+type accumulator struct {
+	opts    provider.Options
+	r       jsonx.Reader
+	started bool
+	stopped bool
+	meta    bool
+	blocks  []*block // by index
+	last    *block   // the block of the previous delta
+	reply   reply
+	err     error
+	warns   []provider.Warning
+	unknown map[string]bool // event kinds already warned about
+}
+
+// maxBlockIndex bounds contentBlockIndex: no reply has anywhere near as
+// many blocks, and a hostile one cannot make the accumulator allocate for
+// a huge index.
+const maxBlockIndex = 1 << 20
+
+func (a *accumulator) warnOnce(kind, format string, args ...any) {
+	if a.unknown == nil {
+		a.unknown = map[string]bool{}
+	}
+	if a.unknown[kind] {
+		return
+	}
+	a.unknown[kind] = true
+	a.warns = append(a.warns, provider.Warnf("", format, args...))
+}
+
+// Add feeds one event.
+func (a *accumulator) Add(ev provider.Event) error {
+	if a.err != nil {
+		return a.err
+	}
+	err := a.add(ev)
+	if err != nil {
+		var se *StreamError
+		if !errors.As(err, &se) {
+			err = fmt.Errorf("%s event: %w", ev.Type, oneLine(err))
+		}
+		a.err = err
+	}
+	return err
+}
+
+func (a *accumulator) add(ev provider.Event) error {
+	a.r.Reset(ev.Data, convo.DefaultLimits.MaxDepth)
+	switch ev.Type {
+	case "contentBlockDelta":
+		return a.delta()
+	case "contentBlockStart":
+		return a.start()
+	case "contentBlockStop":
+		return a.stop()
+	case "messageStart":
+		a.started = true
+		return a.r.ReadObject(func(k []byte) error {
+			if string(k) != "role" {
+				return a.r.Skip()
+			}
+			role, err := a.r.ReadStringBytes()
+			if err == nil && string(role) != "assistant" {
+				err = fmt.Errorf("role %q, want assistant", role)
+			}
+			return err
+		})
+	case "messageStop":
+		a.stopped = true
+		return a.r.ReadObject(func(k []byte) error {
+			if string(k) == "stopReason" {
+				return at(a.reply.stopReason(&a.r), "stopReason")
+			}
+			return at(a.reply.keep(&a.r, k), string(k))
+		})
+	case "metadata":
+		a.meta = true
+		return a.r.ReadObject(func(k []byte) error {
+			if string(k) == "usage" {
+				return at(a.reply.usage(&a.r), "usage")
+			}
+			return at(a.reply.keep(&a.r, k), string(k))
+		})
+	}
+	if strings.HasSuffix(ev.Type, "Exception") {
+		return a.exception(ev)
+	}
+	a.warnOnce(ev.Type, "event %q skipped: unknown to this version of convo", ev.Type)
+	return nil
+}
+
+func (a *accumulator) exception(ev provider.Event) error {
+	se := &StreamError{Type: ev.Type, Raw: append([]byte(nil), ev.Data...)}
+	if len(ev.Data) > 0 {
+		// A payload that is not the usual {"message":…} still ends the
+		// stream with this exception; its text is then shown as is.
+		err := a.r.ReadObject(func(k []byte) error {
+			if string(k) != "message" && string(k) != "Message" {
+				return a.r.Skip()
+			}
+			s, err := a.r.ReadString()
+			se.Message = s
+			return err
+		})
+		if err != nil {
+			se.Message = strings.TrimSpace(string(ev.Data))
+		}
+	}
+	return se
+}
+
+// appendString reads a JSON string and appends its value to sb: a string
+// without escapes is copied once, straight from the event.
+func (a *accumulator) appendString(sb *strings.Builder) error {
+	s, err := a.r.ReadStringBytes()
+	sb.Write(s)
+	return err
+}
+
+// readIndex reads a contentBlockIndex value.
+func (a *accumulator) readIndex() (int, error) {
+	n, err := a.r.ReadInt()
+	if err != nil {
+		return 0, at(err, "contentBlockIndex")
+	}
+	if n < 0 || n >= maxBlockIndex {
+		return 0, at(fmt.Errorf("%d is out of range", n), "contentBlockIndex")
+	}
+	return int(n), nil
+}
+
+// find returns the block with index i, or nil.
+func (a *accumulator) find(i int) *block {
+	if a.last != nil && a.last.index == i {
+		return a.last
+	}
+	j, ok := slices.BinarySearchFunc(a.blocks, i, func(b *block, i int) int { return b.index - i })
+	if !ok {
+		return nil
+	}
+	return a.blocks[j]
+}
+
+// open adds a block of kind k at index i.
+func (a *accumulator) open(i int, k blockKind) *block {
+	b := &block{index: i, kind: k, textItem: -1}
+	j, _ := slices.BinarySearchFunc(a.blocks, i, func(b *block, i int) int { return b.index - i })
+	a.blocks = slices.Insert(a.blocks, j, b)
+	return b
+}
+
+// member reads an event of the form {"contentBlockIndex":i,"<name>":{…}}
+// in either member order, calling fn with the index when the reader is at
+// the named member's value.
+func (a *accumulator) member(name string, fn func(idx int) error) error {
+	idx := -1
+	pending, pendStart, pendEnd := false, 0, 0
+	seen := false
+	err := a.r.ReadObject(func(k []byte) error {
+		switch string(k) {
+		case "contentBlockIndex":
+			var err error
+			idx, err = a.readIndex()
+			return err
+		case name:
+			seen = true
+			if idx >= 0 {
+				return at(fn(idx), name)
+			}
+			// Bedrock sends the index first; a value before it is read
+			// again once the index is known.
+			pending, pendStart = true, a.r.Offset()
+			err := a.r.Skip()
+			pendEnd = a.r.Offset()
+			return err
+		}
+		return a.r.Skip()
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case idx < 0:
+		return errors.New("no contentBlockIndex")
+	case !seen:
+		return fmt.Errorf("no %q", name)
+	case pending:
+		data := a.r.Bytes()
+		saved := a.r
+		a.r.Reset(data[pendStart:pendEnd], convo.DefaultLimits.MaxDepth)
+		err := fn(idx)
+		a.r = saved
+		return at(err, name)
+	}
+	return nil
+}
+
+func (a *accumulator) start() error {
+	return a.member("start", func(idx int) error {
+		if a.find(idx) != nil {
+			return fmt.Errorf("block %d started twice", idx)
+		}
+		var b *block
+		err := a.readStart(idx, &b)
+		if b != nil {
+			a.last = b
+		}
+		return err
+	})
+}
+
+func (a *accumulator) readStart(idx int, out **block) error {
+	n := 0
+	return a.r.ReadObject(func(k []byte) error {
+		n++
+		if n > 1 {
+			return fmt.Errorf("start has more than one member (%q)", k)
+		}
+		switch string(k) {
+		case "toolUse":
+			b := a.open(idx, kindToolUse)
+			*out = b
+			return at(a.r.ReadObject(func(k []byte) error {
+				switch string(k) {
+				case "toolUseId":
+					return a.str(&b.id, "toolUseId")
+				case "name":
+					return a.str(&b.name, "name")
+				case "type":
+					return a.str(&b.typ, "type")
+				}
+				return a.r.Skip()
+			}), "toolUse")
+		case "toolResult":
+			b := a.open(idx, kindToolResult)
+			*out = b
+			return at(a.r.ReadObject(func(k []byte) error {
+				switch string(k) {
+				case "toolUseId":
+					return a.str(&b.id, "toolUseId")
+				case "type":
+					return a.str(&b.typ, "type")
+				case "status":
+					return a.str(&b.status, "status")
+				}
+				return a.r.Skip()
+			}), "toolResult")
+		case "image":
+			b := a.open(idx, kindImage)
+			*out = b
+			return at(a.r.ReadObject(func(k []byte) error {
+				if string(k) == "format" {
+					return a.str(&b.format, "format")
+				}
+				return a.r.Skip()
+			}), "image")
+		}
+		a.warnOnce("start:"+string(k), "contentBlockStart %q skipped: unknown to this version of convo", k)
+		return a.r.Skip()
+	})
+}
+
+func (a *accumulator) str(dst *string, name string) error {
+	s, err := a.r.ReadString()
+	*dst = s
+	return at(err, name)
+}
+
+func (a *accumulator) stop() error {
+	return a.r.ReadObject(func(k []byte) error {
+		if string(k) != "contentBlockIndex" {
+			return a.r.Skip()
+		}
+		idx, err := a.readIndex()
+		if err != nil {
+			return err
+		}
+		if b := a.find(idx); b != nil {
+			b.stopped = true
+		}
+		return nil
+	})
+}
+
+func (a *accumulator) delta() error { return a.member("delta", a.readDelta) }
+
+// block returns the block at idx for a delta of kind k, opening it when it
+// is the first delta of a text or reasoning block.
+func (a *accumulator) block(idx int, k blockKind) (*block, error) {
+	b := a.find(idx)
+	switch {
+	case b == nil && (k == kindText || k == kindReasoning || k == kindImage):
+		b = a.open(idx, k)
+	case b == nil:
+		return nil, fmt.Errorf("%s delta for block %d, which has no contentBlockStart", k, idx)
+	case b.kind != k:
+		return nil, fmt.Errorf("%s delta for block %d, a %s block", k, idx, b.kind)
+	}
+	a.last = b
+	return b, nil
+}
+
+func (a *accumulator) readDelta(idx int) error {
+	n := 0
+	return a.r.ReadObject(func(k []byte) error {
+		n++
+		if n > 1 {
+			return fmt.Errorf("delta has more than one member (%q)", k)
+		}
+		switch string(k) {
+		case "text":
+			b, err := a.block(idx, kindText)
+			if err != nil {
+				return err
+			}
+			return at(a.appendString(&b.text), "text")
+		case "toolUse":
+			b, err := a.block(idx, kindToolUse)
+			if err != nil {
+				return err
+			}
+			return at(a.r.ReadObject(func(k []byte) error {
+				if string(k) != "input" {
+					return a.r.Skip()
+				}
+				return at(a.appendString(&b.text), "input")
+			}), "toolUse")
+		case "reasoningContent":
+			b, err := a.block(idx, kindReasoning)
+			if err != nil {
+				return err
+			}
+			return at(a.reasoningDelta(b), "reasoningContent")
+		case "citation":
+			b, err := a.block(idx, kindText)
+			if err != nil {
+				return err
+			}
+			raw, err := a.r.ReadRaw()
+			b.cites = append(b.cites, raw)
+			return at(err, "citation")
+		case "toolResult":
+			b, err := a.block(idx, kindToolResult)
+			if err != nil {
+				return err
+			}
+			return at(a.resultDelta(b), "toolResult")
+		case "image":
+			b, err := a.block(idx, kindImage)
+			if err != nil {
+				return err
+			}
+			return at(a.imageDelta(b), "image")
+		}
+		a.warnOnce("delta:"+string(k), "%q deltas skipped: unknown to this version of convo", k)
+		return a.r.Skip()
+	})
+}
+
+func (a *accumulator) reasoningDelta(b *block) error {
+	return a.r.ReadObject(func(k []byte) error {
+		switch string(k) {
+		case "text":
+			return at(a.appendString(&b.text), "text")
+		case "signature":
+			// Appended, not replaced: a signature may come in pieces.
+			return at(a.appendString(&b.sig), "signature")
+		case "redactedContent":
+			s, err := a.r.ReadStringBytes()
+			if err != nil {
+				return at(err, "redactedContent")
+			}
+			raw, err := base64.StdEncoding.AppendDecode(b.redacted, s)
+			if err != nil {
+				return at(fmt.Errorf("malformed base64: %w", err), "redactedContent")
+			}
+			b.redacted, b.hasRed = raw, true
+			return nil
+		}
+		return a.r.Skip()
+	})
+}
+
+// resultDelta appends the content of a server tool result: consecutive
+// text pieces grow one text item, JSON pieces are items of their own.
+func (a *accumulator) resultDelta(b *block) error {
+	return a.r.ReadArray(func(int) error {
+		return a.r.ReadObject(func(k []byte) error {
+			switch string(k) {
+			case "text":
+				s, err := a.r.ReadStringBytes()
+				if err != nil {
+					return at(err, "text")
+				}
+				if b.textItem < 0 {
+					b.items = append(b.items, resultItem{text: true})
+					b.textItem = len(b.items) - 1
+				}
+				b.items[b.textItem].bytes = append(b.items[b.textItem].bytes, s...)
+				return nil
+			}
+			raw, err := a.r.ReadRaw()
+			if err != nil {
+				return at(err, string(k))
+			}
+			b.items = append(b.items, resultItem{bytes: jsonObject(string(k), raw)})
+			b.textItem = -1
+			return nil
+		})
+	})
+}
+
+func jsonObject(key string, val []byte) []byte {
+	out := jsonx.AppendString([]byte{'{'}, key)
+	out = append(out, ':')
+	out = append(out, val...)
+	return append(out, '}')
+}
+
+func (a *accumulator) imageDelta(b *block) error {
+	return a.r.ReadObject(func(k []byte) error {
+		switch string(k) {
+		case "source":
+			return at(a.r.ReadObject(func(k []byte) error {
+				if string(k) != "bytes" {
+					return a.r.Skip()
+				}
+				s, err := a.r.ReadStringBytes()
+				if err != nil {
+					return at(err, "bytes")
+				}
+				raw, err := base64.StdEncoding.AppendDecode(b.data, s)
+				if err != nil {
+					return at(fmt.Errorf("malformed base64: %w", err), "bytes")
+				}
+				b.data = raw
+				return nil
+			}), "source")
+		case "error":
+			raw, err := a.r.ReadRaw()
+			b.errRaw = raw
+			return at(err, "error")
+		}
+		return a.r.Skip()
+	})
+}
+
+// Snapshot returns the message as accumulated so far: the text of every
+// block, tool input as it stands (in ArgsRaw until it parses).
+func (a *accumulator) Snapshot() convo.Message {
+	m, _ := a.build(false)
+	return m
+}
+
+// Message returns the final message. A stream that ended before
+// messageStop, or that reported an exception, returns the partial message
+// with an error.
+func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
+	m, warns := a.build(true)
+	warns = append(slices.Clip(a.warns), warns...)
+	switch {
+	case a.err != nil:
+		return m, warns, a.err
+	case !a.stopped:
+		return m, warns, ErrIncomplete
+	case !a.meta:
+		warns = append(warns, provider.Warnf("", "the stream has no metadata event: usage unknown"))
+	}
+	return m, warns, nil
+}
+
+func (a *accumulator) build(final bool) (convo.Message, []provider.Warning) {
+	var warns []provider.Warning
+	m := convo.Message{Role: convo.RoleAssistant, Parts: make([]convo.Part, 0, len(a.blocks))}
+	for _, b := range a.blocks {
+		p, w := b.part(final)
+		if w != "" {
+			warns = append(warns, provider.Warnf("content["+strconv.Itoa(b.index)+"]", "%s", w))
+		}
+		m.Parts = append(m.Parts, p)
+	}
+	a.reply.finish(&m, a.opts)
+	return m, warns
+}
+
+// part turns a block into the part DecodeReply gives for the block's
+// non-streamed form, and a warning.
+func (b *block) part(final bool) (convo.Part, string) {
+	switch b.kind {
+	case kindText:
+		p := convo.Text(b.text.String())
+		if len(b.cites) > 0 {
+			cc := nativeObject([]nativeMember{{key: "citations", val: jsonArray(b.cites)}})
+			p.Native = withNative(nil, nativeObject([]nativeMember{{key: "citationsContent", val: cc}}))
+		}
+		return p, ""
+	case kindReasoning:
+		p := convo.Part{Type: convo.TypeReasoning, Provider: ProviderID, Text: b.text.String(), Signature: b.sig.String()}
+		if b.hasRed {
+			p.Encrypted = base64.StdEncoding.EncodeToString(b.redacted)
+		}
+		return p, ""
+	case kindToolUse:
+		return b.toolUse(final)
+	case kindToolResult:
+		return b.toolResult(), ""
+	}
+	return b.image(), ""
+}
+
+func jsonArray(items [][]byte) []byte {
+	out := []byte{'['}
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it...)
+	}
+	return append(out, ']')
+}
+
+func (b *block) toolUse(final bool) (convo.Part, string) {
+	input := b.text.String()
+	var args []byte
+	warn := ""
+	if strings.TrimSpace(input) == "" {
+		args = []byte("{}")
+	} else if c, err := jsonx.Compact([]byte(input), convo.DefaultLimits.MaxDepth); err == nil {
+		args = c
+	} else if final {
+		warn = fmt.Sprintf("tool-use input of %q is not valid JSON (%v): kept in args_raw", b.name, err)
+	}
+	if b.typ == "server_tool_use" {
+		// As DecodeReply keeps it: the whole block, opaque.
+		in := args
+		if in == nil {
+			in = jsonx.AppendString(nil, input)
+		}
+		obj := nativeObject([]nativeMember{
+			{key: "toolUseId", val: jsonx.AppendString(nil, b.id)},
+			{key: "name", val: jsonx.AppendString(nil, b.name)},
+			{key: "input", val: in},
+			{key: "type", val: jsonx.AppendString(nil, b.typ)},
+		})
+		return provider.OpaquePart(ProviderID, "toolUse", jsonObject("toolUse", obj)), warn
+	}
+	p := convo.Part{Type: convo.TypeToolCall, ID: b.id, Name: b.name}
+	if args != nil {
+		p.Args = args
+	} else {
+		p.ArgsRaw = input
+	}
+	if b.typ != "" {
+		p.Native = withNative(nil, nativeObject([]nativeMember{{key: "type", val: jsonx.AppendString(nil, b.typ)}}))
+	}
+	return p, warn
+}
+
+// toolResult builds a server tool result, kept whole as DecodeReply keeps
+// one in an assistant message.
+func (b *block) toolResult() convo.Part {
+	items := make([][]byte, len(b.items))
+	for i, it := range b.items {
+		if it.text {
+			items[i] = jsonObject("text", jsonx.AppendString(nil, string(it.bytes)))
+		} else {
+			items[i] = it.bytes
+		}
+	}
+	ms := []nativeMember{
+		{key: "toolUseId", val: jsonx.AppendString(nil, b.id)},
+		{key: "content", val: jsonArray(items)},
+	}
+	if b.status != "" {
+		ms = append(ms, nativeMember{key: "status", val: jsonx.AppendString(nil, b.status)})
+	}
+	if b.typ != "" {
+		ms = append(ms, nativeMember{key: "type", val: jsonx.AppendString(nil, b.typ)})
+	}
+	return provider.OpaquePart(ProviderID, "toolResult", jsonObject("toolResult", nativeObject(ms)))
+}
+
+func (b *block) image() convo.Part {
+	p := convo.Part{Type: convo.TypeImage, Data: base64.StdEncoding.EncodeToString(b.data)}
+	var ms []nativeMember
+	if b.errRaw != nil {
+		ms = append(ms, nativeMember{key: "error", val: b.errRaw})
+	}
+	mime, keep := mimeOf(convo.TypeImage, b.format)
+	p.MediaType = mime
+	if keep {
+		ms = append(ms, nativeMember{key: "format", val: jsonx.AppendString(nil, b.format)})
+	}
+	p.Native = withNative(nil, nativeObject(ms))
+	return p
+}

@@ -1,0 +1,227 @@
+package bedrock
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// ReplyCodec returns the Bedrock Converse reply codec: Converse response
+// bodies and ConverseStream streams (the AWS event-stream binary framing, or
+// JSON event lines).
+func ReplyCodec() provider.ReplyCodec { return Converse{} }
+
+var _ provider.ReplyCodec = Converse{}
+
+// DecodeReply decodes a Converse response body into one assistant message:
+// output.message's content blocks become parts as Decode reads them,
+// stopReason becomes Finish, usage becomes Usage (Input counts the cached
+// input too: inputTokens + cacheReadInputTokens + cacheWriteInputTokens),
+// Origin is {bedrock, opts.Model} (the response names neither model nor
+// id). Native keeps stopReason as sent, metrics, and every other member
+// convo has no field for (additionalModelResponseFields, trace,
+// performanceConfig, serviceTier, usage.cacheDetails).
+func (Converse) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	lim := opts.DecodeLimits()
+	if int64(len(body)) > lim.MaxBytes {
+		return convo.Message{}, nil, fmt.Errorf("response body of %d bytes is larger than the limit of %d: %w", len(body), lim.MaxBytes, jsonx.ErrTooLarge)
+	}
+	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
+	var r reply
+	found := false
+	err := d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "output":
+			found = true
+			return at(d.output(), "output")
+		case "stopReason":
+			return at(r.stopReason(d.r), "stopReason")
+		case "usage":
+			return at(r.usage(d.r), "usage")
+		}
+		return at(r.keep(d.r, key), string(key))
+	})
+	if err == nil {
+		err = d.r.ExpectEnd()
+	}
+	if err == nil && !found {
+		err = errors.New(`response body has no "output"`)
+	}
+	if err != nil {
+		return convo.Message{}, d.warns, oneLine(err)
+	}
+	m := d.h[0]
+	r.finish(&m, opts)
+	return m, d.warns, nil
+}
+
+// output reads the output union: a message from the assistant.
+func (d *decoder) output() error {
+	n := 0
+	return d.r.ReadObject(func(key []byte) error {
+		n++
+		if n > 1 || string(key) != "message" {
+			return fmt.Errorf("unknown output member %q (want message)", key)
+		}
+		return at(d.replyMessage(), "message")
+	})
+}
+
+func (d *decoder) replyMessage() error {
+	var role string
+	var parts []convo.Part
+	var extra []nativeMember
+	contentSet := false
+	d.spans = d.spans[:0]
+	err := d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "role":
+			s, err := d.r.ReadString()
+			role = s
+			return at(err, "role")
+		case "content":
+			contentSet = true
+			var err error
+			parts, err = d.content()
+			return at(err, "content")
+		}
+		v, err := d.r.ReadRaw()
+		extra = append(extra, nativeMember{key: string(key), val: v})
+		return at(err, string(key))
+	})
+	if err != nil {
+		return err
+	}
+	if role != "assistant" {
+		return at(fmt.Errorf("role %q, want assistant", role), "role")
+	}
+	if !contentSet {
+		return errors.New(`message has no "content"`)
+	}
+	return d.assistant(parts, withNative(nil, nativeObject(extra)))
+}
+
+// reply gathers the members of a reply outside its content, from a
+// response body or from a stream's messageStop and metadata events.
+type reply struct {
+	stop     string
+	hasStop  bool
+	use      *convo.Usage
+	native   []nativeMember
+	useExtra []nativeMember // usage members convo has no field for
+}
+
+func (r *reply) stopReason(rd *jsonx.Reader) error {
+	s, err := rd.ReadString()
+	if err != nil {
+		return err
+	}
+	r.stop, r.hasStop = s, true
+	r.native = append(r.native, nativeMember{key: "stopReason", val: jsonx.AppendString(nil, s)})
+	return nil
+}
+
+// keep records a member convo has no field for; AWS's "p" padding, which
+// pads stream events to hide their length, is not kept.
+func (r *reply) keep(rd *jsonx.Reader, key []byte) error {
+	if string(key) == "p" {
+		return rd.Skip()
+	}
+	v, err := rd.ReadRaw()
+	if err != nil {
+		return err
+	}
+	for i := range r.native {
+		if r.native[i].key == string(key) {
+			r.native[i].val = v // a later event's value replaces an earlier one
+			return nil
+		}
+	}
+	r.native = append(r.native, nativeMember{key: string(key), val: v})
+	return nil
+}
+
+func (r *reply) usage(rd *jsonx.Reader) error {
+	u := &convo.Usage{}
+	var in int64
+	r.useExtra = r.useExtra[:0]
+	err := rd.ReadObject(func(key []byte) error {
+		var dst *int64
+		switch string(key) {
+		case "inputTokens":
+			dst = &in
+		case "outputTokens":
+			dst = &u.Output
+		case "totalTokens":
+			dst = &u.Total
+		case "cacheReadInputTokens":
+			dst = &u.CacheRead
+		case "cacheWriteInputTokens":
+			dst = &u.CacheWrite
+		default:
+			v, err := rd.ReadRaw()
+			r.useExtra = append(r.useExtra, nativeMember{key: string(key), val: v})
+			return at(err, string(key))
+		}
+		if rd.ReadNull() {
+			return nil
+		}
+		n, err := rd.ReadInt()
+		*dst = n
+		return at(err, string(key))
+	})
+	if err != nil {
+		return err
+	}
+	// Bedrock's inputTokens leaves out the cached input; convo's Input is
+	// all of it, as for every provider.
+	u.Input = in + u.CacheRead + u.CacheWrite
+	r.use = u
+	return nil
+}
+
+// finish puts what r gathered on m.
+func (r *reply) finish(m *convo.Message, opts provider.Options) {
+	m.Role = convo.RoleAssistant
+	m.Origin = &convo.Origin{Provider: ProviderID, Model: opts.Model}
+	m.Usage = r.use
+	if r.hasStop {
+		m.Finish = finishOf(r.stop)
+	}
+	native := r.native
+	if len(r.useExtra) > 0 {
+		native = append(native[:len(native):len(native)], nativeMember{key: "usage", val: nativeObject(r.useExtra)})
+	}
+	if obj := nativeObject(native); obj != nil {
+		if old := m.Native[ProviderID]; old != nil {
+			// Members of output.message convo did not map come first.
+			obj = append(append(old[:len(old)-1:len(old)-1], ','), obj[1:]...)
+		}
+		m.Native = withNative(m.Native, obj)
+	}
+	if opts.Model != "" {
+		for i := range m.Parts {
+			if m.Parts[i].Type == convo.TypeReasoning {
+				m.Parts[i].Model = opts.Model
+			}
+		}
+	}
+}
+
+// finishOf normalises a Bedrock stopReason.
+func finishOf(stop string) convo.Finish {
+	switch stop {
+	case "end_turn", "stop_sequence":
+		return convo.FinishStop
+	case "max_tokens", "model_context_window_exceeded":
+		return convo.FinishLength
+	case "tool_use":
+		return convo.FinishToolUse
+	case "guardrail_intervened", "content_filtered":
+		return convo.FinishContentFilter
+	}
+	return convo.FinishOther // malformed_model_output, malformed_tool_use, reasons added later
+}
