@@ -86,15 +86,15 @@ type block struct {
 	sig      strings.Builder // reasoning signature
 	redacted []byte          // reasoning redacted content, decoded
 	hasRed   bool
-	cites    [][]byte // citation deltas, each a JSON object
-	id, name string   // tool use or tool result
-	typ      string   // tool use or tool result "type"
-	status   string   // tool result
+	cites    [][]byte     // citation deltas, each a JSON object
+	id, name string       // tool use or tool result
+	typ      string       // tool use or tool result "type"
+	status   string       // tool result
 	items    []resultItem // tool result content
 	textItem int          // index in items of a text item still growing, or -1
-	format   string   // image
-	data     []byte   // image bytes, decoded
-	errRaw   []byte   // image error
+	format   string       // image
+	data     []byte       // image bytes, decoded
+	errRaw   []byte       // image error
 	stopped  bool
 }
 
