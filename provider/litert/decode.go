@@ -1,0 +1,475 @@
+package litert
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// Decode reads a LiteRT-LM messages array — bare, or as the "messages" of
+// an object such as a JSON preface ({"messages","tools","extra_context"},
+// whose other members are ignored). Tool calls without an id get a
+// synthesised one; tool results are paired with the calls of the
+// assistant message before them by id, else by name and order.
+func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+	lim := opts.DecodeLimits()
+	if int64(len(body)) > lim.MaxBytes {
+		return nil, nil, fmt.Errorf("litert messages of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	}
+	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
+	var err error
+	switch d.r.Peek() {
+	case jsonx.Array:
+		err = d.messages()
+	case jsonx.Object:
+		seen := false
+		err = d.r.ReadObject(func(key []byte) error {
+			if string(key) == "messages" {
+				seen = true
+				return d.messages()
+			}
+			return at(d.r.Skip(), string(key))
+		})
+		if err == nil && !seen {
+			err = errors.New(`litert: want a messages array, or an object with "messages"`)
+		}
+	case jsonx.End:
+		err = errors.New("empty litert messages")
+	default:
+		err = fmt.Errorf("not litert messages: %w", d.r.Errorf("want a messages array"))
+	}
+	if err == nil {
+		err = d.r.ExpectEnd()
+	}
+	if err != nil {
+		return nil, d.warns, err
+	}
+	return d.h, d.warns, opts.Check(d.warns)
+}
+
+type openCall struct {
+	id, name string
+	answered bool
+}
+
+type decoder struct {
+	r     *jsonx.Reader
+	h     convo.History
+	warns []provider.Warning
+	open  []openCall // calls of the last assistant message
+	w     wireMsg    // reused for every message: nothing built keeps it
+}
+
+func (d *decoder) messages() error {
+	d.h = convo.History{}
+	w := &d.w
+	err := d.r.ReadArray(func(i int) error {
+		w.reset()
+		if err := readMessage(d.r, w); err != nil {
+			return at(err, index("", i))
+		}
+		m, err := d.message(i, w)
+		if err != nil {
+			return at(err, index("", i))
+		}
+		d.h = append(d.h, m)
+		return nil
+	})
+	return at(err, "messages")
+}
+
+// roleOf maps a LiteRT-LM role to its convo role.
+func roleOf(s string) convo.Role {
+	switch s {
+	case "system":
+		return convo.RoleSystem
+	case "user":
+		return convo.RoleUser
+	case "assistant", "model":
+		return convo.RoleAssistant
+	case "tool":
+		return convo.RoleTool
+	}
+	return ""
+}
+
+func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
+	if !w.hasRole {
+		return convo.Message{}, errors.New("missing role")
+	}
+	role := roleOf(w.role)
+	if role == "" {
+		return convo.Message{}, at(fmt.Errorf("unknown role %q (want system, user, assistant, model or tool)", w.role), "role")
+	}
+	if role != convo.RoleTool {
+		d.open = d.open[:0]
+	}
+	m, err := messageOf(i, w, role, d.result)
+	if err != nil {
+		return m, err
+	}
+	for _, p := range m.Parts {
+		if p.Type == convo.TypeToolCall {
+			d.open = append(d.open, openCall{id: p.ID, name: p.Name})
+		}
+	}
+	return m, nil
+}
+
+// resultFunc builds the tool results of a tool message's content.
+type resultFunc func(i int, w *wireMsg) ([]convo.Part, error)
+
+// messageOf builds the convo message of w, message i of its conversation;
+// results pairs tool results (nil: a tool message is an error).
+func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Message, error) {
+	m := convo.Message{Role: role}
+	var n members
+	if w.role == "model" {
+		n = append(n, member{key: "role", val: []byte(`"model"`)})
+	}
+	switch w.form {
+	case formString:
+		n = append(n, member{key: markContent, val: []byte(`"string"`)})
+	case formObject:
+		n = append(n, member{key: markContent, val: []byte(`"object"`)})
+	}
+	if w.single {
+		n = append(n, member{key: markSingle, val: []byte("true")})
+	}
+	var channels members
+	switch role {
+	case convo.RoleAssistant:
+		m.Parts = make([]convo.Part, 0, len(w.parts)+len(w.calls)+1)
+		channels = w.channels
+		if w.thought != "" {
+			m.Parts = append(m.Parts, reasoningPart(w.thought, ""))
+		} else if w.hasThought {
+			channels = append(members{{key: thought, val: []byte(`""`)}}, channels...)
+		}
+		calls := 0
+		for k := range w.parts {
+			p := &w.parts[k]
+			if p.kind == kindCall {
+				part := callPart(&p.call, i, calls)
+				part.Native = addMember(part.Native, markInContent, []byte("true"))
+				m.Parts = append(m.Parts, part)
+				calls++
+				continue
+			}
+			part, err := contentPart(p)
+			if err != nil {
+				return m, at(err, index("content", k))
+			}
+			m.Parts = append(m.Parts, part)
+		}
+		for j := range w.calls {
+			m.Parts = append(m.Parts, callPart(&w.calls[j], i, calls))
+			calls++
+		}
+	case convo.RoleTool:
+		if results == nil {
+			return m, errors.New("a tool message is not a reply")
+		}
+		parts, err := results(i, w)
+		if err != nil {
+			return m, err
+		}
+		m.Parts = parts
+		channels = w.allChannels()
+	default:
+		m.Parts = make([]convo.Part, 0, len(w.parts))
+		for k := range w.parts {
+			part, err := contentPart(&w.parts[k])
+			if err != nil {
+				return m, at(err, index("content", k))
+			}
+			m.Parts = append(m.Parts, part)
+		}
+		channels = w.allChannels()
+	}
+	if len(channels) > 0 {
+		n = append(n, member{key: "channels", val: channels.object()})
+	}
+	if role != convo.RoleAssistant && w.hasCalls {
+		raw, err := jsonx.Compact(w.callsRaw, 0)
+		if err != nil {
+			return m, at(err, "tool_calls")
+		}
+		n = append(n, member{key: "tool_calls", val: raw})
+	}
+	if !w.single || role != convo.RoleAssistant {
+		// Kept as they were: members of a message that is not a call, or
+		// a call in a message that cannot make one.
+		if w.typ != nil {
+			n = append(n, member{key: "type", val: w.typ})
+		}
+		if w.function != nil {
+			n = append(n, member{key: "function", val: w.function})
+		}
+		if w.single && w.calls[0].hasID {
+			n = append(n, member{key: "id", val: jsonx.AppendString(nil, w.calls[0].id)})
+		}
+	}
+	m.Native = append(n, w.extra...).native()
+	return m, nil
+}
+
+// allChannels returns every channel of w, the thought channel first.
+func (w *wireMsg) allChannels() members {
+	if !w.hasThought {
+		return w.channels
+	}
+	return append(members{{key: thought, val: jsonx.AppendString(nil, w.thought)}}, w.channels...)
+}
+
+// addMember returns n with key: val added to this provider's object.
+func addMember(n convo.Native, key string, val []byte) convo.Native {
+	var ms members
+	if raw := n[ProviderID]; raw != nil {
+		ms, _ = readMembers(raw, jsonx.NewReader(nil, 0))
+	}
+	return append(ms, member{key: key, val: val}).native()
+}
+
+func unquote(raw []byte) (string, error) {
+	return jsonx.NewReader(raw, 0).ReadString()
+}
+
+// reasoningPart returns the plain reasoning part of a "thought" channel.
+func reasoningPart(text, model string) convo.Part {
+	return convo.Part{Type: convo.TypeReasoning, Text: text, Provider: ProviderID, Model: model}
+}
+
+// callPart returns the tool_call part of c, call j of message i.
+func callPart(c *wireCall, i, j int) convo.Part {
+	p := convo.Part{Type: convo.TypeToolCall, ID: c.id, Name: c.name, Args: c.args}
+	if c.isStr {
+		p.ArgsRaw = c.argsStr
+	}
+	var n members
+	if !c.hasID {
+		p.ID = provider.SynthID(i, j, c.name)
+		n = append(n, member{key: "id", val: nullJSON})
+	}
+	switch {
+	case !c.hasType:
+		n = append(n, member{key: "type", val: nullJSON})
+	case c.typ != nil:
+		n = append(n, member{key: "type", val: c.typ})
+	}
+	if len(c.fn) > 0 {
+		n = append(n, member{key: "function", val: c.fn.object()})
+	}
+	p.Native = append(n, c.extra...).native()
+	return p
+}
+
+// contentPart returns the convo part of a content part outside a tool
+// result: text, image, audio, or an opaque part for the rest.
+func contentPart(p *wirePart) (convo.Part, error) {
+	var out convo.Part
+	switch p.kind {
+	case kindText:
+		out = convo.Text(p.text)
+	case kindImage, kindAudio:
+		out.Type = convo.TypeImage
+		if p.kind == kindAudio {
+			out.Type = convo.TypeAudio
+		}
+		if p.hasPath {
+			out.URL = fileURL(p.path)
+			out.MediaType = typeByExt(p.path)
+		} else {
+			out.Data = p.blob
+			out.MediaType = sniff(p.blob)
+		}
+	default:
+		return opaquePart(p)
+	}
+	out.Native = p.extra.native()
+	return out, nil
+}
+
+// opaquePart keeps a part convo has no type for (or no place for, like a
+// tool response outside a tool message), for LiteRT-LM only.
+func opaquePart(p *wirePart) (convo.Part, error) {
+	raw, err := jsonx.Compact(p.raw, 0)
+	if err != nil {
+		return convo.Part{}, err
+	}
+	t := p.typ
+	if !p.hasType {
+		t = "untyped"
+	}
+	return provider.OpaquePart(ProviderID, t, raw), nil
+}
+
+// result builds the tool results of a tool message's content and pairs
+// them with the calls of the assistant message before it.
+func (d *decoder) result(i int, w *wireMsg) ([]convo.Part, error) {
+	var out []convo.Part
+	after := make([]int, len(w.parts)) // parts that followed each response part
+	for k := range w.parts {
+		p := &w.parts[k]
+		switch p.kind {
+		case kindFuncResp, kindToolResp, kindBareResp:
+			r, err := responsePart(p)
+			if err != nil {
+				return nil, at(err, index("content", k))
+			}
+			d.pair(i, &r, p.hasID, p.hasName)
+			out = append(out, r)
+			continue
+		}
+		var part convo.Part
+		var err error
+		if p.kind == kindCall {
+			part, err = opaquePart(p)
+		} else {
+			part, err = contentPart(p)
+		}
+		if err != nil {
+			return nil, at(err, index("content", k))
+		}
+		if len(out) == 0 {
+			// Plain parts before any response make one result of their own.
+			r := convo.Part{Type: convo.TypeToolResult, Native: members{{key: markForm, val: []byte(`"plain"`)}}.native()}
+			if part.Type == convo.TypeText && strings.HasPrefix(part.Text, errorPrefix) {
+				r.Error = true
+				part.Text = part.Text[len(errorPrefix):]
+			}
+			r.Parts = []convo.Part{part}
+			d.pair(i, &r, false, false)
+			out = append(out, r)
+			continue
+		}
+		if isPlain(&out[len(out)-1]) {
+			out[len(out)-1].Parts = append(out[len(out)-1].Parts, part)
+			continue
+		}
+		out[len(out)-1].Parts = append(out[len(out)-1].Parts, part)
+		after[len(out)-1]++
+	}
+	for k, n := range after[:len(out)] {
+		if n > 0 && !isPlain(&out[k]) {
+			out[k].Native = addMember(out[k].Native, markAfter, strconv.AppendInt(nil, int64(n), 10))
+		}
+	}
+	return out, nil
+}
+
+func isPlain(r *convo.Part) bool {
+	return r.Native != nil && strings.Contains(string(r.Native[ProviderID]), `"`+markForm+`":"plain"`)
+}
+
+// responsePart returns the tool_result of a response part, before pairing.
+func responsePart(p *wirePart) (convo.Part, error) {
+	r := convo.Part{Type: convo.TypeToolResult, ID: p.id, Name: p.name}
+	var n members
+	switch p.kind {
+	case kindFuncResp:
+		n = append(n, member{key: "type", val: []byte(`"function_response"`)})
+		s, err := unquote(p.response)
+		if err != nil {
+			return r, at(err, "response")
+		}
+		if strings.HasPrefix(s, errorPrefix) {
+			r.Error = true
+			s = s[len(errorPrefix):]
+		}
+		if s != "" {
+			r.Parts = []convo.Part{convo.Text(s)}
+		}
+	case kindToolResp, kindBareResp:
+		if p.kind == kindBareResp {
+			n = append(n, member{key: "type", val: nullJSON})
+		}
+		v := p.response
+		if inner, ok := errorValue(v); ok {
+			r.Error = true
+			v = inner
+		}
+		if v[0] == '"' {
+			s, err := unquote(v)
+			if err != nil {
+				return r, at(err, "response")
+			}
+			if s != "" {
+				r.Parts = []convo.Part{convo.Text(s)}
+			}
+		} else {
+			r.Parts = []convo.Part{convo.JSON(v)}
+		}
+	}
+	if !p.hasID || p.id == "" {
+		n = append(n, member{key: "id", val: nullJSON})
+	}
+	if !p.hasName {
+		n = append(n, member{key: "name", val: nullJSON})
+	}
+	r.Native = append(n, p.extra...).native()
+	return r, nil
+}
+
+// errorValue returns the value of v when v is an object whose only member
+// is "error": the convention for a failed result.
+func errorValue(v []byte) ([]byte, bool) {
+	if len(v) == 0 || v[0] != '{' {
+		return nil, false
+	}
+	var inner []byte
+	n := 0
+	r := jsonx.NewReader(v, 0)
+	err := r.ReadObject(func(key []byte) error {
+		n++
+		if string(key) != "error" {
+			return r.Skip()
+		}
+		var err error
+		inner, err = r.ReadRaw()
+		return err
+	})
+	return inner, err == nil && n == 1 && inner != nil
+}
+
+// pair gives result r the id and name of the call it answers: the call
+// with its id, else the first unanswered call of its name, else the first
+// unanswered call.
+func (d *decoder) pair(i int, r *convo.Part, hasID, hasName bool) {
+	hasID = hasID && r.ID != ""
+	k := -1
+	for j, c := range d.open {
+		if c.answered {
+			continue
+		}
+		if hasID && c.id == r.ID || !hasID && (!hasName || c.name == r.Name) {
+			k = j
+			break
+		}
+	}
+	if k >= 0 {
+		d.open[k].answered = true
+		if !hasID {
+			r.ID = d.open[k].id
+		}
+		if !hasName {
+			r.Name = d.open[k].name
+		}
+		return
+	}
+	if !hasID {
+		d.warns = append(d.warns, provider.Warnf(msgPath(i), "tool result (%s) answers no call of the assistant message before it", orNone(r.Name)))
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no name"
+	}
+	return s
+}

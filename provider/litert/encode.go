@@ -1,0 +1,682 @@
+package litert
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// Encode returns the bare LiteRT-LM messages array for h, after the shared
+// conversion rules of provider.Prepare. The bytes depend only on h and
+// opts.
+func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	own := warnings(h, opts)
+	ph, warns, err := provider.Prepare(h, target, opts)
+	warns = append(warns, own...)
+	if err != nil {
+		var se *provider.StrictError
+		if errors.As(err, &se) {
+			return nil, warns, opts.Check(warns)
+		}
+		return nil, warns, err
+	}
+	out, err := encodePrepared(ph)
+	if err != nil {
+		return nil, warns, err
+	}
+	if err := opts.Check(warns); err != nil {
+		return nil, warns, err
+	}
+	return out, warns, nil
+}
+
+// encodePrepared maps a history provider.Prepare has made ready for
+// LiteRT-LM. Its error paths name places in that history, which are those
+// of the caller's history unless Prepare left messages out or inserted
+// some.
+func encodePrepared(ph convo.History) ([]byte, error) {
+	n := 2
+	for k := range ph {
+		n += ph[k].EstimatedBytes()
+	}
+	e := encoder{buf: make([]byte, 0, n)}
+	e.buf = append(e.buf, '[')
+	for k := range ph {
+		if k > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.message(&ph[k]); err != nil {
+			return nil, at(err, msgPath(k))
+		}
+	}
+	return append(e.buf, ']'), nil
+}
+
+type encoder struct {
+	buf     []byte
+	r       jsonx.Reader
+	scratch []byte
+	pieces  int
+}
+
+var errUTF8 = errors.New("invalid UTF-8")
+
+func (e *encoder) str(s string) error {
+	var ok bool
+	if e.buf, ok = jsonx.AppendStringChecked(e.buf, s); !ok {
+		return errUTF8
+	}
+	return nil
+}
+
+func (e *encoder) key(k string) {
+	e.buf = jsonx.AppendKey(e.buf, k)
+}
+
+// extras writes the wire members of ms, skipping markers and the keys in
+// skip.
+func (e *encoder) extras(ms members, skip ...string) {
+	for _, m := range ms {
+		key, ok := wireKey(m.key)
+		if !ok || contains(skip, m.key) {
+			continue
+		}
+		if e.buf[len(e.buf)-1] != '{' {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = jsonx.AppendString(e.buf, key)
+		e.buf = append(e.buf, ':')
+		e.buf = append(e.buf, m.val...)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// handled are the message members written from Native by their own code.
+var handled = []string{"role", "channels"}
+
+func (e *encoder) message(m *convo.Message) error {
+	nat, err := readNative(m.Native, &e.r)
+	if err != nil {
+		return err
+	}
+	role := string(m.Role)
+	if m.Role == convo.RoleAssistant {
+		if v, _ := nat.get("role"); string(v) == `"model"` {
+			role = "model"
+		}
+	}
+	e.buf = append(e.buf, `{"role":`...)
+	e.buf = jsonx.AppendString(e.buf, role)
+	var wbuf [16]string
+	written := wbuf[:0]
+	if n, text := e.count(m); n > 0 {
+		e.key("content")
+		form := string(valueOf(nat, markContent))
+		isString, isObject := form == `"string"`, form == `"object"`
+		switch {
+		case isString && n == 1 && text != nil:
+			if err := e.str(text.Text); err != nil {
+				return at(err, "content")
+			}
+		case isObject && n == 1:
+			if err := e.content(m); err != nil {
+				return err
+			}
+		default:
+			e.buf = append(e.buf, '[')
+			if err := e.content(m); err != nil {
+				return err
+			}
+			e.buf = append(e.buf, ']')
+		}
+		written = append(written, "content")
+	}
+	if m.Role == convo.RoleAssistant {
+		single := string(valueOf(nat, markSingle)) == "true"
+		keys, err := e.calls(m.Parts, single)
+		if err != nil {
+			return err
+		}
+		written = append(written, keys...)
+	}
+	if err := e.channels(m, nat); err != nil {
+		return err
+	}
+	e.extras(nat, append(written, handled...)...)
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// inContent reports whether a tool call was a content part on the wire.
+func (e *encoder) inContent(p *convo.Part) bool {
+	if p.Type != convo.TypeToolCall || p.Native[ProviderID] == nil {
+		return false
+	}
+	cn, err := readNative(p.Native, &e.r)
+	return err == nil && string(valueOf(cn, markInContent)) == "true"
+}
+
+func valueOf(ms members, key string) []byte {
+	v, _ := ms.get(key)
+	return v
+}
+
+// count returns how many content parts m has on the wire, and its only
+// part when that is a text the string form can carry.
+func (e *encoder) count(m *convo.Message) (int, *convo.Part) {
+	n := 0
+	var text *convo.Part
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		switch {
+		case m.Role == convo.RoleTool:
+			if p.Type != convo.TypeToolResult {
+				continue
+			}
+			pn, _ := readNative(p.Native, &e.r)
+			if string(valueOf(pn, markForm)) == `"plain"` {
+				n += len(p.Parts)
+				if len(p.Parts) == 1 && p.Parts[0].Type == convo.TypeText && p.Parts[0].Native == nil && !p.Error {
+					text = &p.Parts[0]
+				}
+				continue
+			}
+			body, _ := split(p, pn)
+			n += 1 + len(p.Parts) - body
+		case p.Type == convo.TypeText:
+			n++
+			if p.Native == nil {
+				text = p
+			}
+		case p.Type == convo.TypeToolCall:
+			if e.inContent(p) {
+				n++
+			}
+		case p.Type == convo.TypeReasoning, p.Type == convo.TypeToolResult:
+		default:
+			n++
+		}
+	}
+	if n != 1 {
+		text = nil
+	}
+	return n, text
+}
+
+// isBody reports whether a tool result part goes into the response value
+// (text and json) rather than after it (media, opaque parts).
+func isBody(p *convo.Part) bool {
+	return p.Raw == nil && (p.Type == convo.TypeText || p.Type == convo.TypeJSON || p.Type == convo.TypeRefusal)
+}
+
+// split orders the parts of a typed tool result: the body parts that make
+// its response value first, then the parts sent after the response part.
+// It returns how many parts form the body, and the parts in that order
+// (p.Parts itself when the order is unchanged). A result read from
+// LiteRT-LM says how many parts followed its response; otherwise text and
+// json are the body and media and opaque parts follow.
+func split(p *convo.Part, pn members) (int, []convo.Part) {
+	if v, ok := pn.get(markAfter); ok {
+		n, err := strconv.Atoi(string(v))
+		if err == nil && n >= 0 && n <= len(p.Parts) {
+			return len(p.Parts) - n, p.Parts
+		}
+	}
+	body, ordered := 0, true
+	for k := range p.Parts {
+		if isBody(&p.Parts[k]) {
+			if body != k {
+				ordered = false
+			}
+			body++
+		}
+	}
+	if ordered {
+		return body, p.Parts
+	}
+	out := make([]convo.Part, 0, len(p.Parts))
+	for k := range p.Parts {
+		if isBody(&p.Parts[k]) {
+			out = append(out, p.Parts[k])
+		}
+	}
+	for k := range p.Parts {
+		if !isBody(&p.Parts[k]) {
+			out = append(out, p.Parts[k])
+		}
+	}
+	return body, out
+}
+
+// content writes the content parts of m, comma-separated.
+func (e *encoder) content(m *convo.Message) error {
+	first := true
+	sep := func() {
+		if !first {
+			e.buf = append(e.buf, ',')
+		}
+		first = false
+	}
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		var err error
+		switch {
+		case m.Role == convo.RoleTool:
+			if p.Type == convo.TypeToolResult {
+				err = e.result(p, sep)
+			}
+		case p.Type == convo.TypeReasoning, p.Type == convo.TypeToolResult:
+		case p.Type == convo.TypeToolCall:
+			if e.inContent(p) {
+				sep()
+				err = e.call(p)
+			}
+		default:
+			sep()
+			err = e.part(p)
+		}
+		if err != nil {
+			return at(err, index("parts", j))
+		}
+	}
+	return nil
+}
+
+// part writes one content part: text, media or an opaque LiteRT-LM part.
+func (e *encoder) part(p *convo.Part) error {
+	if p.Raw != nil {
+		block, ok := provider.OpaqueBlock(ProviderID, *p)
+		if !ok {
+			return errors.New("opaque part of another provider") // Prepare leaves these out
+		}
+		e.buf = append(e.buf, block...)
+		return nil
+	}
+	pn, err := readNative(p.Native, &e.r)
+	if err != nil {
+		return err
+	}
+	switch p.Type {
+	case convo.TypeText, convo.TypeRefusal, convo.TypeJSON:
+		text, err := e.text(p)
+		if err != nil {
+			return err
+		}
+		e.buf = append(e.buf, `{"type":"text","text":`...)
+		if err := e.str(text); err != nil {
+			return at(err, "text")
+		}
+		e.extras(pn, "type", "text")
+	case convo.TypeImage, convo.TypeAudio:
+		e.buf = append(e.buf, `{"type":`...)
+		e.buf = jsonx.AppendString(e.buf, string(p.Type))
+		src := "blob"
+		if path, ok := pathOf(p.URL); ok {
+			src = "path"
+			e.key("path")
+			if err := e.str(path); err != nil {
+				return at(err, "url")
+			}
+		} else {
+			// Data is standard base64 (convo checks it on read).
+			e.key("blob")
+			e.buf = append(e.buf, '"')
+			e.buf = append(e.buf, p.Data...)
+			e.buf = append(e.buf, '"')
+		}
+		e.extras(pn, "type", src)
+	default:
+		return errors.New("no LiteRT-LM content part for " + string(p.Type))
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// text returns the text a text-like part is sent as: json parts as
+// compact JSON.
+func (e *encoder) text(p *convo.Part) (string, error) {
+	if p.Type != convo.TypeJSON {
+		return p.Text, nil
+	}
+	e.r.Reset(p.Value, convo.DefaultLimits.MaxDepth)
+	out, err := e.r.AppendRaw(e.scratch[:0])
+	if err == nil {
+		err = e.r.ExpectEnd()
+	}
+	if err != nil {
+		return "", at(err, "value")
+	}
+	e.scratch = out
+	return string(out), nil
+}
+
+// calls writes the tool calls of an assistant message that were not
+// content parts: "tool_calls", or the message's own "type", "function" and
+// "id" when it was a single call. It returns the keys it wrote.
+func (e *encoder) calls(ps []convo.Part, single bool) ([]string, error) {
+	var calls []int
+	for j := range ps {
+		if ps[j].Type == convo.TypeToolCall && !e.inContent(&ps[j]) {
+			calls = append(calls, j)
+		}
+	}
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	if single && len(calls) == 1 {
+		p := &ps[calls[0]]
+		cn, err := readNative(p.Native, &e.r)
+		if err != nil {
+			return nil, at(err, index("parts", calls[0]))
+		}
+		e.buf = append(e.buf, `,"type":"function"`...)
+		if err := e.function(p, cn); err != nil {
+			return nil, at(err, index("parts", calls[0]))
+		}
+		if err := e.callID(p, cn); err != nil {
+			return nil, at(err, index("parts", calls[0]))
+		}
+		return singleKeys, nil
+	}
+	e.buf = append(e.buf, `,"tool_calls":[`...)
+	for k, j := range calls {
+		if k > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.call(&ps[j]); err != nil {
+			return nil, at(err, index("parts", j))
+		}
+	}
+	e.buf = append(e.buf, ']')
+	return callsKeys, nil
+}
+
+var (
+	singleKeys = []string{"type", "function", "id"}
+	callsKeys  = []string{"tool_calls"}
+)
+
+// call writes one tool call object.
+func (e *encoder) call(p *convo.Part) error {
+	cn, err := readNative(p.Native, &e.r)
+	if err != nil {
+		return err
+	}
+	e.buf = append(e.buf, '{')
+	switch v, ok := cn.get("type"); {
+	case !ok:
+		e.buf = append(e.buf, `"type":"function"`...)
+	case string(v) != "null":
+		e.buf = append(e.buf, `"type":`...)
+		e.buf = append(e.buf, v...)
+	}
+	if err := e.function(p, cn); err != nil {
+		return err
+	}
+	if err := e.callID(p, cn); err != nil {
+		return err
+	}
+	e.extras(cn, "type", "function", "id")
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// function writes "function":{"name","arguments"} of a call.
+func (e *encoder) function(p *convo.Part, cn members) error {
+	var fn members
+	if v, ok := cn.get("function"); ok && len(v) > 0 && v[0] == '{' {
+		var err error
+		if fn, err = readMembers(v, &e.r); err != nil {
+			return err
+		}
+	}
+	e.key("function")
+	e.buf = append(e.buf, `{"name":`...)
+	if err := e.str(p.Name); err != nil {
+		return at(err, "name")
+	}
+	switch {
+	case p.ArgsRaw != "":
+		// Malformed arguments travel as the string the model wrote:
+		// LiteRT-LM takes any JSON value there.
+		e.key("arguments")
+		if err := e.str(p.ArgsRaw); err != nil {
+			return at(err, "args_raw")
+		}
+	case p.Args != nil:
+		e.key("arguments")
+		e.r.Reset(p.Args, convo.DefaultLimits.MaxDepth)
+		out, err := e.r.AppendRaw(e.buf)
+		if err == nil {
+			err = e.r.ExpectEnd()
+		}
+		if err != nil {
+			return at(err, "args")
+		}
+		e.buf = out
+	}
+	e.extras(fn, "name", "arguments")
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+func (e *encoder) callID(p *convo.Part, cn members) error {
+	if p.ID == "" || cn.absent("id") {
+		return nil
+	}
+	e.key("id")
+	return at(e.str(p.ID), "id")
+}
+
+// result writes the content parts of one tool result: its response part
+// and then its media, or its plain parts.
+func (e *encoder) result(p *convo.Part, sep func()) error {
+	pn, err := readNative(p.Native, &e.r)
+	if err != nil {
+		return err
+	}
+	if string(valueOf(pn, markForm)) == `"plain"` {
+		for k := range p.Parts {
+			q := p.Parts[k]
+			if k == 0 && p.Error && q.Type == convo.TypeText {
+				q.Text = errorPrefix + q.Text
+			}
+			sep()
+			if err := e.part(&q); err != nil {
+				return at(err, index("parts", k))
+			}
+		}
+		return nil
+	}
+	sep()
+	typ, _ := pn.get("type")
+	funcResp := string(typ) == `"function_response"`
+	e.buf = append(e.buf, '{')
+	switch {
+	case typ == nil:
+		e.buf = append(e.buf, `"type":"tool_response"`...)
+	case string(typ) != "null":
+		e.buf = append(e.buf, `"type":`...)
+		e.buf = append(e.buf, typ...)
+	}
+	if !pn.absent("name") && (p.Name != "" || funcResp) {
+		e.key("name")
+		if err := e.str(p.Name); err != nil {
+			return at(err, "name")
+		}
+	}
+	body, parts := split(p, pn)
+	e.key("response")
+	if err := e.response(parts[:body], p.Error, funcResp); err != nil {
+		return err
+	}
+	if p.ID != "" && !pn.absent("id") {
+		e.key("id")
+		if err := e.str(p.ID); err != nil {
+			return at(err, "id")
+		}
+	}
+	e.extras(pn, "type", "name", "response", "id")
+	e.buf = append(e.buf, '}')
+	for k := body; k < len(parts); k++ {
+		sep()
+		if err := e.part(&parts[k]); err != nil {
+			return at(err, index("parts", k))
+		}
+	}
+	return nil
+}
+
+// response writes a result's response value from its body parts: a string
+// for function_response, else the only json part's value or the text; a
+// failure is {"error": value}, or for a string response the "Error: "
+// prefix.
+func (e *encoder) response(body []convo.Part, failed, funcResp bool) error {
+	json := -1
+	for k := range body {
+		if body[k].Type == convo.TypeJSON {
+			json = k
+		}
+	}
+	wrap := failed && !funcResp
+	if wrap {
+		e.buf = append(e.buf, `{"error":`...)
+	}
+	if !funcResp && len(body) == 1 && json == 0 {
+		e.r.Reset(body[0].Value, convo.DefaultLimits.MaxDepth)
+		out, err := e.r.AppendRaw(e.buf)
+		if err == nil {
+			err = e.r.ExpectEnd()
+		}
+		if err != nil {
+			return at(err, index("parts", json)+".value")
+		}
+		e.buf = out
+	} else {
+		prefix := ""
+		if failed && funcResp {
+			prefix = errorPrefix
+		}
+		if err := e.joined(body, prefix); err != nil {
+			return err
+		}
+	}
+	if wrap {
+		e.buf = append(e.buf, '}')
+	}
+	return nil
+}
+
+// joined writes one JSON string: prefix, then the text of the text-like
+// parts of ps joined by newlines.
+func (e *encoder) joined(ps []convo.Part, prefix string) error {
+	e.buf = append(e.buf, '"')
+	e.pieces = 0
+	if prefix != "" {
+		e.piece(prefix)
+		e.pieces = 0 // the first text follows the prefix directly
+	}
+	for k := range ps {
+		if !isBody(&ps[k]) {
+			continue
+		}
+		s, err := e.text(&ps[k])
+		if err != nil {
+			return at(err, index("parts", k))
+		}
+		if !e.piece(s) {
+			return at(errUTF8, index("parts", k))
+		}
+	}
+	e.buf = append(e.buf, '"')
+	return nil
+}
+
+// piece appends s escaped, without quotes, after a newline unless it is the
+// first piece of the string.
+func (e *encoder) piece(s string) bool {
+	if e.pieces > 0 {
+		e.buf = append(e.buf, '\\', 'n')
+	}
+	e.pieces++
+	mark := len(e.buf)
+	var ok bool
+	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
+	copy(e.buf[mark:], e.buf[mark+1:len(e.buf)-1])
+	e.buf = e.buf[:len(e.buf)-2]
+	return ok
+}
+
+// channels writes "channels": the reasoning of an assistant message as the
+// thought channel, and the channels kept in Native.
+func (e *encoder) channels(m *convo.Message, nat members) error {
+	var kept members
+	if v, ok := nat.get("channels"); ok && len(v) > 0 && v[0] == '{' {
+		var err error
+		if kept, err = readMembers(v, &e.r); err != nil {
+			return err
+		}
+	}
+	first := true
+	open := func() {
+		if first {
+			e.buf = append(e.buf, `,"channels":{`...)
+			first = false
+		} else {
+			e.buf = append(e.buf, ',')
+		}
+	}
+	wroteThought := false
+	if m.Role == convo.RoleAssistant {
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			if p.Type != convo.TypeReasoning {
+				continue
+			}
+			text := p.Text
+			if text == "" && len(p.Summary) > 0 {
+				text = strings.Join(p.Summary, "\n")
+			}
+			if text == "" {
+				continue
+			}
+			if !wroteThought {
+				open()
+				e.buf = append(e.buf, `"thought":"`...)
+				e.pieces = 0
+				wroteThought = true
+			}
+			if !e.piece(text) {
+				return at(errUTF8, index("parts", j))
+			}
+		}
+		if wroteThought {
+			e.buf = append(e.buf, '"')
+		}
+	}
+	for _, c := range kept {
+		if c.key == thought && wroteThought {
+			continue
+		}
+		open()
+		e.buf = jsonx.AppendString(e.buf, c.key)
+		e.buf = append(e.buf, ':')
+		e.buf = append(e.buf, c.val...)
+	}
+	if !first {
+		e.buf = append(e.buf, '}')
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package litert
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+)
+
+// member is one member of a JSON object kept verbatim: a Native member or a
+// wire member convo has no field for.
+type member struct {
+	key string
+	val []byte // compact JSON
+}
+
+// members are object members in the order they were read.
+type members []member
+
+func (ms members) get(key string) ([]byte, bool) {
+	for _, m := range ms {
+		if m.key == key {
+			return m.val, true
+		}
+	}
+	return nil, false
+}
+
+// absent reports whether key is recorded as null: the wire value was absent
+// and convo filled the field in (a synthesised id, a name found by pairing).
+func (ms members) absent(key string) bool {
+	v, ok := ms.get(key)
+	return ok && string(v) == "null"
+}
+
+// object returns the members as a JSON object, or nil when there are none.
+func (ms members) object() json.RawMessage {
+	if len(ms) == 0 {
+		return nil
+	}
+	n := 2
+	for _, m := range ms {
+		n += len(m.key) + len(m.val) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonx.AppendString(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.val...)
+	}
+	return append(b, '}')
+}
+
+// native returns Native holding ms under this provider's id, or nil.
+func (ms members) native() convo.Native {
+	if len(ms) == 0 {
+		return nil
+	}
+	return convo.Native{ProviderID: ms.object()}
+}
+
+var nullJSON = []byte("null")
+
+// Markers are Native members that record the wire form rather than hold a
+// wire member. They start with "@"; a wire member whose name starts with
+// "@" is kept with one more "@" in front, so the two never mix.
+const (
+	markContent   = "@content"    // "string" or "object": the form of "content"
+	markSingle    = "@single"     // true: the message is itself the tool call
+	markInContent = "@in_content" // true: the tool call was a content part
+	markForm      = "@form"       // "plain": the result was plain content parts
+	markAfter     = "@after"      // n: the result's last n parts followed its response part
+)
+
+// extraKey returns the Native key of a wire member convo has no field for.
+func extraKey(k []byte) string {
+	if len(k) > 0 && k[0] == '@' {
+		return "@" + string(k)
+	}
+	return string(k)
+}
+
+// wireKey returns the wire name of a Native member, and false for a marker.
+func wireKey(k string) (string, bool) {
+	switch {
+	case strings.HasPrefix(k, "@@"):
+		return k[1:], true
+	case strings.HasPrefix(k, "@"):
+		return "", false
+	}
+	return k, true
+}
+
+// readNative returns the members of n's object for this provider.
+func readNative(n convo.Native, r *jsonx.Reader) (members, error) {
+	raw := n[ProviderID]
+	if raw == nil {
+		return nil, nil
+	}
+	return readMembers(raw, r)
+}
+
+func readMembers(raw []byte, r *jsonx.Reader) (members, error) {
+	r.Reset(raw, convo.DefaultLimits.MaxDepth)
+	var ms members
+	err := r.ReadObject(func(key []byte) error {
+		v, err := r.ReadRaw()
+		ms = append(ms, member{key: string(key), val: v})
+		return err
+	})
+	if err == nil {
+		err = r.ExpectEnd()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("native.%s: %w", ProviderID, err)
+	}
+	return ms, nil
+}
+
+// at prefixes err's path with seg, as paths in convo.DecodeError read:
+// messages[2].tool_calls[0].function.
+func at(err error, seg string) error {
+	if err == nil {
+		return nil
+	}
+	de, ok := err.(*convo.DecodeError)
+	if !ok {
+		return &convo.DecodeError{Path: seg, Err: err}
+	}
+	switch {
+	case de.Path == "":
+		de.Path = seg
+	case de.Path[0] == '[':
+		de.Path = seg + de.Path
+	default:
+		de.Path = seg + "." + de.Path
+	}
+	return de
+}
+
+func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
+
+func msgPath(i int) string { return index("messages", i) }
+
+func partPath(i, j int) string { return msgPath(i) + "." + index("parts", j) }

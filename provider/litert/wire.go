@@ -1,0 +1,463 @@
+package litert
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/convo-go/convo/internal/jsonx"
+)
+
+// contentForm is the JSON form a message's "content" had.
+type contentForm byte
+
+const (
+	formNone   contentForm = iota // absent or null
+	formArray                     // an array of parts
+	formString                    // a string: one text part
+	formObject                    // a single part object
+)
+
+// wireCall is one tool call as read: an entry of "tool_calls", a content
+// part of type "function", or a message that is itself a call.
+type wireCall struct {
+	id      string
+	hasID   bool
+	typ     []byte // the "type" member when it is not "function"; nil: "function"
+	hasType bool
+	name    string
+	args    []byte // compact JSON; nil when absent or null
+	argsStr string // the arguments when they are a JSON string
+	isStr   bool
+	fn      members // other members of "function"
+	extra   members
+}
+
+// partKind says what a content part is.
+type partKind byte
+
+const (
+	kindOpaque   partKind = iota // kept verbatim (a JsonPart to LiteRT-LM)
+	kindText                     // {"type":"text","text":…}
+	kindImage                    // {"type":"image","path"|"blob":…}
+	kindAudio                    // {"type":"audio","path"|"blob":…}
+	kindCall                     // {"type":"function","function":{…}}
+	kindFuncResp                 // {"type":"function_response","name","response":string}
+	kindToolResp                 // {"type":"tool_response","name","response":any}
+	kindBareResp                 // {"name","response"} without a type
+)
+
+// wirePart is one content part as read.
+type wirePart struct {
+	kind     partKind
+	raw      []byte // the whole part as read (compact for opaque parts)
+	typ      string
+	hasType  bool
+	text     string
+	hasText  bool
+	path     string
+	hasPath  bool
+	blob     string
+	hasBlob  bool
+	name     string
+	hasName  bool
+	id       string
+	hasID    bool
+	response []byte // compact JSON
+	call     wireCall
+	extra    members
+}
+
+// wireMsg is one message as read.
+type wireMsg struct {
+	role       string
+	hasRole    bool
+	form       contentForm
+	parts      []wirePart
+	calls      []wireCall
+	hasCalls   bool
+	callsRaw   []byte // the tool_calls value, for roles that cannot call
+	single     bool   // the message is itself a call ({"type":"function",…})
+	thought    string
+	hasThought bool
+	channels   members // the channels other than thought
+	typ        []byte  // message-level "type" and "function", when not a call
+	function   []byte
+	extra      members
+}
+
+// reset empties w, keeping its slices for reuse.
+func (w *wireMsg) reset() {
+	*w = wireMsg{parts: w.parts[:0], calls: w.calls[:0], channels: w.channels[:0], extra: w.extra[:0]}
+}
+
+// readMessage reads one message object.
+func readMessage(r *jsonx.Reader, w *wireMsg) error {
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "role":
+			if r.ReadNull() {
+				return nil
+			}
+			s, err := r.ReadStringBytes()
+			w.role, w.hasRole = intern(s), err == nil
+			return at(err, "role")
+		case "content":
+			return at(readContent(r, w), "content")
+		case "tool_calls":
+			if r.ReadNull() {
+				return nil
+			}
+			start := r.Offset()
+			w.hasCalls = true
+			err := r.ReadArray(func(i int) error {
+				var c wireCall
+				if err := readCall(r, &c); err != nil {
+					return at(err, index("", i))
+				}
+				w.calls = append(w.calls, c)
+				return nil
+			})
+			w.callsRaw = r.Bytes()[start:r.Offset()]
+			return at(err, "tool_calls")
+		case "channels":
+			return at(readChannels(r, w), "channels")
+		case "type":
+			v, err := r.ReadRaw()
+			w.typ = v
+			return at(err, "type")
+		case "function":
+			v, err := r.ReadRaw()
+			w.function = v
+			return at(err, "function")
+		}
+		v, err := r.ReadRaw()
+		w.extra = append(w.extra, member{key: extraKey(key), val: v})
+		return at(err, string(key))
+	})
+	if err != nil {
+		return err
+	}
+	// A message that is itself a call, as io_types.cc accepts it.
+	if !w.hasCalls && string(w.typ) == `"function"` && w.function != nil {
+		var c wireCall
+		sub := jsonx.NewReader(w.function, 0)
+		if err := readFunction(sub, &c); err != nil {
+			return at(err, "function")
+		}
+		c.hasType = true
+		// The message's own "id" is the call's, as io_types.cc reads it.
+		for k, m := range w.extra {
+			if m.key != "id" || len(m.val) == 0 || m.val[0] != '"' {
+				continue
+			}
+			id, err := jsonx.NewReader(m.val, 0).ReadString()
+			if err != nil {
+				return at(err, "id")
+			}
+			c.id, c.hasID = id, id != ""
+			w.extra = append(w.extra[:k:k], w.extra[k+1:]...)
+			break
+		}
+		w.single = true
+		w.calls = []wireCall{c}
+	}
+	return nil
+}
+
+// readChannels reads "channels": the thought channel's text, and the
+// other channels as they are.
+func readChannels(r *jsonx.Reader, w *wireMsg) error {
+	if r.ReadNull() {
+		return nil
+	}
+	return r.ReadObject(func(key []byte) error {
+		if string(key) == thought {
+			s, err := r.ReadString()
+			w.thought, w.hasThought = s, err == nil
+			return at(err, thought)
+		}
+		start := r.Offset()
+		if _, err := r.ReadStringBytes(); err != nil {
+			return at(err, string(key))
+		}
+		v, err := jsonx.Compact(r.Bytes()[start:r.Offset()], 0)
+		w.channels = append(w.channels, member{key: string(key), val: v})
+		return at(err, string(key))
+	})
+}
+
+// intern returns the string of b, without allocating for the names the
+// format uses all the time.
+func intern(b []byte) string {
+	switch string(b) {
+	case "system":
+		return "system"
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	case "model":
+		return "model"
+	case "tool":
+		return "tool"
+	case "text":
+		return "text"
+	case "image":
+		return "image"
+	case "audio":
+		return "audio"
+	case "function":
+		return "function"
+	case "function_response":
+		return "function_response"
+	case "tool_response":
+		return "tool_response"
+	}
+	return string(b)
+}
+
+func readContent(r *jsonx.Reader, w *wireMsg) error {
+	switch r.Peek() {
+	case jsonx.Null:
+		r.ReadNull()
+		return nil
+	case jsonx.String:
+		s, err := r.ReadString()
+		w.form = formString
+		w.parts = append(w.parts[:0], wirePart{kind: kindText, typ: "text", hasType: true, text: s, hasText: true})
+		return err
+	case jsonx.Object:
+		w.form = formObject
+		w.parts = append(w.parts[:0], wirePart{})
+		return readPart(r, &w.parts[0])
+	case jsonx.Array:
+		w.form = formArray
+		return r.ReadArray(func(i int) error {
+			w.parts = append(w.parts, wirePart{})
+			if err := readPart(r, &w.parts[i]); err != nil {
+				return at(err, index("", i))
+			}
+			return nil
+		})
+	}
+	return r.Errorf("want a string, an array of parts or a part object")
+}
+
+// readPart reads a content part in one pass: members are read by their
+// name first and sorted out by the part's type afterwards.
+func readPart(r *jsonx.Reader, p *wirePart) error {
+	start := r.Offset()
+	var fn []byte
+	str := func(dst *string, has *bool, key string) error {
+		if r.Peek() != jsonx.String {
+			v, err := r.ReadRaw()
+			p.extra = append(p.extra, member{key: key, val: v})
+			return at(err, key)
+		}
+		var s string
+		var err error
+		if key == "type" {
+			var b []byte
+			b, err = r.ReadStringBytes()
+			s = intern(b)
+		} else {
+			s, err = r.ReadString()
+		}
+		*dst, *has = s, err == nil
+		return at(err, key)
+	}
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "type":
+			return str(&p.typ, &p.hasType, "type")
+		case "text":
+			return str(&p.text, &p.hasText, "text")
+		case "path":
+			return str(&p.path, &p.hasPath, "path")
+		case "blob":
+			return str(&p.blob, &p.hasBlob, "blob")
+		case "name":
+			return str(&p.name, &p.hasName, "name")
+		case "id":
+			return str(&p.id, &p.hasID, "id")
+		case "response":
+			v, err := r.ReadRaw()
+			p.response = v
+			return at(err, "response")
+		case "function":
+			v, err := r.ReadRaw()
+			fn = v
+			return at(err, "function")
+		}
+		v, err := r.ReadRaw()
+		p.extra = append(p.extra, member{key: extraKey(key), val: v})
+		return at(err, string(key))
+	})
+	if err != nil {
+		return err
+	}
+	return classify(r.Bytes()[start:r.Offset()], p, fn)
+}
+
+// classify sorts a part out by its type, as io_types.cc does, and moves the
+// members its kind has no use for to extra. raw is the part as read; calls
+// and responses keep it, for the messages where they become opaque parts.
+func classify(raw []byte, p *wirePart, fn []byte) error {
+	keep := func(key, s string, has bool) {
+		if has {
+			p.extra = append(p.extra, member{key: key, val: jsonx.AppendString(nil, s)})
+		}
+	}
+	opaque := func() error {
+		v, err := jsonx.Compact(raw, 0)
+		*p = wirePart{kind: kindOpaque, raw: v, typ: p.typ, hasType: p.hasType}
+		return err
+	}
+	p.raw = raw
+	switch {
+	case p.hasType && p.typ == "text":
+		if !p.hasText {
+			return errors.New(`text part has no "text" string`)
+		}
+		p.kind = kindText
+		p.raw = nil
+		keep("path", p.path, p.hasPath)
+		keep("blob", p.blob, p.hasBlob)
+		keep("name", p.name, p.hasName)
+		keep("id", p.id, p.hasID)
+	case p.hasType && (p.typ == "image" || p.typ == "audio"):
+		p.kind = kindImage
+		p.raw = nil
+		if p.typ == "audio" {
+			p.kind = kindAudio
+		}
+		switch {
+		case p.hasPath:
+			if p.path == "" {
+				return fmt.Errorf("%s part has an empty path", p.typ)
+			}
+			// The path wins, as in io_types.cc; the blob is kept.
+			keep("blob", p.blob, p.hasBlob)
+			p.hasBlob = false
+		case p.hasBlob:
+			if i := badBase64(p.blob); i >= 0 || p.blob == "" {
+				return at(fmt.Errorf("malformed base64 at offset %d", max(i, 0)), "blob")
+			}
+		default:
+			return fmt.Errorf(`%s part has neither "path" nor "blob"`, p.typ)
+		}
+		keep("text", p.text, p.hasText)
+		keep("name", p.name, p.hasName)
+		keep("id", p.id, p.hasID)
+	case p.hasType && p.typ == "function":
+		if fn == nil {
+			return opaque()
+		}
+		p.kind = kindCall
+		sub := jsonx.NewReader(fn, 0)
+		if err := readFunction(sub, &p.call); err != nil {
+			return at(err, "function")
+		}
+		p.call.id, p.call.hasID = p.id, p.hasID && p.id != ""
+		p.call.hasType = true
+		keep("text", p.text, p.hasText)
+		keep("path", p.path, p.hasPath)
+		keep("blob", p.blob, p.hasBlob)
+		keep("name", p.name, p.hasName)
+		p.call.extra = p.extra
+	case p.hasType && p.typ == "function_response":
+		if !p.hasName || p.response == nil || p.response[0] != '"' {
+			return opaque() // not what io_types.cc reads as a response
+		}
+		p.kind = kindFuncResp
+		keep("text", p.text, p.hasText)
+	case p.hasType && p.typ == "tool_response" && p.response != nil:
+		p.kind = kindToolResp
+		keep("text", p.text, p.hasText)
+	case !p.hasType && p.hasName && p.response != nil:
+		p.kind = kindBareResp
+		keep("text", p.text, p.hasText)
+	default:
+		return opaque()
+	}
+	if p.kind != kindCall && fn != nil {
+		p.extra = append(p.extra, member{key: "function", val: fn})
+	}
+	return nil
+}
+
+func readCall(r *jsonx.Reader, c *wireCall) error {
+	seenFn := false
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "type":
+			c.hasType = true
+			if r.Peek() == jsonx.String {
+				s, err := r.ReadStringBytes()
+				if err == nil && string(s) == "function" {
+					return nil
+				}
+				c.typ = jsonx.AppendString(nil, string(s))
+				return at(err, "type")
+			}
+			v, err := r.ReadRaw()
+			c.typ = v
+			return at(err, "type")
+		case "id":
+			if r.ReadNull() {
+				return nil
+			}
+			id, err := r.ReadString()
+			// An empty id is no id: io_types.cc does not write one.
+			c.id, c.hasID = id, id != ""
+			return at(err, "id")
+		case "function":
+			seenFn = true
+			return at(readFunction(r, c), "function")
+		}
+		v, err := r.ReadRaw()
+		c.extra = append(c.extra, member{key: extraKey(key), val: v})
+		return at(err, string(key))
+	})
+	if err != nil {
+		return err
+	}
+	if !seenFn {
+		return errors.New(`tool call has no "function"`)
+	}
+	return nil
+}
+
+func readFunction(r *jsonx.Reader, c *wireCall) error {
+	hasName := false
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "name":
+			s, err := r.ReadString()
+			c.name, hasName = s, err == nil
+			return at(err, "name")
+		case "arguments":
+			if r.ReadNull() {
+				return nil
+			}
+			if r.Peek() == jsonx.String {
+				s, err := r.ReadString()
+				c.argsStr, c.isStr = s, true
+				return at(err, "arguments")
+			}
+			v, err := r.ReadRaw()
+			c.args = v
+			return at(err, "arguments")
+		}
+		v, err := r.ReadRaw()
+		c.fn = append(c.fn, member{key: extraKey(key), val: v})
+		return at(err, string(key))
+	})
+	if err != nil {
+		return err
+	}
+	if !hasName {
+		return at(errors.New("missing function name"), "name")
+	}
+	return nil
+}
