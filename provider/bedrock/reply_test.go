@@ -102,6 +102,14 @@ func TestReplies(t *testing.T) {
 	opts := provider.Options{Model: "anthropic.claude-sonnet-4-5-v1:0"}
 	for _, f := range files {
 		name := strings.TrimSuffix(f, ".jsonl")
+		if *update {
+			// The binary form of every stream, for the tests here and for
+			// the SDK's reader in sdktest.
+			bin := binaryStream(linesToEvents(t, mustRead(t, f)))
+			if err := os.WriteFile(name+".bin", bin, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		body, err := os.ReadFile(name + ".json")
 		if errors.Is(err, os.ErrNotExist) {
 			continue // a stream with no non-streamed form: TestStreamFailures
@@ -122,11 +130,6 @@ func TestReplies(t *testing.T) {
 
 			lines := mustRead(t, f)
 			bin := binaryStream(linesToEvents(t, lines))
-			if *update {
-				if err := os.WriteFile(name+".bin", bin, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
 			for _, src := range []struct {
 				name string
 				r    io.Reader
@@ -209,7 +212,7 @@ func TestStreamFailures(t *testing.T) {
 	}{
 		{"throttled", lines(start, hello, `{"throttlingException":{"message":"Too many requests, please wait before trying again."}}`),
 			"bedrock: throttlingException: Too many requests, please wait before trying again.", nil, "Paris is", true},
-		{"model stream error in binary", binaryStream(linesToEvents(t, mustRead(t, "testdata/replies/stream_error.jsonl"))),
+		{"model stream error in binary", mustRead(t, "testdata/replies/stream_error.bin"),
 			"modelStreamErrorException: Model stream error", nil, "Paris is", true},
 		{"no messageStop", lines(start, hello), "stream ended before messageStop", ErrIncomplete, "Paris is", false},
 		{"binary cut mid-message", good[:len(good)-40], "stream cut inside a message", io.ErrUnexpectedEOF,
