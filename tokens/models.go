@@ -398,8 +398,7 @@ func (r *Registry) Lookup(name string) (Model, error) {
 	} else if m, ok := r.match(n); ok {
 		return r.resolve(m, ""), nil
 	}
-	return Model{}, fmt.Errorf("%w %q (known families: %s; count it anyway with an estimate, or add it with a model facts file)",
-		ErrUnknownModel, name, r.familyList())
+	return Model{}, fmt.Errorf("%w %q; known families: %s", ErrUnknownModel, name, r.familyList())
 }
 
 // isRegion reports whether s looks like the region of a Bedrock
@@ -456,7 +455,7 @@ func (r *Registry) familyList() string {
 			continue
 		}
 		if f.Examples != "" {
-			parts = append(parts, n+" ("+f.Examples+")")
+			parts = append(parts, n+": "+f.Examples)
 		} else {
 			parts = append(parts, n)
 		}

@@ -68,7 +68,7 @@ func TestUnknownModel(t *testing.T) {
 			t.Fatalf("Lookup(%q): %v, want ErrUnknownModel", name, err)
 		}
 		msg := err.Error()
-		for _, fam := range []string{"openai (", "anthropic (", "gemini (", "nova (", "llama (", "estimate"} {
+		for _, fam := range []string{"openai: gpt-", "anthropic: claude-", "gemini: gemini-", "nova: ", "llama: ", "local: "} {
 			if !strings.Contains(msg, fam) {
 				t.Errorf("error %q does not name %q", msg, fam)
 			}

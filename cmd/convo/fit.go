@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/fit"
+	"github.com/convo-go/convo/tokens"
+)
+
+func init() {
+	commands["fit"] = command{
+		usage:   "--budget N | --model M [--reserve R] [--summarize CMD] [--strategies LIST] [--block N] [--shorten-to N] [--estimate] [--models FILE] [FILE]",
+		summary: "fit a history to a token budget; writes the fitted history, the report to stderr",
+		run:     runFit,
+	}
+}
+
+func runFit(e *env, args []string) error {
+	fs := flags(e, "fit")
+	mf := addModelFlags(fs)
+	budget := fs.Int("budget", 0, "fit the prompt into `N` tokens (default: the model's window less --reserve)")
+	reserve := fs.Int("reserve", -1, "keep `R` tokens of the model's window for the reply (default: its maximum output, or a fifth of the window)")
+	summarize := fs.String("summarize", "", "summarise what is left out by piping its transcript to `CMD` (run by sh -c)")
+	strategies := fs.String("strategies", "", "strategies to apply, in order: `LIST` of reasoning, shorten, drop, summarize (default: reasoning,shorten,drop)")
+	block := fs.Int("block", 0, "trim in steps of `N` tokens, so the request's start stays the same across turns (default: a quarter of the budget)")
+	shortenTo := fs.Int("shorten-to", 0, "keep `N` bytes of a shortened tool result (default 1024)")
+	args, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *budget == 0 && *mf.model == "":
+		return usagef("give --budget N or --model M")
+	case *budget < 0:
+		return usagef("--budget must be positive")
+	case *reserve >= 0 && (*mf.model == "" || *budget > 0):
+		return usagef("--reserve goes with --model and no --budget")
+	case *block < 0 || *shortenTo < 0:
+		return usagef("--block and --shorten-to must not be negative")
+	}
+	opts := fit.Options{Budget: *budget, Block: *block, ShortenTo: *shortenTo}
+	if *strategies != "" {
+		if opts.Strategies, err = fit.ParseStrategies(*strategies); err != nil {
+			return usagef("--strategies: %v", err)
+		}
+	}
+	if *summarize != "" {
+		opts.Summarizer = commandSummarizer{cmd: *summarize, stderr: e.stderr}
+		if opts.Strategies == nil {
+			opts.Strategies = []fit.Strategy{fit.DropReasoning, fit.ShortenResults, fit.Summarize}
+		} else if !hasStrategy(opts.Strategies, fit.Summarize) {
+			opts.Strategies = append(opts.Strategies, fit.Summarize)
+		}
+	} else if hasStrategy(opts.Strategies, fit.Summarize) {
+		return usagef("the summarize strategy needs --summarize CMD")
+	}
+	// Budgets are kept with the upper end of an estimate: a fitted history
+	// must not overflow the window however the estimate errs.
+	var c *tokens.Counter
+	if *mf.model != "" {
+		if c, err = mf.counter(tokens.Options{Upper: true}); err != nil {
+			return err
+		}
+		if opts.Budget == 0 {
+			if opts.Budget, err = fit.BudgetFor(c.Model(), *reserve); err != nil {
+				return usagef("%v", err)
+			}
+		}
+	} else {
+		reg := tokens.Default()
+		m, err := reg.Estimated("any model")
+		if err != nil {
+			return err
+		}
+		if c, err = reg.CounterFor(m, tokens.Options{Upper: true}); err != nil {
+			return err
+		}
+	}
+	opts.Counter = c
+	h, err := e.readHistory(args)
+	if err != nil {
+		return err
+	}
+	r, err := fit.Fit(context.Background(), h, opts)
+	if err != nil {
+		return err
+	}
+	out, err := convo.Marshal(r.History)
+	if err != nil {
+		return err
+	}
+	if _, err := e.stdout.Write(out); err != nil {
+		return err
+	}
+	writeFitReport(e.stderr, r, c)
+	return nil
+}
+
+func hasStrategy(ss []fit.Strategy, s fit.Strategy) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// writeFitReport says, one line each, how the history was fitted: the
+// counts, then runs of left-out messages with their reason, then changed
+// messages.
+func writeFitReport(w io.Writer, r *fit.Result, c *tokens.Counter) {
+	how := "exact, " + c.Model().Name
+	if !c.Exact() {
+		how = fmt.Sprintf("estimated at the upper end of ±%.0f%%, %s", c.Bound()*100, c.Model().Name)
+		if c.Model().Family == "estimate" {
+			how = fmt.Sprintf("estimated at the upper end of ±%.0f%%: no --model", c.Bound()*100)
+		}
+	}
+	fmt.Fprintf(w, "convo fit: %d of %d tokens (%s); the history had %d", r.Tokens, r.Budget, how, r.Original)
+	if r.Level == 0 {
+		fmt.Fprintln(w, ": it fits as it is")
+		return
+	}
+	fmt.Fprintf(w, "; %s of trimming\n", plural(r.Level, "blocks"))
+	for i := 0; i < len(r.Excluded); {
+		j, tok := i, 0
+		for j < len(r.Excluded) && r.Excluded[j].Reason == r.Excluded[i].Reason &&
+			r.Excluded[j].Index == r.Excluded[i].Index+(j-i) {
+			tok += r.Excluded[j].Tokens
+			j++
+		}
+		where := fmt.Sprintf("messages[%d]", r.Excluded[i].Index)
+		if j-i > 1 {
+			where = fmt.Sprintf("messages[%d:%d]", r.Excluded[i].Index, r.Excluded[j-1].Index+1)
+		}
+		fmt.Fprintf(w, "  %s (%s, %d tokens): %s\n", where, plural(j-i, "messages"), tok, r.Excluded[i].Reason)
+		i = j
+	}
+	for _, ch := range r.Changed {
+		fmt.Fprintf(w, "  messages[%d] (%s, now messages[%d]): %s, %d tokens saved\n", ch.Index, ch.Role, ch.At, ch.What, ch.Saved)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+// commandSummarizer summarises by piping a transcript to a shell command
+// and taking what it prints.
+type commandSummarizer struct {
+	cmd    string
+	stderr io.Writer
+}
+
+func (s commandSummarizer) Summarize(ctx context.Context, left convo.History) (string, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", s.cmd)
+	cmd.Stdin = strings.NewReader(fit.Transcript(left))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && msg != "" {
+			return "", fmt.Errorf("--summarize %q: %v: %s", s.cmd, err, msg)
+		}
+		return "", fmt.Errorf("--summarize %q: %w", s.cmd, err)
+	}
+	text := strings.TrimSpace(out.String())
+	if text == "" {
+		return "", fmt.Errorf("--summarize %q printed nothing", s.cmd)
+	}
+	return text, nil
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/tokens"
+)
+
+func init() {
+	commands["tokens"] = command{
+		usage:   "--model M [--json] [--cheap] [--estimate] [--models FILE] [FILE]",
+		summary: "count the tokens a history takes for a model, per message; says exact or estimated",
+		run:     runTokens,
+	}
+}
+
+// modelFlags are the flags tokens and fit share to choose a model.
+type modelFlags struct {
+	model    *string
+	estimate *bool
+	models   *string
+}
+
+func addModelFlags(fs *flag.FlagSet) modelFlags {
+	return modelFlags{
+		model:    fs.String("model", "", "count for model `M` (gpt-4o, claude-sonnet-4, gemini-2.5-pro, llama3.1, …)"),
+		estimate: fs.Bool("estimate", false, "count a model convo does not know with a generic estimate"),
+		models:   fs.String("models", "", "add or override model facts from `FILE` (the format of tokens/models.json)"),
+	}
+}
+
+// counter builds the counter the flags ask for.
+func (f modelFlags) counter(opts tokens.Options) (*tokens.Counter, error) {
+	reg := tokens.Default()
+	if *f.models != "" {
+		b, err := os.ReadFile(*f.models)
+		if err != nil {
+			return nil, err
+		}
+		reg = tokens.New()
+		if err := reg.Load(b); err != nil {
+			return nil, fmt.Errorf("%s: %w", *f.models, err)
+		}
+	}
+	opts.Registry = reg
+	opts.Estimate = *f.estimate
+	c, err := tokens.NewCounter(*f.model, opts)
+	if errors.Is(err, tokens.ErrUnknownModel) {
+		return nil, usagef("%v (use --estimate to count it anyway, or --models FILE to add it)", err)
+	}
+	return c, err
+}
+
+func runTokens(e *env, args []string) error {
+	fs := flags(e, "tokens")
+	mf := addModelFlags(fs)
+	asJSON := fs.Bool("json", false, "print the count as JSON")
+	cheap := fs.Bool("cheap", false, "start from the usage the provider last reported and count only the messages after it")
+	args, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if *mf.model == "" {
+		return usagef("--model is required")
+	}
+	c, err := mf.counter(tokens.Options{})
+	if err != nil {
+		return err
+	}
+	h, err := e.readHistory(args)
+	if err != nil {
+		return err
+	}
+	var r tokens.Result
+	if *cheap {
+		r = c.Cheap(h)
+	} else {
+		r = c.Count(h)
+	}
+	warn(e, "tokens", r.Warnings)
+	if *asJSON {
+		return writeTokensJSON(e.stdout, r)
+	}
+	return writeTokensTable(e.stdout, r)
+}
+
+func warn(e *env, cmd string, ws []provider.Warning) {
+	for _, w := range ws {
+		fmt.Fprintf(e.stderr, "convo %s: warning: %s\n", cmd, w)
+	}
+}
+
+// describe says how a count was made, for a person.
+func describe(r tokens.Result) string {
+	switch {
+	case r.Basis == "usage":
+		return fmt.Sprintf("estimated: reported usage of messages[%d] plus the messages after it", r.BaselineAt)
+	case r.Exact:
+		return "exact"
+	case r.Bound > 0:
+		return fmt.Sprintf("estimated, ±%.0f%%: at most %d", r.Bound*100, r.Max())
+	}
+	return "estimated: parts without a published rule"
+}
+
+func writeTokensTable(w io.Writer, r tokens.Result) error {
+	fmt.Fprintf(w, "model %s (%s family, %s)\n", r.Model, r.Family, r.Tokenizer)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\trole\ttokens\tmedia\t")
+	for _, m := range r.Messages {
+		tokens, media := fmt.Sprint(m.Tokens), ""
+		if !m.Sent {
+			tokens = "-"
+		}
+		if m.Media > 0 {
+			media = fmt.Sprint(m.Media)
+		}
+		note := m.Note
+		if m.Sent && !m.Exact {
+			note = "estimate"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t %s\n", m.Index, m.Role, tokens, media, note)
+	}
+	if r.Baseline > 0 {
+		fmt.Fprintf(tw, "\tbaseline\t%d\t\t reported usage of messages[%d]\n", r.Baseline, r.BaselineAt)
+	}
+	fmt.Fprintf(tw, "\trequest\t%d\t\t reply priming\n", r.Request)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	total := fmt.Sprintf("total %d tokens (%s)", r.Tokens, describe(r))
+	if r.Context > 0 {
+		total += fmt.Sprintf(" of a %d-token window", r.Context)
+	}
+	_, err := fmt.Fprintln(w, total)
+	return err
+}
+
+func writeTokensJSON(w io.Writer, r tokens.Result) error {
+	type out struct {
+		tokens.Result
+		Max      int      `json:"max"`
+		Warnings []string `json:"warnings"`
+	}
+	o := out{Result: r, Max: r.Max(), Warnings: []string{}}
+	for _, x := range r.Warnings {
+		o.Warnings = append(o.Warnings, x.String())
+	}
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// plural is "1 message", "2 messages".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprint(n) + " " + strings.TrimSuffix(what, "s") + "s"
+}
