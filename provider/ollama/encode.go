@@ -72,6 +72,10 @@ type encoder struct {
 	scratch []byte
 	n       int // messages written
 	pieces  int // pieces written into the current joined string
+	// synth lists the ids of the last assistant message's calls that had
+	// none on the wire: results answering them send no tool_call_id
+	// either, so a decoded reply goes back as Ollama wrote it.
+	synth []string
 }
 
 // open starts a wire message object with its role.
@@ -125,6 +129,7 @@ func (e *encoder) message(m *convo.Message) error {
 	if m.Role == convo.RoleTool {
 		return e.results(m, nat)
 	}
+	e.synth = e.synth[:0]
 	e.open(string(m.Role), nat)
 	var wbuf [4]string
 	written := wbuf[:0]
@@ -351,6 +356,9 @@ func (e *encoder) call(p *convo.Part) error {
 		}
 	}
 	e.buf = append(e.buf, '{')
+	if cn.absent("id") {
+		e.synth = append(e.synth, p.ID)
+	}
 	if p.ID != "" && !cn.absent("id") {
 		var ok bool
 		e.buf = jsonx.AppendKey(e.buf, "id")
@@ -445,7 +453,7 @@ func (e *encoder) results(m *convo.Message, nat members) error {
 				return at(errors.New("invalid UTF-8"), index("parts", j)+".name")
 			}
 		}
-		if p.ID != "" && !pn.absent("tool_call_id") {
+		if p.ID != "" && !pn.absent("tool_call_id") && !contains(e.synth, p.ID) {
 			var ok bool
 			e.buf = jsonx.AppendKey(e.buf, "tool_call_id")
 			if e.buf, ok = jsonx.AppendStringChecked(e.buf, p.ID); !ok {

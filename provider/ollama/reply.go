@@ -1,0 +1,370 @@
+package ollama
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/stream"
+	"github.com/convo-go/convo/provider"
+)
+
+// ReplyCodec returns the codec for Ollama /api/chat replies: a whole
+// response body ("stream": false), or the NDJSON lines of a streamed one.
+func ReplyCodec() provider.ReplyCodec { return replyCodec{} }
+
+type replyCodec struct{}
+
+// DecodeReply decodes a ChatResponse body into one assistant message:
+// thinking, content, images and tool calls as parts; prompt_eval_count and
+// eval_count as Usage; done_reason normalised as Finish (tool_use when the
+// reply calls tools) and kept raw in Native with created_at, the durations
+// and the log probabilities. An {"error": …} body is an error.
+func (replyCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	a := newAccumulator(opts)
+	if err := a.Add(provider.Event{Data: body}); err != nil {
+		return convo.Message{}, a.warns, err
+	}
+	m := a.build()
+	warns := a.warns
+	if !a.done {
+		warns = append(warns, provider.Warnf("done", "the reply is not done: a single line of a streamed reply?"))
+	}
+	return m, warns, opts.Check(warns)
+}
+
+// NewAccumulator returns an accumulator for the NDJSON lines of one
+// streamed reply, each given to Add as an event's Data.
+func (replyCodec) NewAccumulator(opts provider.Options) provider.Accumulator {
+	return newAccumulator(opts)
+}
+
+// ReadStream reads a streamed reply, NDJSON as Ollama sends it
+// (application/x-ndjson), from r and accumulates it.
+func (replyCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	return stream.Feed(stream.NewNDJSON(r), newAccumulator(opts))
+}
+
+// ErrIncomplete is returned (wrapped) by an accumulator whose stream ended
+// before its done line.
+var ErrIncomplete = errors.New("ollama reply ended before its done line")
+
+// StreamError is an error Ollama reported in the stream itself: an
+// {"error": …} line.
+type StreamError struct {
+	Message string
+}
+
+func (e *StreamError) Error() string { return "ollama: " + e.Message }
+
+// accumulator folds the lines of a streamed reply. Content and thinking
+// arrive as deltas and are appended; tool calls arrive whole and are
+// listed; the done line brings done_reason and the counts.
+type accumulator struct {
+	opts  provider.Options
+	limit int64
+	r     jsonx.Reader
+	w     wireMsg
+
+	events    int
+	size      int64
+	model     string
+	createdAt []byte
+	role      string
+	content   []byte
+	thinking  []byte
+	images    []string
+	calls     []wireCall
+	extra     members
+	done      bool
+	reason    string
+	hasReason bool
+	metrics   [4][]byte // total, load, prompt_eval and eval durations
+	prompt    int64
+	eval      int64
+	hasUsage  bool
+	logprobs  []byte // the elements of every logprobs array, comma-separated
+	remote    members
+	err       error
+	warns     []provider.Warning
+	late      bool // a line came after the done line
+}
+
+var metricKeys = [4]string{"total_duration", "load_duration", "prompt_eval_duration", "eval_duration"}
+
+func newAccumulator(opts provider.Options) *accumulator {
+	return &accumulator{opts: opts, limit: opts.DecodeLimits().MaxBytes}
+}
+
+// Add folds one NDJSON line into the reply.
+func (a *accumulator) Add(ev provider.Event) error {
+	if a.err != nil {
+		return a.err
+	}
+	a.events++
+	a.size += int64(len(ev.Data))
+	if a.size > a.limit {
+		a.err = fmt.Errorf("ollama reply of more than %d bytes: %w", a.limit, jsonx.ErrTooLarge)
+		return a.err
+	}
+	if a.done && !a.late {
+		a.late = true
+		a.warns = append(a.warns, provider.Warnf(fmt.Sprintf("line %d", a.events), "data after the done line"))
+	}
+	if err := a.line(ev.Data); err != nil {
+		var se *StreamError
+		if !errors.As(err, &se) {
+			err = at(err, fmt.Sprintf("line %d", a.events))
+		}
+		a.err = err
+		return err
+	}
+	return nil
+}
+
+func (a *accumulator) line(data []byte) error {
+	r := &a.r
+	r.Reset(data, a.opts.DecodeLimits().MaxDepth)
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "error":
+			return streamError(r)
+		case "model":
+			s, _, err := optString(r)
+			if string(s) != a.model {
+				a.model = string(s)
+			}
+			return at(err, "model")
+		case "created_at":
+			s, _, err := optString(r)
+			a.createdAt = append(a.createdAt[:0], s...)
+			return at(err, "created_at")
+		case "message":
+			if r.ReadNull() {
+				return nil
+			}
+			return at(a.message(), "message")
+		case "done":
+			if r.ReadNull() {
+				return nil
+			}
+			b, err := r.ReadBool()
+			a.done = a.done || b
+			return at(err, "done")
+		case "done_reason":
+			s, ok, err := optString(r)
+			if ok {
+				a.reason, a.hasReason = string(s), true
+			}
+			return at(err, "done_reason")
+		case "prompt_eval_count":
+			return at(a.count(&a.prompt), "prompt_eval_count")
+		case "eval_count":
+			return at(a.count(&a.eval), "eval_count")
+		case "total_duration":
+			return at(a.metric(0), "total_duration")
+		case "load_duration":
+			return at(a.metric(1), "load_duration")
+		case "prompt_eval_duration":
+			return at(a.metric(2), "prompt_eval_duration")
+		case "eval_duration":
+			return at(a.metric(3), "eval_duration")
+		case "logprobs":
+			if r.ReadNull() {
+				return nil
+			}
+			return at(r.ReadArray(func(int) error {
+				if len(a.logprobs) > 0 {
+					a.logprobs = append(a.logprobs, ',')
+				}
+				var err error
+				a.logprobs, err = r.AppendRaw(a.logprobs)
+				return err
+			}), "logprobs")
+		case "remote_model", "remote_host":
+			k := string(key)
+			v, err := r.ReadRaw()
+			if err == nil {
+				a.remote = setMember(a.remote, k, v)
+			}
+			return at(err, k)
+		}
+		if err := r.Skip(); err != nil {
+			return at(err, string(key))
+		}
+		return nil
+	})
+	if err == nil {
+		err = r.ExpectEnd()
+	}
+	return err
+}
+
+// streamError reads the value of an "error" member as the error it reports.
+func streamError(r *jsonx.Reader) error {
+	if r.Peek() == jsonx.String {
+		msg, err := r.ReadString()
+		if err != nil {
+			return at(err, "error")
+		}
+		return &StreamError{Message: msg}
+	}
+	raw, err := r.ReadRaw()
+	if err != nil {
+		return at(err, "error")
+	}
+	return &StreamError{Message: string(raw)}
+}
+
+func (a *accumulator) count(dst *int64) error {
+	if a.r.ReadNull() {
+		return nil
+	}
+	n, err := a.r.ReadInt()
+	if err == nil && n < 0 {
+		err = fmt.Errorf("negative token count %d", n)
+	}
+	*dst = n
+	a.hasUsage = true
+	return err
+}
+
+func (a *accumulator) metric(i int) error {
+	if a.r.ReadNull() {
+		return nil
+	}
+	num, err := a.r.ReadNumber()
+	a.metrics[i] = append(a.metrics[i][:0], num...)
+	return err
+}
+
+// message folds the "message" of one line: content and thinking are
+// appended, images and tool calls added.
+func (a *accumulator) message() error {
+	w := &a.w
+	*w = wireMsg{calls: w.calls[:0], extra: w.extra[:0]}
+	if err := readMessage(&a.r, w); err != nil {
+		return err
+	}
+	if len(w.role) > 0 && a.role == "" {
+		a.role = string(w.role)
+	}
+	a.content = append(a.content, w.content...)
+	a.thinking = append(a.thinking, w.thinking...)
+	a.images = append(a.images, w.images...)
+	for _, c := range w.calls {
+		a.calls = append(a.calls, c) // c owns its memory: strings and fresh raw values
+	}
+	for _, m := range w.extra {
+		a.extra = setMember(a.extra, m.key, m.val)
+	}
+	return nil
+}
+
+// setMember sets key in ms, replacing an earlier value.
+func setMember(ms members, key string, val []byte) members {
+	for i := range ms {
+		if ms[i].key == key {
+			ms[i].val = val
+			return ms
+		}
+	}
+	return append(ms, member{key: key, val: val})
+}
+
+// Snapshot returns the message as accumulated so far.
+func (a *accumulator) Snapshot() convo.Message { return a.build() }
+
+// Message returns the accumulated message. A stream that reported an error,
+// or ended before its done line, gives the partial message and an error.
+func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
+	m := a.build()
+	switch {
+	case a.err != nil:
+		return m, a.warns, a.err
+	case a.events == 0:
+		return m, a.warns, fmt.Errorf("%w: the stream was empty", ErrIncomplete)
+	case !a.done:
+		return m, a.warns, fmt.Errorf("%w: the stream was cut off after %d lines", ErrIncomplete, a.events)
+	}
+	return m, a.warns, a.opts.Check(a.warns)
+}
+
+// build returns the message accumulated so far.
+func (a *accumulator) build() convo.Message {
+	m := convo.Message{Role: convo.RoleAssistant}
+	m.Parts = make([]convo.Part, 0, 2+len(a.images)+len(a.calls))
+	if len(a.thinking) > 0 {
+		m.Parts = append(m.Parts, reasoningPart(string(a.thinking), a.model))
+	}
+	if len(a.content) > 0 {
+		m.Parts = append(m.Parts, convo.Text(string(a.content)))
+	}
+	m.Parts = append(m.Parts, imageParts(a.images)...)
+	for j := range a.calls {
+		c := &a.calls[j]
+		// Ids Ollama left out are made from the reply's time as well as
+		// the call's place, so two replies that call the same tool do not
+		// share an id.
+		m.Parts = append(m.Parts, c.part(provider.SynthID(0, j, string(a.createdAt)+"/"+c.name)))
+	}
+	if len(m.Parts) == 0 {
+		m.Parts = nil
+	}
+	m.Origin = &convo.Origin{Provider: ProviderID, Model: a.model}
+	if a.hasUsage {
+		m.Usage = &convo.Usage{Input: a.prompt, Output: a.eval}
+	}
+	if a.done {
+		m.Finish = a.finish()
+	}
+	if t, err := time.Parse(time.RFC3339Nano, string(a.createdAt)); err == nil {
+		m.Time = t.UTC()
+	}
+	var n members
+	if a.role != "" && a.role != "assistant" {
+		n = append(n, member{key: "role", val: jsonx.AppendString(nil, a.role)})
+	}
+	if len(a.createdAt) > 0 {
+		n = append(n, member{key: "created_at", val: jsonx.AppendString(nil, string(a.createdAt))})
+	}
+	if a.hasReason {
+		n = append(n, member{key: "done_reason", val: jsonx.AppendString(nil, a.reason)})
+	}
+	for i, v := range a.metrics {
+		if v != nil {
+			n = append(n, member{key: metricKeys[i], val: append([]byte(nil), v...)})
+		}
+	}
+	if a.logprobs != nil {
+		n = append(n, member{key: "logprobs", val: append(append([]byte{'['}, a.logprobs...), ']')})
+	}
+	n = append(n, a.remote...)
+	for _, x := range a.extra {
+		if !replyKeys[x.key] && x.key != "role" {
+			n = append(n, x)
+		}
+	}
+	m.Native = n.native()
+	return m
+}
+
+// finish normalises done_reason. Ollama has no tool-use reason: a reply
+// that calls tools ends with "stop".
+func (a *accumulator) finish() convo.Finish {
+	switch strings.ToLower(a.reason) {
+	case "length":
+		return convo.FinishLength
+	case "stop", "":
+		if len(a.calls) > 0 {
+			return convo.FinishToolUse
+		}
+		return convo.FinishStop
+	}
+	// "load" and "unload" answer requests that load or unload a model.
+	return convo.FinishOther
+}
