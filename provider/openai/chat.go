@@ -60,8 +60,9 @@ func chatMedia(p convo.Part, inResult bool) bool {
 		if audioFormat(p.MediaType) != "" {
 			return true
 		}
-		n, _ := readNat(p.Native)
-		_, ok := n.view(true).sub("input_audio").str("format")
+		var nr natReader
+		n, _ := nr.of(p.Native)
+		_, ok := nr.sub(n.view(true), "input_audio").str("format")
 		return ok
 	case convo.TypeFile:
 		if p.FileID != "" {
@@ -117,6 +118,9 @@ func estimateSize(h convo.History) int {
 }
 
 type chatEnc struct {
+	nr    natReader
+	parts []convo.Part  // reused for the content of each message
+	calls []*convo.Part // reused for the calls of each message
 	buf   []byte
 	opts  provider.Options
 	warns []provider.Warning
@@ -157,7 +161,8 @@ func (e *chatEnc) begin() int {
 }
 
 func (e *chatEnc) message(m *convo.Message) error {
-	n, err := readNat(m.Native)
+	e.nr.reset()
+	n, err := e.nr.of(m.Native)
 	if err != nil {
 		return encErr(e.path(), "%v", err)
 	}
@@ -180,7 +185,8 @@ func (e *chatEnc) plain(m *convo.Message, n nat) error {
 	if user {
 		where = "a user message"
 	}
-	var content []convo.Part
+	content := e.parts[:0]
+	defer func() { e.parts = content[:0] }()
 	for j := range m.Parts {
 		p := m.Parts[j]
 		switch {
@@ -230,7 +236,7 @@ func (e *chatEnc) plain(m *convo.Message, n nat) error {
 	if err := e.name(m); err != nil {
 		return err
 	}
-	e.buf = n.close(e.buf, start)
+	e.buf = e.nr.close(n, e.buf, start)
 	e.n++
 	return nil
 }
@@ -264,7 +270,7 @@ func (e *chatEnc) content(parts []convo.Part, n nat, always bool) error {
 	}
 	e.key("content")
 	if len(parts) == 1 && parts[0].Type == convo.TypeText && parts[0].Cache == nil {
-		pn, err := readNat(parts[0].Native)
+		pn, err := e.nr.of(parts[0].Native)
 		if err != nil {
 			return encErr(e.path(), "%v", err)
 		}
@@ -295,7 +301,7 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 		e.buf = append(e.buf, block...)
 		return nil
 	}
-	pn, err := readNat(p.Native)
+	pn, err := e.nr.of(p.Native)
 	if err != nil {
 		return encErr(e.sub("content", j), "%v", err)
 	}
@@ -328,9 +334,9 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 				return err
 			}
 		}
-		e.buf = pn.sub("image_url").close(e.buf, in)
+		e.buf = e.nr.close(e.nr.sub(pn, "image_url"), e.buf, in)
 	case convo.TypeAudio:
-		sub := pn.sub("input_audio")
+		sub := e.nr.sub(pn, "input_audio")
 		format := audioFormat(p.MediaType)
 		if format == "" {
 			format, _ = sub.str("format")
@@ -344,7 +350,7 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 		if err := e.str(format); err != nil {
 			return err
 		}
-		e.buf = sub.close(e.buf, in)
+		e.buf = e.nr.close(sub, e.buf, in)
 	case convo.TypeFile:
 		e.buf = append(e.buf, `{"type":"file","file":{`...)
 		in := len(e.buf) - 1
@@ -369,7 +375,7 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 				return err
 			}
 		}
-		e.buf = pn.sub("file").close(e.buf, in)
+		e.buf = e.nr.close(e.nr.sub(pn, "file"), e.buf, in)
 	default:
 		return encErr(e.sub("content", j), "%s part cannot be sent as message content", p.Type)
 	}
@@ -381,7 +387,7 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 			e.buf = appendBreakpoint(e.buf, p.Cache, kept, e.sub("content", j), &e.warns)
 		}
 	}
-	e.buf = pn.close(e.buf, start)
+	e.buf = e.nr.close(pn, e.buf, start)
 	return nil
 }
 
@@ -396,11 +402,12 @@ func chatReasoning(p *convo.Part) bool {
 func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 	var (
 		reasoning []string
-		content   []convo.Part
+		content   = e.parts[:0]
 		refusal   *convo.Part
-		calls     []*convo.Part
+		calls     = e.calls[:0]
 		fnCall    *convo.Part
 	)
+	defer func() { e.parts, e.calls = content[:0], calls[:0] }()
 	for j := range m.Parts {
 		p := &m.Parts[j]
 		switch {
@@ -431,7 +438,7 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 		case p.Type == convo.TypeText:
 			content = append(content, *p)
 		case p.Type == convo.TypeRefusal:
-			pn, _ := readNat(p.Native)
+			pn, _ := e.nr.of(p.Native)
 			if t, _ := pn.view(true).str("type"); t == "refusal" || refusal != nil {
 				content = append(content, *p)
 			} else {
@@ -450,7 +457,7 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 			}
 			content = append(content, q)
 		case p.Type == convo.TypeToolCall:
-			pn, _ := readNat(p.Native)
+			pn, _ := e.nr.of(p.Native)
 			if t, _ := pn.view(true).str("type"); t == "function_call" && fnCall == nil {
 				fnCall = p
 			} else {
@@ -492,8 +499,8 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 		e.buf = append(e.buf, ']')
 	}
 	if fnCall != nil {
-		pn, _ := readNat(fnCall.Native)
-		sub := pn.view(true).sub("function_call")
+		pn, _ := e.nr.of(fnCall.Native)
+		sub := e.nr.sub(pn.view(true), "function_call")
 		e.key("function_call")
 		in := len(e.buf)
 		e.buf = append(e.buf, `{"name":`...)
@@ -503,7 +510,7 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 		if err := e.args(fnCall, sub); err != nil {
 			return err
 		}
-		e.buf = sub.close(e.buf, in)
+		e.buf = e.nr.close(sub, e.buf, in)
 	}
 	if len(reasoning) > 0 {
 		e.key("reasoning_content")
@@ -511,20 +518,23 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 			return err
 		}
 	}
-	e.buf = n.close(e.buf, start)
+	e.buf = e.nr.close(n, e.buf, start)
 	e.n++
 	return nil
 }
 
 // args writes the "arguments" member of a function call.
 func (e *chatEnc) args(p *convo.Part, fn nat) error {
-	orig, has := fn.str("arguments")
-	s, err := argsString(p, orig, has)
+	e.key("arguments")
+	out, ok, err := e.nr.appendArgs(e.buf, p, fn)
 	if err != nil {
 		return encErr(e.path(), "tool call %q: %v", p.ID, err)
 	}
-	e.key("arguments")
-	return e.str(s)
+	if !ok {
+		return encErr(e.path(), "invalid UTF-8 in a string")
+	}
+	e.buf = out
+	return nil
 }
 
 func (e *chatEnc) toolCall(p *convo.Part, k int) error {
@@ -533,7 +543,7 @@ func (e *chatEnc) toolCall(p *convo.Part, k int) error {
 		e.buf = append(e.buf, block...)
 		return nil
 	}
-	pn, err := readNat(p.Native)
+	pn, err := e.nr.of(p.Native)
 	if err != nil {
 		return encErr(e.sub("tool_calls", k), "%v", err)
 	}
@@ -544,7 +554,7 @@ func (e *chatEnc) toolCall(p *convo.Part, k int) error {
 		return err
 	}
 	if t, _ := pn.str("type"); t == "custom" {
-		sub := pn.sub("custom")
+		sub := e.nr.sub(pn, "custom")
 		e.buf = append(e.buf, `,"type":"custom","custom":{"name":`...)
 		in := len(e.buf) - len(`{"name":`)
 		if err := e.str(p.Name); err != nil {
@@ -562,9 +572,9 @@ func (e *chatEnc) toolCall(p *convo.Part, k int) error {
 		if err := e.str(input); err != nil {
 			return err
 		}
-		e.buf = sub.close(e.buf, in)
+		e.buf = e.nr.close(sub, e.buf, in)
 	} else {
-		sub := pn.sub("function")
+		sub := e.nr.sub(pn, "function")
 		e.buf = append(e.buf, `,"type":"function","function":{"name":`...)
 		in := len(e.buf) - len(`{"name":`)
 		if err := e.str(p.Name); err != nil {
@@ -573,12 +583,12 @@ func (e *chatEnc) toolCall(p *convo.Part, k int) error {
 		if err := e.args(p, sub); err != nil {
 			return err
 		}
-		e.buf = sub.close(e.buf, in)
+		e.buf = e.nr.close(sub, e.buf, in)
 	}
 	if p.Cache != nil {
 		e.warn(e.sub("tool_calls", k), "cache breakpoint on a tool call left out: Chat Completions takes none there")
 	}
-	e.buf = pn.close(e.buf, start)
+	e.buf = e.nr.close(pn, e.buf, start)
 	return nil
 }
 
@@ -614,7 +624,8 @@ func (e *chatEnc) result(r *convo.Part, n nat) error {
 	if r.Error {
 		e.warn(e.path(), "error flag of the result for %q left out: Chat Completions has none (the text still says what failed)", r.ID)
 	}
-	content := make([]convo.Part, 0, len(r.Parts))
+	content := e.parts[:0]
+	defer func() { e.parts = content[:0] }()
 	for k := range r.Parts {
 		p := r.Parts[k]
 		switch {
@@ -665,7 +676,7 @@ func (e *chatEnc) result(r *convo.Part, n nat) error {
 			return err
 		}
 	}
-	e.buf = n.close(e.buf, start)
+	e.buf = e.nr.close(n, e.buf, start)
 	e.n++
 	return nil
 }

@@ -44,6 +44,7 @@ func (ChatCodec) Decode(body []byte, opts provider.Options) (convo.History, []pr
 type chatDec struct {
 	r        *jsonx.Reader
 	maxDepth int
+	args     argsParser
 	warns    []provider.Warning
 	// calls are the tool calls of the latest assistant message, for naming
 	// the results that answer them.
@@ -55,7 +56,9 @@ func (d *chatDec) messages() (convo.History, error) {
 	if d.r.Peek() != jsonx.Array {
 		return nil, at(d.r.Errorf("want an array of messages"), "messages")
 	}
-	h := convo.History{}
+	// About one message per kilobyte of request, within reason: a guess
+	// that saves most of the copying as the history grows.
+	h := make(convo.History, 0, min(16+len(d.r.Bytes())/1024, 4096))
 	err := d.r.ReadArray(func(i int) error {
 		m, err := d.message(i)
 		if err != nil {
@@ -95,40 +98,40 @@ func (d *chatDec) message(i int) (convo.Message, error) {
 		return convo.Message{}, d.r.Errorf("want a message object, got %s", d.r.Peek())
 	}
 	err := d.r.ReadObject(func(key []byte) error {
-		k := string(key)
-		switch k {
+		k := key
+		switch string(k) {
 		case "role":
 			s, err := d.r.ReadString()
 			w.role, w.hasRole = s, true
-			return at(err, k)
+			return atKey(err, k)
 		case "content":
-			return at(d.content(&w), k)
+			return atKey(d.content(&w), k)
 		case "name", "tool_call_id", "refusal", "reasoning_content":
 			if d.r.Peek() != jsonx.String {
 				if d.r.ReadNull() {
-					w.nb.add(k, []byte("null"))
+					w.nb.addKey(k, []byte("null"))
 					return nil
 				}
-				return at(d.r.Errorf("want a string, got %s", d.r.Peek()), k)
+				return atKey(d.r.Errorf("want a string, got %s", d.r.Peek()), k)
 			}
 			s, err := d.r.ReadString()
 			if err != nil {
-				return at(err, k)
+				return atKey(err, k)
 			}
-			switch k {
+			switch string(k) {
 			case "name":
 				w.name, w.hasName = s, true
 			case "tool_call_id":
 				w.toolCallID, w.hasCall = s, true
 			case "refusal":
 				if s == "" {
-					w.nb.add(k, []byte(`""`))
+					w.nb.addKey(k, []byte(`""`))
 					return nil
 				}
 				w.refusal = &convo.Part{Type: convo.TypeRefusal, Text: s}
 			case "reasoning_content":
 				if s == "" {
-					w.nb.add(k, []byte(`""`))
+					w.nb.addKey(k, []byte(`""`))
 					return nil
 				}
 				w.reasoning = &convo.Part{Type: convo.TypeReasoning, Text: s, Provider: ProviderID}
@@ -136,27 +139,27 @@ func (d *chatDec) message(i int) (convo.Message, error) {
 			return nil
 		case "tool_calls":
 			if d.r.ReadNull() {
-				w.nb.add(k, []byte("null"))
+				w.nb.addKey(k, []byte("null"))
 				return nil
 			}
 			calls, err := d.toolCalls(i)
 			if err == nil && len(calls) == 0 {
-				w.nb.add(k, []byte("[]"))
+				w.nb.addKey(k, []byte("[]"))
 			}
 			w.calls = calls
-			return at(err, k)
+			return atKey(err, k)
 		case "function_call":
 			if d.r.ReadNull() {
-				w.nb.add(k, []byte("null"))
+				w.nb.addKey(k, []byte("null"))
 				return nil
 			}
 			p, err := d.functionCall(i)
 			w.funcCall = &p
-			return at(err, k)
+			return atKey(err, k)
 		}
 		raw, err := d.r.ReadRaw()
-		w.nb.add(k, raw)
-		return at(err, k)
+		w.nb.addKey(k, raw)
+		return atKey(err, k)
 	})
 	if err != nil {
 		return convo.Message{}, err
@@ -346,7 +349,7 @@ func (d *chatDec) content(w *chatMsg) error {
 		err := d.r.ReadArray(func(j int) error {
 			p, err := d.part()
 			if err != nil {
-				return at(err, index("", j))
+				return atIndex(err, j)
 			}
 			w.parts = append(w.parts, p)
 			return nil
@@ -385,46 +388,46 @@ func (d *chatDec) part() (convo.Part, error) {
 		nb                  natBuilder
 	)
 	err := d.r.ReadObject(func(key []byte) error {
-		k := string(key)
-		switch k {
+		k := key
+		switch string(k) {
 		case "type":
 			s, err := d.r.ReadString()
 			typ = s
-			return at(err, k)
+			return atKey(err, k)
 		case "text", "refusal":
 			if d.r.Peek() != jsonx.String {
 				break
 			}
 			s, err := d.r.ReadString()
-			if k == "text" {
+			if string(k) == "text" {
 				text, hasText = s, true
 			} else {
 				refusal, hasRefusal = s, true
 			}
-			return at(err, k)
+			return atKey(err, k)
 		case "image_url", "input_audio", "file":
 			if d.r.Peek() != jsonx.Object || mediaKey != "" {
 				break
 			}
-			mediaKey, mediaAt = k, d.r.Offset()
+			mediaKey, mediaAt = string(k), d.r.Offset()
 			var err error
-			media, err = d.media(k)
+			media, err = d.media(mediaKey)
 			mediaEnd = d.r.Offset()
-			return at(err, k)
+			return atKey(err, k)
 		case "prompt_cache_breakpoint":
 			c, raw, exact, err := readBreakpoint(d.r)
 			if err != nil {
-				return at(err, k)
+				return atKey(err, k)
 			}
 			if !exact {
-				nb.add(k, raw)
+				nb.addKey(k, raw)
 			}
 			cache, cacheRaw = c, raw
 			return nil
 		}
 		raw, err := d.r.ReadRaw()
-		nb.add(k, raw)
-		return at(err, k)
+		nb.addKey(k, raw)
+		return atKey(err, k)
 	})
 	if err != nil {
 		return convo.Part{}, err
@@ -506,10 +509,10 @@ func (d *chatDec) media(kind string) (convo.Part, error) {
 	var url, detail, data, format, fileData, fileID, filename string
 	var hasURL, hasData, hasFileData, hasFileID bool
 	err := d.r.ReadObject(func(key []byte) error {
-		k := string(key)
+		k := key
 		var dst *string
 		var has *bool
-		switch kind + "." + k {
+		switch kind + "." + string(k) {
 		case "image_url.url":
 			dst, has = &url, &hasURL
 		case "image_url.detail":
@@ -527,15 +530,15 @@ func (d *chatDec) media(kind string) (convo.Part, error) {
 		}
 		if dst == nil || d.r.Peek() != jsonx.String {
 			raw, err := d.r.ReadRaw()
-			nb.add(k, raw)
-			return at(err, k)
+			nb.addKey(k, raw)
+			return atKey(err, k)
 		}
 		s, err := d.r.ReadString()
 		*dst = s
 		if has != nil {
 			*has = true
 		}
-		return at(err, k)
+		return atKey(err, k)
 	})
 	if err != nil {
 		return p, err
@@ -605,7 +608,7 @@ func (d *chatDec) toolCalls(msg int) ([]convo.Part, error) {
 	err := d.r.ReadArray(func(j int) error {
 		p, err := d.toolCall()
 		if err != nil {
-			return at(err, index("", j))
+			return atIndex(err, j)
 		}
 		calls = append(calls, p)
 		return nil
@@ -624,29 +627,29 @@ func (d *chatDec) toolCall() (convo.Part, error) {
 	var fn fnCall
 	var nb natBuilder
 	err := d.r.ReadObject(func(key []byte) error {
-		k := string(key)
-		switch k {
+		k := key
+		switch string(k) {
 		case "id":
 			if d.r.Peek() == jsonx.String {
 				s, err := d.r.ReadString()
 				p.ID, hasID = s, true
-				return at(err, k)
+				return atKey(err, k)
 			}
 		case "type":
 			if d.r.Peek() == jsonx.String {
 				s, err := d.r.ReadString()
 				typ = s
-				return at(err, k)
+				return atKey(err, k)
 			}
 		case "function", "custom":
 			if d.r.Peek() == jsonx.Object && inner == "" {
-				inner = k
-				return at(d.fnObject(&fn, k), k)
+				inner = string(k)
+				return atKey(d.fnObject(&fn, inner), k)
 			}
 		}
 		raw, err := d.r.ReadRaw()
-		nb.add(k, raw)
-		return at(err, k)
+		nb.addKey(k, raw)
+		return atKey(err, k)
 	})
 	if err != nil {
 		return p, err
@@ -678,13 +681,13 @@ func (d *chatDec) toolCall() (convo.Part, error) {
 		if !fn.hasArgs {
 			return p, errors.New(`custom has no "input"`)
 		}
-		p.ArgsRaw = fn.args
+		p.ArgsRaw = decodeStr(fn.args)
 	} else {
 		if !fn.hasArgs {
 			return p, errors.New(`function has no "arguments"`)
 		}
-		if parseArgs(&p, fn.args, d.maxDepth) {
-			fn.nb.add("arguments", jsonx.AppendString(nil, fn.args))
+		if d.args.parse(&p, fn.args, d.maxDepth) {
+			fn.nb.add("arguments", fn.args)
 		}
 	}
 	if len(fn.nb.buf) > 0 {
@@ -697,7 +700,8 @@ func (d *chatDec) toolCall() (convo.Part, error) {
 // fnCall is the inner object of a tool call: function{name, arguments} or
 // custom{name, input}, or a deprecated function_call.
 type fnCall struct {
-	name, args       string
+	name             string
+	args             []byte // the raw JSON string
 	hasName, hasArgs bool
 	nb               natBuilder
 }
@@ -708,19 +712,21 @@ func (d *chatDec) fnObject(fn *fnCall, kind string) error {
 		argsKey = "input"
 	}
 	return d.r.ReadObject(func(key []byte) error {
-		k := string(key)
-		if (k == "name" || k == argsKey) && d.r.Peek() == jsonx.String {
+		k := key
+		if string(k) == "name" && d.r.Peek() == jsonx.String {
 			s, err := d.r.ReadString()
-			if k == "name" {
-				fn.name, fn.hasName = s, true
-			} else {
-				fn.args, fn.hasArgs = s, true
-			}
-			return at(err, k)
+			fn.name, fn.hasName = s, true
+			return atKey(err, k)
+		}
+		if string(k) == argsKey && d.r.Peek() == jsonx.String {
+			start := d.r.Offset()
+			_, err := d.r.ReadStringBytes()
+			fn.args, fn.hasArgs = d.r.Bytes()[start:d.r.Offset()], true
+			return atKey(err, k)
 		}
 		raw, err := d.r.ReadRaw()
-		fn.nb.add(k, raw)
-		return at(err, k)
+		fn.nb.addKey(k, raw)
+		return atKey(err, k)
 	})
 }
 
@@ -742,8 +748,8 @@ func (d *chatDec) functionCall(msg int) (convo.Part, error) {
 	if !fn.hasArgs {
 		return convo.Part{}, errors.New(`function_call has no "arguments"`)
 	}
-	if parseArgs(&p, fn.args, d.maxDepth) {
-		fn.nb.add("arguments", jsonx.AppendString(nil, fn.args))
+	if d.args.parse(&p, fn.args, d.maxDepth) {
+		fn.nb.add("arguments", fn.args)
 	}
 	var nb natBuilder
 	nb.add("type", []byte(`"function_call"`))

@@ -31,6 +31,22 @@ func at(err error, seg string) error {
 	return de
 }
 
+// atKey is at for an object member, converting the key only on error.
+func atKey(err error, key []byte) error {
+	if err == nil {
+		return nil
+	}
+	return at(err, string(key))
+}
+
+// atIndex is at for an array element, formatting the index only on error.
+func atIndex(err error, i int) error {
+	if err == nil {
+		return nil
+	}
+	return at(err, index("", i))
+}
+
 func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
 
 // checkSize rejects a body over the decode limit before any parsing.
@@ -206,42 +222,93 @@ func readBreakpoint(r *jsonx.Reader) (c *convo.Cache, raw []byte, exact bool, er
 	return c, raw, false, nil
 }
 
-// args is the arguments string of a tool call as OpenAI sends it: the
-// original string when it was kept in orig and still says the same as Args,
-// else Args compacted, else the raw malformed text, else "{}".
-func argsString(p *convo.Part, orig string, hasOrig bool) (string, error) {
+// appendArgs appends the arguments string of a function call as OpenAI
+// sends it: the original string kept in fn when it still says the same as
+// Args, else Args compacted, else the raw malformed text, else "{}". ok is
+// false when a string to write is not valid UTF-8.
+func (nr *natReader) appendArgs(dst []byte, p *convo.Part, fn nat) (out []byte, ok bool, err error) {
+	orig, hasOrig := fn.get("arguments")
+	if hasOrig && (len(orig) == 0 || orig[0] != '"') {
+		hasOrig = false
+	}
 	if p.Args != nil {
-		c, err := jsonx.Compact(p.Args, 0)
+		c, err := nr.rd.AppendCompact(nr.scratch[:0], p.Args, 0)
 		if err != nil {
-			return "", fmt.Errorf("args: invalid JSON: %w", err)
+			return dst, true, fmt.Errorf("args: invalid JSON: %w", err)
 		}
+		nr.scratch = c
 		if hasOrig {
-			if oc, err := jsonx.Compact([]byte(orig), 0); err == nil && string(oc) == string(c) {
-				return orig, nil
+			s, err := jsonx.NewReader(orig, 0).ReadString()
+			if err == nil {
+				oc, err := nr.rd.AppendCompact(nr.scratch2[:0], []byte(s), 0)
+				nr.scratch2 = oc
+				if err == nil && string(oc) == string(c) {
+					return append(dst, orig...), true, nil
+				}
 			}
 		}
-		return string(c), nil
+		return appendJSONText(dst, c), true, nil
 	}
 	if p.ArgsRaw != "" {
-		return p.ArgsRaw, nil
+		out, ok = jsonx.AppendStringChecked(dst, p.ArgsRaw)
+		return out, ok, nil
 	}
-	if hasOrig && strings.TrimSpace(orig) == "" {
-		return orig, nil // the model sent no arguments at all
+	if hasOrig {
+		if s, err := jsonx.NewReader(orig, 0).ReadString(); err == nil && strings.TrimSpace(s) == "" {
+			return append(dst, orig...), true, nil // the model sent no arguments at all
+		}
 	}
-	return "{}", nil
+	return append(dst, `"{}"`...), true, nil
 }
 
-// parseArgs turns an arguments string into Args (valid JSON, compacted) or
-// ArgsRaw (anything else). keep reports that the original string must be
-// kept in Native for a byte-exact round trip: it was valid but not compact,
-// or empty.
-func parseArgs(p *convo.Part, s string, maxDepth int) (keep bool) {
-	if c, err := jsonx.Compact([]byte(s), maxDepth); err == nil {
-		p.Args = c
-		return string(c) != s
+// appendJSONText appends compact, valid JSON text as a JSON string: only
+// quotes and backslashes need escaping, since a validated compact document
+// holds no control characters and only valid UTF-8.
+func appendJSONText(dst, text []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i, c := range text {
+		if c == '"' || c == '\\' {
+			dst = append(dst, text[start:i]...)
+			dst = append(dst, '\\', c)
+			start = i + 1
+		}
 	}
-	p.ArgsRaw = s
-	return s == ""
+	dst = append(dst, text[start:]...)
+	return append(dst, '"')
+}
+
+// argsParser turns arguments strings into Args, reusing its buffers.
+type argsParser struct {
+	rd      jsonx.Reader
+	scratch []byte
+}
+
+// parse turns the raw JSON string of an arguments member into Args (valid
+// JSON, compacted) or ArgsRaw (anything else). keep reports that the
+// original string must be kept in Native for a byte-exact round trip: it
+// was valid but not compact, or empty.
+func (a *argsParser) parse(p *convo.Part, raw []byte, maxDepth int) (keep bool) {
+	a.rd.Reset(raw, 0)
+	text, err := a.rd.ReadStringBytes()
+	if err != nil {
+		p.ArgsRaw = decodeStr(raw)
+		return false
+	}
+	c, err := a.rd.AppendCompact(a.scratch[:0], text, maxDepth)
+	if err != nil {
+		p.ArgsRaw = string(text)
+		return len(text) == 0
+	}
+	a.scratch = c
+	if len(c) == len(text) && len(raw) > len(text)+2 {
+		// Compact already, and text is a fresh unescaped copy nobody else
+		// holds: keep it.
+		p.Args = text
+		return false
+	}
+	p.Args = append([]byte(nil), c...)
+	return len(c) != len(text)
 }
 
 // encErr is an encoding error at a place in the output request.

@@ -201,6 +201,14 @@ func markedText(m *convo.Message, from string) (string, bool) {
 }
 
 type respEnc struct {
+	nr natReader
+	// The run of content parts being gathered into a message item.
+	run    []convo.Part
+	runMsg *convo.Message
+	runNat nat
+	runs   int
+	parts  []convo.Part // reused for the content of each tool result
+
 	buf    []byte
 	opts   provider.Options
 	warns  []provider.Warning
@@ -240,12 +248,13 @@ func (e *respEnc) begin() int {
 }
 
 func (e *respEnc) end(n nat, start int) {
-	e.buf = n.close(e.buf, start)
+	e.buf = e.nr.close(n, e.buf, start)
 	e.n++
 }
 
 func (e *respEnc) message(m *convo.Message) error {
-	n, err := readNat(m.Native)
+	e.nr.reset()
+	n, err := e.nr.of(m.Native)
 	if err != nil {
 		return encErr(e.path(), "%v", err)
 	}
@@ -289,26 +298,12 @@ func (e *respEnc) opaque(p *convo.Part) {
 // plain writes a system, developer or user message: its content as one
 // message item, with any opaque items it holds around it in order.
 func (e *respEnc) plain(m *convo.Message, n nat) error {
-	var run []convo.Part
-	first := true
-	flush := func() error {
-		if len(run) == 0 {
-			return nil
-		}
-		var mn nat
-		if first {
-			mn = n
-		}
-		first = false
-		err := e.inputMessage(m, run, mn)
-		run = run[:0]
-		return err
-	}
+	e.startRuns(m, n)
 	for j := range m.Parts {
 		p := m.Parts[j]
 		switch {
 		case itemPart(&p):
-			if err := flush(); err != nil {
+			if err := e.flush(); err != nil {
 				return err
 			}
 			e.opaque(&p)
@@ -327,9 +322,36 @@ func (e *respEnc) plain(m *convo.Message, n nat) error {
 			e.warn("%s part (part %d) left out: a %s message cannot hold it", p.Type, j, m.Role)
 			continue
 		}
-		run = append(run, p)
+		e.run = append(e.run, p)
 	}
-	return flush()
+	return e.flush()
+}
+
+// startRuns prepares the gathering of m's content parts into message items.
+func (e *respEnc) startRuns(m *convo.Message, n nat) {
+	e.run, e.runMsg, e.runNat, e.runs = e.run[:0], m, n, 0
+}
+
+// flush writes the content parts gathered since the last item as one
+// message item. The message's native fields (its item id, status) go on the
+// first one only.
+func (e *respEnc) flush() error {
+	if len(e.run) == 0 {
+		return nil
+	}
+	var n nat
+	if e.runs == 0 {
+		n = e.runNat
+	}
+	e.runs++
+	var err error
+	if e.runMsg.Role == convo.RoleAssistant {
+		err = e.outputMessage(e.runMsg, e.run, n)
+	} else {
+		err = e.inputMessage(e.runMsg, e.run, n)
+	}
+	e.run = e.run[:0]
+	return err
 }
 
 func (e *respEnc) inputMessage(m *convo.Message, parts []convo.Part, n nat) error {
@@ -359,7 +381,7 @@ func (e *respEnc) inputMessage(m *convo.Message, parts []convo.Part, n nat) erro
 func (e *respEnc) content(key string, parts []convo.Part, assistant, array bool) error {
 	e.key(key)
 	if !array && len(parts) == 1 && parts[0].Type == convo.TypeText && parts[0].Cache == nil {
-		pn, err := readNat(parts[0].Native)
+		pn, err := e.nr.of(parts[0].Native)
 		if err != nil {
 			return encErr(e.path(), "%v", err)
 		}
@@ -389,7 +411,7 @@ func (e *respEnc) part(p *convo.Part, j int, assistant bool) error {
 		e.buf = append(e.buf, block...)
 		return nil
 	}
-	pn, err := readNat(p.Native)
+	pn, err := e.nr.of(p.Native)
 	if err != nil {
 		return encErr(e.path(), "part %d: %v", j, err)
 	}
@@ -488,7 +510,7 @@ func (e *respEnc) part(p *convo.Part, j int, assistant bool) error {
 			e.warn("cache breakpoint on part %d left out: %s parts take none", j, p.Type)
 		}
 	}
-	e.buf = pn.close(e.buf, start)
+	e.buf = e.nr.close(pn, e.buf, start)
 	return nil
 }
 
@@ -514,28 +536,12 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 			last = j
 		}
 	}
-	var run []convo.Part
-	first := true
-	runs := 0
-	flush := func() error {
-		if len(run) == 0 {
-			return nil
-		}
-		var mn nat
-		if first {
-			mn = n
-		}
-		first = false
-		runs++
-		err := e.outputMessage(m, run, mn)
-		run = run[:0]
-		return err
-	}
+	e.startRuns(m, n)
 	for j := range m.Parts {
 		p := &m.Parts[j]
 		switch {
 		case itemPart(p):
-			if err := flush(); err != nil {
+			if err := e.flush(); err != nil {
 				return err
 			}
 			e.opaque(p)
@@ -547,7 +553,7 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 					e.warn("reasoning item %q (part %d) left out: nothing follows it, and the API refuses a reasoning item without its following item", p.ID, j)
 					continue
 				}
-				if err := flush(); err != nil {
+				if err := e.flush(); err != nil {
 					return err
 				}
 				if err := e.reasoning(p); err != nil {
@@ -561,26 +567,26 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 			}
 			if e.opts.Reasoning == provider.ReasoningText && text != "" {
 				e.warn("reasoning (part %d) without an item id sent as text", j)
-				run = append(run, convo.Text(text))
+				e.run = append(e.run, convo.Text(text))
 				continue
 			}
 			e.warn("reasoning (part %d) without an item id or encrypted content dropped: Responses cannot take it", j)
 		case p.Type == convo.TypeText, p.Type == convo.TypeRefusal, contentBlock(p):
-			run = append(run, *p)
+			e.run = append(e.run, *p)
 		case p.Type == convo.TypeJSON:
 			s, err := jsonText(p.Value)
 			if err != nil {
 				return encErr(e.path(), "part %d: %v", j, err)
 			}
-			run = append(run, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
+			e.run = append(e.run, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
 		case p.Type.IsMedia():
 			q, err := unsendable(*p, "an assistant message", e.path(), e.opts, &e.warns)
 			if err != nil {
 				return err
 			}
-			run = append(run, q)
+			e.run = append(e.run, q)
 		case p.Type == convo.TypeToolCall:
-			if err := flush(); err != nil {
+			if err := e.flush(); err != nil {
 				return err
 			}
 			if err := e.call(p); err != nil {
@@ -590,10 +596,10 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 			e.warn("%s part (part %d) left out: an assistant message cannot hold it", p.Type, j)
 		}
 	}
-	if err := flush(); err != nil {
+	if err := e.flush(); err != nil {
 		return err
 	}
-	if runs == 0 && m.Phase != "" {
+	if e.runs == 0 && m.Phase != "" {
 		e.warn("phase %q left out: the message has no text to carry it", m.Phase)
 	}
 	return nil
@@ -622,7 +628,7 @@ func (e *respEnc) outputMessage(m *convo.Message, parts []convo.Part, n nat) err
 }
 
 func (e *respEnc) reasoning(p *convo.Part) error {
-	pn, err := readNat(p.Native)
+	pn, err := e.nr.of(p.Native)
 	if err != nil {
 		return encErr(e.path(), "%v", err)
 	}
@@ -667,7 +673,7 @@ func (e *respEnc) reasoning(p *convo.Part) error {
 }
 
 func (e *respEnc) call(p *convo.Part) error {
-	pn, err := readNat(p.Native)
+	pn, err := e.nr.of(p.Native)
 	if err != nil {
 		return encErr(e.path(), "%v", err)
 	}
@@ -704,15 +710,15 @@ func (e *respEnc) call(p *convo.Part) error {
 			return err
 		}
 	} else {
-		orig, has := pn.str("arguments")
-		s, err := argsString(p, orig, has)
+		e.key("arguments")
+		out, ok, err := e.nr.appendArgs(e.buf, p, pn)
 		if err != nil {
 			return encErr(e.path(), "tool call %q: %v", p.ID, err)
 		}
-		e.key("arguments")
-		if err := e.str(s); err != nil {
-			return err
+		if !ok {
+			return encErr(e.path(), "invalid UTF-8 in a string")
 		}
+		e.buf = out
 	}
 	e.end(pn, start)
 	return nil
@@ -738,7 +744,7 @@ func (e *respEnc) tool(m *convo.Message) error {
 }
 
 func (e *respEnc) result(r *convo.Part) error {
-	pn, err := readNat(r.Native)
+	pn, err := e.nr.of(r.Native)
 	if err != nil {
 		return encErr(e.path(), "%v", err)
 	}
@@ -746,7 +752,8 @@ func (e *respEnc) result(r *convo.Part) error {
 	if r.Error {
 		e.warn("error flag of the result for %q left out: Responses has none (the text still says what failed)", r.ID)
 	}
-	content := make([]convo.Part, 0, len(r.Parts))
+	content := e.parts[:0]
+	defer func() { e.parts = content[:0] }()
 	for k := range r.Parts {
 		p := r.Parts[k]
 		switch {

@@ -1,9 +1,11 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/convo-go/convo"
@@ -75,11 +77,13 @@ func DecodeItems(items []json.RawMessage, opts provider.Options) (convo.History,
 	d := newRespDec(nil, l.MaxDepth)
 	d.place = "items"
 	var total int64
-	for i, raw := range items {
+	for _, raw := range items {
 		total += int64(len(raw))
-		if total > l.MaxBytes {
-			return nil, d.warns, fmt.Errorf("items of more than %d bytes: %w", l.MaxBytes, jsonx.ErrTooLarge)
-		}
+	}
+	if total > l.MaxBytes {
+		return nil, nil, fmt.Errorf("items of more than %d bytes: %w", l.MaxBytes, jsonx.ErrTooLarge)
+	}
+	for i, raw := range items {
 		d.r = jsonx.NewReader(raw, l.MaxDepth)
 		err := d.item(i)
 		if err == nil {
@@ -102,7 +106,9 @@ type respDec struct {
 	place    string // "input" or "items", for warnings
 	warns    []provider.Warning
 	h        convo.History
-	cur      *group            // the assistant message being gathered
+	cur      *group   // the assistant message being gathered
+	cbuf     rContent // reused by content
+	args     argsParser
 	calls    map[string]string // call_id → name of the calls seen so far
 }
 
@@ -154,7 +160,7 @@ func (d *respDec) open(message bool) *group {
 		d.cur = &group{parts: carried}
 	}
 	if d.cur == nil {
-		d.cur = &group{}
+		d.cur = &group{parts: make([]convo.Part, 0, 4)}
 	}
 	return d.cur
 }
@@ -173,9 +179,11 @@ func (d *respDec) input() error {
 		}}
 		return nil
 	case jsonx.Array:
-		d.h = make(convo.History, 0, 16)
+		// About one message per kilobyte of request, within reason: a
+		// guess that saves most of the copying as the history grows.
+		d.h = make(convo.History, 0, min(16+len(d.r.Bytes())/1024, 4096))
 		err := d.r.ReadArray(func(i int) error {
-			return at(d.item(i), index("", i))
+			return atIndex(d.item(i), i)
 		})
 		d.flush()
 		return err
@@ -203,23 +211,68 @@ const (
 // span is where a member's value lies in the document being read.
 type span struct{ start, end int }
 
-// rItem is one input item while it is read.
+// strKeys are the string members of an item, in the order of their flags.
+var strKeys = [...]string{"type", "role", "id", "status", "phase", "call_id", "name", "arguments", "input", "encrypted_content"}
+
+// rItem is one input item while it is read. String members are kept as
+// their raw JSON strings: most go to Native as they are, and only the ones
+// convo has a field for are decoded.
 type rItem struct {
-	start, end                                                   int
-	typ, role, id, status, phase, callID, name, args, input, enc string
-	has                                                          int
-	content, summary, output                                     span
-	msg                                                          *rContent // message content or call output, when read
-	reasoning                                                    *rTexts   // reasoning content, when read
-	summ                                                         *rTexts   // reasoning summary, when read
-	nb                                                           natBuilder
+	start, end               int
+	raw                      [len(strKeys)][]byte
+	has                      int
+	content, summary, output span
+	msg                      *rContent // message content or call output, when read
+	reasoning                *rTexts   // reasoning content, when read
+	summ                     *rTexts   // reasoning summary, when read
+	nb                       natBuilder
+}
+
+// r returns the raw JSON string of the member with the given flag.
+func (it *rItem) r(flag int) []byte { return it.raw[bits.TrailingZeros(uint(flag))] }
+
+// s returns the decoded string of the member with the given flag.
+func (it *rItem) s(flag int) string { return decodeStr(it.r(flag)) }
+
+// is reports whether the member with the given flag is the string v (v needs
+// no escaping).
+func (it *rItem) is(flag int, v string) bool {
+	raw := it.r(flag)
+	return it.has&flag != 0 && len(raw) == len(v)+2 && string(raw[1:len(raw)-1]) == v
+}
+
+// decodeStr decodes a raw JSON string the reader has validated.
+func decodeStr(raw []byte) string {
+	if len(raw) < 2 {
+		return ""
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	s, _ := jsonx.NewReader(raw, 0).ReadString()
+	return s
 }
 
 // kind is the item's type, "message" for a typeless item with a role, or
 // "" while it cannot be told yet.
 func (it *rItem) kind() string {
 	if it.has&hasType != 0 {
-		return it.typ
+		switch raw := it.r(hasType); string(raw) {
+		case `"message"`:
+			return "message"
+		case `"function_call"`:
+			return "function_call"
+		case `"function_call_output"`:
+			return "function_call_output"
+		case `"reasoning"`:
+			return "reasoning"
+		case `"custom_tool_call"`:
+			return "custom_tool_call"
+		case `"custom_tool_call_output"`:
+			return "custom_tool_call_output"
+		default:
+			return decodeStr(raw)
+		}
 	}
 	if it.has&hasRole != 0 {
 		return "message"
@@ -256,42 +309,42 @@ func (d *respDec) item(i int) error {
 	}
 	it := rItem{start: d.r.Offset()}
 	err := d.r.ReadObject(func(key []byte) error {
-		k := string(key)
-		var dst *string
-		var flag int
-		switch k {
+		k := key
+		flag := 0
+		switch string(k) {
 		case "type":
-			dst, flag = &it.typ, hasType
+			flag = hasType
 		case "role":
-			dst, flag = &it.role, hasRole
+			flag = hasRole
 		case "id":
-			dst, flag = &it.id, hasID
+			flag = hasID
 		case "status":
-			dst, flag = &it.status, hasStatus
+			flag = hasStatus
 		case "phase":
-			dst, flag = &it.phase, hasPhase
+			flag = hasPhase
 		case "call_id":
-			dst, flag = &it.callID, hasCallID
+			flag = hasCallID
 		case "name":
-			dst, flag = &it.name, hasName
+			flag = hasName
 		case "arguments":
-			dst, flag = &it.args, hasArgs
+			flag = hasArgs
 		case "input":
-			dst, flag = &it.input, hasInput
+			flag = hasInput
 		case "encrypted_content":
-			dst, flag = &it.enc, hasEnc
+			flag = hasEnc
 		case "content", "summary", "output":
-			return at(d.complexMember(&it, k), k)
+			return atKey(d.complexMember(&it, string(k)), k)
 		}
-		if dst == nil || d.r.Peek() != jsonx.String {
+		if flag == 0 || d.r.Peek() != jsonx.String {
 			raw, err := d.r.ReadRaw()
-			it.nb.add(k, raw)
-			return at(err, k)
+			it.nb.addKey(k, raw)
+			return atKey(err, k)
 		}
-		s, err := d.r.ReadString()
-		*dst = s
+		start := d.r.Offset()
+		_, err := d.r.ReadStringBytes()
+		it.raw[bits.TrailingZeros(uint(flag))] = d.r.Bytes()[start:d.r.Offset()]
 		it.has |= flag
-		return at(err, k)
+		return atKey(err, k)
 	})
 	if err != nil {
 		return err
@@ -322,7 +375,7 @@ func (d *respDec) complexMember(it *rItem, k string) error {
 		return err
 	}
 	s := span{start, d.r.Offset()}
-	switch k {
+	switch string(k) {
 	case "content":
 		it.content, it.has = s, it.has|hasContent
 	case "summary":
@@ -351,18 +404,9 @@ func (d *respDec) rawOf(s span) []byte {
 // keepUnused puts back, as native fields, the members read that this kind
 // of item does not use.
 func (d *respDec) keepUnused(it *rItem, used int) {
-	strs := [...]struct {
-		flag int
-		key  string
-		val  *string
-	}{
-		{hasRole, "role", &it.role}, {hasID, "id", &it.id}, {hasStatus, "status", &it.status},
-		{hasPhase, "phase", &it.phase}, {hasCallID, "call_id", &it.callID}, {hasName, "name", &it.name},
-		{hasArgs, "arguments", &it.args}, {hasInput, "input", &it.input}, {hasEnc, "encrypted_content", &it.enc},
-	}
-	for _, s := range strs {
-		if it.has&s.flag != 0 && used&s.flag == 0 {
-			it.nb.addString(s.key, *s.val)
+	for k, key := range strKeys {
+		if flag := 1 << k; flag != hasType && it.has&flag != 0 && used&flag == 0 {
+			it.nb.add(key, it.raw[k])
 		}
 	}
 	spans := [...]struct {
@@ -382,7 +426,7 @@ func (d *respDec) warn(i int, format string, args ...any) {
 }
 
 func (d *respDec) opaque(it *rItem) convo.Part {
-	return provider.OpaquePart(ProviderID, it.typ, d.rawOf(span{it.start, it.end}))
+	return provider.OpaquePart(ProviderID, it.s(hasType), d.rawOf(span{it.start, it.end}))
 }
 
 // userSide reports whether an item of unknown type is the caller's input
@@ -439,7 +483,7 @@ func (d *respDec) message(it *rItem, i int) error {
 		// Content convo cannot read (null, or no parts at all): the item
 		// is kept whole.
 		p := d.opaque(it)
-		if it.role == "assistant" {
+		if it.is(hasRole, "assistant") {
 			g := d.open(true)
 			g.parts = append(g.parts, p)
 			g.hasMsg = true
@@ -453,13 +497,14 @@ func (d *respDec) message(it *rItem, i int) error {
 	var nb *natBuilder
 	var m convo.Message
 	var g *group
-	switch it.role {
+	role := it.s(hasRole)
+	switch role {
 	case "assistant":
 		g = d.open(true)
 		g.hasMsg = true
 		nb = &g.nb
 		if it.has&hasPhase != 0 {
-			if ph, ok := phaseConvo(it.phase); ok {
+			if ph, ok := phaseConvo(it.s(hasPhase)); ok {
 				g.phase = ph
 				used |= hasPhase
 			}
@@ -467,25 +512,25 @@ func (d *respDec) message(it *rItem, i int) error {
 	case "user", "system", "developer":
 		d.flush()
 		m.Role = convo.RoleUser
-		if it.role != "user" {
+		if role != "user" {
 			m.Role = convo.RoleSystem
 		}
 		nb = &it.nb
-		if it.role == "developer" {
+		if role == "developer" {
 			nb.add("role", []byte(`"developer"`))
 		}
 	default:
-		return at(fmt.Errorf("unknown role %q", it.role), "role")
+		return at(fmt.Errorf("unknown role %q", role), "role")
 	}
 	if it.has&hasType != 0 {
-		nb.add("type", jsonx.AppendString(nil, it.typ))
+		nb.add("type", it.r(hasType))
 	}
 	if it.has&hasID != 0 {
-		nb.addString("id", it.id)
+		nb.add("id", it.r(hasID))
 		used |= hasID
 	}
 	if it.has&hasStatus != 0 {
-		nb.addString("status", it.status)
+		nb.add("status", it.r(hasStatus))
 		used |= hasStatus
 	}
 	parts := c.parts
@@ -494,8 +539,8 @@ func (d *respDec) message(it *rItem, i int) error {
 	} else {
 		// An output-form message (with its id) is written as an array
 		// anyway.
-		array := it.role == "assistant" && it.has&hasID != 0
-		finishParts(parts, c.meta, it.role == "assistant", array)
+		array := role == "assistant" && it.has&hasID != 0
+		finishParts(parts, c.meta, role == "assistant", array)
 	}
 	if g != nil {
 		d.keepUnused(it, used)
@@ -541,7 +586,7 @@ func finishParts(parts []convo.Part, meta []partMeta, assistant, array bool) {
 }
 
 func (d *respDec) call(it *rItem) error {
-	custom := it.typ == "custom_tool_call"
+	custom := it.is(hasType, "custom_tool_call")
 	argsFlag, argsKey := hasArgs, "arguments"
 	if custom {
 		argsFlag, argsKey = hasInput, "input"
@@ -554,26 +599,26 @@ func (d *respDec) call(it *rItem) error {
 	case it.has&argsFlag == 0:
 		return fmt.Errorf("function call has no %q", argsKey)
 	}
-	p := convo.Part{Type: convo.TypeToolCall, ID: it.callID, Name: it.name}
+	p := convo.Part{Type: convo.TypeToolCall, ID: it.s(hasCallID), Name: it.s(hasName)}
 	used := hasType | hasCallID | hasName | argsFlag
 	var nb natBuilder
 	if custom {
 		nb.add("type", []byte(`"custom_tool_call"`))
-		p.ArgsRaw = it.input
-	} else if parseArgs(&p, it.args, d.maxDepth) {
-		nb.addString("arguments", it.args)
+		p.ArgsRaw = it.s(hasInput)
+	} else if d.args.parse(&p, it.r(hasArgs), d.maxDepth) {
+		nb.add("arguments", it.r(hasArgs))
 	}
 	if it.has&hasID != 0 {
-		nb.addString("id", it.id)
+		nb.add("id", it.r(hasID))
 		used |= hasID
 	}
 	if it.has&hasStatus != 0 {
-		nb.addString("status", it.status)
+		nb.add("status", it.r(hasStatus))
 		used |= hasStatus
 	}
 	d.keepUnused(it, used)
 	p.Native = joinNat(&nb, &it.nb)
-	d.calls[it.callID] = it.name
+	d.calls[p.ID] = p.Name
 	g := d.open(false)
 	g.parts = append(g.parts, p)
 	return nil
@@ -592,19 +637,20 @@ func joinNat(a, b *natBuilder) convo.Native {
 }
 
 func (d *respDec) output(it *rItem, i int) error {
-	custom := it.typ == "custom_tool_call_output"
+	custom := it.is(hasType, "custom_tool_call_output")
 	if it.has&hasCallID == 0 {
 		return errors.New(`function call output has no "call_id"`)
 	}
 	if it.has&hasOutput == 0 {
 		return errors.New(`function call output has no "output"`)
 	}
-	name, known := d.calls[it.callID]
+	callID := it.s(hasCallID)
+	name, known := d.calls[callID]
 	if !known {
 		// Its call is not in this input: it lives in a stored response
 		// (previous_response_id) or conversation. Kept whole, so it goes
 		// back to OpenAI, but no other provider could pair it.
-		d.warn(i, "output for call %q answers no function_call of the input: kept as an opaque item", it.callID)
+		d.warn(i, "output for call %q answers no function_call of the input: kept as an opaque item", callID)
 		d.flush()
 		d.h = append(d.h, convo.Message{Role: convo.RoleUser, Parts: []convo.Part{d.opaque(it)}})
 		return nil
@@ -619,7 +665,7 @@ func (d *respDec) output(it *rItem, i int) error {
 		}
 	}
 	c := it.msg
-	r := convo.Part{Type: convo.TypeToolResult, ID: it.callID, Name: name}
+	r := convo.Part{Type: convo.TypeToolResult, ID: callID, Name: name}
 	used := hasType | hasCallID | hasOutput
 	var nb natBuilder
 	if custom {
@@ -640,15 +686,14 @@ func (d *respDec) output(it *rItem, i int) error {
 	for _, f := range [...]struct {
 		flag int
 		key  string
-		val  string
-	}{{hasID, "id", it.id}, {hasStatus, "status", it.status}, {hasName, "name", it.name}} {
+	}{{hasID, "id"}, {hasStatus, "status"}, {hasName, "name"}} {
 		if it.has&f.flag != 0 {
-			nb.addString(f.key, f.val)
+			nb.add(f.key, it.r(f.flag))
 			used |= f.flag
 		}
 	}
 	if it.has&hasName != 0 && r.Name == "" {
-		r.Name = it.name
+		r.Name = it.s(hasName)
 	}
 	d.keepUnused(it, used)
 	r.Native = joinNat(&nb, &it.nb)
@@ -658,7 +703,7 @@ func (d *respDec) output(it *rItem, i int) error {
 }
 
 func (d *respDec) reasoning(it *rItem) error {
-	p := convo.Part{Type: convo.TypeReasoning, Provider: ProviderID, ID: it.id, Encrypted: it.enc}
+	p := convo.Part{Type: convo.TypeReasoning, Provider: ProviderID, ID: it.s(hasID), Encrypted: it.s(hasEnc)}
 	used := hasType | hasID | hasEnc
 	var nb natBuilder
 	if it.has&hasSummary != 0 {
@@ -704,7 +749,7 @@ func (d *respDec) reasoning(it *rItem) error {
 		}
 	}
 	if it.has&hasStatus != 0 {
-		nb.addString("status", it.status)
+		nb.add("status", it.r(hasStatus))
 		used |= hasStatus
 	}
 	if p.ID == "" && p.Encrypted == "" && p.Text == "" && p.Summary == nil {
@@ -756,7 +801,7 @@ func (d *respDec) texts(want string) (*rTexts, error) {
 		if hasText {
 			t.texts = append(t.texts, text)
 		}
-		return at(err, index("", j))
+		return atIndex(err, j)
 	})
 	if err != nil {
 		return nil, err
@@ -769,17 +814,23 @@ func (d *respDec) texts(want string) (*rTexts, error) {
 
 // content reads message content or a function call output: a string or an
 // array of content parts (anything else is kept raw).
+//
+// The result is the decoder's own rContent, reused by the next call: an
+// item's content is read and used before the next item is.
 func (d *respDec) content() (*rContent, error) {
+	c := &d.cbuf
+	*c = rContent{meta: c.meta[:0]}
 	switch d.r.Peek() {
 	case jsonx.String:
 		s, err := d.r.ReadString()
-		return &rContent{isString: true, text: s}, err
+		c.isString, c.text = true, s
+		return c, err
 	case jsonx.Array:
-		c := &rContent{parts: []convo.Part{}}
+		c.parts = make([]convo.Part, 0, 2)
 		err := d.r.ReadArray(func(j int) error {
 			p, mt, err := d.part()
 			if err != nil {
-				return at(err, index("", j))
+				return atIndex(err, j)
 			}
 			c.parts = append(c.parts, p)
 			c.meta = append(c.meta, mt)
@@ -788,7 +839,8 @@ func (d *respDec) content() (*rContent, error) {
 		return c, err
 	}
 	raw, err := d.r.ReadRaw()
-	return &rContent{raw: raw}, err
+	c.raw = raw
+	return c, err
 }
 
 // part reads one content part (input_text, output_text, refusal,
@@ -821,10 +873,10 @@ func (d *respDec) part() (convo.Part, partMeta, error) {
 		sAnn
 	)
 	err := d.r.ReadObject(func(key []byte) error {
-		k := string(key)
+		k := key
 		var dst *string
 		var flag int
-		switch k {
+		switch string(k) {
 		case "type":
 			dst, flag = &f.typ, sType
 		case "text":
@@ -846,25 +898,25 @@ func (d *respDec) part() (convo.Part, partMeta, error) {
 		case "prompt_cache_breakpoint":
 			c, raw, exact, err := readBreakpoint(d.r)
 			if err == nil && !exact {
-				nb.add(k, raw)
+				nb.addKey(k, raw)
 			}
 			cache, cacheRaw = c, raw
-			return at(err, k)
+			return atKey(err, k)
 		case "annotations":
 			raw, err := d.r.ReadRaw()
 			annotations = raw
 			seen |= sAnn
-			return at(err, k)
+			return atKey(err, k)
 		}
 		if dst == nil || d.r.Peek() != jsonx.String {
 			raw, err := d.r.ReadRaw()
-			nb.add(k, raw)
-			return at(err, k)
+			nb.addKey(k, raw)
+			return atKey(err, k)
 		}
 		s, err := d.r.ReadString()
 		*dst = s
 		seen |= flag
-		return at(err, k)
+		return atKey(err, k)
 	})
 	if err != nil {
 		return p, mt, err
