@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -214,11 +215,7 @@ func (s *EventStream) read() (headers, payload []byte, err error) {
 		return nil, nil, s.errorf("payload of %d bytes, more than %d: %w", total-eventStreamMin-hlen, MaxEventStreamPayload, ErrTooLarge)
 	}
 	rest := int(total) - preludeLen
-	if cap(s.buf) < rest {
-		s.buf = make([]byte, rest)
-	}
-	s.buf = s.buf[:rest]
-	if _, err := io.ReadFull(s.r, s.buf); err != nil {
+	if err := s.fill(rest); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil, nil, s.errorf("stream cut inside a message of %d bytes: %w", total, io.ErrUnexpectedEOF)
 		}
@@ -230,6 +227,35 @@ func (s *EventStream) read() (headers, payload []byte, err error) {
 		return nil, nil, s.errorf("message CRC is %08x, the bytes give %08x: %w", want, crc, ErrCRC)
 	}
 	return body[:hlen], body[hlen:], nil
+}
+
+// fill reads the next n bytes into s.buf. The buffer grows with the bytes
+// that actually arrive, so a prelude that claims megabytes costs nothing
+// until they do.
+func (s *EventStream) fill(n int) error {
+	const step = 1 << 20
+	if cap(s.buf) >= n || n <= step {
+		if cap(s.buf) < n {
+			s.buf = make([]byte, n)
+		}
+		s.buf = s.buf[:n]
+		_, err := io.ReadFull(s.r, s.buf)
+		return err
+	}
+	s.buf = s.buf[:0]
+	for len(s.buf) < n {
+		k := min(step, n-len(s.buf))
+		s.buf = slices.Grow(s.buf, k)
+		m, err := io.ReadFull(s.r, s.buf[len(s.buf):len(s.buf)+k])
+		s.buf = s.buf[:len(s.buf)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // headerSizes are the value sizes of the fixed-size header types.

@@ -366,3 +366,20 @@ func BenchmarkEventStream(b *testing.B) {
 		}
 	}
 }
+
+// TestEventStreamLargeMessage reads a message of several MiB, which the
+// reader takes in steps, and a lying prelude that claims one.
+func TestEventStreamLargeMessage(t *testing.T) {
+	payload := bytes.Repeat([]byte("x"), 3<<20+17)
+	e, err := NewEventStream(iotest.HalfReader(bytes.NewReader(eventFrame("chunk", string(payload))))).Next()
+	if err != nil || !bytes.Equal(e.Data, payload) {
+		t.Fatalf("large message: %v, %d bytes", err, len(e.Data))
+	}
+	lie := frame(nil, nil)[:12]
+	binary.BigEndian.PutUint32(lie[0:], 15<<20)
+	binary.BigEndian.PutUint32(lie[8:], crc32.ChecksumIEEE(lie[:8]))
+	_, err = NewEventStream(bytes.NewReader(append(lie, "short"...))).Next()
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("lying prelude: %v", err)
+	}
+}
