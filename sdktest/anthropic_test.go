@@ -3,6 +3,8 @@ package sdktest
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -269,4 +272,77 @@ func TestAnthropicEncodingsFitSDK(t *testing.T) {
 			anthSameJSON(t, "SDK round trip", anthNormalizeSDK(got), anthNormalizeSDK(anthropicConversation(t, enc)))
 		})
 	}
+}
+
+// TestAnthropicStreamMatchesSDKAccumulate feeds each captured stream to the
+// SDK's Message.Accumulate and to convo's accumulator: convo's final message
+// must equal convo's DecodeReply of the SDK's accumulated message (its wire
+// JSON, Message.RawJSON, which the SDK keeps complete for this purpose; the
+// struct itself has no MarshalJSON and would marshal zero values of fields
+// the reply did not have).
+func TestAnthropicStreamMatchesSDKAccumulate(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "provider", "anthropic", "testdata", "reply", "*.sse"))
+	n := 0
+	for _, f := range files {
+		base := filepath.Base(f)
+		if base == "error_event.sse" || base == "truncated.sse" {
+			continue // no complete message to compare; see TestAnthropicStreamErrorsLikeSDK
+		}
+		n++
+		t.Run(base, func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdkMsg, err := anthSDKAccumulate(data)
+			if err != nil {
+				t.Fatalf("SDK: %v", err)
+			}
+			want, _, err := anth.ReplyCodec().DecodeReply([]byte(sdkMsg.RawJSON()), provider.Options{})
+			if err != nil {
+				t.Fatalf("DecodeReply of the SDK's message: %v\n%s", err, sdkMsg.RawJSON())
+			}
+			got, _, err := anth.ReplyCodec().ReadStream(bytes.NewReader(data), provider.Options{})
+			if err != nil {
+				t.Fatalf("convo: %v", err)
+			}
+			if !got.Equal(want) {
+				g, _ := convo.AppendMessage(nil, got)
+				w, _ := convo.AppendMessage(nil, want)
+				t.Errorf("convo's accumulation differs from the SDK's\n got: %s\nwant: %s", g, w)
+			}
+		})
+	}
+	if n < 5 {
+		t.Fatalf("only %d streams found", n)
+	}
+}
+
+// TestAnthropicStreamErrorsLikeSDK: an error event ends both accumulations
+// with the provider's message, and the text so far is the same.
+func TestAnthropicStreamErrorsLikeSDK(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "provider", "anthropic", "testdata", "reply", "error_event.sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdkMsg, sdkErr := anthSDKAccumulate(data)
+	got, _, err := anth.ReplyCodec().ReadStream(bytes.NewReader(data), provider.Options{})
+	if sdkErr == nil || err == nil || !strings.Contains(sdkErr.Error(), "Overloaded") || !strings.Contains(err.Error(), "Overloaded") {
+		t.Fatalf("errors: SDK %v, convo %v", sdkErr, err)
+	}
+	if len(sdkMsg.Content) != 1 || got.Text() != sdkMsg.Content[0].Text {
+		t.Errorf("partial text: convo %q, SDK %+v", got.Text(), sdkMsg.Content)
+	}
+}
+
+func anthSDKAccumulate(data []byte) (anthropic.Message, error) {
+	res := &http.Response{Body: io.NopCloser(bytes.NewReader(data)), Header: http.Header{"Content-Type": {"text/event-stream"}}}
+	st := ssestream.NewStream[anthropic.MessageStreamEventUnion](ssestream.NewDecoder(res), nil)
+	var msg anthropic.Message
+	for st.Next() {
+		if err := msg.Accumulate(st.Current()); err != nil {
+			return msg, err
+		}
+	}
+	return msg, st.Err()
 }

@@ -37,7 +37,7 @@ const Name = "anthropic"
 const ProviderID = "anthropic"
 
 // Messages is the Anthropic Messages format. Its zero value is ready to use;
-// it implements provider.Codec.
+// it implements provider.Codec and provider.ReplyCodec.
 type Messages struct{}
 
 // Codec returns the request codec of the Anthropic Messages API.

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -122,4 +123,62 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// streamEvents builds the events of a streamed text reply of n deltas.
+func streamEvents(n int) []provider.Event {
+	evs := []provider.Event{
+		{Type: "message_start", Data: []byte(`{"type":"message_start","message":{"id":"msg_b","type":"message","role":"assistant","content":[],"model":"claude-x","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":1}}}`)},
+		{Type: "content_block_start", Data: []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`)},
+	}
+	for i := 0; i < n; i++ {
+		if i == n/2 {
+			evs = append(evs,
+				provider.Event{Type: "content_block_delta", Data: []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCkYIBxgCKkBq2nEa1vBv7c3m"}}`)},
+				provider.Event{Type: "content_block_stop", Data: []byte(`{"type":"content_block_stop","index":0}`)},
+				provider.Event{Type: "content_block_start", Data: []byte(`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`)})
+		}
+		idx, kind, field := "0", "thinking_delta", "thinking"
+		if i >= n/2 {
+			idx, kind, field = "1", "text_delta", "text"
+		}
+		piece := `some words `
+		if i%8 == 0 {
+			piece = `line\n`
+		}
+		evs = append(evs, provider.Event{Type: "content_block_delta",
+			Data: []byte(`{"type":"content_block_delta","index":` + idx + `,"delta":{"type":"` + kind + `","` + field + `":"` + piece + `"}}`)})
+	}
+	return append(evs,
+		provider.Event{Type: "content_block_stop", Data: []byte(`{"type":"content_block_stop","index":1}`)},
+		provider.Event{Type: "message_delta", Data: []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":` + fmt.Sprint(n) + `}}`)},
+		provider.Event{Type: "message_stop", Data: []byte(`{"type":"message_stop"}`)})
+}
+
+// BenchmarkAccumulate measures the cost per event of a 10,000- and a
+// 100,000-delta reply: the two must be about the same (linear growth).
+func BenchmarkAccumulate(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		evs := streamEvents(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			for b.Loop() {
+				acc := ReplyCodec().NewAccumulator(provider.Options{})
+				for _, ev := range evs {
+					if err := acc.Add(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, _, err := acc.Message(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&ms1)
+			events := float64(b.N) * float64(len(evs))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
+			b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/events, "allocs/event")
+		})
+	}
 }

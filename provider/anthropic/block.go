@@ -134,7 +134,6 @@ type source struct {
 type blockReader struct {
 	r     *jsonx.Reader
 	reply bool
-	model string // reply: the model, recorded on reasoning parts
 	spans []span // scratch for the objects being read
 	// blocks are reused by nesting depth, and parts collects the parts of
 	// the arrays being read, so that reading allocates little more than
@@ -207,6 +206,22 @@ func readName(r *jsonx.Reader) (string, error) {
 		return "image/jpeg", nil
 	case "application/pdf":
 		return "application/pdf", nil
+	case "content_block_delta":
+		return "content_block_delta", nil
+	case "content_block_start":
+		return "content_block_start", nil
+	case "content_block_stop":
+		return "content_block_stop", nil
+	case "text_delta":
+		return "text_delta", nil
+	case "input_json_delta":
+		return "input_json_delta", nil
+	case "thinking_delta":
+		return "thinking_delta", nil
+	case "signature_delta":
+		return "signature_delta", nil
+	case "message":
+		return "message", nil
 	}
 	return string(b), nil
 }
@@ -395,12 +410,12 @@ func (d *blockReader) part(b *block) (convo.Part, error) {
 			return p, err
 		}
 		p = convo.Part{Type: convo.TypeReasoning, Text: b.str[kThinking], Signature: b.str[kSignature],
-			Provider: ProviderID, Model: d.model}
+			Provider: ProviderID}
 	case "redacted_thinking":
 		if err := need(kData); err != nil {
 			return p, err
 		}
-		p = convo.Part{Type: convo.TypeReasoning, Encrypted: b.str[kData], Provider: ProviderID, Model: d.model}
+		p = convo.Part{Type: convo.TypeReasoning, Encrypted: b.str[kData], Provider: ProviderID}
 	case "tool_use":
 		if err := need(kID); err != nil {
 			return p, err
@@ -655,6 +670,15 @@ func at(err error, seg string) error {
 		de.Path = seg + "." + de.Path
 	}
 	return de
+}
+
+// atKey is at for an object member; the key becomes a string only when
+// there is an error.
+func atKey(err error, key []byte) error {
+	if err == nil {
+		return nil
+	}
+	return at(err, string(key))
 }
 
 func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }

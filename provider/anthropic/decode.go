@@ -175,7 +175,7 @@ func (d *reqDecoder) message() error {
 		}
 		var err error
 		extra, err = appendMember(extra, key, d.r)
-		return at(err, string(key))
+		return atKey(err, key)
 	})
 	if err != nil {
 		return err

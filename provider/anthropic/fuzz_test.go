@@ -52,3 +52,38 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAccumulate feeds arbitrary events (one per line) to the stream
+// accumulator. It must never panic; whatever it returns must be a message
+// the canonical format can hold, partial or not.
+func FuzzAccumulate(f *testing.F) {
+	files, _ := filepath.Glob("testdata/reply/*.sse")
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		var lines [][]byte
+		for _, l := range bytes.Split(b, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(bytes.TrimSuffix(l, []byte("\r")), []byte("data: ")); ok {
+				lines = append(lines, d)
+			}
+		}
+		f.Add(bytes.Join(lines, []byte("\n")))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		acc := ReplyCodec().NewAccumulator(provider.Options{})
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if err := acc.Add(provider.Event{Data: line}); err != nil {
+				break
+			}
+			if _, err := convo.AppendMessage(nil, acc.Snapshot()); err != nil {
+				t.Fatalf("snapshot does not marshal: %v", err)
+			}
+		}
+		m, _, _ := acc.Message()
+		if _, err := convo.AppendMessage(nil, m); err != nil {
+			t.Fatalf("message does not marshal: %v", err)
+		}
+	})
+}

@@ -1,0 +1,372 @@
+package anthropic
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/stream"
+	"github.com/convo-go/convo/provider"
+)
+
+// ReplyCodec returns the reply codec of the Anthropic Messages API.
+func ReplyCodec() provider.ReplyCodec { return Messages{} }
+
+// Error is an error the API reported: an error response body, or an "error"
+// event in a stream.
+type Error struct {
+	Type    string // e.g. "overloaded_error"
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Type == "" {
+		return "anthropic: " + e.Message
+	}
+	return "anthropic " + e.Type + ": " + e.Message
+}
+
+// member is one object member kept verbatim.
+type member struct {
+	key string
+	val []byte // compact JSON
+}
+
+// setMember sets key in ms, replacing an earlier value.
+func setMember(ms []member, key string, val []byte) []member {
+	for i := range ms {
+		if ms[i].key == key {
+			ms[i].val = val
+			return ms
+		}
+	}
+	return append(ms, member{key, val})
+}
+
+func getMember(ms []member, key string) []byte {
+	for _, m := range ms {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+func objectOf(ms []member) []byte {
+	n := 2
+	for _, m := range ms {
+		n += len(m.key) + len(m.val) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonx.AppendString(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.val...)
+	}
+	return append(b, '}')
+}
+
+// head is a Message object apart from its content: what message_start
+// announces and message_delta updates.
+type head struct {
+	id, model string
+	top       []member // other members (stop_reason, stop_sequence, …), nulls left out
+	usage     []member // usage members, nulls left out
+	hasUsage  bool
+}
+
+// replyReader reads Message objects and stream events.
+type replyReader struct {
+	blockReader
+}
+
+// message reads a Message object into h; its content blocks are passed to
+// onBlock in order.
+func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
+	r := d.r
+	if r.Peek() != jsonx.Object {
+		return r.Errorf("want a message object, got %s", r.Peek())
+	}
+	var typ string
+	var apiErr *Error
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "type":
+			var err error
+			typ, err = readName(r)
+			return at(err, "type")
+		case "id":
+			return at(d.optString(&h.id), "id")
+		case "model":
+			return at(d.optString(&h.model), "model")
+		case "role":
+			var role string
+			if err := d.optString(&role); err != nil {
+				return at(err, "role")
+			}
+			if role != "" && role != "assistant" {
+				return at(fmt.Errorf("want assistant, got %q", role), "role")
+			}
+			return nil
+		case "content":
+			if r.ReadNull() {
+				return nil
+			}
+			if r.Peek() != jsonx.Array {
+				return at(r.Errorf("want an array of blocks, got %s", r.Peek()), "content")
+			}
+			return at(r.ReadArray(func(i int) error {
+				mark := len(d.spans)
+				b := d.take()
+				defer d.give()
+				if err := d.read(b); err != nil {
+					return at(err, index("", i))
+				}
+				p, err := d.part(b)
+				d.release(mark)
+				if err == nil {
+					err = onBlock(p)
+				}
+				if err != nil {
+					return at(err, index("", i))
+				}
+				return nil
+			}), "content")
+		case "usage":
+			if r.ReadNull() {
+				return nil
+			}
+			h.hasUsage = true
+			return at(d.members(&h.usage), "usage")
+		case "error":
+			if r.Peek() != jsonx.Object {
+				return r.Skip()
+			}
+			apiErr = &Error{}
+			return at(d.apiError(apiErr), "error")
+		}
+		if r.ReadNull() {
+			return nil
+		}
+		v, err := r.ReadRaw()
+		h.top = setMember(h.top, string(key), v)
+		return atKey(err, key)
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case typ == "error" || (typ == "" && apiErr != nil):
+		if apiErr == nil {
+			apiErr = &Error{Message: "error response without details"}
+		}
+		return apiErr
+	case typ != "" && typ != "message":
+		return at(fmt.Errorf("want message, got %q", typ), "type")
+	}
+	return nil
+}
+
+// optString reads a string or null.
+func (d *replyReader) optString(dst *string) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	if d.r.Peek() != jsonx.String {
+		return d.r.Errorf("want a string, got %s", d.r.Peek())
+	}
+	s, err := d.r.ReadString()
+	*dst = s
+	return err
+}
+
+// members reads an object's members into ms, overwriting earlier values;
+// nulls are left out.
+func (d *replyReader) members(ms *[]member) error {
+	r := d.r
+	if r.Peek() != jsonx.Object {
+		return r.Errorf("want an object, got %s", r.Peek())
+	}
+	return r.ReadObject(func(key []byte) error {
+		if r.ReadNull() {
+			return nil
+		}
+		v, err := r.ReadRaw()
+		*ms = setMember(*ms, string(key), v)
+		return err
+	})
+}
+
+func (d *replyReader) apiError(e *Error) error {
+	r := d.r
+	return r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "type":
+			return at(d.optString(&e.Type), "type")
+		case "message":
+			return at(d.optString(&e.Message), "message")
+		}
+		return r.Skip()
+	})
+}
+
+// finish builds the assistant message from a head and its parts.
+func (h *head) finish(parts []convo.Part) (convo.Message, error) {
+	m := convo.Message{
+		Role:   convo.RoleAssistant,
+		Parts:  parts,
+		Origin: &convo.Origin{Provider: ProviderID, Model: h.model, ResponseID: h.id},
+	}
+	for i := range m.Parts {
+		if p := &m.Parts[i]; p.Type == convo.TypeReasoning && p.Provider == ProviderID && p.Model == "" {
+			p.Model = h.model
+		}
+	}
+	native := h.top
+	if raw := getMember(h.top, "stop_reason"); raw != nil {
+		var reason string
+		r := jsonx.NewReader(raw, 0)
+		if r.Peek() == jsonx.String {
+			reason, _ = r.ReadString()
+		}
+		m.Finish = finishOf(reason)
+	}
+	if h.hasUsage {
+		u, rest, err := usageOf(h.usage)
+		if err != nil {
+			return m, at(err, "usage")
+		}
+		m.Usage = u
+		if len(rest) > 0 {
+			native = append(native[:len(native):len(native)], member{"usage", objectOf(rest)})
+		}
+	}
+	if len(native) > 0 {
+		m.Native = convo.Native{ProviderID: objectOf(native)}
+	}
+	return m, nil
+}
+
+// finishOf normalises a stop_reason; the raw reason stays in the native
+// "stop_reason" member.
+func finishOf(reason string) convo.Finish {
+	switch reason {
+	case "":
+		return ""
+	case "end_turn", "stop_sequence":
+		return convo.FinishStop
+	case "max_tokens", "model_context_window_exceeded":
+		return convo.FinishLength
+	case "tool_use":
+		return convo.FinishToolUse
+	case "pause_turn":
+		return convo.FinishPause
+	case "refusal":
+		return convo.FinishRefusal
+	}
+	return convo.FinishOther
+}
+
+// usageOf maps Anthropic usage to convo's: input counts every input token
+// (uncached, written to the cache and read from it), as Anthropic bills
+// them; output includes thinking; there is no reported total. Members convo
+// has no field for are returned.
+func usageOf(ms []member) (*convo.Usage, []member, error) {
+	u := &convo.Usage{}
+	var rest []member
+	for _, m := range ms {
+		var dst *int64
+		switch m.key {
+		case "input_tokens":
+			dst = &u.Input
+		case "output_tokens":
+			dst = &u.Output
+		case "cache_creation_input_tokens":
+			dst = &u.CacheWrite
+		case "cache_read_input_tokens":
+			dst = &u.CacheRead
+		case "output_tokens_details":
+			rest = append(rest, m)
+			r := jsonx.NewReader(m.val, 0)
+			if r.Peek() != jsonx.Object {
+				continue
+			}
+			err := r.ReadObject(func(key []byte) error {
+				if string(key) != "thinking_tokens" || r.Peek() != jsonx.Number {
+					return r.Skip()
+				}
+				n, err := r.ReadInt()
+				u.Reasoning = max(n, 0)
+				return err
+			})
+			if err != nil {
+				return nil, nil, at(err, m.key)
+			}
+			continue
+		default:
+			rest = append(rest, m)
+			continue
+		}
+		r := jsonx.NewReader(m.val, 0)
+		n, err := r.ReadInt()
+		if err == nil && n < 0 {
+			err = fmt.Errorf("negative token count %d", n)
+		}
+		if err != nil {
+			return nil, nil, at(err, m.key)
+		}
+		*dst = n
+	}
+	u.Input += u.CacheWrite + u.CacheRead
+	return u, rest, nil
+}
+
+// DecodeReply decodes a Messages response body into one assistant message:
+// parts in the order of the content blocks (as Decode maps them; thinking
+// and redacted thinking become reasoning parts of provider "anthropic" with
+// the response's model), Usage, Finish (with the raw stop_reason and the
+// other response members in Native "anthropic") and Origin. An error body
+// ({"type":"error",…}) is returned as an *Error.
+func (Messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	lim := opts.DecodeLimits()
+	if int64(len(body)) > lim.MaxBytes {
+		return convo.Message{}, nil, fmt.Errorf("anthropic reply of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	}
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	d := replyReader{blockReader{r: jsonx.NewReader(body, lim.MaxDepth), reply: true}}
+	var h head
+	var parts []convo.Part
+	err := d.message(&h, func(p convo.Part) error {
+		parts = append(parts, p)
+		return nil
+	})
+	if err == nil {
+		err = d.r.ExpectEnd()
+	}
+	var m convo.Message
+	if err == nil {
+		m, err = h.finish(parts)
+	}
+	if err != nil {
+		var apiErr *Error
+		if errors.As(err, &apiErr) {
+			return convo.Message{}, nil, err
+		}
+		return convo.Message{}, nil, fmt.Errorf("anthropic reply: %w", err)
+	}
+	return m, nil, nil
+}
+
+// ReadStream reads a whole streamed reply (Server-Sent Events, as the API
+// sends them) from r and accumulates it. When the stream fails part-way, the
+// partial message is returned with the error.
+func (Messages) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	return stream.Feed(stream.NewSSE(r), Messages{}.NewAccumulator(opts))
+}

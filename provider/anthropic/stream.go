@@ -1,0 +1,525 @@
+package anthropic
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// NewAccumulator returns an accumulator for one streamed Messages reply. It
+// takes the events as the SSE reader yields them (message_start,
+// content_block_start/delta/stop addressed by index, message_delta,
+// message_stop, ping, error) and gives the same message DecodeReply gives for
+// the equivalent non-streamed response:
+//
+//   - text, thinking and signature deltas are appended to the block their
+//     index names, so interleaved blocks stay apart and a signature_delta
+//     lands on its own thinking block; distinct blocks are never merged;
+//   - input_json_delta pieces are joined and parsed when the block stops
+//     (no pieces: the input of content_block_start, normally {});
+//   - redacted_thinking and server-tool blocks arrive whole and are kept;
+//   - message_delta usage is cumulative: each value overwrites the last;
+//   - an error event fails the stream with an *Error; the partial message
+//     is still available from Message.
+func (Messages) NewAccumulator(opts provider.Options) provider.Accumulator {
+	lim := opts.DecodeLimits()
+	a := &accumulator{lim: lim}
+	a.d.reply = true
+	a.d.r = &a.r
+	return a
+}
+
+type accumulator struct {
+	lim     convo.Limits
+	r       jsonx.Reader
+	d       replyReader
+	h       head
+	blocks  []*sblock
+	started bool
+	stopped bool
+	err     error // the error event, once one arrived
+	warns   []provider.Warning
+	size    int64 // bytes accumulated, bounded by lim.MaxBytes
+	events  int
+}
+
+// sblock is a content block being streamed.
+type sblock struct {
+	typ      string
+	part     convo.Part // as content_block_start gave it (known types)
+	members  []member   // the whole block, for types convo keeps opaque
+	opaque   bool
+	text     []byte // text_delta / thinking_delta
+	sig      []byte // signature_delta
+	input    []byte // input_json_delta
+	hasInput bool
+	cites    [][]byte // citations_delta
+	stopped  bool
+	done     *convo.Part // the final part, once stopped
+	warn     string      // a problem found when it stopped
+}
+
+// event is one stream event as read; strings alias the event's data.
+type event struct {
+	typ      string
+	index    int64
+	hasIndex bool
+	block    *sblock
+	delta    delta
+	message  bool
+	head     head
+	parts    []convo.Part
+	usage    []member
+	hasUsage bool
+	apiErr   *Error
+}
+
+type delta struct {
+	typ                                    string
+	text, partial, thinking, signature     []byte
+	hasText, hasPartial, hasThink, hasSign bool
+	citation                               []byte
+	members                                []member // message_delta: stop_reason, …
+}
+
+func (a *accumulator) warn(format string, args ...any) {
+	a.warns = append(a.warns, provider.Warnf("event "+strconv.Itoa(a.events), format, args...))
+}
+
+// Add folds one event into the message.
+func (a *accumulator) Add(ev provider.Event) error {
+	if a.err != nil {
+		return a.err
+	}
+	a.events++
+	a.r.Reset(ev.Data, a.lim.MaxDepth)
+	var e event
+	if err := a.read(&e); err != nil {
+		return fmt.Errorf("anthropic stream: %w", err)
+	}
+	if e.typ == "" {
+		e.typ = ev.Type
+	}
+	if a.stopped && e.typ != "ping" {
+		a.warn("%s event after message_stop ignored", e.typ)
+		return nil
+	}
+	if err := a.apply(&e); err != nil {
+		if _, ok := err.(*Error); ok {
+			return err
+		}
+		return fmt.Errorf("anthropic stream: %s: %w", e.typ, err)
+	}
+	return nil
+}
+
+// read reads one event object.
+func (a *accumulator) read(e *event) error {
+	r := &a.r
+	if r.Peek() != jsonx.Object {
+		return r.Errorf("want an event object, got %s", r.Peek())
+	}
+	err := r.ReadObject(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "type":
+			e.typ, err = readName(r)
+		case "index":
+			e.index, err = r.ReadInt()
+			e.hasIndex = true
+		case "delta":
+			err = a.readDelta(&e.delta)
+		case "content_block":
+			e.block, err = a.startBlock()
+		case "message":
+			e.message = true
+			err = a.d.message(&e.head, func(p convo.Part) error {
+				e.parts = append(e.parts, p)
+				return nil
+			})
+		case "usage":
+			if r.ReadNull() {
+				return nil
+			}
+			e.hasUsage = true
+			err = a.d.members(&e.usage)
+		case "error":
+			if r.Peek() != jsonx.Object {
+				return r.Skip()
+			}
+			e.apiErr = &Error{}
+			err = a.d.apiError(e.apiErr)
+		default:
+			return r.Skip()
+		}
+		return atKey(err, key)
+	})
+	if err == nil {
+		err = r.ExpectEnd()
+	}
+	return err
+}
+
+// readDelta reads a delta object; text pieces alias the event data.
+func (a *accumulator) readDelta(dl *delta) error {
+	r := &a.r
+	if r.Peek() != jsonx.Object {
+		return r.Errorf("want an object, got %s", r.Peek())
+	}
+	return r.ReadObject(func(key []byte) error {
+		var dst *[]byte
+		var has *bool
+		switch string(key) {
+		case "type":
+			var err error
+			dl.typ, err = readName(r)
+			return at(err, "type")
+		case "text":
+			dst, has = &dl.text, &dl.hasText
+		case "partial_json":
+			dst, has = &dl.partial, &dl.hasPartial
+		case "thinking":
+			dst, has = &dl.thinking, &dl.hasThink
+		case "signature":
+			dst, has = &dl.signature, &dl.hasSign
+		case "citation":
+			v, err := r.ReadRaw()
+			dl.citation = v
+			return at(err, "citation")
+		default:
+			if r.ReadNull() {
+				return nil
+			}
+			v, err := r.ReadRaw()
+			dl.members = setMember(dl.members, string(key), v)
+			return atKey(err, key)
+		}
+		if r.Peek() != jsonx.String {
+			return at(r.Errorf("want a string, got %s", r.Peek()), string(key))
+		}
+		v, err := r.ReadStringBytes()
+		*dst, *has = v, true
+		return atKey(err, key)
+	})
+}
+
+// startBlock reads the content_block of a content_block_start event.
+func (a *accumulator) startBlock() (*sblock, error) {
+	d := &a.d
+	mark := len(d.spans)
+	defer d.release(mark)
+	b := d.take()
+	defer d.give()
+	if err := d.read(b); err != nil {
+		return nil, err
+	}
+	p, err := d.part(b)
+	if err != nil {
+		return nil, err
+	}
+	sb := &sblock{typ: b.typ, part: p}
+	if p.Raw != nil {
+		// Kept opaque: its members are updated by the deltas, as the SDK
+		// updates its raw JSON.
+		sb.opaque = true
+		for _, s := range b.spans {
+			v, err := jsonx.Compact(a.r.Bytes()[s.start:s.end], 0)
+			if err != nil {
+				return nil, err
+			}
+			sb.members = append(sb.members, member{string(s.key), v})
+		}
+		return sb, nil
+	}
+	switch p.Type {
+	case convo.TypeText:
+		sb.text = append(sb.text, p.Text...)
+	case convo.TypeReasoning:
+		sb.text = append(sb.text, p.Text...)
+		sb.sig = append(sb.sig, p.Signature...)
+	}
+	return sb, nil
+}
+
+func (a *accumulator) apply(e *event) error {
+	switch e.typ {
+	case "ping":
+		return nil
+	case "error":
+		if e.apiErr == nil {
+			e.apiErr = &Error{Message: "error event without details"}
+		}
+		a.err = e.apiErr
+		return a.err
+	case "message_start":
+		if a.started {
+			return errors.New("a second message_start")
+		}
+		if !e.message {
+			return errors.New(`no "message"`)
+		}
+		a.started = true
+		a.h = e.head
+		for _, p := range e.parts {
+			p := p
+			a.blocks = append(a.blocks, &sblock{typ: string(p.Type), part: p, stopped: true, done: &p})
+		}
+		return nil
+	}
+	if !a.started {
+		if e.typ == "message_delta" || e.typ == "message_stop" || isBlockEvent(e.typ) {
+			return errors.New("event before message_start")
+		}
+	}
+	switch e.typ {
+	case "content_block_start":
+		if !e.hasIndex || e.block == nil {
+			return errors.New(`want "index" and "content_block"`)
+		}
+		if e.index != int64(len(a.blocks)) {
+			return fmt.Errorf("block index %d, want %d (blocks start in order)", e.index, len(a.blocks))
+		}
+		a.blocks = append(a.blocks, e.block)
+	case "content_block_delta":
+		b, err := a.block(e)
+		if err != nil {
+			return err
+		}
+		return a.delta(b, &e.delta)
+	case "content_block_stop":
+		b, err := a.block(e)
+		if err != nil {
+			return err
+		}
+		if !b.stopped {
+			b.stopped = true
+			p, warn := b.final()
+			b.done, b.warn = &p, warn
+			if warn != "" {
+				a.warn("content block %d: %s", e.index, warn)
+			}
+		}
+	case "message_delta":
+		for _, m := range e.delta.members {
+			a.h.top = setMember(a.h.top, m.key, m.val)
+		}
+		if e.hasUsage {
+			a.h.hasUsage = true
+			for _, m := range e.usage {
+				a.h.usage = setMember(a.h.usage, m.key, m.val)
+			}
+		}
+	case "message_stop":
+		a.stopped = true
+	default:
+		a.warn("unknown event %q ignored", e.typ)
+	}
+	return nil
+}
+
+func isBlockEvent(t string) bool {
+	return t == "content_block_start" || t == "content_block_delta" || t == "content_block_stop"
+}
+
+// block returns the started block an event's index names.
+func (a *accumulator) block(e *event) (*sblock, error) {
+	if !e.hasIndex {
+		return nil, errors.New(`no "index"`)
+	}
+	if e.index < 0 || e.index >= int64(len(a.blocks)) {
+		return nil, fmt.Errorf("block index %d, but %d blocks started", e.index, len(a.blocks))
+	}
+	return a.blocks[e.index], nil
+}
+
+// delta appends a delta to the block it is addressed to.
+func (a *accumulator) delta(b *sblock, dl *delta) error {
+	if b.stopped {
+		return fmt.Errorf("%s for a block already stopped", dl.typ)
+	}
+	var piece []byte
+	var ok bool
+	switch dl.typ {
+	case "text_delta":
+		piece, ok = dl.text, dl.hasText && (b.opaque || b.typ == "text")
+		b.text = append(b.text, piece...)
+	case "thinking_delta":
+		piece, ok = dl.thinking, dl.hasThink && (b.opaque || b.typ == "thinking")
+		b.text = append(b.text, piece...)
+	case "signature_delta":
+		piece, ok = dl.signature, dl.hasSign && (b.opaque || b.typ == "thinking")
+		b.sig = append(b.sig, piece...)
+	case "input_json_delta":
+		piece, ok = dl.partial, dl.hasPartial && (b.opaque || b.typ == "tool_use")
+		b.input = append(b.input, piece...)
+		b.hasInput = b.hasInput || len(piece) > 0
+	case "citations_delta":
+		piece, ok = dl.citation, dl.citation != nil && (b.opaque || b.typ == "text")
+		b.cites = append(b.cites, piece)
+	default:
+		a.warn("unknown delta %q ignored", dl.typ)
+		return nil
+	}
+	if !ok {
+		return fmt.Errorf("%s does not fit a %s block", dl.typ, b.typ)
+	}
+	a.size += int64(len(piece))
+	if a.size > a.lim.MaxBytes {
+		return fmt.Errorf("reply of more than %d bytes: %w", a.lim.MaxBytes, jsonx.ErrTooLarge)
+	}
+	return nil
+}
+
+// final returns the part a block became, and a problem when it has one.
+func (b *sblock) final() (convo.Part, string) {
+	if b.done != nil {
+		return *b.done, b.warn
+	}
+	if b.opaque {
+		return b.finalOpaque()
+	}
+	p := b.part
+	switch b.typ {
+	case "text":
+		p.Text = string(b.text)
+		if len(b.cites) > 0 {
+			p.Native = withCitations(p.Native, b.cites)
+		}
+	case "thinking":
+		p.Text, p.Signature = string(b.text), string(b.sig)
+	case "tool_use":
+		if !b.hasInput {
+			break
+		}
+		args, err := jsonx.Compact(b.input, 0)
+		if err != nil {
+			p.Args, p.ArgsRaw = nil, string(b.input)
+			return p, "tool input is not valid JSON: kept as args_raw"
+		}
+		p.Args = args
+	}
+	return p, ""
+}
+
+// finalOpaque applies the deltas to the members of a block kept opaque,
+// as the SDK applies them to its raw JSON.
+func (b *sblock) finalOpaque() (convo.Part, string) {
+	ms := append([]member(nil), b.members...)
+	warn := ""
+	if len(b.text) > 0 {
+		key := "text"
+		if getMember(ms, "thinking") != nil && getMember(ms, "text") == nil {
+			key = "thinking"
+		}
+		ms = setMember(ms, key, jsonx.AppendString(nil, string(b.text)))
+	}
+	if len(b.sig) > 0 {
+		ms = setMember(ms, "signature", jsonx.AppendString(nil, string(b.sig)))
+	}
+	if b.hasInput {
+		if v, err := jsonx.Compact(b.input, 0); err == nil {
+			ms = setMember(ms, "input", v)
+		} else {
+			warn = "input is not valid JSON: the block keeps its first input"
+		}
+	}
+	if len(b.cites) > 0 {
+		ms = setMember(ms, "citations", appendCitations(getMember(ms, "citations"), b.cites))
+	}
+	return provider.OpaquePart(ProviderID, b.typ, objectOf(ms)), warn
+}
+
+// withCitations returns n with the citations array of its "anthropic"
+// object extended by cites.
+func withCitations(n convo.Native, cites [][]byte) convo.Native {
+	var ms []member
+	if obj := n[ProviderID]; obj != nil {
+		r := jsonx.NewReader(obj, 0)
+		_ = r.ReadObject(func(key []byte) error {
+			v, err := r.ReadRaw()
+			ms = append(ms, member{string(key), v})
+			return err
+		})
+	}
+	ms = setMember(ms, "citations", appendCitations(getMember(ms, "citations"), cites))
+	out := convo.Native{}
+	for k, v := range n {
+		out[k] = v
+	}
+	out[ProviderID] = objectOf(ms)
+	return out
+}
+
+// appendCitations returns the JSON array old (or an empty one) with cites
+// appended.
+func appendCitations(old []byte, cites [][]byte) []byte {
+	var out []byte
+	if len(old) >= 2 && old[0] == '[' {
+		out = append(out, old[:len(old)-1]...)
+	} else {
+		out = append(out, '[')
+	}
+	for _, c := range cites {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, c...)
+	}
+	return append(out, ']')
+}
+
+// parts returns the parts of the blocks so far; open blocks as they stand.
+func (a *accumulator) parts() ([]convo.Part, []string) {
+	if len(a.blocks) == 0 {
+		return nil, nil
+	}
+	parts := make([]convo.Part, len(a.blocks))
+	var open []string
+	for i, b := range a.blocks {
+		p, _ := b.final()
+		if !b.stopped {
+			open = append(open, strconv.Itoa(i))
+			if b.typ == "tool_use" && b.hasInput && p.Args == nil {
+				// Partial arguments are not JSON yet: show them as they are.
+				p.ArgsRaw = string(b.input)
+			}
+		}
+		parts[i] = p
+	}
+	return parts, open
+}
+
+// Snapshot returns the message as it stands, for showing partial text.
+func (a *accumulator) Snapshot() convo.Message {
+	parts, _ := a.parts()
+	m, _ := a.h.finish(parts)
+	return m
+}
+
+// Message returns the final message. An error event, a stream that ended
+// before message_stop, or one that never started is an error; the partial
+// message is returned beside it.
+func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
+	parts, open := a.parts()
+	warns := append([]provider.Warning(nil), a.warns...)
+	m, err := a.h.finish(parts)
+	switch {
+	case a.err != nil:
+		m.Finish = convo.FinishError
+		return m, warns, a.err
+	case err != nil:
+		return m, warns, fmt.Errorf("anthropic stream: %w", err)
+	case !a.started:
+		return m, warns, errors.New("anthropic stream: ended before message_start")
+	case !a.stopped:
+		return m, warns, fmt.Errorf("anthropic stream: truncated: ended before message_stop after %d events", a.events)
+	}
+	for _, i := range open {
+		warns = append(warns, provider.Warnf("content block "+i, "never stopped: kept as it stood at message_stop"))
+	}
+	return m, warns, nil
+}
