@@ -17,8 +17,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// tb is what the helpers need of testing.TB and rapid.T.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // jsonEqual compares two JSON documents as values.
-func jsonEqual(t testing.TB, a, b []byte) bool {
+func jsonEqual(t tb, a, b []byte) bool {
 	t.Helper()
 	var x, y any
 	if err := json.Unmarshal(a, &x); err != nil {
@@ -212,7 +219,7 @@ func TestEncode(t *testing.T) {
 // alternate and start with user, no content array is empty, every block
 // is a union of one member, tool ids fit, every toolResult answers a
 // toolUse of the assistant message before it.
-func checkShape(t testing.TB, body []byte) {
+func checkShape(t tb, body []byte) {
 	t.Helper()
 	var req struct {
 		System   []map[string]json.RawMessage `json:"system"`
@@ -225,7 +232,7 @@ func checkShape(t testing.TB, body []byte) {
 		t.Fatalf("%v: %s", err, body)
 	}
 	if req.System != nil && len(req.System) == 0 {
-		t.Error("empty system array")
+		t.Errorf("empty system array")
 	}
 	for i, b := range req.System {
 		if len(b) != 1 {

@@ -161,6 +161,10 @@ func precheck(h convo.History, opts provider.Options) (prechecked, error) {
 			if dropped(p, opts) {
 				continue
 			}
+			if emptyReasoning(p) && !system {
+				warn(place{i, j, -1}, "empty reasoning part left out: Bedrock refuses a reasoning block with nothing in it")
+				continue
+			}
 			sent++
 			path := place{i, j, -1}
 			if system {
@@ -212,6 +216,23 @@ func dropped(p *convo.Part, opts provider.Options) bool {
 		}
 		text := p.Text != "" || len(p.Summary) > 0
 		return !(opts.Reasoning == provider.ReasoningText && text)
+	}
+	return false
+}
+
+// emptyReasoning reports whether p is a Bedrock reasoning part with no
+// text, signature or redacted content: there is no block to send for it.
+func emptyReasoning(p *convo.Part) bool {
+	return p.Type == convo.TypeReasoning && p.Provider == ProviderID && p.Raw == nil &&
+		p.Text == "" && p.Signature == "" && p.Encrypted == "" && len(p.Summary) == 0
+}
+
+// sendsBlocks reports whether m has a part that becomes a block.
+func sendsBlocks(m *convo.Message) bool {
+	for i := range m.Parts {
+		if !emptyReasoning(&m.Parts[i]) {
+			return true
+		}
 	}
 	return false
 }
@@ -324,7 +345,7 @@ func (e *encoder) request(h convo.History, pre *prechecked) error {
 	e.msg = -1
 	for i := lead; i < len(h); i++ {
 		m := &h[i]
-		if len(m.Parts) == 0 {
+		if !sendsBlocks(m) {
 			continue // an assistant message with nothing left; precheck warned
 		}
 		r := "user"
@@ -346,6 +367,9 @@ func (e *encoder) request(h convo.History, pre *prechecked) error {
 			e.buf = append(e.buf, `","content":[`...)
 		}
 		for j := range m.Parts {
+			if emptyReasoning(&m.Parts[j]) {
+				continue // precheck warned
+			}
 			if err := e.part(&m.Parts[j]); err != nil {
 				return err
 			}
