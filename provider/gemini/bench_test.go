@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -143,5 +144,50 @@ func BenchmarkPrepare(b *testing.B) {
 		if _, _, err := provider.Prepare(h, target, provider.Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// deltaEvents is a streamed reply of n text deltas the way Gemini sends
+// them: a few thought deltas, then text, each chunk a whole response with
+// modelVersion and responseId, the last one with finishReason and usage.
+func deltaEvents(n int) []provider.Event {
+	evs := make([]provider.Event, 0, n)
+	for i := 0; i < n-1; i++ {
+		part := `{"text":"token "}`
+		if i < n/10 {
+			part = `{"text":"think ","thought":true}`
+		}
+		evs = append(evs, provider.Event{Data: []byte(`{"candidates":[{"content":{"role":"model","parts":[` + part +
+			`]},"index":0}],"modelVersion":"gemini-3-flash","responseId":"resp-bench"}`)})
+	}
+	evs = append(evs, provider.Event{Data: []byte(`{"candidates":[{"content":{"role":"model","parts":[{"text":"","thoughtSignature":"CiQBsig"}]},"finishReason":"STOP","index":0}],` +
+		`"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":9000,"totalTokenCount":9010},"modelVersion":"gemini-3-flash","responseId":"resp-bench"}`)})
+	return evs
+}
+
+// BenchmarkStream accumulates replies of 10,000 and 100,000 deltas; the
+// ns/event and allocs/event of the two should match (linear growth).
+func BenchmarkStream(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		evs := deltaEvents(n)
+		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for b.Loop() {
+				acc := ReplyCodec().NewAccumulator(provider.Options{})
+				for _, ev := range evs {
+					if err := acc.Add(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, _, err := acc.Message(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*n), "allocs/event")
+		})
 	}
 }

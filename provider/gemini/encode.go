@@ -51,15 +51,21 @@ type encoder struct {
 	aux     jsonx.Reader // reused for a second look at a value
 	mem     []member     // reused: the members of the part's Native["gemini"]
 
-	content  int        // index of the open content; -1 before the first
-	nparts   int        // parts written in the open content
-	side     convo.Role // RoleAssistant or RoleUser: the open content's role
-	last     convo.Role // role of the message written last
-	calls    map[string]string
-	bypassAt int // part of the current message that gets BypassSignature, or -1
+	content  int                 // index of the open content; -1 before the first
+	nparts   int                 // parts written in the open content
+	side     convo.Role          // RoleAssistant or RoleUser: the open content's role
+	last     convo.Role          // role of the message written last
+	calls    map[string]sentCall // the calls of the last assistant message, by id
+	bypassAt int                 // part of the current message that gets BypassSignature, or -1
 }
 
 type member struct{ key, val []byte }
+
+// sentCall is what a tool result needs to know about the call it answers.
+type sentCall struct {
+	name string
+	noID bool // the functionCall went without its id
+}
 
 func (e *encoder) warn(path, format string, args ...any) {
 	e.warns = append(e.warns, provider.Warnf(path, format, args...))
@@ -484,11 +490,12 @@ func (e *encoder) hasDisplayName(kind string) bool {
 
 func (e *encoder) call(p *convo.Part, j int, path func() string) error {
 	if e.calls == nil {
-		e.calls = map[string]string{}
+		e.calls = map[string]sentCall{}
 	}
-	e.calls[p.ID] = p.Name
+	noID := p.ID == "" || e.synthetic()
+	e.calls[p.ID] = sentCall{name: p.Name, noID: noID}
 	e.buf = append(e.buf, `"functionCall":{`...)
-	if p.ID != "" && !e.synthetic() {
+	if !noID {
 		if err := e.strMember("id", p.ID); err != nil {
 			return at(err, "functionCall")
 		}
@@ -534,15 +541,18 @@ func (e *encoder) synthetic() bool {
 }
 
 func (e *encoder) response(p *convo.Part, path func() string) error {
+	call, answers := e.calls[p.ID]
 	name := p.Name
 	if name == "" {
-		name = e.calls[p.ID]
+		name = call.name
 	}
 	if name == "" {
 		return fmt.Errorf("tool result %q has no name and answers no call: Gemini needs the function name", p.ID)
 	}
 	e.buf = append(e.buf, `"functionResponse":{`...)
-	if p.ID != "" && !e.synthetic() {
+	// An id goes with the response only if it went with the call: an id
+	// convo made up for a call means nothing to Gemini.
+	if p.ID != "" && !e.synthetic() && !(answers && call.noID) {
 		if err := e.strMember("id", p.ID); err != nil {
 			return at(err, "functionResponse")
 		}

@@ -259,6 +259,17 @@ func TestEncodeRepair(t *testing.T) {
 	if !strings.Contains(out, want) || !strings.Contains(warns, "error result was inserted") {
 		t.Errorf("got %s\n%s", out, warns)
 	}
+	// A call whose id Decode made up went without it; so does the result
+	// Repair inserts for it, which carries no note of its own.
+	h, _, err := Codec().Decode([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]}]}`), provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ = enc(t, h, provider.Options{Repair: true})
+	want = `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"error":"` + provider.NotRun + `"}}}]}]}`
+	if out != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
 }
 
 func TestEncodeMedia(t *testing.T) {

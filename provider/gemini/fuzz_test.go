@@ -60,3 +60,41 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAccumulate feeds the stream accumulator arbitrary events (one per
+// line of the input). It must never panic; whatever it accepted, the final
+// message must marshal and equal the last snapshot.
+func FuzzAccumulate(f *testing.F) {
+	files, _ := filepath.Glob("testdata/replies/*.sse")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		var lines [][]byte
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				lines = append(lines, d)
+			}
+		}
+		f.Add(bytes.Join(lines, []byte("\n")))
+	}
+	f.Add([]byte(`{"error":{"code":500,"message":"boom"}}`))
+	f.Add([]byte("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\",\"thought\":true},{\"text\":\"\",\"thoughtSignature\":\"x\"}]},\"index\":1}]}\n[DONE]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		acc := ReplyCodec().NewAccumulator(provider.Options{})
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if acc.Add(provider.Event{Data: line}) != nil {
+				break
+			}
+		}
+		snap := acc.Snapshot()
+		m, _, _ := acc.Message()
+		if !m.Equal(snap) {
+			t.Fatal("final message differs from the last snapshot")
+		}
+		if _, err := convo.AppendMessage(nil, m); err != nil {
+			t.Fatalf("message does not marshal: %v", err)
+		}
+	})
+}

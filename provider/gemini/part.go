@@ -128,6 +128,12 @@ func (d *partReader) readPart(wp *wirePart, inResponse bool) error {
 		if inResponse {
 			return errors.New("functionResponse part has no inlineData or fileData")
 		}
+		// A part without a data member is an empty text part: that is how
+		// the Go SDK writes one (Part.Text is omitempty) — an empty part
+		// carrying only a signature, say — and the API reads both alike.
+		// Encode writes "text":"" back.
+		wp.kind = "text"
+		return nil
 	case "text", "inlineData", "fileData", "functionCall", "functionResponse":
 		return nil
 	}
@@ -460,11 +466,7 @@ func (wp *wirePart) fill(p *convo.Part) {
 	case "inlineData", "fileData", "functionCall", "functionResponse":
 		*p = wp.part
 	default:
-		kind := wp.kind
-		if kind == "" {
-			kind = "part"
-		}
-		*p = provider.OpaquePart(ProviderID, kind, wp.opaque)
+		*p = provider.OpaquePart(ProviderID, wp.kind, wp.opaque)
 		return
 	}
 	p.Native = withNative(nil, wp.native())

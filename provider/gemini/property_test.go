@@ -211,3 +211,127 @@ func TestRoundTripProperty(t *testing.T) {
 		}
 	})
 }
+
+// delta is one part of a generated stream, as sent.
+type delta struct {
+	kind string // text, thought, call, image
+	text string
+	sig  string
+}
+
+// TestStreamProperty streams generated replies — text and thought deltas,
+// signed or not, empty parts carrying only a signature, calls and images,
+// several parts per chunk or one — and checks what the accumulator
+// promises: no text lost or reordered, every signature kept once, in order,
+// on a part holding exactly the text it came with, and unsigned runs joined
+// as far as they go.
+func TestStreamProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 30).Draw(t, "deltas")
+		var deltas []delta
+		for i := 0; i < n; i++ {
+			l := fmt.Sprintf("d%d.", i)
+			d := delta{kind: rapid.SampledFrom([]string{"text", "text", "thought", "thought", "call", "image"}).Draw(t, l+"kind")}
+			if d.kind == "text" || d.kind == "thought" {
+				d.text = rapid.SampledFrom([]string{"", "a", "bc", " d", "é\n"}).Draw(t, l+"text")
+			}
+			if rapid.IntRange(0, 3).Draw(t, l+"signed") == 0 {
+				d.sig = genSig(t, l+"sig")
+			}
+			deltas = append(deltas, d)
+		}
+		// Pack the deltas into chunks of one to three parts.
+		var events []provider.Event
+		for i := 0; i < len(deltas); {
+			k := rapid.IntRange(1, 3).Draw(t, fmt.Sprintf("chunk%d", len(events)))
+			var parts []any
+			for ; k > 0 && i < len(deltas); k, i = k-1, i+1 {
+				d := deltas[i]
+				var p map[string]any
+				switch d.kind {
+				case "text":
+					p = map[string]any{"text": d.text}
+				case "thought":
+					p = map[string]any{"text": d.text, "thought": true}
+				case "call":
+					p = map[string]any{"functionCall": map[string]any{"name": "f", "args": map[string]any{"i": i}}}
+				case "image":
+					p = map[string]any{"inlineData": map[string]any{"mimeType": "image/png", "data": "iVBO"}}
+				}
+				if d.sig != "" {
+					p["thoughtSignature"] = d.sig
+				}
+				parts = append(parts, p)
+			}
+			cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}}
+			if i == len(deltas) {
+				cand["finishReason"] = "STOP"
+			}
+			b, _ := json.Marshal(map[string]any{"candidates": []any{cand}, "responseId": "r"})
+			events = append(events, provider.Event{Data: b})
+		}
+		acc := ReplyCodec().NewAccumulator(provider.Options{})
+		for _, ev := range events {
+			if err := acc.Add(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, _, err := acc.Message()
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		var wantText, wantThought, gotText, gotThought string
+		var wantSigs, gotSigs []string
+		for _, d := range deltas {
+			switch d.kind {
+			case "text":
+				wantText += d.text
+			case "thought":
+				wantThought += d.text
+			}
+			if d.sig != "" {
+				wantSigs = append(wantSigs, d.kind+":"+d.text+":"+d.sig)
+			}
+		}
+		for j, p := range m.Parts {
+			kind, sig := "", ""
+			switch p.Type {
+			case convo.TypeText:
+				kind, sig = "text", sigOf(p)
+				gotText += p.Text
+			case convo.TypeReasoning:
+				kind, sig = "thought", p.Signature
+				gotThought += p.Text
+			case convo.TypeToolCall:
+				kind, sig = "call", sigOf(p)
+			case convo.TypeImage:
+				kind, sig = "image", sigOf(p)
+			}
+			if sig != "" {
+				gotSigs = append(gotSigs, kind+":"+p.Text+":"+sig)
+			} else if j > 0 && (kind == "text" || kind == "thought") {
+				prev := m.Parts[j-1]
+				if prev.Type == p.Type && prev.Native == nil && prev.Signature == "" {
+					t.Fatalf("parts %d and %d are unsigned %s runs left apart", j-1, j, kind)
+				}
+			}
+		}
+		if gotText != wantText || gotThought != wantThought {
+			t.Fatalf("text %q / %q, want %q / %q", gotText, gotThought, wantText, wantThought)
+		}
+		if fmt.Sprint(gotSigs) != fmt.Sprint(wantSigs) {
+			t.Fatalf("signatures\n got %v\nwant %v", gotSigs, wantSigs)
+		}
+	})
+}
+
+func sigOf(p convo.Part) string {
+	v := nativeMember(p.Native, "thoughtSignature")
+	if v == nil {
+		return ""
+	}
+	var s string
+	json.Unmarshal(v, &s)
+	return s
+}

@@ -1,0 +1,337 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+)
+
+func messageJSON(t *testing.T, m convo.Message) []byte {
+	t.Helper()
+	b, err := convo.AppendMessage(nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// sseData returns the data of every event of an SSE fixture (one data line
+// per event in these files).
+func sseData(t *testing.T, sse []byte) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, line := range bytes.Split(sse, []byte("\n")) {
+		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestReplies decodes recorded replies: the non-streamed body against a
+// golden message, and the same reply streamed — as SSE, read one byte at a
+// time, and as the JSON array streamGenerateContent sends without alt=sse —
+// must give exactly the same message.
+func TestReplies(t *testing.T) {
+	files, _ := filepath.Glob("testdata/replies/*.sse")
+	if len(files) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(file, ".sse")
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			body, err := os.ReadFile(name + ".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, warns, err := ReplyCodec().DecodeReply(body, provider.Options{})
+			if err != nil || len(warns) > 0 {
+				t.Fatalf("DecodeReply: %v %v", err, warns)
+			}
+			golden(t, name+".convo.json", messageJSON(t, want))
+
+			sse, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			array := append([]byte("[\n"), bytes.Join(sseData(t, sse), []byte(",\n"))...)
+			array = append(array, "\n]\n"...)
+			for _, in := range []struct {
+				name string
+				r    io.Reader
+			}{
+				{"sse", bytes.NewReader(sse)},
+				{"sse one byte at a time", iotest.OneByteReader(bytes.NewReader(sse))},
+				{"json array", bytes.NewReader(array)},
+			} {
+				got, warns, err := ReplyCodec().ReadStream(in.r, provider.Options{})
+				if err != nil || len(warns) > 0 {
+					t.Fatalf("%s: %v %v", in.name, err, warns)
+				}
+				if !got.Equal(want) {
+					t.Errorf("%s: streamed message differs\n got: %s\nwant: %s", in.name, messageJSON(t, got), messageJSON(t, want))
+				}
+			}
+		})
+	}
+}
+
+// TestRepliesReplay: a decoded reply, put in a history and encoded for
+// Gemini again, sends back the parts the model produced — each signature on
+// its part, no invented ids.
+func TestRepliesReplay(t *testing.T) {
+	for _, name := range []string{"thinking", "tools", "signed", "media", "safety", "length", "recitation"} {
+		t.Run(name, func(t *testing.T) {
+			body, err := os.ReadFile("testdata/replies/" + name + ".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _, err := ReplyCodec().ReadStream(mustOpen(t, "testdata/replies/"+name+".sse"), provider.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := Codec().Encode(convo.History{convo.User("q"), m}, provider.Options{Repair: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req struct {
+				Contents []struct {
+					Parts json.RawMessage `json:"parts"`
+				} `json:"contents"`
+			}
+			var resp struct {
+				Candidates []struct {
+					Content struct {
+						Parts json.RawMessage `json:"parts"`
+					} `json:"content"`
+				} `json:"candidates"`
+			}
+			if err := json.Unmarshal(out, &req); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(body, &resp); err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			json.Unmarshal(req.Contents[1].Parts, &got)
+			json.Unmarshal(resp.Candidates[0].Content.Parts, &want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("replayed parts differ\n got: %s\nwant: %s", req.Contents[1].Parts, resp.Candidates[0].Content.Parts)
+			}
+		})
+	}
+}
+
+func mustOpen(t *testing.T, path string) io.Reader {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(b)
+}
+
+func TestReplyFinish(t *testing.T) {
+	tests := []struct {
+		reason  string
+		toolUse bool
+		blocked bool
+		want    convo.Finish
+	}{
+		{"STOP", false, false, convo.FinishStop},
+		{"STOP", true, false, convo.FinishToolUse},
+		{"MAX_TOKENS", false, false, convo.FinishLength},
+		{"SAFETY", false, false, convo.FinishContentFilter},
+		{"RECITATION", false, false, convo.FinishContentFilter},
+		{"BLOCKLIST", false, false, convo.FinishContentFilter},
+		{"PROHIBITED_CONTENT", false, false, convo.FinishContentFilter},
+		{"SPII", false, false, convo.FinishContentFilter},
+		{"IMAGE_SAFETY", false, false, convo.FinishContentFilter},
+		{"MALFORMED_FUNCTION_CALL", false, false, convo.FinishOther},
+		{"UNEXPECTED_TOOL_CALL", true, false, convo.FinishOther},
+		{"TOO_MANY_TOOL_CALLS", true, false, convo.FinishOther},
+		{"LANGUAGE", false, false, convo.FinishOther},
+		{"OTHER", false, false, convo.FinishOther},
+		{"SOMETHING_NEW", false, false, convo.FinishOther},
+		{"", false, true, convo.FinishContentFilter},
+		{"", false, false, ""},
+	}
+	for _, tt := range tests {
+		if got := finish(tt.reason, tt.toolUse, tt.blocked); got != tt.want {
+			t.Errorf("finish(%q, %v, %v) = %q, want %q", tt.reason, tt.toolUse, tt.blocked, got, tt.want)
+		}
+	}
+}
+
+func TestReplyUsage(t *testing.T) {
+	m, _, err := ReplyCodec().DecodeReply(mustRead(t, "testdata/replies/tools.json"), provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// input = prompt + tool-use prompt; output = candidates + thoughts.
+	want := convo.Usage{Input: 125, Output: 58, CacheRead: 100, Reasoning: 40, Total: 183}
+	if *m.Usage != want {
+		t.Errorf("usage %+v, want %+v", *m.Usage, want)
+	}
+	if m.Origin == nil || *m.Origin != (convo.Origin{Provider: "gemini", Model: "gemini-3-flash", ResponseID: "resp-tools-7"}) {
+		t.Errorf("origin %+v", m.Origin)
+	}
+	calls := m.ToolCalls()
+	if len(calls) != 2 || calls[0].ID == calls[1].ID || calls[0].ID == "" {
+		t.Errorf("synthesised ids: %+v", calls)
+	}
+	// The same call in another reply gets another id.
+	other := bytes.Replace(mustRead(t, "testdata/replies/tools.json"), []byte("resp-tools-7"), []byte("resp-tools-8"), 1)
+	m2, _, err := ReplyCodec().DecodeReply(other, provider.Options{})
+	if err != nil || m2.ToolCalls()[0].ID == calls[0].ID {
+		t.Errorf("ids repeat across replies: %v", err)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDecodeReplyErrors(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"api error", `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}`, "gemini API error 429 RESOURCE_EXHAUSTED: Resource has been exhausted"},
+		{"not JSON", `{"candidates":[`, "response: candidates[0]: unexpected end of input"},
+		{"not an object", `[]`, "response: got array, want a JSON object"},
+		{"no candidates", `{"modelVersion":"m"}`, "response has no candidates"},
+		{"bad part", `{"candidates":[{"content":{"parts":[{"text":1}]}}]}`, "response: candidates[0].content.parts[0].text: got number, want string"},
+		{"bad usage", `{"candidates":[],"usageMetadata":{"promptTokenCount":-1}}`, "response: usageMetadata.promptTokenCount: negative token count -1"},
+		{"bad index", `{"candidates":[{"index":"0"}]}`, "response: candidates[0].index: got string, want number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := ReplyCodec().DecodeReply([]byte(tt.body), provider.Options{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+	_, _, err := ReplyCodec().DecodeReply([]byte(`{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`), provider.Options{})
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Code != 400 || ae.Status != "INVALID_ARGUMENT" {
+		t.Errorf("APIError: %#v", err)
+	}
+}
+
+// TestReplyCandidates: only the first candidate is the reply; the others
+// are reported, in either order they come.
+func TestReplyCandidates(t *testing.T) {
+	body := `{"candidates":[{"content":{"parts":[{"text":"second"}]},"index":1,"finishReason":"MAX_TOKENS"},{"content":{"parts":[{"text":"first"}]},"finishReason":"STOP"}]}`
+	m, warns, err := ReplyCodec().DecodeReply([]byte(body), provider.Options{})
+	if err != nil || m.Text() != "first" || m.Finish != convo.FinishStop || !strings.Contains(warnText(warns), "1 candidates besides the first left out") {
+		t.Errorf("got %q %q %v %v", m.Text(), m.Finish, warns, err)
+	}
+	sse := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}},{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"index\":1}]}\n\n" +
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"y\"}]},\"index\":1}]}\n\n" +
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"b\"}]},\"finishReason\":\"STOP\"}]}\n\n"
+	m, warns, err = ReplyCodec().ReadStream(strings.NewReader(sse), provider.Options{})
+	if err != nil || m.Text() != "ab" || len(warns) != 1 {
+		t.Errorf("stream: got %q %v %v", m.Text(), warns, err)
+	}
+}
+
+// TestStreamError: an error event mid-stream ends the stream with the
+// provider's message, and the partial message is still there.
+func TestStreamError(t *testing.T) {
+	sse := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Partial an\"}]}}],\"responseId\":\"r\"}\n\n" +
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"swer\"}]}}]}\n\n" +
+		"data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded. Please try again later.\",\"status\":\"UNAVAILABLE\"}}\n\n" +
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"never\"}]},\"finishReason\":\"STOP\"}]}\n\n"
+	m, _, err := ReplyCodec().ReadStream(strings.NewReader(sse), provider.Options{})
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Message != "The model is overloaded. Please try again later." || !strings.Contains(err.Error(), "event 2") {
+		t.Fatalf("got %v", err)
+	}
+	if m.Text() != "Partial answer" || m.Finish != convo.FinishError || !strings.Contains(string(m.Native["gemini"]), `"status":"UNAVAILABLE"`) {
+		t.Errorf("partial message: %s", messageJSON(t, m))
+	}
+}
+
+// TestStreamTruncated: a stream cut before its finishReason — between
+// events or inside one — is an error, with the partial message.
+func TestStreamTruncated(t *testing.T) {
+	full := string(mustRead(t, "testdata/replies/thinking.sse"))
+	cut := strings.Index(full, `data: {"candidates": [{"content": {"parts": [{"text": ""`)
+	for _, in := range []string{full[:cut], full[:cut+40], ""} {
+		m, _, err := ReplyCodec().ReadStream(strings.NewReader(in), provider.Options{})
+		if !errors.Is(err, ErrIncomplete) {
+			t.Errorf("got %v, want ErrIncomplete", err)
+		}
+		if in != "" && !strings.HasPrefix(m.Text(), "Waves fold into silver light") {
+			t.Errorf("partial message: %s", messageJSON(t, m))
+		}
+	}
+	// A read error is returned as it is, with the partial message.
+	boom := errors.New("connection reset")
+	r := io.MultiReader(strings.NewReader(full[:cut]), iotest.ErrReader(boom))
+	m, _, err := ReplyCodec().ReadStream(r, provider.Options{})
+	if !errors.Is(err, boom) || m.Text() == "" {
+		t.Errorf("read error: %v %q", err, m.Text())
+	}
+}
+
+func TestStreamBadChunk(t *testing.T) {
+	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	if err := acc.Add(provider.Event{Data: []byte(`{"candidates":[{"content":{"parts":[{"text":"ok"}]}}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	err := acc.Add(provider.Event{Data: []byte(`{"candidates":[{"content":{"parts":[{"inlineData":{"data":"eA=="}}]}}]}`)})
+	if err == nil || err.Error() != "chunk 1: candidates[0].content.parts[0].inlineData: inlineData has no mimeType" {
+		t.Fatalf("got %v", err)
+	}
+	if err := acc.Add(provider.Event{Data: []byte(`{}`)}); err == nil {
+		t.Error("Add after a failure must fail")
+	}
+	m, _, err := acc.Message()
+	if err == nil || m.Text() != "ok" {
+		t.Errorf("Message: %q %v", m.Text(), err)
+	}
+}
+
+// TestSnapshot: a snapshot shows the text so far and is not changed by
+// what arrives later.
+func TestSnapshot(t *testing.T) {
+	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	add := func(s string) {
+		t.Helper()
+		if err := acc.Add(provider.Event{Data: []byte(s)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(`{"candidates":[{"content":{"parts":[{"text":"Hello"}]}}]}`)
+	s1 := acc.Snapshot()
+	add(`{"candidates":[{"content":{"parts":[{"text":", world"}]}}]}`)
+	s2 := acc.Snapshot()
+	add(`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]},"finishReason":"STOP"}]}`)
+	m, _, err := acc.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.Text() != "Hello" || s2.Text() != "Hello, world" || len(s2.Parts) != 1 || len(m.Parts) != 2 || m.Finish != convo.FinishToolUse {
+		t.Errorf("s1 %q, s2 %q (%d parts), final %s", s1.Text(), s2.Text(), len(s2.Parts), messageJSON(t, m))
+	}
+	if s := acc.Snapshot(); !s.Equal(m) {
+		t.Error("snapshot after the end differs from the message")
+	}
+}
