@@ -200,7 +200,7 @@ func (d *decoder) message(i int) error {
 	if !contentSet {
 		return errors.New(`message has no "content"`)
 	}
-	native := withNative(nil, nativeObject(extra))
+	native := messageNative(extra)
 	switch role {
 	case "assistant":
 		return d.assistant(parts, native)
@@ -217,6 +217,18 @@ func (d *decoder) message(i int) error {
 		return nil
 	}
 	return at(fmt.Errorf("unknown role %q (want user or assistant)", role), "role")
+}
+
+// messageNative keeps the members of a Bedrock message object convo has no
+// field for, under "message" in the Bedrock native object: a reply's
+// message also carries response members (stopReason, metrics, …) there,
+// which never go into a request.
+func messageNative(extra []nativeMember) convo.Native {
+	obj := nativeObject(extra)
+	if obj == nil {
+		return nil
+	}
+	return withNative(nil, nativeObject([]nativeMember{{key: "message", val: obj}}))
 }
 
 func wireName(t convo.PartType) string {

@@ -129,7 +129,7 @@ func TestDecodeShapes(t *testing.T) {
 				`{"image":{"format":"avif","source":{"bytes":"AAAA"},"error":{"message":"x"}}},` +
 				`{"image":{"format":"png","source":{"uri":"https://x"}}},` +
 				`{"toolAddition":{"name":"t"}}],"future":1}]}`,
-			want: `{"role":"user","parts":[{"type":"image","media_type":"image/avif","data":"AAAA","native":{"bedrock":{"error":{"message":"x"},"format":"avif"}}},{"type":"bedrock:image","native":{"bedrock":{"image":{"format":"png","source":{"uri":"https://x"}}}}},{"type":"bedrock:toolAddition","native":{"bedrock":{"toolAddition":{"name":"t"}}}}],"native":{"bedrock":{"future":1}}}`,
+			want: `{"role":"user","parts":[{"type":"image","media_type":"image/avif","data":"AAAA","native":{"bedrock":{"error":{"message":"x"},"format":"avif"}}},{"type":"bedrock:image","native":{"bedrock":{"image":{"format":"png","source":{"uri":"https://x"}}}}},{"type":"bedrock:toolAddition","native":{"bedrock":{"toolAddition":{"name":"t"}}}}],"native":{"bedrock":{"message":{"future":1}}}}`,
 		},
 		{
 			name: "a server tool result with a cache point stays two blocks",

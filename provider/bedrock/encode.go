@@ -382,11 +382,15 @@ func (e *encoder) request(h convo.History, pre *prechecked) error {
 	return nil
 }
 
-// closeMessage ends a request message, with the members Bedrock added to
-// messages that convo kept in Native.
+// closeMessage ends a request message, with the members of a Bedrock
+// message object convo kept in native.bedrock.message. The rest of a
+// message's Bedrock native object (a reply's stopReason, metrics, usage
+// details) describes the response and is not sent.
 func (e *encoder) closeMessage(native convo.Native) {
 	e.buf = append(e.buf, ']')
-	e.buf = appendNative(e.buf, native, func(k string) bool { return k == "role" || k == "content" })
+	if extra := nativeRaw(native, "message"); len(extra) > 0 && extra[0] == '{' {
+		e.buf = appendMembers(e.buf, extra, func(k string) bool { return k == "role" || k == "content" })
+	}
 	e.buf = append(e.buf, '}')
 }
 

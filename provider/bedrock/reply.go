@@ -101,7 +101,7 @@ func (d *decoder) replyMessage() error {
 	if !contentSet {
 		return errors.New(`message has no "content"`)
 	}
-	return d.assistant(parts, withNative(nil, nativeObject(extra)))
+	return d.assistant(parts, messageNative(extra))
 }
 
 // reply gathers the members of a reply outside its content, from a
@@ -197,7 +197,8 @@ func (r *reply) finish(m *convo.Message, opts provider.Options) {
 	}
 	if obj := nativeObject(native); obj != nil {
 		if old := m.Native[ProviderID]; old != nil {
-			// Members of output.message convo did not map come first.
+			// The members of output.message convo did not map, under
+			// "message", come first.
 			obj = append(append(old[:len(old)-1:len(old)-1], ','), obj[1:]...)
 		}
 		m.Native = withNative(m.Native, obj)

@@ -382,3 +382,37 @@ func FuzzAccumulator(f *testing.F) {
 		_, _, _ = Converse{}.ReadStream(bytes.NewReader(b), provider.Options{})
 	})
 }
+
+// TestReplyIntoNextRequest: a streamed reply, captured, saved in the
+// canonical format, reloaded and sent back as the next request's history,
+// keeps its reasoning signature, tool-use id and place.
+func TestReplyIntoNextRequest(t *testing.T) {
+	reply, _, err := Converse{}.ReadStream(bytes.NewReader(mustRead(t, "testdata/replies/tool_use.bin")), provider.Options{Model: "anthropic.claude-x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := convo.History{convo.User("Weather in Paris?"), reply,
+		convo.ToolResults(convo.ToolResultParts("tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "get_weather", convo.JSON(json.RawMessage(`{"temp_c":18}`))))}
+	saved, err := convo.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := convo.Unmarshal(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _, err := Converse{}.Encode(loaded, provider.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"messages":[
+	 {"role":"user","content":[{"text":"Weather in Paris?"}]},
+	 {"role":"assistant","content":[
+	  {"reasoningContent":{"reasoningText":{"text":"The user wants the weather in Paris; call the tool.","signature":"EqQBCkgIARABGAIiQL3Xw2oQ9r"}}},
+	  {"text":"Let me check the weather — one moment."},
+	  {"toolUse":{"toolUseId":"tooluse_kZJMlvQmRJ6eAyJE5GIl7Q","name":"get_weather","input":{"city":"Paris","units":["c"]}}}]},
+	 {"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_kZJMlvQmRJ6eAyJE5GIl7Q","content":[{"json":{"temp_c":18}}]}}]}]}`
+	if !jsonEqual(t, body, []byte(want)) {
+		t.Errorf("next request\n%s\nwant\n%s", body, want)
+	}
+}
