@@ -93,11 +93,6 @@ func geminiConversation(t *testing.T, body []byte) map[string]any {
 	return out
 }
 
-func sameConversation(t *testing.T, got, want []byte) {
-	t.Helper()
-	sameConversationAs(t, got, want, func(map[string]any) {})
-}
-
 // sdkQuirks removes from a conversation what the SDK's Go types cannot say
 // and the API reads the same either way:
 //   - Part.Text is a string with omitempty, so the SDK drops "text":"" from

@@ -407,7 +407,7 @@ func (GenerateContent) DecodeReply(body []byte, opts provider.Options) (convo.Me
 		warns = append(warns, provider.Warnf("candidates", "%d candidates besides the first left out", resp.extraCand))
 	}
 	if !resp.hasCand && !resp.blocked {
-		return convo.Message{}, warns, errors.New("response has no candidates and no promptFeedback.blockReason")
+		return convo.Message{}, warns, errors.New("response has no candidate (with index 0) and no promptFeedback.blockReason")
 	}
 	parts := make([]convo.Part, len(resp.parts))
 	for j := range resp.parts {

@@ -214,7 +214,7 @@ func TestDecodeReplyErrors(t *testing.T) {
 		{"api error", `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}`, "gemini API error 429 RESOURCE_EXHAUSTED: Resource has been exhausted"},
 		{"not JSON", `{"candidates":[`, "response: candidates[0]: unexpected end of input"},
 		{"not an object", `[]`, "response: got array, want a JSON object"},
-		{"no candidates", `{"modelVersion":"m"}`, "response has no candidates"},
+		{"no candidates", `{"modelVersion":"m"}`, "response has no candidate"},
 		{"bad part", `{"candidates":[{"content":{"parts":[{"text":1}]}}]}`, "response: candidates[0].content.parts[0].text: got number, want string"},
 		{"bad usage", `{"candidates":[],"usageMetadata":{"promptTokenCount":-1}}`, "response: usageMetadata.promptTokenCount: negative token count -1"},
 		{"bad index", `{"candidates":[{"index":"0"}]}`, "response: candidates[0].index: got string, want number"},
