@@ -277,6 +277,10 @@ func (it *rItem) kind() string {
 	if it.has&hasRole != 0 {
 		return "message"
 	}
+	if it.has&hasID != 0 {
+		// An item reference may leave out its type (the SDK writes it so).
+		return "item_reference"
+	}
 	return ""
 }
 
@@ -426,7 +430,7 @@ func (d *respDec) warn(i int, format string, args ...any) {
 }
 
 func (d *respDec) opaque(it *rItem) convo.Part {
-	return provider.OpaquePart(ProviderID, it.s(hasType), d.rawOf(span{it.start, it.end}))
+	return provider.OpaquePart(ProviderID, it.kind(), d.rawOf(span{it.start, it.end}))
 }
 
 // userSide reports whether an item of unknown type is the caller's input
