@@ -224,17 +224,27 @@ func (d *reqDecoder) message() error {
 		d.h = append(d.h, convo.Message{Role: convo.RoleAssistant, Parts: parts})
 	case wireSystem:
 		d.h = append(d.h, convo.Message{Role: convo.RoleSystem, Parts: parts})
-		extra = prependMember(extra, "role", []byte(`"system"`))
+	}
+	var native []byte
+	if extra != nil {
+		// Members of the wire message convo has no field for are kept
+		// apart from the markers, under "message": only they are written
+		// back into a request (a reply's native members describe the
+		// response and are never sent).
+		native = prependMember(nil, "message", append(extra, '}'))
+	}
+	if turn == wireSystem {
+		native = prependMember(native, "role", []byte(`"system"`))
 	}
 	m := &d.h[first]
 	if joins(d.prev, turn, m.Role == convo.RoleTool) {
 		marks = append(marks, markSeparate)
 	}
 	for _, k := range marks {
-		extra = prependMember(extra, k, []byte("true"))
+		native = prependMember(native, k, []byte("true"))
 	}
-	if extra != nil {
-		m.Native = convo.Native{ProviderID: append(extra, '}')}
+	if native != nil {
+		m.Native = convo.Native{ProviderID: append(native, '}')}
 	}
 	d.prev = wireTurn{role: turn.role, other: hasOther(parts)}
 	return nil

@@ -427,7 +427,7 @@ func (e *encoder) message(us []unit) error {
 	for _, u := range us {
 		var err error
 		e.at(u.i, -1, -1)
-		if skip, err = e.native(e.h[u.i].Native, skip); err != nil {
+		if skip, err = e.messageNative(e.h[u.i].Native, skip); err != nil {
 			return err
 		}
 	}
@@ -738,6 +738,34 @@ func (e *encoder) native(n convo.Native, skip []string) ([]string, error) {
 		return skip, fmt.Errorf("%s: native.%s: %w", e.here(), ProviderID, err)
 	}
 	return skip, nil
+}
+
+// messageNative appends the members of a wire message kept under
+// native.anthropic.message. The other members of the native object are
+// convo's markers or, for a reply, describe the response (stop_reason,
+// usage, …): they are never sent.
+func (e *encoder) messageNative(n convo.Native, skip []string) ([]string, error) {
+	obj := n[ProviderID]
+	if len(obj) == 0 {
+		return skip, nil
+	}
+	var msg []byte
+	r := jsonx.NewReader(obj, convo.DefaultLimits.MaxDepth)
+	err := r.ReadObject(func(key []byte) error {
+		if string(key) != "message" || r.Peek() != jsonx.Object {
+			return r.Skip()
+		}
+		var err error
+		msg, err = r.ReadRaw()
+		return err
+	})
+	if err != nil {
+		return skip, fmt.Errorf("%s: native.%s: %w", e.here(), ProviderID, err)
+	}
+	if msg == nil {
+		return skip, nil
+	}
+	return e.native(convo.Native{ProviderID: msg}, skip)
 }
 
 func contains(ss []string, s string) bool {

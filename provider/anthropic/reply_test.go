@@ -66,8 +66,27 @@ func TestStreamEqualsReply(t *testing.T) {
 				}
 				h = append(h, convo.ToolResults(results...))
 			}
-			if _, _, err := Codec().Encode(h, provider.Options{Strict: true}); err != nil {
-				t.Errorf("the reply cannot be sent back: %v", err)
+			req, _, err := Codec().Encode(h, provider.Options{Strict: true})
+			if err != nil {
+				t.Fatalf("the reply cannot be sent back: %v", err)
+			}
+			// What describes the response stays out of the request.
+			for _, key := range []string{`"stop_reason"`, `"usage"`, `"stop_details"`, `"service_tier"`, `"message"`} {
+				if bytes.Contains(req, []byte(key)) {
+					t.Errorf("request carries the reply's %s: %s", key, req)
+				}
+			}
+			// The assistant turn goes back with its blocks as they came.
+			back, _, err := Codec().Decode(req, provider.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range back[1].Parts {
+				q := got.Parts[i]
+				q.Model = "" // a request does not say which model wrote a block
+				if !p.Equal(q) {
+					t.Errorf("part %d changed on the way back: %+v, want %+v", i, p, q)
+				}
 			}
 		})
 	}
