@@ -266,8 +266,8 @@ func (e *encoder) part(p *convo.Part, j int, role convo.Role) error {
 	e.sep()
 	e.buf = append(e.buf, '{')
 	var err error
-	own := ""       // the data member this part writes, which its Native may extend
-	skipTh := false // the thought flag and signature come from the part itself
+	own := ""           // the data member this part writes, which its Native may extend
+	var written written // members the part writes itself, which its Native must not repeat
 	switch p.Type {
 	case convo.TypeText:
 		own = "text"
@@ -277,7 +277,10 @@ func (e *encoder) part(p *convo.Part, j int, role convo.Role) error {
 		e.warn(path(), "refusal sent as text: Gemini has no refusal part")
 		err = e.strMember("text", p.Text)
 	case convo.TypeReasoning:
-		own, skipTh = "text", true
+		own, written = "text", wroteThought
+		if p.Signature != "" {
+			written |= wroteSignature
+		}
 		err = e.reasoning(p)
 	case convo.TypeJSON:
 		own = "text"
@@ -304,7 +307,7 @@ func (e *encoder) part(p *convo.Part, j int, role convo.Role) error {
 	if err != nil {
 		return at(err, path())
 	}
-	e.partNative(own, skipTh, path)
+	e.partNative(own, written, path)
 	e.buf = append(e.buf, '}')
 	e.nparts++
 	return nil
@@ -399,17 +402,29 @@ func (e *encoder) member(key, val []byte) {
 	e.buf = append(e.buf, val...)
 }
 
+// written says which part members the encoder wrote from convo fields.
+type written uint8
+
+const (
+	wroteThought   written = 1 << iota // "thought":true of a reasoning part
+	wroteSignature                     // its Signature as thoughtSignature
+)
+
 // partNative writes the part-level members of the part's Native: the
 // thoughtSignature and whatever else Decode kept, minus convo's notes and
 // anything that would clash with the data member own.
-func (e *encoder) partNative(own string, skipTh bool, path func() string) {
+func (e *encoder) partNative(own string, w written, path func() string) {
 	for _, m := range e.mem {
 		if isNote(m.key) {
 			continue
 		}
 		switch string(m.key) {
-		case "thought", "thoughtSignature", "thought_signature":
-			if skipTh {
+		case "thought":
+			if w&wroteThought != 0 {
+				continue
+			}
+		case "thoughtSignature", "thought_signature":
+			if w&wroteSignature != 0 {
 				continue
 			}
 		}
@@ -728,7 +743,7 @@ func (e *encoder) responsePart(q *convo.Part, k int, path func() string) error {
 	if err != nil {
 		return err
 	}
-	e.partNative(own, true, sub)
+	e.partNative(own, wroteThought|wroteSignature, sub) // neither belongs in a FunctionResponsePart
 	e.buf = append(e.buf, '}')
 	return nil
 }

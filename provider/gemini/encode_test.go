@@ -183,6 +183,12 @@ func TestEncodeContents(t *testing.T) {
 			`{"contents":[{"role":"user","parts":[{"text":"go"}]},{"role":"model","parts":[{"functionCall":{"id":"c1","name":"f"}}]},{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"f","response":{"output":"ok"}}}]}]}`,
 		},
 		{
+			"a thought whose signature is only in its native fields keeps it",
+			convo.History{{Role: convo.RoleAssistant, Parts: []convo.Part{{Type: convo.TypeReasoning, Text: "t", Provider: ProviderID,
+				Native: convo.Native{"gemini": json.RawMessage(`{"thoughtSignature":"U0lH","thought":false}`)}}}}},
+			`{"contents":[{"role":"model","parts":[{"text":"t","thought":true,"thoughtSignature":"U0lH"}]}]}`,
+		},
+		{
 			"empty history",
 			convo.History{},
 			`{"contents":[]}`,
