@@ -243,7 +243,10 @@ func (d *decoder) assistant(parts []convo.Part, native convo.Native) error {
 	// A toolResult in an assistant message is the result of a server-side
 	// tool: convo's tool results answer the client's calls, so it is kept
 	// whole instead.
-	for _, s := range d.spans {
+	// Backwards, so a cache point put back after one result does not move
+	// the results before it.
+	for k := len(d.spans) - 1; k >= 0; k-- {
+		s := d.spans[k]
 		p := &parts[s.part]
 		raw, err := jsonx.Compact(d.r.Bytes()[s.start:s.end], 0)
 		if err != nil {

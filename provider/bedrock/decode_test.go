@@ -133,9 +133,12 @@ func TestDecodeShapes(t *testing.T) {
 		},
 		{
 			name: "a server tool result with a cache point stays two blocks",
-			body: `{"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[{"toolResult":{"toolUseId":"s1","content":[]}},{"cachePoint":{"type":"default","ttl":"5m"}}]}]}`,
+			body: `{"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[` +
+				`{"toolResult":{"toolUseId":"s1","content":[]}},{"cachePoint":{"type":"default","ttl":"5m"}},` +
+				`{"toolResult":{"toolUseId":"s2","content":[]}},{"cachePoint":{"type":"default"}},{"text":"done"}]}]}`,
 			want: `{"role":"user","parts":[{"type":"text","text":"q"}]}
-{"role":"assistant","parts":[{"type":"bedrock:toolResult","native":{"bedrock":{"toolResult":{"toolUseId":"s1","content":[]}}}},{"type":"bedrock:cachePoint","native":{"bedrock":{"cachePoint":{"type":"default","ttl":"5m"}}}}]}`,
+{"role":"assistant","parts":[{"type":"bedrock:toolResult","native":{"bedrock":{"toolResult":{"toolUseId":"s1","content":[]}}}},{"type":"bedrock:cachePoint","native":{"bedrock":{"cachePoint":{"type":"default","ttl":"5m"}}}},` +
+				`{"type":"bedrock:toolResult","native":{"bedrock":{"toolResult":{"toolUseId":"s2","content":[]}}}},{"type":"bedrock:cachePoint","native":{"bedrock":{"cachePoint":{"type":"default"}}}},{"type":"text","text":"done"}]}`,
 		},
 		{
 			name: "role system inside messages",
