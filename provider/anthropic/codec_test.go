@@ -136,6 +136,20 @@ func TestEncodeOptions(t *testing.T) {
 			want: `{"type":"text","text":"{\"a\":[1,2]}"}`,
 		},
 		{
+			name: "four cache breakpoints are fine",
+			h: convo.History{convo.System("s"), convo.User("", convo.Text("1").WithCache(""), convo.Text("2").WithCache(""), convo.Text("3").WithCache("1h"),
+				convo.Text("4").WithCache(""))},
+			opts: provider.Options{Strict: true},
+			want: `{"type":"text","text":"4","cache_control":{"type":"ephemeral"}}`,
+		},
+		{
+			name: "a fifth cache breakpoint is warned about",
+			h: convo.History{convo.User("", convo.Text("1").WithCache(""), convo.Text("2").WithCache(""), convo.Text("3").WithCache("1h"),
+				convo.Text("4").WithCache(""), convo.Text("5").WithCache(""))},
+			want:     `{"type":"text","text":"5","cache_control":{"type":"ephemeral"}}`,
+			wantWarn: "more than 4 cache breakpoints",
+		},
+		{
 			name: "an empty history gives an empty messages array",
 			h:    convo.History{},
 			want: `{"messages":[]}`,

@@ -12,6 +12,10 @@ import (
 	"github.com/convo-go/convo/provider"
 )
 
+// maxCacheBreakpoints is how many cache_control breakpoints one request may
+// hold.
+const maxCacheBreakpoints = 4
+
 // wireTurn describes a wire message as far as merging is concerned.
 type wireTurn struct {
 	role  byte // 0 before the first message, else 'u', 'a' or 's'
@@ -87,6 +91,8 @@ type encoder struct {
 	warns []provider.Warning
 	raw   jsonx.Reader
 	tmp   []byte // scratch for a JSON value sent as text
+	// caches counts cache breakpoints written.
+	caches int
 	units []unit
 	// The part being written, for paths built only when needed: message
 	// (prepared index), part index, and index inside a tool result (-1).
@@ -532,6 +538,9 @@ func (e *encoder) block(p *convo.Part) error {
 		return fmt.Errorf("%s: cannot send a %s part", e.here(), p.Type)
 	}
 	if p.Cache != nil {
+		if e.caches++; e.caches == maxCacheBreakpoints+1 {
+			e.warn(e.here(), "more than %d cache breakpoints: the API rejects the request", maxCacheBreakpoints)
+		}
 		e.buf = append(e.buf, `,"cache_control":{"type":"ephemeral"`...)
 		if p.Cache.TTL != "" {
 			e.buf = append(e.buf, `,"ttl":`...)
