@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/convo-go/convo/provider/all"
+	"github.com/convo-go/convo/provider/openai"
+	"github.com/convo-go/convo/server"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/backends"
+)
+
+func init() {
+	commands["serve"] = command{
+		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE]",
+		summary: "serve the conversation history API over a store",
+		run:     runServe,
+	}
+}
+
+// shutdownGrace is how long a stopping server waits for requests in flight.
+const shutdownGrace = 30 * time.Second
+
+// serveConfig is a parsed "convo serve" command line.
+type serveConfig struct {
+	addr      string
+	db        string
+	opts      server.Options
+	tokenFrom string // where the tokens came from, for the start-up line
+	// ready, when set, is told the address the server listens on.
+	ready func(addr string)
+	// wrap, when set, wraps the store (tests inject faults with it).
+	wrap func(store.Store) store.Store
+}
+
+func runServe(e *env, args []string) error {
+	fs := flags(e, "serve")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen on `ADDR` (host:port)")
+	db := fs.String("db", backends.DefaultDSN, "the store: a SQLite `FILE`, or a postgres:// URL")
+	tokens := fs.String("tokens", "", "bearer tokens from `FILE`: \"TOKEN TENANT\" a line (default: $CONVO_TOKENS, \"tok=tenant,…\")")
+	maxBody := fs.Int64("max-body", server.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
+	maxMsg := fs.Int64("max-message", server.DefaultMaxMessageBytes, "refuse messages larger than `N` bytes")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *maxBody <= 0 || *maxMsg <= 0 {
+		return usagef("--max-body and --max-message must be positive")
+	}
+	cfg := serveConfig{addr: *addr, db: *db}
+	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes = *maxBody, *maxMsg
+	if err := cfg.loadTokens(e, *tokens); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, e, cfg)
+}
+
+// loadTokens reads the tokens from file, else from $CONVO_TOKENS. With
+// neither, the server runs without authentication, which it allows only on
+// a loopback address.
+func (cfg *serveConfig) loadTokens(e *env, file string) error {
+	var err error
+	switch {
+	case file != "":
+		f, oerr := os.Open(file)
+		if oerr != nil {
+			return oerr
+		}
+		defer f.Close()
+		if cfg.opts.Tokens, err = server.ParseTokens(f); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		cfg.tokenFrom = file
+	case e.getenv("CONVO_TOKENS") != "":
+		if cfg.opts.Tokens, err = server.ParseTokenList(e.getenv("CONVO_TOKENS")); err != nil {
+			return fmt.Errorf("$CONVO_TOKENS: %w", err)
+		}
+		cfg.tokenFrom = "$CONVO_TOKENS"
+	}
+	if len(cfg.opts.Tokens) > 0 {
+		return nil
+	}
+	if cfg.tokenFrom != "" {
+		return fmt.Errorf("%s lists no tokens", cfg.tokenFrom)
+	}
+	if !loopback(cfg.addr) {
+		return usagef("refusing to serve %s without authentication: give --tokens FILE or set CONVO_TOKENS", cfg.addr)
+	}
+	cfg.opts.Anonymous = true
+	return nil
+}
+
+// loopback reports whether addr (host:port) can only be reached from this
+// machine.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serve runs the server until ctx is done, then stops accepting connections,
+// lets the requests in flight finish (appends included) and closes the
+// store.
+func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
+	st, err := backends.Open(ctx, cfg.db)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("closing %s: %w", redact(cfg.db), cerr)
+		}
+	}()
+	if cfg.wrap != nil {
+		st = cfg.wrap(st)
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	cfg.opts.Logger = log
+	cfg.opts.Codecs = all.Codecs()
+	cfg.opts.Items = server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems}
+	h, err := server.New(st, cfg.opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	auth := "tokens from " + cfg.tokenFrom
+	if cfg.opts.Anonymous {
+		auth = "no authentication (loopback only)"
+	}
+	fmt.Fprintf(e.stderr, "convo serve: listening on http://%s (store %s, %s)\n", ln.Addr(), redact(cfg.db), auth)
+	if cfg.ready != nil {
+		cfg.ready(ln.Addr().String())
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(e.stderr, "convo serve: shutting down: finishing requests in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	fmt.Fprintln(e.stderr, "convo serve: stopped")
+	return nil
+}
+
+// redact hides the password of a database URL, for the start-up line.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,237 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/store"
+)
+
+// item is one Responses input item of a stored message, as the
+// OpenAI-compatible API shows it.
+type item struct {
+	id  string
+	raw json.RawMessage // the item object, with its id
+	msg int             // index of its message in the conversation
+	of  int             // how many items that message has
+}
+
+// itemOptions are the options items are encoded with: a listing never
+// fails over media the Responses API cannot take (it shows a placeholder).
+var itemOptions = provider.Options{Media: provider.MediaPlaceholder}
+
+// itemsOf returns the items of one message. Each message is encoded on its
+// own, so its items do not depend on its neighbours: a tool message is
+// encoded after stand-in calls, an assistant message with tool calls before
+// stand-in results, and the stand-ins' items are cut off again.
+//
+// An item keeps the id the provider gave it (rs_…, fc_…, msg_…). One without
+// is known by its message's id, followed by ":k" when the message has
+// several items. Error messages have no items: they are never sent to a
+// model.
+func (s *Server) itemsOf(m convo.Message) ([]item, error) {
+	h := convo.History{m}
+	skipFront, skipBack := 0, 0
+	switch m.Role {
+	case convo.RoleTool:
+		var calls []convo.Part
+		for _, p := range m.Parts {
+			if p.Type == convo.TypeToolResult {
+				calls = append(calls, convo.ToolCall(p.ID, p.Name, json.RawMessage("{}")))
+			}
+		}
+		if len(calls) > 0 {
+			h = convo.History{convo.Assistant("", calls...), m}
+			skipFront = len(calls)
+		}
+	case convo.RoleAssistant:
+		if p, ok := pending(h); ok {
+			h = append(h, p)
+			skipBack = len(p.Parts)
+		}
+	}
+	raws, _, err := s.opts.Items.EncodeItems(h, itemOptions)
+	if err != nil {
+		return nil, fmt.Errorf("message %q as OpenAI items: %w", m.ID, err)
+	}
+	if len(raws) < skipFront+skipBack {
+		return nil, fmt.Errorf("message %q as OpenAI items: %d items for %d stand-ins", m.ID, len(raws), skipFront+skipBack)
+	}
+	raws = raws[skipFront : len(raws)-skipBack]
+	out := make([]item, 0, len(raws))
+	for k, raw := range raws {
+		fallback := m.ID
+		if len(raws) > 1 {
+			fallback += ":" + strconv.Itoa(k)
+		}
+		it, err := normalizeItem(raw, fallback)
+		if err != nil {
+			return nil, fmt.Errorf("message %q, item %d: %w", m.ID, k, err)
+		}
+		it.of = len(raws)
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// allItems loads a conversation and returns all its items, with the
+// history and description they were made from.
+func (s *Server) allItems(r *http.Request) ([]item, convo.History, store.Conversation, error) {
+	h, c, err := s.st.Load(r.Context(), tenant(r), r.PathValue("id"), 0)
+	if err != nil {
+		return nil, nil, c, err
+	}
+	var items []item
+	for i, m := range h {
+		its, err := s.itemsOf(m)
+		if err != nil {
+			return nil, nil, c, err
+		}
+		for j := range its {
+			its[j].msg = i
+		}
+		items = append(items, its...)
+	}
+	return items, h, c, nil
+}
+
+type member struct {
+	key string
+	raw json.RawMessage
+}
+
+// normalizeItem gives an encoded input item the shape of an item the
+// Conversations API returns: an id (its own, or fallback), a type, a status
+// on the item types that have one, and message content as a list of parts
+// (input items may carry it as a bare string).
+func normalizeItem(raw json.RawMessage, fallback string) (item, error) {
+	rd := jsonx.NewReader(raw, convo.DefaultLimits.MaxDepth)
+	var ms []member
+	var id, typ, role string
+	err := rd.ReadObject(func(key []byte) error {
+		v, err := rd.ReadRaw()
+		if err != nil {
+			return err
+		}
+		k := string(key)
+		switch k {
+		case "id":
+			err = json.Unmarshal(v, &id)
+		case "type":
+			err = json.Unmarshal(v, &typ)
+		case "role":
+			err = json.Unmarshal(v, &role)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		ms = append(ms, member{k, v})
+		return nil
+	})
+	if err != nil {
+		return item{}, err
+	}
+	if id == "" {
+		id = fallback
+	}
+	// Ids come from the store, which keeps them valid UTF-8; should one not
+	// be, the id the API matches must be the one it shows.
+	id = strings.ToValidUTF8(id, "\uFFFD")
+	if typ == "" {
+		typ = "message"
+	}
+	idJSON, _ := json.Marshal(id)
+	typJSON, _ := json.Marshal(typ)
+	out := []member{{"id", idJSON}, {"type", typJSON}}
+	hasStatus := false
+	for _, m := range ms {
+		switch m.key {
+		case "id", "type":
+			continue
+		case "status":
+			hasStatus = true
+		case "content":
+			if typ == "message" && len(m.raw) > 0 && m.raw[0] == '"' {
+				m.raw = contentParts(m.raw, role)
+			}
+		}
+		out = append(out, m)
+	}
+	if !hasStatus {
+		switch typ {
+		case "message", "function_call", "function_call_output", "reasoning":
+			out = append(out, member{"status", json.RawMessage(`"completed"`)})
+		}
+	}
+	b := []byte{'{'}
+	for i, m := range out {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonx.AppendString(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.raw...)
+	}
+	return item{id: id, raw: append(b, '}')}, nil
+}
+
+// contentParts turns the string content of an input message into the
+// single part a stored item has: output_text for the assistant, input_text
+// for everyone else.
+func contentParts(text json.RawMessage, role string) json.RawMessage {
+	if role == "assistant" {
+		return json.RawMessage(`[{"type":"output_text","text":` + string(text) + `,"annotations":[]}]`)
+	}
+	return json.RawMessage(`[{"type":"input_text","text":` + string(text) + `}]`)
+}
+
+// pending returns a tool message answering the calls at the end of h that
+// have no result yet, or false when there are none.
+func pending(h convo.History) (convo.Message, bool) {
+	i := len(h) - 1
+	answered := map[string]bool{}
+	for ; i >= 0 && h[i].Role == convo.RoleTool; i-- {
+		for _, p := range h[i].Parts {
+			if p.Type == convo.TypeToolResult {
+				answered[p.ID] = true
+			}
+		}
+	}
+	if i < 0 || h[i].Role != convo.RoleAssistant {
+		return convo.Message{}, false
+	}
+	var results []convo.Part
+	for _, p := range h[i].Parts {
+		if p.Type == convo.TypeToolCall && !answered[p.ID] {
+			answered[p.ID] = true
+			results = append(results, convo.ToolError(p.ID, p.Name, "pending"))
+		}
+	}
+	if len(results) == 0 {
+		return convo.Message{}, false
+	}
+	return convo.ToolResults(results...), true
+}
+
+// withIDs returns h with a new id on every message that has none (so the
+// response can name them), and the ids of all its messages.
+func withIDs(h convo.History) (convo.History, []string) {
+	ids := make([]string, len(h))
+	out := h
+	for i, m := range h {
+		if m.ID == "" {
+			if &out[0] == &h[0] {
+				out = append(convo.History(nil), h...)
+			}
+			out[i].ID = store.NewID("msg")
+		}
+		ids[i] = out[i].ID
+	}
+	return out, ids
+}
