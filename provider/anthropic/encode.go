@@ -93,7 +93,7 @@ type encoder struct {
 	tmp   []byte // scratch for a JSON value sent as text
 	// caches counts cache breakpoints written.
 	caches int
-	units []unit
+	units  []unit
 	// The part being written, for paths built only when needed: message
 	// (prepared index), part index, and index inside a tool result (-1).
 	mi, pj, pk int
