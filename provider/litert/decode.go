@@ -146,8 +146,8 @@ func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Me
 	case convo.RoleAssistant:
 		m.Parts = make([]convo.Part, 0, len(w.parts)+len(w.calls)+1)
 		channels = w.channels
-		if w.thought != "" {
-			m.Parts = append(m.Parts, reasoningPart(w.thought, ""))
+		if len(w.thought) > 0 {
+			m.Parts = append(m.Parts, reasoningPart(string(w.thought), ""))
 		} else if w.hasThought {
 			channels = append(members{{key: thought, val: []byte(`""`)}}, channels...)
 		}
@@ -224,7 +224,7 @@ func (w *wireMsg) allChannels() members {
 	if !w.hasThought {
 		return w.channels
 	}
-	return append(members{{key: thought, val: jsonx.AppendString(nil, w.thought)}}, w.channels...)
+	return append(members{{key: thought, val: jsonx.AppendString(nil, string(w.thought))}}, w.channels...)
 }
 
 // addMember returns n with key: val added to this provider's object.
@@ -275,7 +275,7 @@ func contentPart(p *wirePart) (convo.Part, error) {
 	var out convo.Part
 	switch p.kind {
 	case kindText:
-		out = convo.Text(p.text)
+		out = convo.Text(string(p.text))
 	case kindImage, kindAudio:
 		out.Type = convo.TypeImage
 		if p.kind == kindAudio {

@@ -1,6 +1,7 @@
 package litert
 
 import (
+	"cmp"
 	"errors"
 	"strconv"
 	"strings"
@@ -61,6 +62,25 @@ type encoder struct {
 	r       jsonx.Reader
 	scratch []byte
 	pieces  int
+	// synth lists the ids of the last assistant message's calls that had
+	// none on the wire: results answering them send no id either, so a
+	// decoded reply goes back as LiteRT-LM wrote it.
+	synth []string
+	// called holds the ids and names of the last assistant message's calls,
+	// to name results that have no name of their own.
+	called []idName
+}
+
+type idName struct{ id, name string }
+
+// callName returns the name of the call id of the last assistant message.
+func (e *encoder) callName(id string) string {
+	for _, c := range e.called {
+		if c.id == id {
+			return c.name
+		}
+	}
+	return ""
 }
 
 var errUTF8 = errors.New("invalid UTF-8")
@@ -112,6 +132,9 @@ func (e *encoder) message(m *convo.Message) error {
 		return err
 	}
 	role := string(m.Role)
+	if m.Role != convo.RoleTool {
+		e.synth, e.called = e.synth[:0], e.called[:0]
+	}
 	if m.Role == convo.RoleAssistant {
 		if v, _ := nat.get("role"); string(v) == `"model"` {
 			role = "model"
@@ -473,7 +496,12 @@ func (e *encoder) function(p *convo.Part, cn members) error {
 }
 
 func (e *encoder) callID(p *convo.Part, cn members) error {
-	if p.ID == "" || cn.absent("id") {
+	e.called = append(e.called, idName{p.ID, p.Name})
+	if cn.absent("id") {
+		e.synth = append(e.synth, p.ID)
+		return nil
+	}
+	if p.ID == "" {
 		return nil
 	}
 	e.key("id")
@@ -511,9 +539,10 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 		e.buf = append(e.buf, `"type":`...)
 		e.buf = append(e.buf, typ...)
 	}
-	if !pn.absent("name") && (p.Name != "" || funcResp) {
+	// A result from a format without names (OpenAI's) takes its call's.
+	if name := cmp.Or(p.Name, e.callName(p.ID)); !pn.absent("name") && name != "" {
 		e.key("name")
-		if err := e.str(p.Name); err != nil {
+		if err := e.str(name); err != nil {
 			return at(err, "name")
 		}
 	}
@@ -522,7 +551,7 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 	if err := e.response(parts[:body], p.Error, funcResp); err != nil {
 		return err
 	}
-	if p.ID != "" && !pn.absent("id") {
+	if p.ID != "" && !pn.absent("id") && !contains(e.synth, p.ID) {
 		e.key("id")
 		if err := e.str(p.ID); err != nil {
 			return at(err, "id")

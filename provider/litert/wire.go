@@ -52,7 +52,7 @@ type wirePart struct {
 	raw      []byte // the whole part as read (compact for opaque parts)
 	typ      string
 	hasType  bool
-	text     string
+	text     []byte // may alias the document
 	hasText  bool
 	path     string
 	hasPath  bool
@@ -77,7 +77,7 @@ type wireMsg struct {
 	hasCalls   bool
 	callsRaw   []byte // the tool_calls value, for roles that cannot call
 	single     bool   // the message is itself a call ({"type":"function",…})
-	thought    string
+	thought    []byte // may alias the document
 	hasThought bool
 	channels   members // the channels other than thought
 	typ        []byte  // message-level "type" and "function", when not a call
@@ -172,7 +172,7 @@ func readChannels(r *jsonx.Reader, w *wireMsg) error {
 	}
 	return r.ReadObject(func(key []byte) error {
 		if string(key) == thought {
-			s, err := r.ReadString()
+			s, err := r.ReadStringBytes()
 			w.thought, w.hasThought = s, err == nil
 			return at(err, thought)
 		}
@@ -222,7 +222,7 @@ func readContent(r *jsonx.Reader, w *wireMsg) error {
 		r.ReadNull()
 		return nil
 	case jsonx.String:
-		s, err := r.ReadString()
+		s, err := r.ReadStringBytes()
 		w.form = formString
 		w.parts = append(w.parts[:0], wirePart{kind: kindText, typ: "text", hasType: true, text: s, hasText: true})
 		return err
@@ -249,7 +249,7 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 	start := r.Offset()
 	var fn []byte
 	str := func(dst *string, has *bool, key string) error {
-		if r.Peek() != jsonx.String {
+		if r.Peek() != jsonx.String || dst == nil {
 			v, err := r.ReadRaw()
 			p.extra = append(p.extra, member{key: key, val: v})
 			return at(err, key)
@@ -271,7 +271,12 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 		case "type":
 			return str(&p.typ, &p.hasType, "type")
 		case "text":
-			return str(&p.text, &p.hasText, "text")
+			if r.Peek() != jsonx.String {
+				return str(nil, nil, "text")
+			}
+			b, err := r.ReadStringBytes()
+			p.text, p.hasText = b, err == nil
+			return at(err, "text")
 		case "path":
 			return str(&p.path, &p.hasPath, "path")
 		case "blob":
@@ -308,12 +313,18 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 			p.extra = append(p.extra, member{key: key, val: jsonx.AppendString(nil, s)})
 		}
 	}
+	keepText := func() {
+		if p.hasText {
+			p.extra = append(p.extra, member{key: "text", val: jsonx.AppendString(nil, string(p.text))})
+		}
+	}
 	opaque := func() error {
 		v, err := jsonx.Compact(raw, 0)
 		*p = wirePart{kind: kindOpaque, raw: v, typ: p.typ, hasType: p.hasType}
 		return err
 	}
 	p.raw = raw
+	named := p.hasName && p.name != ""
 	switch {
 	case p.hasType && p.typ == "text":
 		if !p.hasText {
@@ -346,7 +357,7 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 		default:
 			return fmt.Errorf(`%s part has neither "path" nor "blob"`, p.typ)
 		}
-		keep("text", p.text, p.hasText)
+		keepText()
 		keep("name", p.name, p.hasName)
 		keep("id", p.id, p.hasID)
 	case p.hasType && p.typ == "function":
@@ -360,23 +371,24 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 		}
 		p.call.id, p.call.hasID = p.id, p.hasID && p.id != ""
 		p.call.hasType = true
-		keep("text", p.text, p.hasText)
+		keepText()
 		keep("path", p.path, p.hasPath)
 		keep("blob", p.blob, p.hasBlob)
 		keep("name", p.name, p.hasName)
 		p.call.extra = p.extra
 	case p.hasType && p.typ == "function_response":
-		if !p.hasName || p.response == nil || p.response[0] != '"' {
+		if !named || p.response == nil || p.response[0] != '"' {
 			return opaque() // not what io_types.cc reads as a response
 		}
 		p.kind = kindFuncResp
-		keep("text", p.text, p.hasText)
+		keepText()
 	case p.hasType && p.typ == "tool_response" && p.response != nil:
 		p.kind = kindToolResp
-		keep("text", p.text, p.hasText)
-	case !p.hasType && p.hasName && p.response != nil:
+		p.hasName = named // an empty name is no name
+		keepText()
+	case !p.hasType && named && p.response != nil:
 		p.kind = kindBareResp
-		keep("text", p.text, p.hasText)
+		keepText()
 	default:
 		return opaque()
 	}

@@ -330,3 +330,20 @@ func TestBadBase64(t *testing.T) {
 		}
 	}
 }
+
+// TestResultNames: a result without a name of its own (OpenAI results have
+// none) is sent with its call's name.
+func TestResultNames(t *testing.T) {
+	h := convo.History{
+		convo.User("weather?"),
+		convo.Assistant("", convo.ToolCall("c1", "get_weather", json.RawMessage(`{"city":"Paris"}`))),
+		convo.ToolResults(convo.Part{Type: convo.TypeToolResult, ID: "c1", Parts: []convo.Part{convo.Text("18")}}),
+	}
+	out, _, err := Codec().Encode(h, provider.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte(`"get_weather"`)) || bytes.Count(out, []byte(`"get_weather"`)) != 2 {
+		t.Errorf("result not named after its call: %s", out)
+	}
+}

@@ -1,6 +1,7 @@
 package ollama
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 
@@ -76,6 +77,21 @@ type encoder struct {
 	// none on the wire: results answering them send no tool_call_id
 	// either, so a decoded reply goes back as Ollama wrote it.
 	synth []string
+	// called holds the ids and names of the last assistant message's
+	// calls, to name results that have no name of their own.
+	called []idName
+}
+
+type idName struct{ id, name string }
+
+// callName returns the name of the call id of the last assistant message.
+func (e *encoder) callName(id string) string {
+	for _, c := range e.called {
+		if c.id == id {
+			return c.name
+		}
+	}
+	return ""
 }
 
 // open starts a wire message object with its role.
@@ -129,7 +145,7 @@ func (e *encoder) message(m *convo.Message) error {
 	if m.Role == convo.RoleTool {
 		return e.results(m, nat)
 	}
-	e.synth = e.synth[:0]
+	e.synth, e.called = e.synth[:0], e.called[:0]
 	e.open(string(m.Role), nat)
 	var wbuf [4]string
 	written := wbuf[:0]
@@ -356,6 +372,7 @@ func (e *encoder) call(p *convo.Part) error {
 		}
 	}
 	e.buf = append(e.buf, '{')
+	e.called = append(e.called, idName{p.ID, p.Name})
 	if cn.absent("id") {
 		e.synth = append(e.synth, p.ID)
 	}
@@ -446,10 +463,11 @@ func (e *encoder) results(m *convo.Message, nat members) error {
 			}
 		}
 		e.images(p.Parts)
-		if p.Name != "" && !pn.absent("tool_name") {
+		// A result from a format without names (OpenAI's) takes its call's.
+		if name := cmp.Or(p.Name, e.callName(p.ID)); name != "" && !pn.absent("tool_name") {
 			var ok bool
 			e.buf = jsonx.AppendKey(e.buf, "tool_name")
-			if e.buf, ok = jsonx.AppendStringChecked(e.buf, p.Name); !ok {
+			if e.buf, ok = jsonx.AppendStringChecked(e.buf, name); !ok {
 				return at(errors.New("invalid UTF-8"), index("parts", j)+".name")
 			}
 		}
