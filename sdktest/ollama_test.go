@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -222,5 +223,126 @@ func TestOllamaSDKImageBytes(t *testing.T) {
 	}
 	if !strings.Contains(string(out), base64.StdEncoding.EncodeToString(raw)) {
 		t.Errorf("image not standard base64 in %s", out)
+	}
+}
+
+// TestOllamaSDKReadsReplyFixtures: every recorded reply line convo's tests
+// use is a ChatResponse the SDK reads with nothing unknown.
+func TestOllamaSDKReadsReplyFixtures(t *testing.T) {
+	files, _ := filepath.Glob("../provider/ollama/testdata/replies/*.*json")
+	if len(files) == 0 {
+		t.Fatal("no reply fixtures")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var values [][]byte
+		if strings.HasSuffix(f, ".ndjson") {
+			for _, l := range bytes.Split(data, []byte("\n")) {
+				if l = bytes.TrimSpace(l); len(l) > 0 {
+					values = append(values, l)
+				}
+			}
+		} else {
+			values = [][]byte{data}
+		}
+		for i, v := range values {
+			if bytes.HasPrefix(v, []byte(`{"error"`)) {
+				var se api.StatusError
+				if err := json.Unmarshal(v, &se); err != nil || se.ErrorMessage == "" {
+					t.Errorf("%s:%d: not an Ollama error: %v", f, i+1, err)
+				}
+				continue
+			}
+			var resp api.ChatResponse
+			dec := json.NewDecoder(bytes.NewReader(v))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&resp); err != nil {
+				t.Errorf("%s:%d: the SDK cannot read it: %v", f, i+1, err)
+			}
+		}
+	}
+}
+
+// TestOllamaSDKReplies: replies built and marshalled with the SDK's own
+// types, whole and as a stream of chunks, decode to the same message, and
+// that message holds what the SDK values hold.
+func TestOllamaSDKReplies(t *testing.T) {
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	calls := []api.ToolCall{
+		{ID: "call_1", Function: api.ToolCallFunction{Index: 0, Name: "get_weather", Arguments: ollamaArgs("city", "Paris")}},
+		{Function: api.ToolCallFunction{Index: 1, Name: "get_time", Arguments: ollamaArgs("tz", "Europe/Paris", "format", 24)}},
+	}
+	metrics := api.Metrics{TotalDuration: 2 * time.Second, LoadDuration: time.Millisecond, PromptEvalCount: 31, PromptEvalDuration: 300 * time.Millisecond, EvalCount: 17, EvalDuration: time.Second}
+	whole := api.ChatResponse{
+		Model: "qwen3", CreatedAt: at.Add(3 * time.Second),
+		Message:    api.Message{Role: "assistant", Content: "Checking both.", Thinking: "Two tools.", ToolCalls: calls},
+		Done:       true,
+		DoneReason: "stop",
+		Metrics:    metrics,
+	}
+	chunks := []api.ChatResponse{
+		{Model: "qwen3", CreatedAt: at, Message: api.Message{Role: "assistant", Thinking: "Two "}},
+		{Model: "qwen3", CreatedAt: at.Add(time.Second), Message: api.Message{Role: "assistant", Thinking: "tools."}},
+		{Model: "qwen3", CreatedAt: at.Add(time.Second), Message: api.Message{Role: "assistant", Content: "Checking "}},
+		{Model: "qwen3", CreatedAt: at.Add(2 * time.Second), Message: api.Message{Role: "assistant", Content: "both.", ToolCalls: calls[:1]}},
+		{Model: "qwen3", CreatedAt: at.Add(2 * time.Second), Message: api.Message{Role: "assistant", ToolCalls: calls[1:]}},
+		{Model: "qwen3", CreatedAt: at.Add(3 * time.Second), Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "stop", Metrics: metrics},
+	}
+	body, err := json.Marshal(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := ollama.ReplyCodec().DecodeReply(body, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream bytes.Buffer
+	for _, c := range chunks {
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream.Write(b)
+		stream.WriteByte('\n')
+	}
+	sm, _, err := ollama.ReplyCodec().ReadStream(&stream, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sm.Equal(m) {
+		a, _ := convo.AppendMessage(nil, m)
+		b, _ := convo.AppendMessage(nil, sm)
+		t.Errorf("stream and whole reply differ:\nwhole  %s\nstream %s", a, b)
+	}
+	if m.Text() != whole.Message.Content || m.Parts[0].Text != whole.Message.Thinking ||
+		m.Finish != convo.FinishToolUse || m.Origin.Model != "qwen3" || !m.Time.Equal(whole.CreatedAt) ||
+		*m.Usage != (convo.Usage{Input: 31, Output: 17}) {
+		t.Errorf("message %+v", m)
+	}
+	got := m.ToolCalls()
+	if len(got) != 2 || got[0].ID != "call_1" || got[1].ID == "" {
+		t.Fatalf("calls %+v", got)
+	}
+	for i, c := range calls {
+		var args map[string]any
+		if err := json.Unmarshal(got[i].Args, &args); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{}
+		for k, v := range c.Function.Arguments.All() {
+			b, _ := json.Marshal(v)
+			var x any
+			json.Unmarshal(b, &x)
+			want[k] = x
+		}
+		if got[i].Name != c.Function.Name || !reflect.DeepEqual(args, want) {
+			t.Errorf("call %d: %s %s, want %s %v", i, got[i].Name, got[i].Args, c.Function.Name, want)
+		}
+	}
+	if !strings.Contains(string(m.Native["ollama"]), `"total_duration":2000000000`) {
+		t.Errorf("durations not kept: %s", m.Native["ollama"])
 	}
 }
