@@ -61,13 +61,17 @@ func (Converse) DecodeReply(body []byte, opts provider.Options) (convo.Message, 
 // output reads the output union: a message from the assistant.
 func (d *decoder) output() error {
 	n := 0
-	return d.r.ReadObject(func(key []byte) error {
+	err := d.r.ReadObject(func(key []byte) error {
 		n++
 		if n > 1 || string(key) != "message" {
 			return fmt.Errorf("unknown output member %q (want message)", key)
 		}
 		return at(d.replyMessage(), "message")
 	})
+	if err == nil && n == 0 {
+		err = errors.New(`no "message"`)
+	}
+	return err
 }
 
 func (d *decoder) replyMessage() error {

@@ -311,6 +311,7 @@ func TestDecodeReplyErrors(t *testing.T) {
 		{"not JSON", `{"output":`, "output: unexpected end of input, want object"},
 		{"no output", `{"stopReason":"end_turn"}`, `no "output"`},
 		{"unknown output", `{"output":{"audio":{}}}`, `output: unknown output member "audio"`},
+		{"empty output", `{"output":{}}`, `output: no "message"`},
 		{"user role", `{"output":{"message":{"role":"user","content":[]}}}`, `output.message.role: role "user", want assistant`},
 		{"no content", `{"output":{"message":{"role":"assistant"}}}`, `output.message: message has no "content"`},
 		{"bad block", `{"output":{"message":{"role":"assistant","content":[{"text":1}]}}}`, "output.message.content[0].text: got number, want string"},
@@ -415,4 +416,29 @@ func TestReplyIntoNextRequest(t *testing.T) {
 	if !jsonEqual(t, body, []byte(want)) {
 		t.Errorf("next request\n%s\nwant\n%s", body, want)
 	}
+}
+
+// FuzzDecodeReply: no body makes DecodeReply panic; what it accepts is an
+// assistant message the canonical format can write, with one-line errors
+// otherwise.
+func FuzzDecodeReply(f *testing.F) {
+	files, _ := filepath.Glob("testdata/replies/*.json")
+	for _, file := range files {
+		f.Add(mustRead(f, file))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m, _, err := Converse{}.DecodeReply(body, provider.Options{Model: "m"})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if m.Role != convo.RoleAssistant || m.Origin == nil {
+			t.Fatalf("message %+v", m)
+		}
+		if _, err := m.MarshalJSON(); err != nil {
+			t.Fatalf("decoded reply does not encode: %v", err)
+		}
+	})
 }
