@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -59,9 +60,14 @@ type Options struct {
 
 // Store is a store.Store in one SQLite file.
 type Store struct {
-	w    *sql.DB // the one writing connection
+	w    *sql.DB // the one writing connection, used by writer
 	r    *sql.DB // read-only connections
 	path string
+
+	ops        chan *op      // writes for the writer
+	quit       chan struct{} // closed by Close
+	writerDone chan struct{} // closed when the writer has stopped
+	closeOnce  sync.Once
 }
 
 var _ store.Store = (*Store)(nil)
@@ -130,12 +136,21 @@ func (o Options) Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
 	s.r = r
+	s.ops, s.quit, s.writerDone = make(chan *op), make(chan struct{}), make(chan struct{})
+	go s.writer()
 	return s, nil
 }
 
-// Close closes the database.
+// Close waits for the writes under way, then closes the database. Writes
+// after Close fail.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.quit)
+		<-s.writerDone
+		err = errors.Join(s.r.Close(), s.w.Close())
+	})
+	return err
 }
 
 // Path is the absolute path of the database file.
@@ -280,18 +295,158 @@ func nullString(b []byte) any {
 	return string(b)
 }
 
-// write runs fn in a write transaction (BEGIN IMMEDIATE, on the one writing
-// connection) and commits it if fn succeeds.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return wrap(err)
+// write runs fn in a write transaction on the one writing connection and
+// returns once the transaction has committed (or fn failed). Writes are
+// committed in groups: while one group commits, the writes that arrive
+// queue up, and the next transaction runs them all, each inside a
+// savepoint of its own, so a write that fails leaves the others intact.
+// One fsync then acknowledges the whole group, which is what lets many
+// clients append faster than the disk syncs.
+//
+// fn must use the ctx it is given, not the caller's: a statement
+// interrupted by its context would roll back the whole group's transaction.
+// The caller's context counts until fn starts; a write canceled while it
+// waits is never run.
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	o := &op{fn: fn, done: make(chan error, 1)}
+	select {
+	case s.ops <- o:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.quit:
+		return errClosed
 	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
+	select {
+	case err := <-o.done:
 		return err
+	case <-ctx.Done():
+		if o.state.CompareAndSwap(opQueued, opCanceled) {
+			return ctx.Err()
+		}
+		// Already running: its outcome is known soon, and the caller
+		// should learn it rather than guess.
+		return <-o.done
 	}
-	return wrap(tx.Commit())
+}
+
+var errClosed = errors.New("sqlite: store is closed")
+
+// An op is one write waiting for the writer.
+type op struct {
+	fn    func(ctx context.Context, tx *sql.Tx) error
+	state atomic.Int32
+	done  chan error
+}
+
+const (
+	opQueued = iota
+	opRunning
+	opCanceled
+)
+
+// maxGroup bounds the writes of one transaction.
+const maxGroup = 256
+
+// writer owns the writing connection: it takes whatever writes are waiting
+// and commits them as one transaction.
+func (s *Store) writer() {
+	defer close(s.writerDone)
+	for {
+		var group []*op
+		select {
+		case o := <-s.ops:
+			group = append(group, o)
+		case <-s.quit:
+			return
+		}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case o := <-s.ops:
+				group = append(group, o)
+			default:
+				break more
+			}
+		}
+		s.commit(group)
+	}
+}
+
+func (s *Store) commit(group []*op) {
+	live := group[:0]
+	for _, o := range group {
+		if o.state.CompareAndSwap(opQueued, opRunning) {
+			live = append(live, o)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	// The writer's own context: nothing interrupts a group half-way.
+	ctx := context.Background()
+	fail := func(err error) {
+		for _, o := range live {
+			o.done <- err
+		}
+	}
+	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		fail(wrap(err))
+		return
+	}
+	results := make([]error, len(live))
+	for i, o := range live {
+		if len(live) == 1 {
+			results[i] = run(ctx, tx, o.fn)
+			break
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT convo_write`); err != nil {
+			tx.Rollback()
+			fail(wrap(err))
+			return
+		}
+		results[i] = run(ctx, tx, o.fn)
+		if results[i] != nil {
+			if _, err := tx.ExecContext(ctx, `ROLLBACK TO convo_write`); err != nil {
+				tx.Rollback()
+				fail(wrap(err))
+				return
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `RELEASE convo_write`); err != nil {
+			tx.Rollback()
+			fail(wrap(err))
+			return
+		}
+	}
+	if len(live) == 1 && results[0] != nil {
+		tx.Rollback()
+		live[0].done <- results[0]
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		for i, o := range live {
+			if results[i] == nil {
+				results[i] = wrap(err)
+			}
+			o.done <- results[i]
+		}
+		return
+	}
+	for i, o := range live {
+		o.done <- results[i]
+	}
+}
+
+// run calls fn, turning a panic into an error so that one bad write cannot
+// stop the writer.
+func run(ctx context.Context, tx *sql.Tx, fn func(context.Context, *sql.Tx) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sqlite: write panicked: %v", r)
+		}
+	}()
+	return fn(ctx, tx)
 }
 
 // insertMessages stores rows at positions from pos on.
@@ -331,7 +486,7 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	}
 	now := backend.Now()
 	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(msgs), "", 0, now, now
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		pk, err := insertConv(ctx, tx, c, int64(len(rows)), backend.MarshalCalls(open))
 		if err != nil {
 			return err
@@ -381,7 +536,7 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 		return store.Conversation{}, err
 	}
 	var out store.Conversation
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		r, err := getConv(ctx, tx, tenant, id)
 		if err != nil {
 			return err
@@ -412,7 +567,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		return store.Conversation{}, err
 	}
 	var out store.Conversation
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		r, err := getConv(ctx, tx, tenant, id)
 		if err != nil {
 			return err
@@ -549,7 +704,7 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 		return store.Conversation{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
 	}
 	var out store.Conversation
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		r, err := getConv(ctx, tx, tenant, id)
 		if err != nil {
 			return err
@@ -592,7 +747,7 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		src, err := getConv(ctx, tx, tenant, id)
 		if err != nil {
 			return err
@@ -702,7 +857,7 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	if !backend.Findable(tenant, id) {
 		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var pk int64
 		err := tx.QueryRowContext(ctx, `SELECT pk FROM conversations WHERE tenant = ? AND id = ?`, tenant, id).Scan(&pk)
 		if errors.Is(err, sql.ErrNoRows) {

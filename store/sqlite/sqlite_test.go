@@ -3,10 +3,13 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,5 +170,149 @@ func TestV1Fixture(t *testing.T) {
 	c, err := s.Get(t.Context(), "fixture", "v1")
 	if err != nil || c.Title != "fixture" || string(c.Meta) != `{"schema":1}` {
 		t.Fatalf("v1 description: %+v %v", c, err)
+	}
+}
+
+func benchStore(b *testing.B, opts sqlite.Options) store.Store {
+	s, err := opts.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, mode := range []string{"FULL", "NORMAL"} {
+		for _, clients := range []int{1, 8, 64} {
+			b.Run(fmt.Sprintf("sync=%s/clients=%d", mode, clients), func(b *testing.B) {
+				storetest.BenchAppend(b, benchStore(b, sqlite.Options{Synchronous: mode}), clients)
+			})
+		}
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			storetest.BenchLoad(b, benchStore(b, sqlite.Options{}), n)
+		})
+	}
+}
+
+// TestGroupCommit sends many writes at once, so that they share
+// transactions, half of them failing after they have inserted rows: a
+// failing write must leave nothing behind and take no other write with it.
+func TestGroupCommit(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "group.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 64
+	taken := convo.User("taken")
+	taken.ID = "taken"
+	convs := make([]store.Conversation, n)
+	for i := range convs {
+		if convs[i], err = s.Create(t.Context(), store.Conversation{}, taken); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			msgs := []convo.Message{convo.Assistant("one"), convo.User("two")}
+			if i%2 == 1 {
+				dup := convo.Assistant("three")
+				dup.ID = "taken" // fails at its insert, after the two before it
+				msgs = append(msgs, dup)
+			}
+			_, errs[i] = s.Append(t.Context(), "", convs[i].ID, convs[i].Version, msgs...)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range n {
+		h, c, err := s.Load(t.Context(), "", convs[i].ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			if !errors.Is(errs[i], store.ErrExists) || len(h) != 1 || c.Version != 1 {
+				t.Fatalf("write %d: %v, %d messages at version %d; want ErrExists and nothing written", i, errs[i], len(h), c.Version)
+			}
+		} else if errs[i] != nil || len(h) != 3 || c.Version != 2 {
+			t.Fatalf("write %d: %v, %d messages at version %d; want 3 messages at version 2", i, errs[i], len(h), c.Version)
+		}
+	}
+}
+
+// TestCanceledWhileQueued cancels writes waiting behind a slow one: they
+// must fail with the context's error and never run.
+func TestCanceledWhileQueued(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "queue.db")
+	s, err := sqlite.Options{BusyTimeout: 5 * time.Second}.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.Create(t.Context(), store.Conversation{ID: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another connection holds the write lock, so the writer waits.
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.Append(t.Context(), "", "q", c.Version, convo.User("first"))
+		first <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the first write is now waiting for the lock
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err = s.Append(ctx, "", "q", store.AnyVersion, convo.User("canceled"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("queued write: %v, want the context's deadline", err)
+	}
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("first write: %v", err)
+	}
+	h, _, err := s.Load(t.Context(), "", "q", 0)
+	if err != nil || len(h) != 1 || h[0].Text() != "first" {
+		t.Fatalf("after the canceled write: %d messages (%v), want only the first", len(h), err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "closed.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := s.Create(t.Context(), store.Conversation{}); err == nil {
+		t.Fatal("Create after Close succeeded")
 	}
 }

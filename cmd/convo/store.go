@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/backends"
+)
+
+func init() {
+	commands["store"] = command{
+		usage:   "import|export|list|show|rm [--db FILE|postgres://…] [--tenant T] …",
+		summary: "keep conversations in a database (a SQLite file or PostgreSQL)",
+		run:     runStore,
+	}
+}
+
+// A storeCommand is a subcommand of convo store.
+type storeCommand struct {
+	usage string
+	run   func(e *env, args []string) error
+}
+
+var storeCommands = map[string]storeCommand{
+	"import": {"import [--id ID] [--title T] [--meta JSON] [FILE]", storeImport},
+	"export": {"export [--lines] ID", storeExport},
+	"list":   {"list [--title TEXT] [--meta JSON] [--limit N] [--json]", storeList},
+	"show":   {"show [--json] ID", storeShow},
+	"rm":     {"rm ID…", storeRemove},
+}
+
+var storeOrder = []string{"import", "export", "list", "show", "rm"}
+
+func runStore(e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("missing subcommand: %s", strings.Join(storeOrder, ", "))
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprintln(e.stdout, "convo store: keep conversations in a database.\n\nSubcommands:")
+		for _, name := range storeOrder {
+			fmt.Fprintf(e.stdout, "  convo store %s\n", storeCommands[name].usage)
+		}
+		fmt.Fprintf(e.stdout, "\nEach takes --db (default %s, a SQLite file in the working directory;\n"+
+			"or a postgres:// URL) and --tenant (default: the empty tenant).\n", backends.DefaultDSN)
+		return nil
+	}
+	sub, ok := storeCommands[args[0]]
+	if !ok {
+		return usagef("unknown subcommand %q: want one of %s", args[0], strings.Join(storeOrder, ", "))
+	}
+	return sub.run(e, args[1:])
+}
+
+// storeFlags is what every subcommand takes: the database and the tenant.
+type storeFlags struct {
+	db, tenant *string
+}
+
+func newStoreFlags(e *env, name string) (*flag.FlagSet, storeFlags) {
+	fs := flags(e, "store "+name)
+	return fs, storeFlags{
+		db:     fs.String("db", backends.DefaultDSN, "the store: a SQLite `FILE`, or a postgres:// URL"),
+		tenant: fs.String("tenant", "", "the `TENANT` whose conversations to use"),
+	}
+}
+
+// open opens the store and returns it with a context that ends on Ctrl-C;
+// done closes both.
+func (f storeFlags) open() (context.Context, store.Store, func(), error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	s, err := backends.Open(ctx, *f.db)
+	if err != nil {
+		stop()
+		return nil, nil, nil, fmt.Errorf("opening %s: %w", *f.db, err)
+	}
+	return ctx, s, func() { s.Close(); stop() }, nil
+}
+
+// metaJSON checks a --meta flag: empty is none.
+func metaJSON(m string) (json.RawMessage, error) {
+	if m == "" {
+		return nil, nil
+	}
+	if !json.Valid([]byte(m)) {
+		return nil, usagef("--meta is not JSON: %s", m)
+	}
+	return json.RawMessage(m), nil
+}
+
+func storeImport(e *env, args []string) error {
+	fs, sf := newStoreFlags(e, "import")
+	id := fs.String("id", "", "the new conversation's `ID` (default: a new one)")
+	title := fs.String("title", "", "the conversation's `TITLE`")
+	metaFlag := fs.String("meta", "", "the conversation's metadata: a `JSON` object")
+	args, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	meta, err := metaJSON(*metaFlag)
+	if err != nil {
+		return err
+	}
+	h, err := e.readHistory(args)
+	if err != nil {
+		return err
+	}
+	ctx, s, done, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer done()
+	c, err := s.Create(ctx, store.Conversation{ID: *id, Tenant: *sf.tenant, Title: *title, Meta: meta}, h...)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, c.ID)
+	return nil
+}
+
+// oneID parses a subcommand whose one argument is a conversation id.
+func oneID(fs *flag.FlagSet, args []string) (string, error) {
+	args, err := parse(fs, args, 1)
+	if err != nil {
+		return "", err
+	}
+	if len(args) == 0 {
+		return "", usagef("missing conversation ID")
+	}
+	return args[0], nil
+}
+
+func storeExport(e *env, args []string) error {
+	fs, sf := newStoreFlags(e, "export")
+	lines := fs.Bool("lines", false, "write JSON Lines (one message a line) instead of the envelope")
+	id, err := oneID(fs, args)
+	if err != nil {
+		return err
+	}
+	ctx, s, done, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return store.Export(ctx, s, *sf.tenant, id, e.stdout, *lines)
+}
+
+func storeList(e *env, args []string) error {
+	fs, sf := newStoreFlags(e, "list")
+	title := fs.String("title", "", "only conversations whose title contains `TEXT`")
+	metaFlag := fs.String("meta", "", "only conversations whose metadata has these members: a `JSON` object")
+	limit := fs.Int("limit", 0, "list at most `N` conversations (0: all)")
+	asJSON := fs.Bool("json", false, "one JSON object a line instead of a table")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return usagef("--limit must not be negative")
+	}
+	meta, err := metaJSON(*metaFlag)
+	if err != nil {
+		return err
+	}
+	ctx, s, done, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer done()
+	opts := store.ListOptions{Title: *title, Meta: meta}
+	var tw *tabwriter.Writer
+	if !*asJSON {
+		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tMESSAGES\tVERSION\tUPDATED\tTITLE")
+	}
+	for n := 0; ; {
+		if *limit > 0 {
+			opts.Limit = min(*limit-n, store.MaxListLimit)
+		}
+		page, next, err := s.List(ctx, *sf.tenant, opts)
+		if err != nil {
+			return err
+		}
+		for _, c := range page {
+			if tw != nil {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", c.ID, c.Messages, c.Version, c.Updated.Format(time.DateTime), oneLine(c.Title))
+				continue
+			}
+			b, err := json.Marshal(describeConv(c))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s\n", b)
+		}
+		n += len(page)
+		if next == "" || (*limit > 0 && n >= *limit) {
+			break
+		}
+		opts.After = next
+	}
+	if tw != nil {
+		return tw.Flush()
+	}
+	return nil
+}
+
+// convDescription is a conversation's description as convo store prints it
+// in JSON.
+type convDescription struct {
+	ID         string          `json:"id"`
+	Tenant     string          `json:"tenant,omitempty"`
+	Title      string          `json:"title,omitempty"`
+	Meta       json.RawMessage `json:"meta,omitempty"`
+	Version    int64           `json:"version"`
+	Messages   int             `json:"messages"`
+	ForkedFrom string          `json:"forked_from,omitempty"`
+	ForkedAt   int             `json:"forked_at,omitempty"`
+	Created    time.Time       `json:"created"`
+	Updated    time.Time       `json:"updated"`
+}
+
+func describeConv(c store.Conversation) convDescription {
+	return convDescription{ID: c.ID, Tenant: c.Tenant, Title: c.Title, Meta: c.Meta, Version: c.Version, Messages: c.Messages,
+		ForkedFrom: c.ForkedFrom, ForkedAt: c.ForkedAt, Created: c.Created, Updated: c.Updated}
+}
+
+func storeShow(e *env, args []string) error {
+	fs, sf := newStoreFlags(e, "show")
+	asJSON := fs.Bool("json", false, "the convDescription as one JSON object, then the messages as canonical JSON Lines")
+	color := fs.Bool("color", e.color, "colour the transcript (default: when stdout is a terminal)")
+	id, err := oneID(fs, args)
+	if err != nil {
+		return err
+	}
+	ctx, s, done, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer done()
+	h, c, err := s.Load(ctx, *sf.tenant, id, 0)
+	if err != nil {
+		return err
+	}
+	w := e.stdout
+	if *asJSON {
+		b, err := json.Marshal(describeConv(c))
+		if err != nil {
+			return err
+		}
+		lines, err := convo.MarshalLines(h)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n%s", b, lines)
+		return err
+	}
+	fmt.Fprintf(w, "id:       %s\n", c.ID)
+	if c.Title != "" {
+		fmt.Fprintf(w, "title:    %s\n", oneLine(c.Title))
+	}
+	if c.Meta != nil {
+		fmt.Fprintf(w, "meta:     %s\n", c.Meta)
+	}
+	fmt.Fprintf(w, "version:  %d\nmessages: %d\n", c.Version, c.Messages)
+	if c.ForkedFrom != "" {
+		fmt.Fprintf(w, "forked:   from %s at message %d\n", c.ForkedFrom, c.ForkedAt)
+	}
+	fmt.Fprintf(w, "created:  %s\nupdated:  %s\n", c.Created.Format(time.RFC3339), c.Updated.Format(time.RFC3339))
+	if len(h) > 0 {
+		fmt.Fprintln(w)
+	}
+	t := transcript{w: w, color: *color}
+	for i, m := range h {
+		t.message(i, m)
+	}
+	return nil
+}
+
+func storeRemove(e *env, args []string) error {
+	fs, sf := newStoreFlags(e, "rm")
+	args, err := parse(fs, args, int(^uint(0)>>1))
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usagef("missing conversation ID")
+	}
+	ctx, s, done, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer done()
+	var failed []string
+	for _, id := range args {
+		if err := s.Delete(ctx, *sf.tenant, id); err != nil {
+			failed = append(failed, err.Error())
+			continue
+		}
+		fmt.Fprintf(e.stdout, "removed %s\n", id)
+	}
+	if failed != nil {
+		return fmt.Errorf("%s", strings.Join(failed, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store/storetest"
+)
+
+// exportWant is what exporting example.json gives: its messages with the
+// ids the store assigned, in canonical form.
+func exportWant(t *testing.T, db, tenant, id string, lines bool) string {
+	t.Helper()
+	args := []string{"store", "export", "--db", db, "--tenant", tenant, id}
+	if lines {
+		args = []string{"store", "export", "--db", db, "--tenant", tenant, "--lines", id}
+	}
+	out, errs, code := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	return out
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	example := "../../testdata/v1/example.json"
+	src, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := convo.Unmarshal(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "s.db")
+
+	out, errs, code := runCLI(t, "", "store", "import", "--db", db, "--tenant", "acme", "--id", "trip", "--title", "Paris trip",
+		"--meta", `{"project":"travel"}`, example)
+	if code != 0 || out != "trip\n" {
+		t.Fatalf("import: exit %d, out %q, err %q", code, out, errs)
+	}
+	// From stdin, with a new id.
+	out, errs, code = runCLI(t, string(src), "store", "import", "--db", db, "--tenant", "acme")
+	newID := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(newID, "conv_") {
+		t.Fatalf("import from stdin: exit %d, out %q, err %q", code, out, errs)
+	}
+
+	for _, lines := range []bool{false, true} {
+		got, err := convo.Unmarshal([]byte(exportWant(t, db, "acme", "trip", lines)))
+		if err != nil {
+			t.Fatalf("export (lines %v) does not decode: %v", lines, err)
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i].ID, "msg_") {
+				t.Fatalf("messages[%d] has no id", i)
+			}
+			got[i].ID = ""
+		}
+		if !got.Equal(want) {
+			t.Fatalf("export (lines %v) differs from the imported document", lines)
+		}
+	}
+	env := exportWant(t, db, "acme", "trip", false)
+	if !strings.HasPrefix(env, `{"format":"convo/v1","messages":[`) {
+		t.Fatalf("export is not the envelope: %.60s", env)
+	}
+	if l := exportWant(t, db, "acme", "trip", true); strings.Count(l, "\n") != len(want) || strings.Contains(l, `"format"`) {
+		t.Fatalf("export --lines is not one message a line:\n%s", l)
+	}
+
+	out, _, code = runCLI(t, "", "store", "list", "--db", db, "--tenant", "acme")
+	if code != 0 || !strings.HasPrefix(out, "ID") || !strings.Contains(out, "trip") || !strings.Contains(out, "Paris trip") || !strings.Contains(out, newID) {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "", "store", "list", "--db", db, "--tenant", "acme", "--json", "--meta", `{"project":"travel"}`)
+	var d convDescription
+	if code != 0 || strings.Count(out, "\n") != 1 || json.Unmarshal([]byte(out), &d) != nil || d.ID != "trip" || d.Messages != len(want) || d.Tenant != "acme" {
+		t.Fatalf("list --json --meta: exit %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "", "store", "list", "--db", db, "--tenant", "acme", "--json", "--limit", "1")
+	if code != 0 || strings.Count(out, "\n") != 1 {
+		t.Fatalf("list --limit 1: exit %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "", "store", "list", "--db", db, "--tenant", "nobody", "--json")
+	if code != 0 || out != "" {
+		t.Fatalf("list of another tenant: exit %d\n%s", code, out)
+	}
+
+	out, _, code = runCLI(t, "", "store", "show", "--db", db, "--tenant", "acme", "trip")
+	for _, s := range []string{"id:       trip", "title:    Paris trip", `meta:     {"project":"travel"}`, "version:  1", "messages: 5", "get_weather"} {
+		if code != 0 || !strings.Contains(out, s) {
+			t.Fatalf("show: exit %d, want %q in\n%s", code, s, out)
+		}
+	}
+	out, _, code = runCLI(t, "", "store", "show", "--db", db, "--tenant", "acme", "--json", "trip")
+	first, rest, _ := strings.Cut(out, "\n")
+	if code != 0 || json.Unmarshal([]byte(first), &d) != nil || d.Title != "Paris trip" {
+		t.Fatalf("show --json: exit %d\n%s", code, out)
+	}
+	if h, err := convo.Unmarshal([]byte(rest)); err != nil || len(h) != len(want) {
+		t.Fatalf("show --json messages: %d, %v", len(h), err)
+	}
+
+	out, errs, code = runCLI(t, "", "store", "rm", "--db", db, "--tenant", "acme", "trip", newID)
+	if code != 0 || out != "removed trip\nremoved "+newID+"\n" {
+		t.Fatalf("rm: exit %d, out %q, err %q", code, out, errs)
+	}
+	_, errs, code = runCLI(t, "", "store", "rm", "--db", db, "--tenant", "acme", "trip")
+	if code != 1 || !strings.Contains(errs, `conversation "trip": not found`) || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("rm of a removed conversation: exit %d, err %q", code, errs)
+	}
+}
+
+func TestStoreErrors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	if _, errs, code := runCLI(t, "", "store", "import", "--db", db, "--id", "dup", "../../testdata/v1/example.json"); code != 0 {
+		t.Fatal(errs)
+	}
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no subcommand", "", []string{"store"}, 2, "missing subcommand"},
+		{"unknown subcommand", "", []string{"store", "frob"}, 2, `unknown subcommand "frob"`},
+		{"export without id", "", []string{"store", "export", "--db", db}, 2, "missing conversation ID"},
+		{"export two ids", "", []string{"store", "export", "--db", db, "a", "b"}, 2, "too many arguments"},
+		{"show without id", "", []string{"store", "show", "--db", db}, 2, "missing conversation ID"},
+		{"rm without id", "", []string{"store", "rm", "--db", db}, 2, "missing conversation ID"},
+		{"bad flag", "", []string{"store", "list", "--db", db, "--nope"}, 2, "flag provided but not defined"},
+		{"negative limit", "", []string{"store", "list", "--db", db, "--limit", "-1"}, 2, "--limit must not be negative"},
+		{"meta not JSON", "", []string{"store", "list", "--db", db, "--meta", "{"}, 2, "--meta is not JSON"},
+		{"meta not an object", "", []string{"store", "list", "--db", db, "--meta", "[1]"}, 1, "not a JSON object"},
+		{"export missing", "", []string{"store", "export", "--db", db, "nope"}, 1, `conversation "nope": not found`},
+		{"export other tenant", "", []string{"store", "export", "--db", db, "--tenant", "x", "dup"}, 1, `conversation "dup": not found`},
+		{"import existing id", "[]", []string{"store", "import", "--db", db, "--id", "dup"}, 1, "already exists"},
+		{"import bad id", "[]", []string{"store", "import", "--db", db, "--id", "a/b"}, 1, "contains '/'"},
+		{"import bad JSON", `[{"role":"user","parts":[{"type":"text","text":1}]}]`, []string{"store", "import", "--db", db}, 1,
+			"stdin: messages[0].parts[0].text: got number, want string"},
+		{"import invalid history", `[{"role":"user","parts":[{"type":"tool_call","id":"c","name":"f","args":{}}]}]`, []string{"store", "import", "--db", db}, 1,
+			"messages[0].parts[0]: tool_call in a user message"},
+		{"bad database", "", []string{"store", "list", "--db", filepath.Join(t.TempDir(), "no", "dir.db")}, 1, "opening"},
+		{"bad postgres URL", "", []string{"store", "list", "--db", "postgres://%zz"}, 1, "opening postgres://%zz"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, tc.stdin, tc.args...)
+			if code != tc.code || !strings.Contains(errs, tc.stderr) {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.stderr)
+			}
+			if code == 1 && strings.Count(errs, "\n") != 1 {
+				t.Fatalf("error is not one line: %q", errs)
+			}
+		})
+	}
+	out, _, code := runCLI(t, "", "store", "help")
+	if code != 0 || !strings.Contains(out, "convo store import") || !strings.Contains(out, "convo store rm") {
+		t.Fatalf("store help: exit %d\n%s", code, out)
+	}
+}
+
+func TestStorePostgres(t *testing.T) {
+	db := storetest.PostgresDSN(t)
+	out, errs, code := runCLI(t, "", "store", "import", "--db", db, "--id", "pg", "../../testdata/v1/example.json")
+	if code != 0 || out != "pg\n" {
+		t.Fatalf("import: exit %d %q %q", code, out, errs)
+	}
+	out, _, code = runCLI(t, "", "store", "list", "--db", db, "--json")
+	if code != 0 || !strings.Contains(out, `"id":"pg"`) {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,108 @@
+package storetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store"
+)
+
+// benchMessage is a typical chat message of about 300 bytes encoded.
+func benchMessage(i int) convo.Message {
+	if i%2 == 0 {
+		return convo.User(fmt.Sprintf("Question %d: what is the weather like in Paris this weekend, and should I take an umbrella to the museum?", i))
+	}
+	m := convo.Assistant(fmt.Sprintf("Answer %d: showers are likely on Saturday afternoon and Sunday is mostly dry; take a small umbrella.", i))
+	m.Origin = &convo.Origin{Provider: "anthropic", Model: "claude-x"}
+	m.Usage = &convo.Usage{Input: 812, Output: 96, Total: 908}
+	m.Finish = convo.FinishStop
+	return m
+}
+
+// BenchAppend measures single-message appends from clients goroutines,
+// each appending to a conversation of its own with the version its last
+// append returned (so there are no conflicts: this is the store's
+// throughput, not a contention test). b.N is the total number of appends.
+// It reports appends/s and the p50 and p99 latency of one append.
+func BenchAppend(b *testing.B, s store.Store, clients int) {
+	ctx := b.Context()
+	convs := make([]store.Conversation, clients)
+	for i := range convs {
+		c, err := s.Create(ctx, store.Conversation{Tenant: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		convs[i] = c
+	}
+	latencies := make([]time.Duration, b.N)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for cl := range clients {
+		wg.Go(func() {
+			c := convs[cl]
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= b.N {
+					return
+				}
+				t0 := time.Now()
+				got, err := s.Append(ctx, c.Tenant, c.ID, c.Version, benchMessage(i))
+				latencies[i] = time.Since(t0)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				c = got
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	slices.Sort(latencies)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
+	b.ReportMetric(float64(latencies[b.N/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(latencies[min(b.N-1, b.N*99/100)].Microseconds()), "p99-µs")
+}
+
+// BenchLoad measures loading a conversation of n messages: a mix of chat
+// turns and tool calls with results, about 330 bytes a message. It reports
+// the time per load and per message.
+func BenchLoad(b *testing.B, s store.Store, n int) {
+	ctx := b.Context()
+	h := make(convo.History, 0, n)
+	for i := 0; len(h) < n; i++ {
+		if i%5 == 4 && len(h)+2 <= n {
+			id := fmt.Sprintf("call_%d", i)
+			h = append(h, convo.Assistant("", convo.ToolCall(id, "get_weather", json.RawMessage(`{"city":"Paris","days":2}`))),
+				convo.ToolResults(convo.ToolResult(id, "get_weather", `{"sat":"showers","sun":"dry"}`)))
+			continue
+		}
+		h = append(h, benchMessage(i))
+	}
+	c, err := s.Create(ctx, store.Conversation{Tenant: "bench"}, h...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got, _, err := s.Load(ctx, c.Tenant, c.ID, 0)
+		if err != nil || len(got) != n {
+			b.Fatalf("Load: %d messages, %v", len(got), err)
+		}
+	}
+	b.StopTimer()
+	per := b.Elapsed() / time.Duration(b.N)
+	b.ReportMetric(float64(per.Microseconds())/1000, "ms/load")
+	b.ReportMetric(float64(per.Nanoseconds())/float64(n), "ns/msg")
+}
