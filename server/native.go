@@ -261,11 +261,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) pageMessages(w http.ResponseWriter, r *http.Request, from, limit int) {
 	ten, id := tenant(r), r.PathValue("id")
-	c, err := s.st.Get(r.Context(), ten, id)
-	var h convo.History
-	if err == nil && from < c.Messages {
-		h, c, err = s.st.Load(r.Context(), ten, id, from)
-	}
+	h, c, err := s.st.Load(r.Context(), ten, id, from)
 	if err != nil {
 		s.problem(w, r, err)
 		return
