@@ -125,7 +125,21 @@ func BenchmarkDecode(b *testing.B) {
 	})
 }
 
-// streamEvents builds the events of a streamed text reply of n deltas.
+// deltas are the delta events of streamEvents: thinking and text, plain
+// and with an escape.
+var deltas = func() []provider.Event {
+	var out []provider.Event
+	for _, d := range [][3]string{{"0", "thinking_delta", "thinking"}, {"1", "text_delta", "text"}} {
+		for _, piece := range []string{`some words `, `line\n`} {
+			out = append(out, provider.Event{Type: "content_block_delta",
+				Data: []byte(`{"type":"content_block_delta","index":` + d[0] + `,"delta":{"type":"` + d[1] + `","` + d[2] + `":"` + piece + `"}}`)})
+		}
+	}
+	return out
+}()
+
+// streamEvents builds the events of a streamed reply of n deltas: half
+// thinking, half text.
 func streamEvents(n int) []provider.Event {
 	evs := []provider.Event{
 		{Type: "message_start", Data: []byte(`{"type":"message_start","message":{"id":"msg_b","type":"message","role":"assistant","content":[],"model":"claude-x","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":1}}}`)},
@@ -138,16 +152,17 @@ func streamEvents(n int) []provider.Event {
 				provider.Event{Type: "content_block_stop", Data: []byte(`{"type":"content_block_stop","index":0}`)},
 				provider.Event{Type: "content_block_start", Data: []byte(`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`)})
 		}
-		idx, kind, field := "0", "thinking_delta", "thinking"
+		k := 0
 		if i >= n/2 {
-			idx, kind, field = "1", "text_delta", "text"
+			k = 2
 		}
-		piece := `some words `
 		if i%8 == 0 {
-			piece = `line\n`
+			k++
 		}
-		evs = append(evs, provider.Event{Type: "content_block_delta",
-			Data: []byte(`{"type":"content_block_delta","index":` + idx + `,"delta":{"type":"` + kind + `","` + field + `":"` + piece + `"}}`)})
+		// The same few buffers over and over: a live stream hands over
+		// each event once and drops it, so only the accumulator's own
+		// state should grow with n, not the input kept in memory.
+		evs = append(evs, deltas[k])
 	}
 	return append(evs,
 		provider.Event{Type: "content_block_stop", Data: []byte(`{"type":"content_block_stop","index":1}`)},
