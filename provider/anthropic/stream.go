@@ -265,7 +265,6 @@ func (a *accumulator) apply(e *event) error {
 		a.started = true
 		a.h = e.head
 		for _, p := range e.parts {
-			p := p
 			a.blocks = append(a.blocks, &sblock{typ: string(p.Type), part: p, stopped: true, done: &p})
 		}
 		return nil
