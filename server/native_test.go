@@ -277,50 +277,75 @@ func TestAppend(t *testing.T) {
 func TestConcurrentAppends(t *testing.T) {
 	each(t, func(t *testing.T, open func(*testing.T) store.Store) {
 		ts := newServer(t, open(t), nil)
-		c := ts.create(t, ts.alice, "")
-		const writers, each = 4, 8
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		conflicts := 0
-		for w := range writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < each; {
-					var cur conversation
-					ts.do(t, "GET", "/convo/v1/conversations/"+c.ID, ts.alice, nil).want(t, 200).decode(t, &cur)
-					msg := fmt.Sprintf(`{"role":"user","id":"w%d-%d","parts":[{"type":"text","text":"x"}]}`, w, i)
-					r := ts.do(t, "POST", "/convo/v1/conversations/"+c.ID+"/messages", ts.alice,
-						fmt.Sprintf(`{"version":%d,"messages":[%s]}`, cur.Version, msg))
-					switch r.status {
-					case 200:
-						i++
-					case 409:
-						mu.Lock()
-						conflicts++
-						mu.Unlock()
-					default:
-						t.Errorf("status %d: %s", r.status, r.body)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		h, sc := ts.load(t, ts.aliceTenant, c.ID)
-		if len(h) != writers*each || sc.Version != int64(1+writers*each) {
-			t.Fatalf("%d messages at version %d, want %d", len(h), sc.Version, writers*each)
-		}
-		next := make([]int, writers)
-		for _, m := range h {
-			var w, i int
-			if _, err := fmt.Sscanf(m.ID, "w%d-%d", &w, &i); err != nil || i != next[w] {
-				t.Fatalf("message %q out of order (writer %d expected %d)", m.ID, w, next[w])
-			}
-			next[w]++
-		}
-		t.Logf("%d conflicts answered", conflicts)
+		raceAppends(t, []*tserver{ts}, 4, 8)
 	})
+}
+
+// TestTwoServersOneDatabase runs the race against two server instances,
+// each with its own store on one database: what many stateless servers
+// behind a load balancer do.
+func TestTwoServersOneDatabase(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			one := newServer(t, b.openDSN(t, dsn), nil)
+			two := newServerLike(t, b.openDSN(t, dsn), one, nil)
+			raceAppends(t, []*tserver{one, two}, 4, 8)
+		})
+	}
+}
+
+// raceAppends has writers append each messages to one conversation, writer
+// w through servers[w % len(servers)], and checks the result.
+func raceAppends(t *testing.T, servers []*tserver, writers, each int) {
+	t.Helper()
+	c := servers[0].create(t, servers[0].alice, "")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conflicts := 0
+	for w := range writers {
+		ts := servers[w%len(servers)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; {
+				var cur conversation
+				g := ts.do(t, "GET", "/convo/v1/conversations/"+c.ID, ts.alice, nil)
+				if g.status != 200 || json.Unmarshal(g.body, &cur) != nil {
+					t.Errorf("get: %d %s", g.status, g.body)
+					return
+				}
+				msg := fmt.Sprintf(`{"role":"user","id":"w%d-%d","parts":[{"type":"text","text":"x"}]}`, w, i)
+				r := ts.do(t, "POST", "/convo/v1/conversations/"+c.ID+"/messages", ts.alice,
+					fmt.Sprintf(`{"version":%d,"messages":[%s]}`, cur.Version, msg))
+				switch r.status {
+				case 200:
+					i++
+				case 409:
+					mu.Lock()
+					conflicts++
+					mu.Unlock()
+				default:
+					t.Errorf("status %d: %s", r.status, r.body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	h, sc := servers[len(servers)-1].load(t, servers[0].aliceTenant, c.ID)
+	if len(h) != writers*each || sc.Version != int64(1+writers*each) {
+		t.Fatalf("%d messages at version %d, want %d", len(h), sc.Version, writers*each)
+	}
+	next := make([]int, writers)
+	for _, m := range h {
+		var w, i int
+		if _, err := fmt.Sscanf(m.ID, "w%d-%d", &w, &i); err != nil || i != next[w] {
+			t.Fatalf("message %q out of order (writer %d expected %d)", m.ID, w, next[w])
+		}
+		next[w]++
+	}
+	t.Logf("%d conflicts answered", conflicts)
 }
 
 func TestMessages(t *testing.T) {

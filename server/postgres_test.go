@@ -22,12 +22,16 @@ func postgresBackend(t *testing.T) *backend {
 		})
 		return nil
 	}
-	return &backend{"postgres", func(t *testing.T) store.Store {
-		st, err := postgres.Open(t.Context(), storetest.PostgresDSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}}
+	return &backend{
+		name: "postgres",
+		dsn:  func(t *testing.T) string { return storetest.PostgresDSN(t) },
+		openDSN: func(t *testing.T, dsn string) store.Store {
+			st, err := postgres.Open(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	}
 }

@@ -24,23 +24,32 @@ import (
 	"github.com/convo-go/convo/store/sqlite"
 )
 
-// backend opens a store for a test.
+// backend opens stores for a test: a new database (dsn), and a store on a
+// database (openDSN), which may be opened more than once.
 type backend struct {
-	name string
-	open func(t *testing.T) store.Store
+	name    string
+	dsn     func(t *testing.T) string
+	openDSN func(t *testing.T, dsn string) store.Store
 }
+
+// open opens a store on a new database.
+func (b backend) open(t *testing.T) store.Store { return b.openDSN(t, b.dsn(t)) }
 
 // backends are the real stores the server is tested on: SQLite always,
 // PostgreSQL when CONVO_TEST_POSTGRES names a database.
 func backends(t *testing.T) []backend {
-	bs := []backend{{"sqlite", func(t *testing.T) store.Store {
-		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "convo.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}}}
+	bs := []backend{{
+		name: "sqlite",
+		dsn:  func(t *testing.T) string { return filepath.Join(t.TempDir(), "convo.db") },
+		openDSN: func(t *testing.T, dsn string) store.Store {
+			st, err := sqlite.Open(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	}}
 	if pg := postgresBackend(t); pg != nil {
 		bs = append(bs, *pg)
 	}
@@ -74,8 +83,15 @@ func unique() string {
 
 func newServer(t *testing.T, st store.Store, mod func(*server.Options)) *tserver {
 	t.Helper()
-	ts := &tserver{st: st, alice: "tok-alice-" + unique(), bob: "tok-bob-" + unique(),
-		aliceTenant: "alice-" + unique(), bobTenant: "bob-" + unique(), logs: &lockedBuffer{}}
+	return newServerLike(t, st, &tserver{alice: "tok-alice-" + unique(), bob: "tok-bob-" + unique(),
+		aliceTenant: "alice-" + unique(), bobTenant: "bob-" + unique()}, mod)
+}
+
+// newServerLike starts a server over st with the tokens and tenants of like:
+// another instance of the same service.
+func newServerLike(t *testing.T, st store.Store, like *tserver, mod func(*server.Options)) *tserver {
+	t.Helper()
+	ts := &tserver{st: st, alice: like.alice, bob: like.bob, aliceTenant: like.aliceTenant, bobTenant: like.bobTenant, logs: &lockedBuffer{}}
 	opts := server.Options{
 		Tokens: map[string]string{ts.alice: ts.aliceTenant, ts.bob: ts.bobTenant},
 		Codecs: []provider.Codec{openai.Chat(), openai.Responses(), anthropic.Codec()},
