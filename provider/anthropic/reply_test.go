@@ -391,3 +391,24 @@ func TestStreamLimit(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestStreamMessageStartContent: blocks message_start already holds come
+// first, and the next block starts at the index after them.
+func TestStreamMessageStartContent(t *testing.T) {
+	acc, err := feed(
+		`{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"x","content":[{"type":"text","text":"Prefilled "}]}}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"and streamed."}}`,
+		`{"type":"content_block_stop","index":1}`,
+		`{"type":"message_stop"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := acc.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Parts) != 2 || m.Parts[0].Text != "Prefilled " || m.Parts[1].Text != "and streamed." {
+		t.Errorf("parts %+v", m.Parts)
+	}
+}
