@@ -405,17 +405,16 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 	if err != nil {
 		return nil, store.Conversation{}, wrap(err)
 	}
-	h := make(convo.History, 0, r.Messages-from)
+	l := backend.NewLoader(id, r.Messages-from)
 	var pos int64
 	var body []byte
-	_, err = pgx.ForEachRow(rows, []any{&pos, &body}, func() error {
-		m, err := backend.Decode(body, id, pos) // pgx copies each bytea into a new slice
-
-		h = append(h, m)
-		return err
-	})
+	_, err = pgx.ForEachRow(rows, []any{&pos, &body}, func() error { return l.Add(body, pos) })
 	if err != nil {
 		return nil, store.Conversation{}, wrap(err)
+	}
+	h, err := l.History()
+	if err != nil {
+		return nil, store.Conversation{}, err
 	}
 	return h, r.Conversation, wrap(tx.Commit(ctx))
 }

@@ -132,3 +132,28 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatalf("Open with a missing schema: %v", err)
 	}
 }
+
+func benchStore(b *testing.B, conns int32) store.Store {
+	s, err := postgres.Options{MaxConns: conns}.Open(b.Context(), storetest.PostgresDSN(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, clients := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			storetest.BenchAppend(b, benchStore(b, int32(min(clients, 16))), clients)
+		})
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			storetest.BenchLoad(b, benchStore(b, 4), n)
+		})
+	}
+}

@@ -629,21 +629,23 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 		return nil, store.Conversation{}, wrap(err)
 	}
 	defer rows.Close()
-	h := make(convo.History, 0, r.Messages-from)
+	l := backend.NewLoader(id, r.Messages-from)
 	for rows.Next() {
 		var pos int64
-		var body []byte
+		var body sql.RawBytes // copied by Add before the next row
 		if err := rows.Scan(&pos, &body); err != nil {
 			return nil, store.Conversation{}, wrap(err)
 		}
-		m, err := backend.Decode(body, id, pos)
-		if err != nil {
+		if err := l.Add(body, pos); err != nil {
 			return nil, store.Conversation{}, err
 		}
-		h = append(h, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, store.Conversation{}, wrap(err)
+	}
+	h, err := l.History()
+	if err != nil {
+		return nil, store.Conversation{}, err
 	}
 	return h, r.Conversation, nil
 }

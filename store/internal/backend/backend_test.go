@@ -3,6 +3,7 @@ package backend
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -275,5 +276,60 @@ func TestNewID(t *testing.T) {
 	time.Sleep(2 * time.Millisecond)
 	if c := store.NewID("conv"); c <= a {
 		t.Fatalf("a later id %q sorts before %q", c, a)
+	}
+}
+
+func TestLoader(t *testing.T) {
+	// Enough messages for several chunks.
+	var want convo.History
+	big := strings.Repeat("x", 4000)
+	for i := range 700 {
+		m := convo.User(fmt.Sprintf("%d %s", i, big))
+		m.ID = fmt.Sprint("m", i)
+		want = append(want, m)
+	}
+	l := NewLoader("c", len(want))
+	for i, m := range want {
+		body, err := convo.AppendMessage(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Add(body, int64(i*2)); err != nil {
+			t.Fatal(err)
+		}
+		clear(body) // the loader must have copied it
+	}
+	got, err := l.History()
+	if err != nil || !got.Equal(want) {
+		t.Fatalf("History: %d messages, %v", len(got), err)
+	}
+	empty, err := NewLoader("c", 0).History()
+	if err != nil || len(empty) != 0 {
+		t.Fatalf("empty loader: %v %v", empty, err)
+	}
+
+	good, _ := convo.AppendMessage(nil, convo.User("ok"))
+	for _, tc := range []struct {
+		name string
+		body string
+		want string
+	}{
+		{"not an object", `[1]`, "stored message 10 "},
+		{"empty", ``, "stored message 10 "},
+		{"bad member", `{"role":"user","parts":7}`, "stored message 10 "},
+		{"two objects", `{"role":"user"} {"role":"user"}`, "3 rows held 4 messages"},
+	} {
+		l := NewLoader("c", 3)
+		for i, b := range [][]byte{good, good, []byte(tc.body)} {
+			if err = l.Add(b, int64(i*5)); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			_, err = l.History()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `conversation "c" is corrupt`) {
+			t.Errorf("%s: %v, want an error naming %q", tc.name, err, tc.want)
+		}
 	}
 }

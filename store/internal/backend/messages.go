@@ -57,9 +57,90 @@ func Encode(msgs []convo.Message) (convo.History, []Row, error) {
 func Decode(body []byte, conv string, pos int64) (convo.Message, error) {
 	m, err := convo.UnmarshalMessage(body)
 	if err != nil {
-		return m, fmt.Errorf("stored message %d of conversation %q is corrupt: %w", pos, conv, err)
+		return m, corrupt(conv, pos, err)
 	}
 	return m, nil
+}
+
+func corrupt(conv string, pos int64, err error) error {
+	return fmt.Errorf("stored message %d of conversation %q is corrupt: %w", pos, conv, err)
+}
+
+// loaderChunk is how many bytes of bodies a Loader decodes at once.
+const loaderChunk = 1 << 20
+
+// A Loader decodes the stored bodies of a conversation's messages. It
+// gathers them into JSON Lines documents of about a megabyte and decodes
+// each with one convo.Unmarshal: the decoder's per-document work (such as
+// interning the roles, types and names that repeat) is then shared by
+// thousands of messages instead of repeated for each.
+type Loader struct {
+	conv string
+	buf  []byte
+	pos  []int64
+	h    convo.History
+}
+
+// NewLoader returns a Loader for about n messages of conversation conv.
+func NewLoader(conv string, n int) *Loader {
+	return &Loader{conv: conv, h: make(convo.History, 0, n)}
+}
+
+// Add adds the body of the message at pos; body may be reused afterwards.
+func (l *Loader) Add(body []byte, pos int64) error {
+	if len(body) == 0 || body[0] != '{' {
+		return corrupt(l.conv, pos, errors.New("not a JSON object"))
+	}
+	if l.buf == nil {
+		// Room for the chunk, or for the conversation if it is smaller
+		// (guessing half a kilobyte a message), so the buffer seldom grows.
+		l.buf = make([]byte, 0, max(len(body)+1, min(loaderChunk+loaderChunk/8, (cap(l.h)-len(l.h))*512)))
+	}
+	l.buf = append(l.buf, body...)
+	l.buf = append(l.buf, '\n')
+	l.pos = append(l.pos, pos)
+	if len(l.buf) >= loaderChunk {
+		return l.flush()
+	}
+	return nil
+}
+
+// History returns the messages added, in order.
+func (l *Loader) History() (convo.History, error) {
+	if err := l.flush(); err != nil {
+		return nil, err
+	}
+	return l.h, nil
+}
+
+func (l *Loader) flush() error {
+	if len(l.pos) == 0 {
+		return nil
+	}
+	h, err := convo.Unmarshal(l.buf)
+	if err != nil {
+		// Name the row: the path starts with messages[i], i counting
+		// from the first message of this chunk.
+		pos := l.pos[0]
+		var de *convo.DecodeError
+		if errors.As(err, &de) {
+			if rest, ok := strings.CutPrefix(de.Path, "messages["); ok {
+				if end := strings.IndexByte(rest, ']'); end > 0 {
+					if i, e := strconv.Atoi(rest[:end]); e == nil && i < len(l.pos) {
+						pos = l.pos[i]
+					}
+				}
+			}
+		}
+		return corrupt(l.conv, pos, err)
+	}
+	if len(h) != len(l.pos) {
+		return corrupt(l.conv, l.pos[0], fmt.Errorf("%d rows held %d messages", len(l.pos), len(h)))
+	}
+	l.h = append(l.h, h...)
+	// A new buffer, not a reused one: decoded messages may share its bytes.
+	l.buf, l.pos = nil, l.pos[:0]
+	return nil
 }
 
 func invalidf(format string, args ...any) error {
