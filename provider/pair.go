@@ -13,15 +13,28 @@ const NotRun = "the tool was not run"
 
 type call struct {
 	id, name string
-	path     string
+	at       loc
 	answered bool
 }
 
 // pair matches tool results to the calls of the assistant message before
 // them, by id or else by name and order, and reports (or, with Repair,
-// fixes) calls without results and results without calls.
-func (p *preparer) pair(h convo.History) (convo.History, error) {
-	var out convo.History
+// fixes) calls without results and results without calls. A call without
+// an id gets one (SynthID), and so do the results matched to it. orig[i] is
+// the index in h of the returned history's message i, -1 for one inserted.
+func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err error) {
+	// Most histories are well paired: out and orig stay nil (h as it is)
+	// until the first change, so the common case copies nothing.
+	done := 0 // messages of h accounted for in out
+	diverge := func() {
+		if out == nil {
+			out = append(make(convo.History, 0, len(h)+4), h[:done]...)
+			orig = make([]int, done, len(h)+4)
+			for k := range orig {
+				orig[k] = k
+			}
+		}
+	}
 	var open []call // calls of the last assistant message
 	var problems []string
 
@@ -34,14 +47,16 @@ func (p *preparer) pair(h convo.History) (convo.History, error) {
 				continue
 			}
 			if !p.opts.Repair {
-				problems = append(problems, fmt.Sprintf("%s: tool call %q (%s) has no result before %s", c.path, c.id, c.name, msgPath(at)))
+				problems = append(problems, fmt.Sprintf("%s: tool call %q (%s) has no result before %s", c.at, c.id, c.name, msgPath(at)))
 				continue
 			}
-			p.warn(c.path, "tool call %q (%s) had no result: an error result was inserted", c.id, c.name)
+			p.warn(c.at, "tool call %q (%s) had no result: an error result was inserted", c.id, c.name)
 			missing = append(missing, convo.ToolError(c.id, c.name, NotRun))
 		}
 		if len(missing) > 0 {
+			diverge()
 			out = append(out, convo.ToolResults(missing...))
+			orig = append(orig, -1)
 		}
 		open = nil
 	}
@@ -53,9 +68,17 @@ func (p *preparer) pair(h convo.History) (convo.History, error) {
 		switch m.Role {
 		case convo.RoleAssistant:
 			for j, part := range m.Parts {
-				if part.Type == convo.TypeToolCall {
-					open = append(open, call{id: part.ID, name: part.Name, path: partPath(i, j)})
+				if part.Type != convo.TypeToolCall {
+					continue
 				}
+				if part.ID == "" {
+					if &m.Parts[0] == &h[i].Parts[0] {
+						m.Parts = append([]convo.Part(nil), m.Parts...) // h is not ours to change
+					}
+					part.ID = SynthID(i, j, part.Name)
+					m.Parts[j].ID = part.ID
+				}
+				open = append(open, call{id: part.ID, name: part.Name, at: at(i).part(j)})
 			}
 		case convo.RoleTool:
 			var parts []convo.Part
@@ -68,10 +91,10 @@ func (p *preparer) pair(h convo.History) (convo.History, error) {
 				k := match(open, part)
 				if k < 0 {
 					if !p.opts.Repair {
-						problems = append(problems, fmt.Sprintf("%s: tool result %q answers no call of %s", partPath(i, j), part.ID, precedingCall(h, i)))
+						problems = append(problems, fmt.Sprintf("%s: tool result %q answers no call of %s", at(i).part(j), part.ID, precedingCall(h, i)))
 						continue
 					}
-					p.warn(partPath(i, j), "tool result %q answers no call: dropped", part.ID)
+					p.warn(at(i).part(j), "tool result %q answers no call: dropped", part.ID)
 					changed = true
 					continue
 				}
@@ -83,13 +106,22 @@ func (p *preparer) pair(h convo.History) (convo.History, error) {
 				parts = append(parts, part)
 			}
 			if changed {
+				diverge()
+				done = i + 1
 				if len(parts) == 0 {
 					continue
 				}
 				m.Parts = parts
 			}
 		}
-		out = append(out, m)
+		if len(m.Parts) > 0 && len(h[i].Parts) > 0 && &m.Parts[0] != &h[i].Parts[0] {
+			diverge() // ids were synthesised
+		}
+		if out != nil {
+			out = append(out, m)
+			orig = append(orig, i)
+		}
+		done = i + 1
 	}
 	if open != nil {
 		settle(len(h))
@@ -99,9 +131,16 @@ func (p *preparer) pair(h convo.History) (convo.History, error) {
 		if len(problems) > 1 {
 			msg += fmt.Sprintf(" (and %d more: %s)", len(problems)-1, strings.Join(problems[1:], "; "))
 		}
-		return nil, fmt.Errorf("unpaired tool calls: %s (use repair to fix)", msg)
+		return nil, nil, fmt.Errorf("unpaired tool calls: %s (use repair to fix)", msg)
 	}
-	return out, nil
+	if out == nil {
+		orig = make([]int, len(h))
+		for k := range orig {
+			orig[k] = k
+		}
+		return h, orig, nil
+	}
+	return out, orig, nil
 }
 
 // match finds the open call a result answers: by id, or when the result has

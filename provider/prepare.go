@@ -51,12 +51,21 @@ type Target struct {
 //
 // h is not modified. Warning paths name places in h.
 func Prepare(h convo.History, t Target, opts Options) (convo.History, []Warning, error) {
+	out, _, warns, err := PrepareIndexed(h, t, opts)
+	return out, warns, err
+}
+
+// PrepareIndexed is Prepare that also says where each prepared message came
+// from: from[i] is the index in h of out[i], or -1 for a message Prepare
+// inserted (an error result made by Repair). Codecs use it to name places in
+// the caller's history in their own warnings.
+func PrepareIndexed(h convo.History, t Target, opts Options) (out convo.History, from []int, warns []Warning, err error) {
 	p := preparer{t: t, opts: opts}
-	out, err := p.run(h)
+	out, from, err = p.run(h)
 	if err != nil {
-		return nil, p.warns, err
+		return nil, nil, p.warns, err
 	}
-	return out, p.warns, opts.Check(p.warns)
+	return out, from, p.warns, opts.Check(p.warns)
 }
 
 type preparer struct {
@@ -65,28 +74,56 @@ type preparer struct {
 	warns []Warning
 }
 
-func (p *preparer) warn(path, format string, args ...any) {
-	p.warns = append(p.warns, Warnf(path, format, args...))
+// loc is a place in the history, turned into a path string only when a
+// warning or an error needs one: most conversions need none.
+type loc struct {
+	msg   int
+	parts [maxNesting]int
+	depth int
+}
+
+const maxNesting = 6
+
+func at(msg int) loc { return loc{msg: msg} }
+
+func (l loc) part(j int) loc {
+	if l.depth < maxNesting {
+		l.parts[l.depth] = j
+		l.depth++
+	}
+	return l
+}
+
+func (l loc) String() string {
+	s := msgPath(l.msg)
+	for _, j := range l.parts[:l.depth] {
+		s += ".parts[" + strconv.Itoa(j) + "]"
+	}
+	return s
+}
+
+func (p *preparer) warn(l loc, format string, args ...any) {
+	p.warns = append(p.warns, Warnf(l.String(), format, args...))
 }
 
 func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 
-func partPath(i, j int) string { return msgPath(i) + ".parts[" + strconv.Itoa(j) + "]" }
-
-func (p *preparer) run(h convo.History) (convo.History, error) {
-	h, err := p.pair(h)
+func (p *preparer) run(h convo.History) (convo.History, []int, error) {
+	paired, orig, err := p.pair(h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	expired := h.Expired()
-	out := make(convo.History, 0, len(h))
+	expired := paired.Expired()
+	out := make(convo.History, 0, len(paired))
+	from := make([]int, 0, len(paired))
 	started := false
-	for i, m := range h {
+	for i, m := range paired {
+		l := at(orig[i])
 		if expired[i] {
 			continue // its turn is over: by design, not a loss
 		}
 		if m.IsError() {
-			p.warn(msgPath(i), "error message left out: %q", clip(m.Text()))
+			p.warn(l, "error message left out: %q", clip(m.Text()))
 			continue
 		}
 		switch m.Role {
@@ -95,7 +132,7 @@ func (p *preparer) run(h convo.History) (convo.History, error) {
 			m.Compacted = 0
 		case convo.RoleSystem:
 			if started && !p.t.MidSystem {
-				p.warn(msgPath(i), "system message after the conversation started sent as user text")
+				p.warn(l, "system message after the conversation started sent as user text")
 				m.Role = convo.RoleUser
 				m.Scope = ""
 			}
@@ -103,18 +140,19 @@ func (p *preparer) run(h convo.History) (convo.History, error) {
 		if m.Role != convo.RoleSystem {
 			started = true
 		}
-		parts, err := p.parts(msgPath(i), m.Parts, false)
+		parts, err := p.parts(l, m.Parts, false)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m.Parts = parts
 		if len(m.Parts) == 0 && m.Role != convo.RoleAssistant {
-			p.warn(msgPath(i), "%s message left out: nothing in it can be sent", m.Role)
+			p.warn(l, "%s message left out: nothing in it can be sent", m.Role)
 			continue
 		}
 		out = append(out, m)
+		from = append(from, orig[i])
 	}
-	return out, nil
+	return out, from, nil
 }
 
 func clip(s string) string {
@@ -124,13 +162,12 @@ func clip(s string) string {
 	return s
 }
 
-// parts rewrites the parts of message i; it returns the same slice when
-// nothing changes.
-func (p *preparer) parts(prefix string, ps []convo.Part, inResult bool) ([]convo.Part, error) {
+// parts rewrites the parts at l; it returns the same slice when nothing
+// changes.
+func (p *preparer) parts(l loc, ps []convo.Part, inResult bool) ([]convo.Part, error) {
 	var out []convo.Part // nil until something changes
 	for j, part := range ps {
-		path := prefix + ".parts[" + strconv.Itoa(j) + "]"
-		np, keep, err := p.part(path, part, inResult)
+		np, keep, err := p.part(l.part(j), part, inResult)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +194,7 @@ func samePart(a, b convo.Part) bool {
 		len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
 }
 
-func (p *preparer) part(path string, part convo.Part, inResult bool) (convo.Part, bool, error) {
+func (p *preparer) part(path loc, part convo.Part, inResult bool) (convo.Part, bool, error) {
 	switch {
 	case part.Raw != nil || !part.Type.Known():
 		if _, ok := OpaqueBlock(p.t.Provider, part); ok {
@@ -184,7 +221,7 @@ func (p *preparer) part(path string, part convo.Part, inResult bool) (convo.Part
 	return part, true, nil
 }
 
-func (p *preparer) reasoning(path string, part convo.Part) (convo.Part, bool, error) {
+func (p *preparer) reasoning(path loc, part convo.Part) (convo.Part, bool, error) {
 	if part.Provider != "" && part.Provider == p.t.Provider {
 		return part, true, nil
 	}
@@ -216,7 +253,7 @@ func (p *preparer) reasoning(path string, part convo.Part) (convo.Part, bool, er
 	return part, false, nil
 }
 
-func (p *preparer) media(path string, part convo.Part, inResult bool) (convo.Part, bool, error) {
+func (p *preparer) media(path loc, part convo.Part, inResult bool) (convo.Part, bool, error) {
 	if p.t.Media == nil || p.t.Media(part, inResult) {
 		return part, true, nil
 	}

@@ -244,3 +244,62 @@ func TestLookup(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestPrepareSynthesisesMissingIDs(t *testing.T) {
+	h := convo.History{convo.User("q"), convo.Assistant("", call("", "f"), call("", "f")),
+		convo.ToolResults(convo.ToolResult("", "f", "1"), convo.ToolResult("", "f", "2"))}
+	out, _, err := provider.Prepare(h, target, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := out[1].Parts[0].ID, out[1].Parts[1].ID
+	if a == "" || b == "" || a == b || out[2].Parts[0].ID != a || out[2].Parts[1].ID != b {
+		t.Fatalf("ids %q %q, results %q %q", a, b, out[2].Parts[0].ID, out[2].Parts[1].ID)
+	}
+	if h[1].Parts[0].ID != "" {
+		t.Fatal("Prepare modified its input")
+	}
+	again, _, _ := provider.Prepare(h, target, provider.Options{})
+	if again[1].Parts[0].ID != a {
+		t.Fatal("synthesised ids are not deterministic")
+	}
+}
+
+func TestPrepareIndexed(t *testing.T) {
+	h := convo.History{
+		convo.User("q"),
+		convo.Assistant("", call("a", "f")),
+		convo.ErrorMessage("boom"),
+		convo.User("next"),
+		{Role: convo.RoleUser, Parts: []convo.Part{{Type: "hologram", Raw: []byte(`{"type":"hologram"}`)}}},
+	}
+	out, from, warns, err := provider.PrepareIndexed(h, target, provider.Options{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(from) != len(out) || from[0] != 0 || from[1] != 1 || from[2] != -1 || from[3] != 3 {
+		t.Fatalf("from %v for %v", from, out)
+	}
+	// Warning paths name places in the caller's history, not the prepared one.
+	got := warnings(warns)
+	for _, want := range []string{"messages[1].parts[0]: tool call \"a\" (f) had no result", "messages[2]: error message left out", "messages[4].parts[0]: part of unknown type \"hologram\" left out", "messages[4]: user message left out"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+}
+
+func BenchmarkPrepare(b *testing.B) {
+	var h convo.History
+	for i := 0; len(h) < 1000; i++ {
+		id := "call_" + strings.Repeat("x", i%7)
+		h = append(h, convo.User("question"), convo.Assistant("", convo.Reasoning("think"), call(id+"a", "f")),
+			convo.ToolResults(convo.ToolResult(id+"a", "f", "ok")), convo.Assistant("answer"))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := provider.Prepare(h, provider.Target{Provider: "ollama", PlainReasoning: true}, provider.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
