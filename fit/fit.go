@@ -29,7 +29,9 @@ import (
 
 // Counter counts what a message costs in a request. *tokens.Counter is one;
 // build it with tokens.Options{Upper: true} to budget with the upper end of
-// an estimate.
+// an estimate. A counter that also has a CountsReasoning() bool method
+// returning false says requests carry no reasoning; Fit then does not count
+// what dropping it would save.
 type Counter interface {
 	// MessageTokens is the cost of m in a request, framing included; 0 for
 	// a message that is not sent.

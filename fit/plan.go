@@ -42,13 +42,22 @@ type fitter struct {
 	block      int
 	bounds     []int // bounds[k-1]: block boundary k
 
-	// Per-message trimmed forms and what they save, computed only for the
-	// messages a plan under consideration trims (-1: not computed yet).
-	rMsg, sMsg []*convo.Message
-	rGone      []bool // the message held only reasoning: it goes with it
-	rSave      []int
-	sSave      []int
-	shortened  []int // results shortened per message
+	// countsReasoning is false when the counter says requests carry no
+	// reasoning, so dropping it saves nothing and need not be counted.
+	countsReasoning bool
+
+	// trims holds, per message, its trimmed forms and what they save,
+	// computed only for the messages a plan under consideration trims.
+	trims []trim
+}
+
+// trim is what Fit knows of trimming one message.
+type trim struct {
+	rDone, sDone bool
+	rGone        bool // the message held only reasoning: it goes with it
+	rSave, sSave int
+	shortened    int // tool results shortened
+	rMsg, sMsg   *convo.Message
 }
 
 func newFitter(h convo.History, opts Options) (*fitter, error) {
@@ -69,7 +78,10 @@ func newFitter(h convo.History, opts Options) (*fitter, error) {
 	if strategies == nil {
 		strategies = DefaultStrategies
 	}
-	f := &fitter{h: h, opts: opts, n: len(h), lead: h.Leading()}
+	f := &fitter{h: h, opts: opts, n: len(h), lead: h.Leading(), countsReasoning: true}
+	if rc, ok := opts.Counter.(interface{ CountsReasoning() bool }); ok {
+		f.countsReasoning = rc.CountsReasoning()
+	}
 	for _, s := range strategies {
 		if s == Summarize {
 			f.summary = true
@@ -150,15 +162,6 @@ func (f *fitter) measure() {
 			next += f.block
 		}
 	}
-	f.rMsg = make([]*convo.Message, f.n)
-	f.sMsg = make([]*convo.Message, f.n)
-	f.rGone = make([]bool, f.n)
-	f.shortened = make([]int, f.n)
-	f.rSave = make([]int, f.n)
-	f.sSave = make([]int, f.n)
-	for i := range f.rSave {
-		f.rSave[i], f.sSave[i] = -1, -1
-	}
 }
 
 // bound is the index where block boundary k lies (k = 0 is the start of
@@ -174,43 +177,58 @@ func (f *fitter) bound(k int) int {
 func (f *fitter) reasoning(a, b int) int {
 	sum := 0
 	for i := a; i < b; i++ {
-		if f.rSave[i] < 0 {
-			f.rSave[i] = 0
-			if m := f.h[i]; f.count[i] > 0 && m.Role == convo.RoleAssistant && m.HasReasoning() {
+		t := &f.trims[i]
+		if !t.rDone {
+			t.rDone = true
+			m := f.h[i]
+			if f.count[i] > 0 && m.Role == convo.RoleAssistant && m.HasReasoning() && (f.countsReasoning || onlyReasoning(m)) {
 				stripped := m.WithoutReasoning()
 				if len(stripped.Parts) == 0 {
-					f.rGone[i] = true
-					f.rSave[i] = f.count[i]
+					t.rGone = true
+					t.rSave = f.count[i]
 				} else if c := f.opts.Counter.MessageTokens(stripped); c < f.count[i] {
-					f.rSave[i] = f.count[i] - c
+					t.rSave = f.count[i] - c
 				}
-				if f.rSave[i] > 0 {
-					f.rMsg[i] = &stripped
+				if t.rSave > 0 {
+					t.rMsg = &stripped
 				}
 			}
 		}
-		sum += f.rSave[i]
+		sum += t.rSave
 	}
 	return sum
+}
+
+// onlyReasoning reports whether every part of m is reasoning: dropping it
+// drops the message, which saves its whole count whatever the counter
+// makes of reasoning.
+func onlyReasoning(m convo.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type != convo.TypeReasoning {
+			return false
+		}
+	}
+	return true
 }
 
 // shorten returns what shortening tool results saves in h[a:b].
 func (f *fitter) shorten(a, b int) int {
 	sum := 0
 	for i := a; i < b; i++ {
-		if f.sSave[i] < 0 {
-			f.sSave[i] = 0
+		t := &f.trims[i]
+		if !t.sDone {
+			t.sDone = true
 			if m := f.h[i]; f.count[i] > 0 && m.Role == convo.RoleTool && longResults(m, f.opts.ShortenTo) {
 				if short, n := shortenResults(m, f.opts.ShortenTo); n > 0 {
 					if c := f.opts.Counter.MessageTokens(short); c < f.count[i] {
-						f.sSave[i] = f.count[i] - c
-						f.sMsg[i] = &short
-						f.shortened[i] = n
+						t.sSave = f.count[i] - c
+						t.sMsg = &short
+						t.shortened = n
 					}
 				}
 			}
 		}
-		sum += f.sSave[i]
+		sum += t.sSave
 	}
 	return sum
 }
@@ -279,6 +297,7 @@ func (f *fitter) run(ctx context.Context) (*Result, error) {
 	if len(f.fronts) == 0 {
 		return nil, fmt.Errorf("fit: %d tokens is over the budget of %d and no strategy may make room", f.total, budget)
 	}
+	f.trims = make([]trim, f.n)
 	level := (f.total - budget + f.block - 1) / f.block
 	res.Level = level
 	reserve := f.opts.SummaryReserve
@@ -363,6 +382,7 @@ func (f *fitter) choose(need, least, reserve int) (pl plan, stable, ok bool) {
 func (f *fitter) build(res *Result, pl plan, summary string) {
 	h := f.h
 	out := make(convo.History, 0, f.n-(pl.drop-f.lead)+1)
+	res.Excluded = make([]Excluded, 0, pl.drop-f.lead)
 	out = append(out, h[:f.lead]...)
 	reason := "left out: among the oldest turns"
 	if f.summary && pl.drop > f.lead {
@@ -376,22 +396,22 @@ func (f *fitter) build(res *Result, pl plan, summary string) {
 	for i := pl.drop; i < f.n; i++ {
 		m := h[i]
 		switch {
-		case i < pl.reasoning && f.rMsg[i] != nil:
-			if f.rGone[i] {
+		case i < pl.reasoning && f.trims[i].rMsg != nil:
+			if f.trims[i].rGone {
 				res.Excluded = append(res.Excluded, Excluded{Index: i, Role: m.Role, Tokens: f.count[i], Reason: "left out: it held only reasoning, which was dropped"})
 				continue
 			}
 			res.Changed = append(res.Changed, Changed{Index: i, At: len(out), Role: m.Role, What: "reasoning dropped",
-				Saved: f.rSave[i]})
-			m = *f.rMsg[i]
-		case i < pl.shorten && f.sMsg[i] != nil:
+				Saved: f.trims[i].rSave})
+			m = *f.trims[i].rMsg
+		case i < pl.shorten && f.trims[i].sMsg != nil:
 			what := "tool result shortened"
-			if n := f.shortened[i]; n > 1 {
+			if n := f.trims[i].shortened; n > 1 {
 				what = strconv.Itoa(n) + " tool results shortened"
 			}
 			res.Changed = append(res.Changed, Changed{Index: i, At: len(out), Role: m.Role, What: what,
-				Saved: f.sSave[i]})
-			m = *f.sMsg[i]
+				Saved: f.trims[i].sSave})
+			m = *f.trims[i].sMsg
 		}
 		out = append(out, m)
 	}

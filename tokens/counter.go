@@ -129,6 +129,12 @@ func (c *Counter) Family() Family { return c.fam }
 // says so.
 func (c *Counter) Exact() bool { return c.fam.Exact }
 
+// CountsReasoning reports whether the model's requests carry earlier
+// reasoning, so that it takes room (Anthropic thinking blocks do; OpenAI
+// requests carry none). Package fit skips counting what dropping reasoning
+// saves when it saves nothing.
+func (c *Counter) CountsReasoning() bool { return c.fam.Reasoning }
+
 // Bound is the relative error bound of the counter's estimates: 0 for an
 // exact counter, 0.2 for ±20%.
 func (c *Counter) Bound() float64 { return c.fam.Bound }
@@ -190,8 +196,7 @@ func (c *Counter) MessageTokens(m convo.Message) int {
 // Message counts one message as it would be sent, without the rest of its
 // history (so a turn-scoped system message counts even if its turn ended).
 func (c *Counter) Message(m convo.Message) MessageCount {
-	mc := c.message(m)
-	return mc.public(0, m.Role, "")
+	return c.message(m).public(0, m.Role, false)
 }
 
 // MessageCount is one message's share of a count.
@@ -314,8 +319,7 @@ func (c *Counter) countFrom(res *Result, h convo.History, from int) {
 		case expired[i]:
 			mc = MessageCount{Index: i, Role: m.Role, Exact: true, Note: "not sent: its turn is over"}
 		default:
-			cnt := c.message(m)
-			mc = cnt.public(i, m.Role, "messages["+strconv.Itoa(i)+"]")
+			mc = c.message(m).public(i, m.Role, true)
 		}
 		if !mc.Exact {
 			res.Exact = false
@@ -336,13 +340,21 @@ type count struct {
 	warns         []provider.Warning // paths relative to the message ("parts[1]")
 }
 
-func (mc count) public(i int, role convo.Role, path string) MessageCount {
+// public is the count of messages[i]; inHistory puts the message's place
+// in front of its warnings' paths.
+func (mc count) public(i int, role convo.Role, inHistory bool) MessageCount {
 	out := MessageCount{Index: i, Role: role, Tokens: mc.tokens, Media: mc.media, Exact: mc.exact, Sent: mc.sent, Note: mc.note}
-	for _, w := range mc.warns {
-		if path != "" {
-			w.Path = path + "." + w.Path
-		}
-		out.Warnings = append(out.Warnings, w)
+	if len(mc.warns) == 0 {
+		return out
+	}
+	prefix := ""
+	if inHistory {
+		prefix = "messages[" + strconv.Itoa(i) + "]."
+	}
+	out.Warnings = make([]provider.Warning, len(mc.warns))
+	for k, w := range mc.warns {
+		w.Path = prefix + w.Path
+		out.Warnings[k] = w
 	}
 	return out
 }

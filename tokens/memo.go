@@ -1,9 +1,10 @@
 package tokens
 
 import (
-	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"sync"
+	"unsafe"
 
 	"github.com/convo-go/convo"
 )
@@ -41,53 +42,60 @@ func (c *memo) put(k uint64, v count) {
 }
 
 func (c *memo) key(m convo.Message) uint64 {
-	var h maphash.Hash
-	h.SetSeed(c.seed)
-	str(&h, string(m.Role))
-	str(&h, m.Name)
-	raw(&h, m.Native["openai"]) // the developer role
-	hashParts(&h, m.Parts)
-	return h.Sum64()
+	k := keyer{seed: c.seed}
+	k.fields(string(m.Role), m.Name, bstr(m.Native["openai"])) // the developer role
+	k.parts(m.Parts)
+	return k.sum
 }
 
-// str writes s with its length, so that ("ab","c") and ("a","bc") differ.
-func str(h *maphash.Hash, s string) {
-	length(h, len(s))
-	h.WriteString(s)
+// keyer folds the hashes of a message's fields into one key. Each field is
+// hashed whole by maphash.String (the runtime's AES hash, no buffering),
+// and the running key is rotated and multiplied between fields, so order
+// and field boundaries count.
+type keyer struct {
+	seed maphash.Seed
+	sum  uint64
 }
 
-func raw(h *maphash.Hash, b []byte) {
-	length(h, len(b))
-	h.Write(b)
+func (k *keyer) mix(v uint64) {
+	k.sum = (bits.RotateLeft64(k.sum, 23) ^ v) * 0x9e3779b97f4a7c15
 }
 
-func length(h *maphash.Hash, n int) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(n))
-	h.Write(b[:])
-}
-
-func hashParts(h *maphash.Hash, ps []convo.Part) {
-	length(h, len(ps))
-	for i := range ps {
-		p := &ps[i]
-		str(h, string(p.Type))
-		str(h, p.Text)
-		str(h, p.MediaType)
-		str(h, p.Data)
-		str(h, p.URL)
-		str(h, p.FileID)
-		str(h, p.Name)
-		str(h, p.Detail)
-		raw(h, p.Value)
-		raw(h, p.Args)
-		str(h, p.ArgsRaw)
-		raw(h, p.Raw)
-		raw(h, p.Native["openai"]) // original tool-call arguments
-		length(h, len(p.Summary))
-		for _, s := range p.Summary {
-			str(h, s)
+// fields mixes a bit set of which fields are not empty, then the hash of
+// each of those: empty fields, the common case, cost a bit each.
+func (k *keyer) fields(fs ...string) {
+	var set uint64
+	for i, f := range fs {
+		if f != "" {
+			set |= 1 << i
 		}
-		hashParts(h, p.Parts)
+	}
+	k.mix(set)
+	for _, f := range fs {
+		if f != "" {
+			k.mix(maphash.String(k.seed, f))
+		}
 	}
 }
+
+func (k *keyer) parts(ps []convo.Part) {
+	k.mix(uint64(len(ps)))
+	for i := range ps {
+		p := &ps[i]
+		k.fields(string(p.Type), p.Text, p.MediaType, p.Data, p.URL, p.FileID, p.Name, p.Detail,
+			bstr(p.Value), bstr(p.Args), p.ArgsRaw, bstr(p.Raw),
+			bstr(p.Native["openai"])) // original tool-call arguments
+		k.mix(uint64(len(p.Summary)))
+		for _, s := range p.Summary {
+			k.mix(maphash.String(k.seed, s))
+		}
+		if p.Parts != nil {
+			k.parts(p.Parts)
+		} else {
+			k.mix(1 << 63)
+		}
+	}
+}
+
+// bstr views b as a string without copying; the hash only reads it.
+func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
