@@ -137,8 +137,11 @@ func (s *Server) storeError(r *http.Request, err error) *apiError {
 	var ve *convo.ValidationError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		if r.PathValue("message") != "" || r.PathValue("item") != "" {
+		switch {
+		case r.PathValue("message") != "":
 			return notFound("conversation or message")
+		case r.PathValue("item") != "":
+			return notFound("conversation or item")
 		}
 		return notFound("conversation")
 	case errors.Is(err, store.ErrConflict):

@@ -63,6 +63,11 @@ func runServe(e *env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// Once shutdown starts, a second signal ends the process at once.
+		<-ctx.Done()
+		stop()
+	}()
 	return serve(ctx, e, cfg)
 }
 
@@ -164,7 +169,7 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(e.stderr, "convo serve: shutting down: finishing requests in flight")
+	fmt.Fprintln(e.stderr, "convo serve: shutting down: finishing requests in flight (signal again to quit at once)")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
