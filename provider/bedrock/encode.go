@@ -25,20 +25,19 @@ import (
 // Warnings from the shared rules (provider.Prepare) and those about single
 // messages and parts name places in h (messages[3].parts[1]).
 func (Converse) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	h = synthIDs(h)
 	pre, err := precheck(h, opts)
 	if err != nil {
-		return nil, pre.warns, err
+		return nil, pre, err
 	}
 	popts := opts
 	popts.Strict = false // checked below, once Bedrock's own warnings are in
-	ph, warns, err := provider.Prepare(h, target, popts)
+	ph, from, warns, err := provider.PrepareIndexed(h, target, popts)
 	if err != nil {
 		return nil, warns, err
 	}
-	warns = append(warns, pre.warns...)
-	e := encoder{buf: make([]byte, 0, estimate(ph))}
-	if err := e.request(ph, &pre); err != nil {
+	warns = append(warns, pre...)
+	e := encoder{buf: make([]byte, 0, estimate(ph)), from: from}
+	if err := e.request(ph); err != nil {
 		return nil, warns, err
 	}
 	warns = append(warns, e.warns...)
@@ -47,38 +46,6 @@ func (Converse) Encode(h convo.History, opts provider.Options) ([]byte, []provid
 		return nil, warns, err
 	}
 	return e.buf, warns, nil
-}
-
-// synthIDs gives tool calls without an id a deterministic one, so Prepare
-// pairs their results by name and order and every call still gets a
-// distinct toolUseId. h is not modified.
-func synthIDs(h convo.History) convo.History {
-	var out convo.History
-	for i := range h {
-		if h[i].Role != convo.RoleAssistant {
-			continue
-		}
-		var parts []convo.Part
-		for j, p := range h[i].Parts {
-			if p.Type != convo.TypeToolCall || p.ID != "" {
-				continue
-			}
-			if parts == nil {
-				parts = append([]convo.Part(nil), h[i].Parts...)
-			}
-			parts[j].ID = provider.SynthID(i, j, p.Name)
-		}
-		if parts != nil {
-			if out == nil {
-				out = append(convo.History(nil), h...)
-			}
-			out[i].Parts = parts
-		}
-	}
-	if out == nil {
-		return h
-	}
-	return out
 }
 
 func article(r convo.Role) string {
@@ -122,24 +89,16 @@ func estimate(h convo.History) int {
 	return n
 }
 
-// prechecked is what precheck learnt about h for the encoder.
-type prechecked struct {
-	warns []provider.Warning
-	// startAt is the index in h of the first message sent after the
-	// system prompt, or -1; it names the place of the inserted StartText.
-	startAt int
-}
-
 func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 
 // precheck finds, with places in h, what Bedrock cannot carry as it is and
 // what it refuses outright. It looks at the messages the shared rules keep,
 // and leaves to them the parts they handle (foreign reasoning, media the
 // target cannot take, unknown part types).
-func precheck(h convo.History, opts provider.Options) (prechecked, error) {
-	pc := prechecked{startAt: -1}
+func precheck(h convo.History, opts provider.Options) ([]provider.Warning, error) {
+	var warns []provider.Warning
 	warn := func(pl place, format string, args ...any) {
-		pc.warns = append(pc.warns, provider.Warnf(pl.String(), format, args...))
+		warns = append(warns, provider.Warnf(pl.String(), format, args...))
 	}
 	expired := h.Expired()
 	started := false
@@ -155,7 +114,6 @@ func precheck(h convo.History, opts provider.Options) (prechecked, error) {
 		if m.Name != "" {
 			warn(place{i, -1, -1}, "name %q dropped: Bedrock messages have no name", m.Name)
 		}
-		sent := 0
 		for j := range m.Parts {
 			p := &m.Parts[j]
 			if dropped(p, opts) {
@@ -165,7 +123,6 @@ func precheck(h convo.History, opts provider.Options) (prechecked, error) {
 				warn(place{i, j, -1}, "empty reasoning part left out: Bedrock refuses a reasoning block with nothing in it")
 				continue
 			}
-			sent++
 			path := place{i, j, -1}
 			if system {
 				switch {
@@ -183,23 +140,11 @@ func precheck(h convo.History, opts provider.Options) (prechecked, error) {
 				continue
 			}
 			if err := checkPart(p, path, m.Role, false, warn); err != nil {
-				return pc, err
+				return warns, err
 			}
-		}
-		if system {
-			continue
-		}
-		if sent == 0 {
-			if m.Role == convo.RoleAssistant {
-				warn(place{i, -1, -1}, "assistant message left out: nothing in it can be sent to Bedrock, which refuses empty messages")
-			}
-			continue
-		}
-		if pc.startAt < 0 {
-			pc.startAt = i
 		}
 	}
-	return pc, nil
+	return warns, nil
 }
 
 // dropped reports whether the shared rules will leave p out of the request:
@@ -323,6 +268,7 @@ func checkPart(p *convo.Part, path place, role convo.Role, inResult bool, warn f
 // (messages[k].content[j]) as they concern what Bedrock requires of it.
 type encoder struct {
 	buf   []byte
+	from  []int // index in the caller's history of each prepared message, -1 if inserted
 	warns []provider.Warning
 	raw   jsonx.Reader // validates JSON values taken from the history
 	msg   int          // index of the request message being written
@@ -333,7 +279,7 @@ func (e *encoder) where() string {
 	return "messages[" + strconv.Itoa(e.msg) + "].content[" + strconv.Itoa(e.block) + "]"
 }
 
-func (e *encoder) request(h convo.History, pre *prechecked) error {
+func (e *encoder) request(h convo.History) error {
 	lead := h.Leading()
 	e.buf = append(e.buf, '{')
 	if err := e.system(h[:lead]); err != nil {
@@ -346,7 +292,11 @@ func (e *encoder) request(h convo.History, pre *prechecked) error {
 	for i := lead; i < len(h); i++ {
 		m := &h[i]
 		if !sendsBlocks(m) {
-			continue // an assistant message with nothing left; precheck warned
+			// Only an assistant message can be left with nothing: Prepare
+			// drops the others.
+			e.warns = append(e.warns, provider.Warnf(e.origin(i),
+				"assistant message left out: nothing in it can be sent to Bedrock, which refuses empty messages"))
+			continue
 		}
 		r := "user"
 		if m.Role == convo.RoleAssistant {
@@ -357,7 +307,7 @@ func (e *encoder) request(h convo.History, pre *prechecked) error {
 				e.closeMessage(native)
 				e.buf = append(e.buf, ',')
 			} else if r == "assistant" {
-				e.startUser(pre.startAt)
+				e.startUser(e.origin(i))
 			}
 			role, native = r, m.Native
 			e.msg++
@@ -394,13 +344,17 @@ func (e *encoder) closeMessage(native convo.Native) {
 	e.buf = append(e.buf, '}')
 }
 
+// origin names the place in the caller's history of prepared message i.
+func (e *encoder) origin(i int) string {
+	if i < len(e.from) && e.from[i] >= 0 {
+		return msgPath(e.from[i])
+	}
+	return ""
+}
+
 // startUser writes the user message a conversation opening with the
 // assistant needs in front.
-func (e *encoder) startUser(at int) {
-	path := "messages[0]"
-	if at >= 0 {
-		path = msgPath(at)
-	}
+func (e *encoder) startUser(path string) {
 	e.warns = append(e.warns, provider.Warnf(path,
 		"the conversation starts with an assistant message: a user message %q was put before it, as Bedrock requires", StartText))
 	e.buf = append(e.buf, `{"role":"user","content":[{"text":`...)
