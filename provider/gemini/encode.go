@@ -348,6 +348,16 @@ func (e *encoder) parseNative(n convo.Native) error {
 	if len(obj) == 0 {
 		return nil
 	}
+	// Most parts that have a Native carry just their signature, as Decode
+	// writes it: that form is recognised without a JSON parse.
+	const sigOnly = `{"thoughtSignature":"`
+	if len(obj) > len(sigOnly)+2 && string(obj[:len(sigOnly)]) == sigOnly && obj[len(obj)-2] == '"' && obj[len(obj)-1] == '}' {
+		val := obj[len(sigOnly)-1 : len(obj)-1]
+		if base64ish(val[1 : len(val)-1]) {
+			e.mem = append(e.mem, member{key: obj[2 : len(sigOnly)-3], val: val})
+			return nil
+		}
+	}
 	r := &e.raw
 	r.Reset(obj, convo.DefaultLimits.MaxDepth)
 	return r.ReadObject(func(key []byte) error {
@@ -359,6 +369,17 @@ func (e *encoder) parseNative(n convo.Native) error {
 		e.mem = append(e.mem, member{key: key, val: obj[start:r.Offset()]})
 		return nil
 	})
+}
+
+// base64ish reports whether b holds only base64 characters (either
+// alphabet), which need no escaping in a JSON string.
+func base64ish(b []byte) bool {
+	for _, c := range b {
+		if !(('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' || c == '=' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // nested returns the member of the part's Native holding extra members of
