@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/convo-go/convo"
@@ -435,7 +436,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	if format != "convo" && format != "lines" {
 		var err error
 		if codec, err = provider.Lookup(s.opts.Codecs, format); err != nil {
-			s.problem(w, r, badRequest("query parameter format: %v (and convo, lines)", err))
+			s.problem(w, r, badRequest("query parameter format: unknown format %q (known: %s)", format, strings.Join(s.formatNames(), ", ")))
 			return
 		}
 		if opts, err = exportOptions(r); err != nil {
@@ -530,11 +531,16 @@ type formatsJSON struct {
 
 // GET /convo/v1/formats
 func (s *Server) formats(w http.ResponseWriter, r *http.Request) {
-	out := formatsJSON{Formats: []string{"convo", "lines"}}
+	writeJSON(w, http.StatusOK, formatsJSON{Formats: s.formatNames()})
+}
+
+// formatNames lists the export formats: convo's own, then the codecs'.
+func (s *Server) formatNames() []string {
+	names := []string{"convo", "lines"}
 	for _, c := range s.opts.Codecs {
-		out.Formats = append(out.Formats, c.Name())
+		names = append(names, c.Name())
 	}
-	writeJSON(w, http.StatusOK, out)
+	return names
 }
 
 // conflictVersion adds the conversation's current version to a version
