@@ -52,13 +52,13 @@ func BenchmarkEncode(b *testing.B) {
 	})
 	// The mapping alone, without the shared rules of provider.Prepare.
 	b.Run("litert-mapping", func(b *testing.B) {
-		ph, _, err := provider.Prepare(h, target, provider.Options{})
+		ph, from, _, err := provider.PrepareIndexed(h, target, provider.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := encodePrepared(ph); err != nil {
+			if _, err := encodePrepared(ph, from); err != nil {
 				b.Fatal(err)
 			}
 			warnings(h, provider.Options{})

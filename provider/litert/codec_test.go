@@ -194,3 +194,16 @@ func TestResultNames(t *testing.T) {
 		t.Errorf("result not named after its call: %s", out)
 	}
 }
+
+// TestEncodeErrorPath: an error while mapping names the caller's message,
+// even after Prepare left messages out before it.
+func TestEncodeErrorPath(t *testing.T) {
+	h := convo.History{
+		convo.ErrorMessage("rate limited"),
+		convo.User("bad \xff text"),
+	}
+	_, _, err := Codec().Encode(h, provider.Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), "messages[1].parts[0].text: invalid UTF-8") {
+		t.Errorf("got %v", err)
+	}
+}

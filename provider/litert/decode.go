@@ -63,6 +63,7 @@ type decoder struct {
 	warns []provider.Warning
 	open  []openCall // calls of the last assistant message
 	w     wireMsg    // reused for every message: nothing built keeps it
+	sub   jsonx.Reader
 }
 
 func (d *decoder) messages() error {
@@ -236,8 +237,14 @@ func addMember(n convo.Native, key string, val []byte) convo.Native {
 	return append(ms, member{key: key, val: val}).native()
 }
 
-func unquote(raw []byte) (string, error) {
-	return jsonx.NewReader(raw, 0).ReadString()
+// unquote reads the JSON string raw with r, or a new reader when r is nil.
+func unquote(raw []byte, r *jsonx.Reader) (string, error) {
+	if r == nil {
+		r = jsonx.NewReader(raw, 0)
+	} else {
+		r.Reset(raw, 0)
+	}
+	return r.ReadString()
 }
 
 // reasoningPart returns the plain reasoning part of a "thought" channel.
@@ -318,7 +325,7 @@ func (d *decoder) result(i int, w *wireMsg) ([]convo.Part, error) {
 		p := &w.parts[k]
 		switch p.kind {
 		case kindFuncResp, kindToolResp, kindBareResp:
-			r, err := responsePart(p)
+			r, err := responsePart(p, &d.sub)
 			if err != nil {
 				return nil, at(err, index("content", k))
 			}
@@ -367,17 +374,15 @@ func isPlain(r *convo.Part) bool {
 	return r.Native != nil && strings.Contains(string(r.Native[ProviderID]), `"`+markForm+`":"plain"`)
 }
 
-// responsePart returns the tool_result of a response part, before pairing.
-func responsePart(p *wirePart) (convo.Part, error) {
+// responsePart returns the tool_result of a response part, before pairing;
+// rd is a reader it may use.
+func responsePart(p *wirePart, rd *jsonx.Reader) (convo.Part, error) {
 	r := convo.Part{Type: convo.TypeToolResult, ID: p.id, Name: p.name}
 	var n members
 	switch p.kind {
 	case kindFuncResp:
 		n = append(n, member{key: "type", val: []byte(`"function_response"`)})
-		s, err := unquote(p.response)
-		if err != nil {
-			return r, at(err, "response")
-		}
+		s := p.respStr
 		if strings.HasPrefix(s, errorPrefix) {
 			r.Error = true
 			s = s[len(errorPrefix):]
@@ -389,21 +394,22 @@ func responsePart(p *wirePart) (convo.Part, error) {
 		if p.kind == kindBareResp {
 			n = append(n, member{key: "type", val: nullJSON})
 		}
-		v := p.response
-		if inner, ok := errorValue(v); ok {
+		s, v, isStr := p.respStr, p.response, p.isStr
+		if inner, ok := errorValue(v, rd); ok {
 			r.Error = true
 			v = inner
+			if isStr = v[0] == '"'; isStr {
+				var err error
+				if s, err = unquote(v, rd); err != nil {
+					return r, at(err, "response.error")
+				}
+			}
 		}
-		if v[0] == '"' {
-			s, err := unquote(v)
-			if err != nil {
-				return r, at(err, "response")
-			}
-			if s != "" {
-				r.Parts = []convo.Part{convo.Text(s)}
-			}
-		} else {
+		switch {
+		case !isStr:
 			r.Parts = []convo.Part{convo.JSON(v)}
+		case s != "":
+			r.Parts = []convo.Part{convo.Text(s)}
 		}
 	}
 	if !p.hasID || p.id == "" {
@@ -417,14 +423,19 @@ func responsePart(p *wirePart) (convo.Part, error) {
 }
 
 // errorValue returns the value of v when v is an object whose only member
-// is "error": the convention for a failed result.
-func errorValue(v []byte) ([]byte, bool) {
+// is "error": the convention for a failed result. r is a reader it may
+// use, or nil.
+func errorValue(v []byte, r *jsonx.Reader) ([]byte, bool) {
 	if len(v) == 0 || v[0] != '{' {
 		return nil, false
 	}
 	var inner []byte
 	n := 0
-	r := jsonx.NewReader(v, 0)
+	if r == nil {
+		r = jsonx.NewReader(v, 0)
+	} else {
+		r.Reset(v, 0)
+	}
 	err := r.ReadObject(func(key []byte) error {
 		n++
 		if string(key) != "error" {

@@ -16,7 +16,7 @@ import (
 // opts.
 func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	own := warnings(h, opts)
-	ph, warns, err := provider.Prepare(h, target, opts)
+	ph, from, warns, err := provider.PrepareIndexed(h, target, opts)
 	warns = append(warns, own...)
 	if err != nil {
 		var se *provider.StrictError
@@ -25,7 +25,7 @@ func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.
 		}
 		return nil, warns, err
 	}
-	out, err := encodePrepared(ph)
+	out, err := encodePrepared(ph, from)
 	if err != nil {
 		return nil, warns, err
 	}
@@ -35,11 +35,9 @@ func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.
 	return out, warns, nil
 }
 
-// encodePrepared maps a history provider.Prepare has made ready for
-// LiteRT-LM. Its error paths name places in that history, which are those
-// of the caller's history unless Prepare left messages out or inserted
-// some.
-func encodePrepared(ph convo.History) ([]byte, error) {
+// encodePrepared maps a history provider.PrepareIndexed has made ready for
+// LiteRT-LM; from maps its messages to the caller's, for error paths.
+func encodePrepared(ph convo.History, from []int) ([]byte, error) {
 	n := 2
 	for k := range ph {
 		n += ph[k].EstimatedBytes()
@@ -51,10 +49,20 @@ func encodePrepared(ph convo.History) ([]byte, error) {
 			e.buf = append(e.buf, ',')
 		}
 		if err := e.message(&ph[k]); err != nil {
-			return nil, at(err, msgPath(k))
+			return nil, at(err, placeOf(from, k))
 		}
 	}
 	return append(e.buf, ']'), nil
+}
+
+// placeOf names prepared message k in the caller's history. Part indices
+// under it are the prepared message's, which differ only where Prepare
+// dropped a part (and said so in a warning).
+func placeOf(from []int, k int) string {
+	if k < len(from) && from[k] >= 0 {
+		return msgPath(from[k])
+	}
+	return "inserted message"
 }
 
 type encoder struct {

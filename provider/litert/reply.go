@@ -87,7 +87,7 @@ func replyError(w *wireMsg) error {
 		return nil
 	}
 	if len(v) > 0 && v[0] == '"' {
-		if s, err := unquote(v); err == nil {
+		if s, err := unquote(v, nil); err == nil {
 			return &StreamError{Message: s}
 		}
 	}
@@ -272,7 +272,7 @@ func (a *accumulator) chunk(data []byte) error {
 		// A reasoning chunk without channels: its text is in
 		// reasoning_content alone.
 		if v, ok := w.extra.get("reasoning_content"); ok && len(v) > 0 && v[0] == '"' {
-			s, err := unquote(v)
+			s, err := unquote(v, nil)
 			if err != nil {
 				return at(err, "reasoning_content")
 			}
@@ -280,7 +280,7 @@ func (a *accumulator) chunk(data []byte) error {
 		}
 	}
 	for _, c := range w.channels {
-		s, err := unquote(c.val)
+		s, err := unquote(c.val, nil)
 		if err != nil {
 			return at(err, "channels."+c.key)
 		}

@@ -109,7 +109,7 @@ func resultWarnings(w []provider.Warning, path func() string, p *convo.Part, r *
 	case form != "tool_response" && strings.HasPrefix(firstText, errorPrefix):
 		w = append(w, provider.Warnf(path(), "successful tool result starts with %q: read back from LiteRT-LM it is a failed result", errorPrefix))
 	case form == "tool_response" && len(body) == 1 && njson == 1:
-		if _, ok := errorValue(body[0].Value); ok {
+		if _, ok := errorValue(body[0].Value, nil); ok {
 			w = append(w, provider.Warnf(path(), `successful tool result is {"error": …}: read back from LiteRT-LM it is a failed result`))
 		}
 	}

@@ -62,7 +62,9 @@ type wirePart struct {
 	hasName  bool
 	id       string
 	hasID    bool
-	response []byte // compact JSON
+	response []byte // compact JSON; nil when absent, or a string (in respStr)
+	respStr  string
+	isStr    bool // the response is a string
 	call     wireCall
 	extra    members
 }
@@ -286,6 +288,11 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 		case "id":
 			return str(&p.id, &p.hasID, "id")
 		case "response":
+			if r.Peek() == jsonx.String {
+				s, err := r.ReadString()
+				p.respStr, p.isStr = s, err == nil
+				return at(err, "response")
+			}
 			v, err := r.ReadRaw()
 			p.response = v
 			return at(err, "response")
@@ -313,6 +320,14 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 			p.extra = append(p.extra, member{key: key, val: jsonx.AppendString(nil, s)})
 		}
 	}
+	keepResp := func() {
+		switch {
+		case p.isStr:
+			p.extra = append(p.extra, member{key: "response", val: jsonx.AppendString(nil, p.respStr)})
+		case p.response != nil:
+			p.extra = append(p.extra, member{key: "response", val: p.response})
+		}
+	}
 	keepText := func() {
 		if p.hasText {
 			p.extra = append(p.extra, member{key: "text", val: jsonx.AppendString(nil, string(p.text))})
@@ -325,6 +340,7 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 	}
 	p.raw = raw
 	named := p.hasName && p.name != ""
+	hasResp := p.response != nil || p.isStr
 	switch {
 	case p.hasType && p.typ == "text":
 		if !p.hasText {
@@ -332,6 +348,7 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 		}
 		p.kind = kindText
 		p.raw = nil
+		keepResp()
 		keep("path", p.path, p.hasPath)
 		keep("blob", p.blob, p.hasBlob)
 		keep("name", p.name, p.hasName)
@@ -339,6 +356,7 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 	case p.hasType && (p.typ == "image" || p.typ == "audio"):
 		p.kind = kindImage
 		p.raw = nil
+		keepResp()
 		if p.typ == "audio" {
 			p.kind = kindAudio
 		}
@@ -371,22 +389,23 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 		}
 		p.call.id, p.call.hasID = p.id, p.hasID && p.id != ""
 		p.call.hasType = true
+		keepResp()
 		keepText()
 		keep("path", p.path, p.hasPath)
 		keep("blob", p.blob, p.hasBlob)
 		keep("name", p.name, p.hasName)
 		p.call.extra = p.extra
 	case p.hasType && p.typ == "function_response":
-		if !named || p.response == nil || p.response[0] != '"' {
+		if !named || !p.isStr {
 			return opaque() // not what io_types.cc reads as a response
 		}
 		p.kind = kindFuncResp
 		keepText()
-	case p.hasType && p.typ == "tool_response" && p.response != nil:
+	case p.hasType && p.typ == "tool_response" && hasResp:
 		p.kind = kindToolResp
 		p.hasName = named // an empty name is no name
 		keepText()
-	case !p.hasType && named && p.response != nil:
+	case !p.hasType && named && hasResp:
 		p.kind = kindBareResp
 		keepText()
 	default:

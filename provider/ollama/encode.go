@@ -15,7 +15,7 @@ import (
 // and opts.
 func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	own := warnings(h, opts)
-	ph, warns, err := provider.Prepare(h, target, opts)
+	ph, from, warns, err := provider.PrepareIndexed(h, target, opts)
 	warns = append(warns, own...)
 	if err != nil {
 		var se *provider.StrictError
@@ -24,7 +24,7 @@ func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.
 		}
 		return nil, warns, err
 	}
-	out, err := encodePrepared(ph)
+	out, err := encodePrepared(ph, from)
 	if err != nil {
 		return nil, warns, err
 	}
@@ -34,18 +34,27 @@ func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.
 	return out, warns, nil
 }
 
-// encodePrepared maps a history provider.Prepare has made ready for Ollama.
-// Its error paths name places in that history, which are those of the
-// caller's history unless Prepare left messages out or inserted some.
-func encodePrepared(ph convo.History) ([]byte, error) {
+// encodePrepared maps a history provider.PrepareIndexed has made ready for
+// Ollama; from maps its messages to the caller's, for error paths.
+func encodePrepared(ph convo.History, from []int) ([]byte, error) {
 	e := encoder{buf: make([]byte, 0, estimate(ph))}
 	e.buf = append(e.buf, `{"messages":[`...)
 	for k := range ph {
 		if err := e.message(&ph[k]); err != nil {
-			return nil, at(err, msgPath(k))
+			return nil, at(err, placeOf(from, k))
 		}
 	}
 	return append(e.buf, "]}"...), nil
+}
+
+// placeOf names prepared message k in the caller's history. Part indices
+// under it are the prepared message's, which differ only where Prepare
+// dropped a part (and said so in a warning).
+func placeOf(from []int, k int) string {
+	if k < len(from) && from[k] >= 0 {
+		return msgPath(from[k])
+	}
+	return "inserted message"
 }
 
 func estimate(h convo.History) int {

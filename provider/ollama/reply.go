@@ -26,8 +26,12 @@ type replyCodec struct{}
 // and the log probabilities. An {"error": …} body is an error.
 func (replyCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	a := newAccumulator(opts)
-	if err := a.Add(provider.Event{Data: body}); err != nil {
-		return convo.Message{}, a.warns, err
+	if int64(len(body)) > a.limit {
+		return convo.Message{}, nil, fmt.Errorf("ollama reply of more than %d bytes: %w", a.limit, jsonx.ErrTooLarge)
+	}
+	a.events = 1
+	if err := a.line(body); err != nil {
+		return convo.Message{}, nil, err
 	}
 	m := a.build()
 	warns := a.warns
@@ -256,9 +260,9 @@ func (a *accumulator) message() error {
 	a.content = append(a.content, w.content...)
 	a.thinking = append(a.thinking, w.thinking...)
 	a.images = append(a.images, w.images...)
-	for _, c := range w.calls {
-		a.calls = append(a.calls, c) // c owns its memory: strings and fresh raw values
-	}
+	// The calls own their memory (strings and fresh raw values): only the
+	// slice holding them is reused.
+	a.calls = append(a.calls, w.calls...)
 	for _, m := range w.extra {
 		a.extra = setMember(a.extra, m.key, m.val)
 	}

@@ -84,10 +84,10 @@ func TestDecodeReply(t *testing.T) {
 		t.Errorf("not done: %v %v %+v", err, warns, m)
 	}
 	for _, tc := range []struct{ body, want string }{
-		{`{"message":{"role":"assistant","content":1}}`, "line 1.message.content: got number, want a string"},
-		{`{"done":"yes"}`, "line 1.done"},
-		{`{"eval_count":-1}`, "line 1.eval_count: negative token count -1"},
-		{`{"total_duration":"1s"}`, "line 1.total_duration"},
+		{`{"message":{"role":"assistant","content":1}}`, "message.content: got number, want a string"},
+		{`{"done":"yes"}`, "done: got string, want boolean"},
+		{`{"eval_count":-1}`, "eval_count: negative token count -1"},
+		{`{"total_duration":"1s"}`, "total_duration: got string, want number"},
 		{`[]`, "got array, want object"},
 		{`{"done":true} {}`, "unexpected data after the JSON value"},
 	} {
