@@ -60,8 +60,10 @@ type Options struct {
 
 // Store is a store.Store in one SQLite file.
 type Store struct {
-	w    *sql.DB // the one writing connection, used by writer
-	r    *sql.DB // read-only connections
+	w    *sql.DB  // the one writing connection, used by writer
+	r    *sql.DB  // read-only connections
+	wp   prepared // statements prepared on w
+	rp   prepared // statements prepared on r
 	path string
 
 	ops        chan *op      // writes for the writer
@@ -136,6 +138,15 @@ func (o Options) Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
 	s.r = r
+	if s.wp, err = prepare(ctx, w, writeQueries); err == nil {
+		s.rp, err = prepare(ctx, r, readQueries)
+	}
+	if err != nil {
+		s.wp.close()
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
 	s.ops, s.quit, s.writerDone = make(chan *op), make(chan struct{}), make(chan struct{})
 	go s.writer()
 	return s, nil
@@ -148,7 +159,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.quit)
 		<-s.writerDone
-		err = errors.Join(s.r.Close(), s.w.Close())
+		err = errors.Join(s.rp.close(), s.wp.close(), s.r.Close(), s.w.Close())
 	})
 	return err
 }
@@ -226,7 +237,120 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 // The columns of a conversation row, in the order scanConv reads them.
 const convCols = `pk, id, tenant, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated`
 
-const selectConv = `SELECT ` + convCols + ` FROM conversations WHERE tenant = ? AND id = ?`
+// The statements of the store, prepared once when it opens: on the
+// writing connection (writeQueries) or the read pool (readQueries).
+const (
+	selectConv    = `SELECT ` + convCols + ` FROM conversations WHERE tenant = ? AND id = ?`
+	selectPK      = `SELECT pk FROM conversations WHERE tenant = ? AND id = ?`
+	insertConvRow = `INSERT INTO conversations
+		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+	insertMessage  = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
+	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
+	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
+	updateDeleted  = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
+	updateForked   = `UPDATE conversations SET open_calls = ?,
+		next_pos = (SELECT coalesce(max(pos) + 1, 0) FROM messages WHERE conv = ?) WHERE pk = ?`
+	copyMessages = `INSERT INTO messages (conv, pos, id, role, body)
+		SELECT ?, pos, id, role, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ?`
+	selectTail     = `SELECT pos, role, body FROM messages WHERE conv = ? ORDER BY pos DESC`
+	deleteMessage  = `DELETE FROM messages WHERE conv = ? AND id = ?`
+	deleteMessages = `DELETE FROM messages WHERE conv = ?`
+	deleteConv     = `DELETE FROM conversations WHERE pk = ?`
+	savepoint      = `SAVEPOINT convo_write`
+	rollbackTo     = `ROLLBACK TO convo_write`
+	release        = `RELEASE convo_write`
+
+	loadMessages  = `SELECT pos, body FROM messages WHERE conv = ? ORDER BY pos LIMIT -1 OFFSET ?`
+	selectMessage = `SELECT m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
+		WHERE c.tenant = ? AND c.id = ? AND m.id = ?`
+)
+
+var (
+	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, updateTitle, updateAppended, updateDeleted,
+		updateForked, copyMessages, selectTail, deleteMessage, deleteMessages, deleteConv, savepoint, rollbackTo, release}
+	readQueries = []string{selectConv, loadMessages, selectMessage, listFirst, listAfter}
+)
+
+// prepared holds statements prepared on one pool, by their SQL.
+type prepared map[string]*sql.Stmt
+
+func prepare(ctx context.Context, db *sql.DB, queries []string) (prepared, error) {
+	p := prepared{}
+	for _, q := range queries {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("preparing %.40q: %w", q, err)
+		}
+		p[q] = st
+	}
+	return p, nil
+}
+
+func (p prepared) close() error {
+	var errs []error
+	for _, st := range p {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// ptx runs statements in a transaction, using the prepared ones: SQLite
+// compiling each statement anew would be a quarter of an append's time.
+type ptx struct {
+	tx *sql.Tx
+	p  prepared
+}
+
+func (t ptx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := t.p[q]; st != nil {
+		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, q, args...)
+}
+
+func (t ptx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := t.p[q]; st != nil {
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, q, args...)
+}
+
+func (t ptx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := t.p[q]; st != nil {
+		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.tx.QueryContext(ctx, q, args...)
+}
+
+// ppool runs statements on a pool outside a transaction, prepared ones
+// when they are.
+type ppool struct {
+	db *sql.DB
+	p  prepared
+}
+
+func (d ppool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := d.p[q]; st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return d.db.ExecContext(ctx, q, args...)
+}
+
+func (d ppool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := d.p[q]; st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return d.db.QueryRowContext(ctx, q, args...)
+}
+
+func (d ppool) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := d.p[q]; st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return d.db.QueryContext(ctx, q, args...)
+}
 
 // row is a conversation row: the description plus the bookkeeping only
 // the backend sees.
@@ -307,7 +431,7 @@ func nullString(b []byte) any {
 // interrupted by its context would roll back the whole group's transaction.
 // The caller's context counts until fn starts; a write canceled while it
 // waits is never run.
-func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx ptx) error) error {
 	o := &op{fn: fn, done: make(chan error, 1)}
 	select {
 	case s.ops <- o:
@@ -333,7 +457,7 @@ var errClosed = errors.New("sqlite: store is closed")
 
 // An op is one write waiting for the writer.
 type op struct {
-	fn    func(ctx context.Context, tx *sql.Tx) error
+	fn    func(ctx context.Context, tx ptx) error
 	state atomic.Int32
 	done  chan error
 }
@@ -389,42 +513,43 @@ func (s *Store) commit(group []*op) {
 			o.done <- err
 		}
 	}
-	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	sqltx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		fail(wrap(err))
 		return
 	}
+	tx := ptx{sqltx, s.wp}
 	results := make([]error, len(live))
 	for i, o := range live {
 		if len(live) == 1 {
 			results[i] = run(ctx, tx, o.fn)
 			break
 		}
-		if _, err := tx.ExecContext(ctx, `SAVEPOINT convo_write`); err != nil {
-			tx.Rollback()
+		if _, err := tx.ExecContext(ctx, savepoint); err != nil {
+			sqltx.Rollback()
 			fail(wrap(err))
 			return
 		}
 		results[i] = run(ctx, tx, o.fn)
 		if results[i] != nil {
-			if _, err := tx.ExecContext(ctx, `ROLLBACK TO convo_write`); err != nil {
-				tx.Rollback()
+			if _, err := tx.ExecContext(ctx, rollbackTo); err != nil {
+				sqltx.Rollback()
 				fail(wrap(err))
 				return
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `RELEASE convo_write`); err != nil {
-			tx.Rollback()
+		if _, err := tx.ExecContext(ctx, release); err != nil {
+			sqltx.Rollback()
 			fail(wrap(err))
 			return
 		}
 	}
 	if len(live) == 1 && results[0] != nil {
-		tx.Rollback()
+		sqltx.Rollback()
 		live[0].done <- results[0]
 		return
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqltx.Commit(); err != nil {
 		for i, o := range live {
 			if results[i] == nil {
 				results[i] = wrap(err)
@@ -440,7 +565,7 @@ func (s *Store) commit(group []*op) {
 
 // run calls fn, turning a panic into an error so that one bad write cannot
 // stop the writer.
-func run(ctx context.Context, tx *sql.Tx, fn func(context.Context, *sql.Tx) error) (err error) {
+func run(ctx context.Context, tx ptx, fn func(context.Context, ptx) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("sqlite: write panicked: %v", r)
@@ -450,17 +575,9 @@ func run(ctx context.Context, tx *sql.Tx, fn func(context.Context, *sql.Tx) erro
 }
 
 // insertMessages stores rows at positions from pos on.
-func insertMessages(ctx context.Context, tx *sql.Tx, conv, pos int64, rows []backend.Row) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`)
-	if err != nil {
-		return wrap(err)
-	}
-	defer stmt.Close()
+func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend.Row) error {
 	for i, r := range rows {
-		if _, err := stmt.ExecContext(ctx, conv, pos+int64(i), r.ID, string(r.Role), r.Body); err != nil {
+		if _, err := tx.ExecContext(ctx, insertMessage, conv, pos+int64(i), r.ID, string(r.Role), r.Body); err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("message id %q: %w", r.ID, store.ErrExists)
 			}
@@ -486,7 +603,7 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	}
 	now := backend.Now()
 	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(msgs), "", 0, now, now
-	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx ptx) error {
 		pk, err := insertConv(ctx, tx, c, int64(len(rows)), backend.MarshalCalls(open))
 		if err != nil {
 			return err
@@ -499,11 +616,9 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	return c, nil
 }
 
-func insertConv(ctx context.Context, tx *sql.Tx, c store.Conversation, nextPos int64, open []byte) (int64, error) {
+func insertConv(ctx context.Context, tx ptx, c store.Conversation, nextPos int64, open []byte) (int64, error) {
 	var pk int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO conversations
-		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
+	err := tx.QueryRowContext(ctx, insertConvRow,
 		c.Tenant, c.ID, c.Title, nullString(c.Meta), c.Version, c.Messages, nextPos, nullString(open),
 		c.ForkedFrom, c.ForkedAt, c.Created.UnixMicro(), c.Updated.UnixMicro()).Scan(&pk)
 	if isUnique(err) {
@@ -517,7 +632,7 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (store.Conversation,
 	if !backend.Findable(tenant, id) {
 		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
-	r, err := getConv(ctx, s.r, tenant, id)
+	r, err := getConv(ctx, ppool{s.r, s.rp}, tenant, id)
 	return r.Conversation, err
 }
 
@@ -536,7 +651,7 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 		return store.Conversation{}, err
 	}
 	var out store.Conversation
-	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx ptx) error {
 		r, err := getConv(ctx, tx, tenant, id)
 		if err != nil {
 			return err
@@ -549,7 +664,7 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 			c.Meta = m
 		}
 		c.Updated = backend.Later(c.Updated)
-		_, err = tx.ExecContext(ctx, `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`,
+		_, err = tx.ExecContext(ctx, updateTitle,
 			c.Title, nullString(c.Meta), c.Updated.UnixMicro(), r.pk)
 		out = c
 		return wrap(err)
@@ -567,7 +682,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		return store.Conversation{}, err
 	}
 	var out store.Conversation
-	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx ptx) error {
 		r, err := getConv(ctx, tx, tenant, id)
 		if err != nil {
 			return err
@@ -593,7 +708,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		out.Version++
 		out.Messages += len(rows)
 		out.Updated = backend.Later(out.Updated)
-		_, err = tx.ExecContext(ctx, `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`,
+		_, err = tx.ExecContext(ctx, updateAppended,
 			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(backend.MarshalCalls(after)), out.Updated.UnixMicro(), r.pk)
 		return wrap(err)
 	})
@@ -612,11 +727,12 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 	if !backend.Findable(tenant, id) {
 		return nil, store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	sqltx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, store.Conversation{}, wrap(err)
 	}
-	defer tx.Rollback()
+	defer sqltx.Rollback()
+	tx := ptx{sqltx, s.rp}
 	r, err := getConv(ctx, tx, tenant, id)
 	if err != nil {
 		return nil, store.Conversation{}, err
@@ -624,7 +740,7 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 	if from >= r.Messages {
 		return convo.History{}, r.Conversation, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT pos, body FROM messages WHERE conv = ? ORDER BY pos LIMIT -1 OFFSET ?`, r.pk, from)
+	rows, err := tx.QueryContext(ctx, loadMessages, r.pk, from)
 	if err != nil {
 		return nil, store.Conversation{}, wrap(err)
 	}
@@ -657,8 +773,7 @@ func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (conv
 	}
 	var pos int64
 	var body []byte
-	err := s.r.QueryRowContext(ctx, `SELECT m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
-		WHERE c.tenant = ? AND c.id = ? AND m.id = ?`, tenant, id, messageID).Scan(&pos, &body)
+	err := ppool{s.r, s.rp}.QueryRowContext(ctx, selectMessage, tenant, id, messageID).Scan(&pos, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
 	}
@@ -670,8 +785,8 @@ func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (conv
 
 // tail returns the open calls at the end of conversation pk, reading back
 // from its last message to the last that is not a tool message.
-func tail(ctx context.Context, tx *sql.Tx, pk int64, id string) ([]backend.Call, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT pos, role, body FROM messages WHERE conv = ? ORDER BY pos DESC`, pk)
+func tail(ctx context.Context, tx queryer, pk int64, id string) ([]backend.Call, error) {
+	rows, err := tx.QueryContext(ctx, selectTail, pk)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -706,7 +821,7 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 		return store.Conversation{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
 	}
 	var out store.Conversation
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
 		r, err := getConv(ctx, tx, tenant, id)
 		if err != nil {
 			return err
@@ -714,7 +829,7 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 		if version != store.AnyVersion && version != r.Version {
 			return fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conv = ? AND id = ?`, r.pk, messageID)
+		res, err := tx.ExecContext(ctx, deleteMessage, r.pk, messageID)
 		if err != nil {
 			return wrap(err)
 		}
@@ -729,7 +844,7 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 		out.Version++
 		out.Messages--
 		out.Updated = backend.Later(out.Updated)
-		_, err = tx.ExecContext(ctx, `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`,
+		_, err = tx.ExecContext(ctx, updateDeleted,
 			out.Version, out.Messages, nullString(backend.MarshalCalls(open)), out.Updated.UnixMicro(), r.pk)
 		return wrap(err)
 	})
@@ -749,7 +864,7 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx ptx) error {
 		src, err := getConv(ctx, tx, tenant, id)
 		if err != nil {
 			return err
@@ -769,16 +884,14 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (conv, pos, id, role, body)
-			SELECT ?, pos, id, role, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ?`, pk, src.pk, at); err != nil {
+		if _, err := tx.ExecContext(ctx, copyMessages, pk, src.pk, at); err != nil {
 			return wrap(err)
 		}
 		open, err := tail(ctx, tx, pk, c.ID)
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE conversations SET open_calls = ?,
-			next_pos = (SELECT coalesce(max(pos) + 1, 0) FROM messages WHERE conv = ?) WHERE pk = ?`,
+		_, err = tx.ExecContext(ctx, updateForked,
 			nullString(backend.MarshalCalls(open)), pk, pk)
 		return wrap(err)
 	})
@@ -829,7 +942,7 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 		query = listAfter
 		args = append(args, cur.Created.UnixMicro(), cur.ID)
 	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := ppool{s.r, s.rp}.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, "", wrap(err)
 	}
@@ -859,19 +972,19 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 	if !backend.Findable(tenant, id) {
 		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.write(ctx, func(ctx context.Context, tx ptx) error {
 		var pk int64
-		err := tx.QueryRowContext(ctx, `SELECT pk FROM conversations WHERE tenant = ? AND id = ?`, tenant, id).Scan(&pk)
+		err := tx.QueryRowContext(ctx, selectPK, tenant, id).Scan(&pk)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 		}
 		if err != nil {
 			return wrap(err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conv = ?`, pk); err != nil {
+		if _, err := tx.ExecContext(ctx, deleteMessages, pk); err != nil {
 			return wrap(err)
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM conversations WHERE pk = ?`, pk)
+		_, err = tx.ExecContext(ctx, deleteConv, pk)
 		return wrap(err)
 	})
 }
