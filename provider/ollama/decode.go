@@ -61,16 +61,20 @@ type decoder struct {
 	h     convo.History
 	warns []provider.Warning
 	open  []openCall // calls of the last assistant message
+	w     wireMsg
 }
 
 func (d *decoder) messages() error {
 	d.h = convo.History{}
+	w := &d.w
 	err := d.r.ReadArray(func(i int) error {
-		var w wireMsg
-		if err := readMessage(d.r, &w); err != nil {
+		// Nothing a message is built from keeps w's memory: its slices are
+		// reused for the next message.
+		*w = wireMsg{images: w.images[:0], calls: w.calls[:0], extra: w.extra[:0]}
+		if err := readMessage(d.r, w); err != nil {
 			return at(err, index("", i))
 		}
-		m, err := d.message(i, &w)
+		m, err := d.message(i, w)
 		if err != nil {
 			return at(err, index("", i))
 		}
@@ -78,6 +82,22 @@ func (d *decoder) messages() error {
 		return nil
 	})
 	return at(err, "messages")
+}
+
+// lowerRole returns the role b lower-cased, without allocating for the
+// roles Ollama knows.
+func lowerRole(b []byte) string {
+	switch string(b) {
+	case "system":
+		return "system"
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	case "tool":
+		return "tool"
+	}
+	return strings.ToLower(string(b))
 }
 
 // roleOf maps a lower-cased Ollama role to its convo role.
@@ -100,7 +120,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 		return convo.Message{}, errors.New("missing role")
 	}
 	// Ollama lower-cases the role when it reads a message.
-	lower := strings.ToLower(string(w.role))
+	lower := lowerRole(w.role)
 	role := roleOf(lower)
 	if role == "" {
 		return convo.Message{}, at(fmt.Errorf("unknown role %q (want system, user, assistant or tool)", w.role), "role")
@@ -115,7 +135,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 	}
 	content := string(w.content)
 	if role != convo.RoleTool {
-		d.open = nil
+		d.open = d.open[:0]
 	}
 	switch role {
 	case convo.RoleAssistant:
@@ -141,6 +161,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 	default:
 		// An empty text is kept when it is all the message has, so the
 		// message survives conversion and comes back as it was.
+		m.Parts = make([]convo.Part, 0, 1+len(w.images))
 		if content != "" || (w.hasContent && len(w.images) == 0) {
 			m.Parts = append(m.Parts, convo.Text(content))
 		}
