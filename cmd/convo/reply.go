@@ -6,6 +6,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
 )
 
 func init() {
@@ -25,13 +26,12 @@ func runReply(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := codec("from", *from)
-	if err != nil {
-		return err
+	if *from == "" {
+		return usagef("--from is required")
 	}
-	rc, ok := c.(provider.ReplyCodec)
-	if c == nil || !ok {
-		return usagef("--from %s: not a provider format with replies", *from)
+	rc, err := all.LookupReply(*from)
+	if err != nil {
+		return usageError{err.Error()}
 	}
 	opts := provider.Options{Strict: *strict}
 	body, name, err := e.input(args, opts.DecodeLimits().MaxBytes)
