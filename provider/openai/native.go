@@ -20,7 +20,7 @@ type member struct{ key, val []byte }
 // notes, never sent on the wire.
 func marker(key []byte) bool {
 	switch string(key) {
-	case "api", "from", "data_url":
+	case "api", "from", "data_url", "response", "message":
 		return true
 	}
 	return false
@@ -109,6 +109,16 @@ func (n nat) view(chat bool) nat {
 }
 
 func (n nat) empty() bool { return len(n.m) == 0 }
+
+// plain reports whether n holds nothing but markers: nothing to send.
+func (n nat) plain() bool {
+	for i := range n.m {
+		if !marker(n.m[i].key) {
+			return false
+		}
+	}
+	return true
+}
 
 func (n nat) get(key string) ([]byte, bool) {
 	for i := range n.m {

@@ -332,6 +332,32 @@ func (e *respEnc) startRuns(m *convo.Message, n nat) {
 	e.run, e.runMsg, e.runNat, e.runs = e.run[:0], m, n, 0
 }
 
+// mark starts a new message item at content part p when p opens one of a
+// reply's later message items (native "message": that item's id, status and
+// phase).
+func (e *respEnc) mark(p *convo.Part) error {
+	if p.Native == nil {
+		return nil
+	}
+	pn, err := e.nr.of(p.Native)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	raw, ok := pn.view(false).get("message")
+	if !ok {
+		return nil
+	}
+	if err := e.flush(); err != nil {
+		return err
+	}
+	mn, err := e.nr.read(raw)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	e.runNat, e.runs = mn, 0
+	return nil
+}
+
 // flush writes the content parts gathered since the last item as one
 // message item. The message's native fields (its item id, status) go on the
 // first one only.
@@ -385,7 +411,7 @@ func (e *respEnc) content(key string, parts []convo.Part, assistant, array bool)
 		if err != nil {
 			return encErr(e.path(), "%v", err)
 		}
-		if pn.view(false).empty() {
+		if pn.view(false).plain() {
 			return e.str(parts[0].Text)
 		}
 	}
@@ -572,6 +598,9 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 			}
 			e.warn("reasoning (part %d) without an item id or encrypted content dropped: Responses cannot take it", j)
 		case p.Type == convo.TypeText, p.Type == convo.TypeRefusal, contentBlock(p):
+			if err := e.mark(p); err != nil {
+				return err
+			}
 			e.run = append(e.run, *p)
 		case p.Type == convo.TypeJSON:
 			s, err := jsonText(p.Value)
@@ -619,9 +648,11 @@ func (e *respEnc) outputMessage(m *convo.Message, parts []convo.Part, n nat) err
 	if err := e.content("content", parts, true, output); err != nil {
 		return err
 	}
-	if ph := phaseWire(m.Phase); ph != "" {
-		e.key("phase")
-		e.buf = jsonx.AppendString(e.buf, ph)
+	if _, own := n.get("phase"); !own {
+		if ph := phaseWire(m.Phase); ph != "" {
+			e.key("phase")
+			e.buf = jsonx.AppendString(e.buf, ph)
+		}
 	}
 	e.end(n, start)
 	return nil

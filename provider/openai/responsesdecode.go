@@ -108,8 +108,11 @@ type respDec struct {
 	h        convo.History
 	cur      *group   // the assistant message being gathered
 	cbuf     rContent // reused by content
-	args     argsParser
-	calls    map[string]string // call_id → name of the calls seen so far
+	// reply is set while reading a response's output: every item goes into
+	// one assistant message.
+	reply bool
+	args  argsParser
+	calls map[string]string // call_id → name of the calls seen so far
 }
 
 func newRespDec(r *jsonx.Reader, maxDepth int) *respDec {
@@ -144,7 +147,7 @@ func (d *respDec) flush() {
 // message item starts a new group, taking the reasoning items that came
 // right before it: reasoning belongs to what follows it.
 func (d *respDec) open(message bool) *group {
-	if d.cur != nil && message && d.cur.hasMsg {
+	if d.cur != nil && message && d.cur.hasMsg && !d.reply {
 		g := d.cur
 		k := len(g.parts)
 		for k > 0 && g.parts[k-1].Type == convo.TypeReasoning {
@@ -451,12 +454,15 @@ func (d *respDec) build(it *rItem, i int) error {
 	case "function_call", "custom_tool_call":
 		return d.call(it)
 	case "function_call_output", "custom_tool_call_output":
+		if d.reply {
+			break // not model output: kept whole below
+		}
 		return d.output(it, i)
 	case "reasoning":
 		return d.reasoning(it)
 	}
 	p := d.opaque(it)
-	if userSide(kind) {
+	if userSide(kind) && !d.reply {
 		d.flush()
 		d.h = append(d.h, convo.Message{Role: convo.RoleUser, Parts: []convo.Part{p}})
 		return nil
@@ -483,7 +489,7 @@ func (d *respDec) message(it *rItem, i int) error {
 		}
 	}
 	c := it.msg
-	if c.raw != nil || (!c.isString && len(c.parts) == 0) {
+	if c.raw != nil || (!c.isString && len(c.parts) == 0) || (d.reply && !it.is(hasRole, "assistant")) {
 		// Content convo cannot read (null, or no parts at all): the item
 		// is kept whole.
 		p := d.opaque(it)
@@ -501,10 +507,16 @@ func (d *respDec) message(it *rItem, i int) error {
 	var nb *natBuilder
 	var m convo.Message
 	var g *group
+	var later natBuilder // a reply's second message item: its own fields
 	role := it.s(hasRole)
 	switch role {
 	case "assistant":
 		g = d.open(true)
+		if g.hasMsg {
+			// Only in a reply: the item's fields go with its first part.
+			nb = &later
+			break
+		}
 		g.hasMsg = true
 		nb = &g.nb
 		if it.has&hasPhase != 0 {
@@ -555,6 +567,17 @@ func (d *respDec) message(it *rItem, i int) error {
 			nb.buf = append(nb.buf, it.nb.buf...)
 			nb.nonRole = true
 		}
+		if nb == &later {
+			// Marks where this message item starts, with its id, status
+			// and phase, so the encoder writes it as its own item again.
+			mark := append(append([]byte(`"message":{`), later.buf...), '}')
+			for k := range parts {
+				if parts[k].Raw == nil {
+					parts[k].Native = addMember(parts[k].Native, mark)
+					break
+				}
+			}
+		}
 		g.parts = append(g.parts, parts...)
 		return nil
 	}
@@ -563,6 +586,24 @@ func (d *respDec) message(it *rItem, i int) error {
 	m.Native = nb.native(false)
 	d.h = append(d.h, m)
 	return nil
+}
+
+// addMember adds a member (`"key":value`) to the provider's native object.
+func addMember(n convo.Native, member []byte) convo.Native {
+	old := n[ProviderID]
+	obj := make([]byte, 0, len(old)+len(member)+2)
+	if len(old) > 2 {
+		obj = append(append(obj, old[:len(old)-1]...), ',')
+	} else {
+		obj = append(obj, '{')
+	}
+	obj = append(append(obj, member...), '}')
+	out := make(convo.Native, len(n)+1)
+	for k, v := range n {
+		out[k] = v
+	}
+	out[ProviderID] = obj
+	return out
 }
 
 // finishParts settles the native fields of content parts once the role is

@@ -1,0 +1,868 @@
+package openai
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/stream"
+	"github.com/convo-go/convo/provider"
+)
+
+var _ provider.ReplyCodec = ChatCodec{}
+
+// DecodeReply decodes a Chat Completions response body (a chat.completion
+// object) into one assistant message: the first choice's reasoning_content,
+// content, refusal and tool calls as parts; usage (with cached and
+// reasoning tokens); finish_reason normalised, the raw reason kept in
+// Native; Origin with the model and response id; Time from "created".
+// Response-only fields (finish_reason, annotations, the audio reply,
+// logprobs) are kept under native.openai.response, which is never sent in
+// a request. An {"error": …} body is an *APIError.
+func (ChatCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	m, warns, err := decodeChatReply(body, opts)
+	if err != nil {
+		return m, warns, err
+	}
+	return m, warns, opts.Check(warns)
+}
+
+// NewAccumulator returns an accumulator for the chunks of one streamed
+// Chat Completions reply: each SSE event's data (a chat.completion.chunk, or
+// [DONE]) given to Add.
+func (ChatCodec) NewAccumulator(opts provider.Options) provider.Accumulator {
+	return newChatAcc(opts)
+}
+
+// ReadStream reads a streamed Chat Completions reply (Server-Sent Events)
+// from r, such as an HTTP body, and accumulates it.
+func (ChatCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	return stream.Feed(stream.NewSSE(r), newChatAcc(opts))
+}
+
+func decodeChatReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	l, err := checkSize(body, opts)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
+	d := &chatDec{r: jsonx.NewReader(body, l.MaxDepth), maxDepth: l.MaxDepth}
+	var (
+		id, model   string
+		created     int64
+		m           convo.Message
+		have        bool
+		finish      []byte // raw finish_reason
+		logprobs    []byte
+		usage       *convo.Usage
+		apiErr      *APIError
+		extraChoice bool
+	)
+	err = d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "id", "model":
+			if d.r.ReadNull() {
+				return nil
+			}
+			s, err := d.r.ReadString()
+			if string(key) == "id" {
+				id = s
+			} else {
+				model = s
+			}
+			return atKey(err, key)
+		case "created":
+			if d.r.ReadNull() {
+				return nil
+			}
+			n, err := d.r.ReadInt()
+			created = n
+			return atKey(err, key)
+		case "usage":
+			u, err := readUsage(d.r)
+			usage = u
+			return atKey(err, key)
+		case "error":
+			if d.r.ReadNull() {
+				return nil
+			}
+			e, err := readAPIError(d.r)
+			apiErr = e
+			return atKey(err, key)
+		case "choices":
+			if d.r.Peek() != jsonx.Array {
+				return atKey(d.r.Errorf("want an array of choices, got %s", d.r.Peek()), key)
+			}
+			return atKey(d.r.ReadArray(func(i int) error {
+				c, err := d.choice(i)
+				if err != nil {
+					return atIndex(err, i)
+				}
+				if c.index != 0 || have {
+					extraChoice = true
+					return nil
+				}
+				m, finish, logprobs, have = c.msg, c.finish, c.logprobs, true
+				return nil
+			}), key)
+		}
+		return d.r.Skip()
+	})
+	if err == nil {
+		err = d.r.ExpectEnd()
+	}
+	if err != nil {
+		return convo.Message{}, d.warns, err
+	}
+	if apiErr != nil && !have {
+		return convo.Message{Role: convo.RoleAssistant}, d.warns, apiErr
+	}
+	if !have {
+		return convo.Message{}, d.warns, errors.New(`reply has no choice with index 0`)
+	}
+	if extraChoice {
+		d.warns = append(d.warns, provider.Warnf("choices", "choices other than index 0 left out: a message holds one reply"))
+	}
+	if m.Role != convo.RoleAssistant {
+		return convo.Message{}, d.warns, fmt.Errorf("choices[0].message: role %q, want assistant", m.Role)
+	}
+	replyNatives(&m, finish, logprobs)
+	m.Origin = &convo.Origin{Provider: ProviderID, Model: model, ResponseID: id}
+	m.Usage = usage
+	m.Time = unixTime(created)
+	if len(finish) > 0 && finish[0] == '"' {
+		m.Finish = chatFinish(decodeStr(finish), m.HasToolCalls())
+	}
+	return m, d.warns, apiErrOrNil(apiErr)
+}
+
+// apiErrOrNil keeps a nil *APIError from becoming a non-nil error.
+func apiErrOrNil(e *APIError) error {
+	if e == nil {
+		return nil
+	}
+	return e
+}
+
+type chatChoice struct {
+	index            int64
+	msg              convo.Message
+	finish, logprobs []byte
+}
+
+func (d *chatDec) choice(i int) (chatChoice, error) {
+	c := chatChoice{index: int64(i)}
+	hasMsg := false
+	err := d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "index":
+			n, err := d.r.ReadInt()
+			c.index = n
+			return atKey(err, key)
+		case "message":
+			m, err := d.message(0)
+			c.msg, hasMsg = m, true
+			return atKey(err, key)
+		case "finish_reason":
+			raw, err := d.r.ReadRaw()
+			c.finish = raw
+			return atKey(err, key)
+		case "logprobs":
+			raw, err := d.r.ReadRaw()
+			c.logprobs = raw
+			return atKey(err, key)
+		}
+		return d.r.Skip()
+	})
+	if err == nil && !hasMsg {
+		err = errors.New(`choice has no "message"`)
+	}
+	return c, err
+}
+
+// chatFinish normalises a Chat finish_reason.
+func chatFinish(reason string, calls bool) convo.Finish {
+	switch reason {
+	case "stop":
+		if calls {
+			// Some compatible servers end a tool-calling reply with stop.
+			return convo.FinishToolUse
+		}
+		return convo.FinishStop
+	case "length":
+		return convo.FinishLength
+	case "tool_calls", "function_call":
+		return convo.FinishToolUse
+	case "content_filter":
+		return convo.FinishContentFilter
+	case "":
+		return ""
+	}
+	return convo.FinishOther
+}
+
+// replyNatives sorts a reply message's native fields: those a request can
+// send back stay; response-only ones (annotations, the audio reply beyond
+// its id, the raw finish reason, logprobs) move under "response", which
+// encoders never send.
+func replyNatives(m *convo.Message, finish, logprobs []byte) {
+	var nr natReader
+	n, _ := nr.of(m.Native)
+	var keep, resp natBuilder
+	if len(finish) > 0 && string(finish) != "null" {
+		resp.add("finish_reason", finish)
+	}
+	for _, x := range n.m {
+		switch string(x.key) {
+		case "annotations":
+			if string(x.val) != "[]" {
+				resp.addKey(x.key, x.val)
+			}
+		case "audio":
+			resp.addKey(x.key, x.val)
+			a, _ := nr.read(x.val)
+			if v, ok := a.get("id"); ok {
+				keep.add("audio", append(append([]byte(`{"id":`), v...), '}'))
+			}
+		default:
+			keep.addKey(x.key, x.val)
+		}
+	}
+	if lp := normalLogprobs(logprobs); lp != nil {
+		resp.add("logprobs", lp)
+	}
+	if len(resp.buf) > 0 {
+		keep.add("response", append(append([]byte{'{'}, resp.buf...), '}'))
+	}
+	m.Native = keep.native(true)
+}
+
+// normalLogprobs keeps the content and refusal token lists of a choice's
+// logprobs, leaving out empty and null ones, so a reply read whole and one
+// gathered from a stream's chunks keep the same value.
+func normalLogprobs(raw []byte) []byte {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	p := logprobsParts(raw)
+	return logprobsJSON(p.content, p.refusal)
+}
+
+// logprobsJSON writes the normalised logprobs object from the elements of
+// its two lists, or nil when both are empty.
+func logprobsJSON(content, refusal []byte) []byte {
+	if len(content) == 0 && len(refusal) == 0 {
+		return nil
+	}
+	out := []byte{'{'}
+	if len(content) > 0 {
+		out = append(append(append(out, `"content":[`...), content...), ']')
+	}
+	if len(refusal) > 0 {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, `"refusal":[`...), refusal...), ']')
+	}
+	return append(out, '}')
+}
+
+// chatAcc folds the chunks of a streamed Chat Completions reply. Text
+// arrives in deltas appended to buffers; tool calls are assembled by their
+// index (id, type and name from the first fragment, arguments
+// concatenated); the finish reason comes on the last chunk of the choice
+// and usage on a final chunk without choices. The final message is decoded
+// from the chat.completion body the chunks add up to, so it equals
+// DecodeReply of the reply read whole.
+type chatAcc struct {
+	opts          provider.Options
+	limit         int64
+	rd, sub, sub2 jsonx.Reader // the chunk, its delta, a tool call's function
+
+	events, chunks int
+	size           int64
+	id, model      string
+	created        int64
+	role           string
+
+	content, refusal, reasoning textBuf
+	calls                       []callAcc
+	fn                          *callAcc // the deprecated function_call
+	annotations                 []byte   // elements, comma-separated
+	audio                       audioAcc
+	logContent, logRefusal      []byte
+	finish                      []byte // raw finish_reason
+	usage                       *convo.Usage
+
+	done, sawChoice bool
+	err             error
+	warns           []provider.Warning
+	warned          map[string]bool
+}
+
+type callAcc struct {
+	index      int64
+	id, typ    string
+	name, args textBuf
+}
+
+type audioAcc struct {
+	set              bool
+	id, expires      []byte // raw JSON values
+	data, transcript textBuf
+}
+
+func newChatAcc(opts provider.Options) *chatAcc {
+	return &chatAcc{opts: opts, limit: opts.DecodeLimits().MaxBytes}
+}
+
+func (a *chatAcc) warnOnce(key, path, format string, args ...any) {
+	if a.warned[key] {
+		return
+	}
+	if a.warned == nil {
+		a.warned = map[string]bool{}
+	}
+	a.warned[key] = true
+	a.warns = append(a.warns, provider.Warnf(path, format, args...))
+}
+
+// Add folds one SSE event's data into the reply.
+func (a *chatAcc) Add(ev provider.Event) error {
+	if a.err != nil {
+		return a.err
+	}
+	a.events++
+	a.size += int64(len(ev.Data))
+	if a.size > a.limit {
+		a.err = fmt.Errorf("chat reply stream of more than %d bytes: %w", a.limit, jsonx.ErrTooLarge)
+		return a.err
+	}
+	data := ev.Data
+	if string(data) == "[DONE]" {
+		a.done = true
+		return nil
+	}
+	if a.done {
+		a.warnOnce("late", fmt.Sprintf("event %d", a.events-1), "data after [DONE] read anyway")
+	}
+	a.rd.Reset(data, a.opts.DecodeLimits().MaxDepth)
+	if err := a.chunk(); err != nil {
+		var ae *APIError
+		if !errors.As(err, &ae) {
+			err = fmt.Errorf("chunk %d: %w", a.chunks, err)
+		}
+		a.err = err
+		return err
+	}
+	a.chunks++
+	return nil
+}
+
+func (a *chatAcc) chunk() error {
+	r := &a.rd
+	var apiErr *APIError
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "id":
+			if r.ReadNull() {
+				return nil
+			}
+			s, err := r.ReadStringBytes()
+			switch {
+			case err != nil:
+			case a.id == "":
+				a.id = string(s)
+			case a.id != string(s):
+				a.warnOnce("id", "id", "chunks of two responses (%q, then %q): read as one", a.id, s)
+			}
+			return atKey(err, key)
+		case "model":
+			if r.ReadNull() {
+				return nil
+			}
+			s, err := r.ReadStringBytes()
+			if err == nil && a.model == "" {
+				a.model = string(s)
+			}
+			return atKey(err, key)
+		case "created":
+			if r.ReadNull() {
+				return nil
+			}
+			n, err := r.ReadInt()
+			if a.created == 0 {
+				a.created = n
+			}
+			return atKey(err, key)
+		case "choices":
+			if r.ReadNull() {
+				return nil
+			}
+			return atKey(r.ReadArray(func(i int) error { return atIndex(a.choice(), i) }), key)
+		case "usage":
+			u, err := readUsage(r)
+			if u != nil {
+				a.usage = u // cumulative where a server repeats it: the last wins
+			}
+			return atKey(err, key)
+		case "error":
+			if r.ReadNull() {
+				return nil
+			}
+			e, err := readAPIError(r)
+			apiErr = e
+			return atKey(err, key)
+		}
+		return r.Skip()
+	})
+	if err == nil {
+		err = r.ExpectEnd()
+	}
+	if err != nil {
+		return err
+	}
+	if apiErr != nil {
+		return apiErr
+	}
+	return nil
+}
+
+func (a *chatAcc) choice() error {
+	r := &a.rd
+	index := int64(0)
+	// The delta may come before the index: read it into a scratch state
+	// and fold it in once the index is known.
+	var start, end int
+	var finish []byte
+	var logprobs []byte
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "index":
+			n, err := r.ReadInt()
+			index = n
+			return atKey(err, key)
+		case "delta":
+			r.Peek()
+			start = r.Offset()
+			err := r.Skip()
+			end = r.Offset()
+			return atKey(err, key)
+		case "finish_reason", "logprobs":
+			if r.ReadNull() {
+				return nil
+			}
+			raw, err := r.ReadRaw()
+			if string(key) == "finish_reason" {
+				finish = raw
+			} else {
+				logprobs = raw
+			}
+			return atKey(err, key)
+		}
+		return r.Skip()
+	})
+	if err != nil {
+		return err
+	}
+	if index != 0 {
+		a.warnOnce("choices", "choices", "choices other than index 0 left out: a message holds one reply")
+		return nil
+	}
+	a.sawChoice = true
+	if end > start {
+		sub := &a.sub
+		sub.Reset(r.Bytes()[start:end], a.opts.DecodeLimits().MaxDepth)
+		if err := atKey(a.delta(sub), []byte("delta")); err != nil {
+			return err
+		}
+	}
+	if len(finish) > 0 {
+		a.finish = finish
+	}
+	if lp := logprobs; len(lp) > 0 && lp[0] == '{' {
+		n := logprobsParts(lp)
+		a.logContent = appendList(a.logContent, n.content)
+		a.logRefusal = appendList(a.logRefusal, n.refusal)
+	}
+	return nil
+}
+
+// logParts are the elements of a logprobs object's two token lists,
+// comma-separated.
+type logParts struct{ content, refusal []byte }
+
+func logprobsParts(raw []byte) logParts {
+	var p logParts
+	r := jsonx.NewReader(raw, 0)
+	_ = r.ReadObject(func(key []byte) error {
+		var dst *[]byte
+		switch string(key) {
+		case "content":
+			dst = &p.content
+		case "refusal":
+			dst = &p.refusal
+		default:
+			return r.Skip()
+		}
+		if r.Peek() != jsonx.Array {
+			return r.Skip()
+		}
+		return r.ReadArray(func(int) error {
+			if len(*dst) > 0 {
+				*dst = append(*dst, ',')
+			}
+			var err error
+			*dst, err = r.AppendRaw(*dst)
+			return err
+		})
+	})
+	return p
+}
+
+// appendList appends comma-separated list elements to another such list.
+func appendList(dst, elems []byte) []byte {
+	if len(elems) == 0 {
+		return dst
+	}
+	if len(dst) > 0 {
+		dst = append(dst, ',')
+	}
+	return append(dst, elems...)
+}
+
+func (a *chatAcc) delta(r *jsonx.Reader) error {
+	return r.ReadObject(func(key []byte) error {
+		var dst *textBuf
+		switch string(key) {
+		case "role":
+			if r.ReadNull() {
+				return nil
+			}
+			s, err := r.ReadStringBytes()
+			if err == nil && a.role == "" {
+				a.role = string(s)
+			}
+			return atKey(err, key)
+		case "content":
+			dst = &a.content
+		case "refusal":
+			dst = &a.refusal
+		case "reasoning_content":
+			dst = &a.reasoning
+		case "tool_calls":
+			if r.ReadNull() {
+				return nil
+			}
+			return atKey(r.ReadArray(func(i int) error { return atIndex(a.toolCall(r), i) }), key)
+		case "function_call":
+			if r.ReadNull() {
+				return nil
+			}
+			if a.fn == nil {
+				a.fn = &callAcc{}
+			}
+			return atKey(a.fnDelta(r, a.fn, "arguments"), key)
+		case "annotations":
+			if r.ReadNull() {
+				return nil
+			}
+			return atKey(r.ReadArray(func(int) error {
+				if len(a.annotations) > 0 {
+					a.annotations = append(a.annotations, ',')
+				}
+				var err error
+				a.annotations, err = r.AppendRaw(a.annotations)
+				return err
+			}), key)
+		case "audio":
+			if r.ReadNull() {
+				return nil
+			}
+			return atKey(a.audioDelta(r), key)
+		default:
+			return r.Skip()
+		}
+		if r.ReadNull() {
+			return nil
+		}
+		s, err := r.ReadStringBytes()
+		if err == nil {
+			dst.add(s)
+		}
+		return atKey(err, key)
+	})
+}
+
+func (a *chatAcc) toolCall(r *jsonx.Reader) error {
+	var index int64
+	var id, typ []byte
+	var start, end int
+	var inner string
+	err := r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "index":
+			n, err := r.ReadInt()
+			index = n
+			return atKey(err, key)
+		case "id", "type":
+			if r.ReadNull() {
+				return nil
+			}
+			s, err := r.ReadStringBytes()
+			if string(key) == "id" {
+				id = s
+			} else {
+				typ = s
+			}
+			return atKey(err, key)
+		case "function", "custom":
+			if r.ReadNull() {
+				return nil
+			}
+			inner = string(key)
+			r.Peek()
+			start = r.Offset()
+			err := r.Skip()
+			end = r.Offset()
+			return atKey(err, key)
+		}
+		return r.Skip()
+	})
+	if err != nil {
+		return err
+	}
+	if index < 0 {
+		index = 0 // some compatible servers send -1 for a single call
+	}
+	c := a.call(index)
+	if len(id) > 0 {
+		c.id = string(id)
+	}
+	if len(typ) > 0 {
+		c.typ = string(typ)
+	}
+	if inner != "" {
+		if c.typ == "" {
+			c.typ = inner
+		}
+		argsKey := "arguments"
+		if inner == "custom" {
+			argsKey = "input"
+		}
+		sub := &a.sub2
+		sub.Reset(r.Bytes()[start:end], a.opts.DecodeLimits().MaxDepth)
+		return atKey(a.fnDelta(sub, c, argsKey), []byte(inner))
+	}
+	return nil
+}
+
+// call returns the call at a stream index, adding it in arrival order.
+func (a *chatAcc) call(index int64) *callAcc {
+	for i := range a.calls {
+		if a.calls[i].index == index {
+			return &a.calls[i]
+		}
+	}
+	a.calls = append(a.calls, callAcc{index: index})
+	return &a.calls[len(a.calls)-1]
+}
+
+// fnDelta folds a fragment of a function (or custom) object: name and
+// arguments pieces are concatenated, as the SDK's accumulator does.
+func (a *chatAcc) fnDelta(r *jsonx.Reader, c *callAcc, argsKey string) error {
+	return r.ReadObject(func(key []byte) error {
+		var dst *textBuf
+		switch string(key) {
+		case "name":
+			dst = &c.name
+		case argsKey:
+			dst = &c.args
+		default:
+			return r.Skip()
+		}
+		if r.ReadNull() {
+			return nil
+		}
+		s, err := r.ReadStringBytes()
+		if err == nil {
+			dst.add(s)
+		}
+		return atKey(err, key)
+	})
+}
+
+func (a *chatAcc) audioDelta(r *jsonx.Reader) error {
+	a.audio.set = true
+	return r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "id", "expires_at":
+			raw, err := r.ReadRaw()
+			if string(raw) != "null" {
+				if string(key) == "id" {
+					a.audio.id = raw
+				} else {
+					a.audio.expires = raw
+				}
+			}
+			return atKey(err, key)
+		case "data", "transcript":
+			if r.ReadNull() {
+				return nil
+			}
+			s, err := r.ReadStringBytes()
+			if err == nil {
+				if string(key) == "data" {
+					a.audio.data.add(s)
+				} else {
+					a.audio.transcript.add(s)
+				}
+			}
+			return atKey(err, key)
+		}
+		return r.Skip()
+	})
+}
+
+// body writes the chat.completion object the chunks so far add up to.
+func (a *chatAcc) body() []byte {
+	b := make([]byte, 0, 256+len(a.content.b)+len(a.refusal.b)+len(a.reasoning.b)+len(a.annotations)+len(a.logContent))
+	b = append(b, `{"id":`...)
+	b = jsonx.AppendString(b, a.id)
+	b = append(b, `,"object":"chat.completion","created":`...)
+	b = jsonx.AppendInt(b, a.created)
+	b = append(b, `,"model":`...)
+	b = jsonx.AppendString(b, a.model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":`...)
+	role := a.role
+	if role == "" {
+		role = "assistant"
+	}
+	b = jsonx.AppendString(b, role)
+	b = append(b, `,"content":`...)
+	b = appendOptText(b, &a.content)
+	b = append(b, `,"refusal":`...)
+	b = appendOptText(b, &a.refusal)
+	if a.reasoning.set && len(a.reasoning.b) > 0 {
+		b = append(b, `,"reasoning_content":`...)
+		b = appendOptText(b, &a.reasoning)
+	}
+	if len(a.calls) > 0 {
+		calls := append([]callAcc(nil), a.calls...)
+		sort.SliceStable(calls, func(i, j int) bool { return calls[i].index < calls[j].index })
+		b = append(b, `,"tool_calls":[`...)
+		for i := range calls {
+			c := &calls[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			typ := c.typ
+			if typ == "" {
+				typ = "function"
+			}
+			b = append(b, `{"id":`...)
+			b = jsonx.AppendString(b, c.id)
+			b = append(b, `,"type":`...)
+			b = jsonx.AppendString(b, typ)
+			argsKey := "arguments"
+			if typ == "custom" {
+				argsKey = "input"
+			} else {
+				typ = "function"
+			}
+			b = append(b, ',')
+			b = jsonx.AppendString(b, typ)
+			b = append(b, `:{"name":`...)
+			b = jsonx.AppendString(b, string(c.name.b))
+			b = append(b, ',')
+			b = jsonx.AppendString(b, argsKey)
+			b = append(b, ':')
+			b = jsonx.AppendString(b, string(c.args.b))
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if a.fn != nil {
+		b = append(b, `,"function_call":{"name":`...)
+		b = jsonx.AppendString(b, string(a.fn.name.b))
+		b = append(b, `,"arguments":`...)
+		b = jsonx.AppendString(b, string(a.fn.args.b))
+		b = append(b, '}')
+	}
+	if len(a.annotations) > 0 {
+		b = append(b, `,"annotations":[`...)
+		b = append(b, a.annotations...)
+		b = append(b, ']')
+	}
+	if a.audio.set {
+		b = append(b, `,"audio":{`...)
+		if a.audio.id != nil {
+			b = append(append(b, `"id":`...), a.audio.id...)
+		}
+		if a.audio.data.set {
+			b = jsonx.AppendKey(b, "data")
+			b = jsonx.AppendString(b, string(a.audio.data.b))
+		}
+		if a.audio.expires != nil {
+			b = jsonx.AppendKey(b, "expires_at")
+			b = append(b, a.audio.expires...)
+		}
+		if a.audio.transcript.set {
+			b = jsonx.AppendKey(b, "transcript")
+			b = jsonx.AppendString(b, string(a.audio.transcript.b))
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `},"finish_reason":`...)
+	if a.finish != nil {
+		b = append(b, a.finish...)
+	} else {
+		b = append(b, "null"...)
+	}
+	if lp := logprobsJSON(a.logContent, a.logRefusal); lp != nil {
+		b = append(b, `,"logprobs":`...)
+		b = append(b, lp...)
+	}
+	b = append(b, "}]"...)
+	if a.usage != nil {
+		b = append(b, `,"usage":`...)
+		b = appendUsageJSON(b, a.usage, true)
+	}
+	return append(b, '}')
+}
+
+// appendOptText writes a gathered text as a JSON string, or null when no
+// part of it arrived or it is empty (as a reply read whole has it).
+func appendOptText(b []byte, t *textBuf) []byte {
+	if !t.set || len(t.b) == 0 {
+		return append(b, "null"...)
+	}
+	return jsonx.AppendString(b, string(t.b))
+}
+
+// Snapshot returns the message gathered so far (for showing partial text).
+func (a *chatAcc) Snapshot() convo.Message {
+	m, _, _ := decodeChatReply(a.body(), provider.Options{Limits: convo.Limits{MaxBytes: 1 << 62, MaxDepth: a.opts.DecodeLimits().MaxDepth}})
+	return m
+}
+
+// Message returns the final message. A stream that reported an error, or
+// ended before the choice's finish reason, gives the partial message and an
+// error.
+func (a *chatAcc) Message() (convo.Message, []provider.Warning, error) {
+	m, warns, err := decodeChatReply(a.body(), provider.Options{Limits: convo.Limits{MaxBytes: 1 << 62, MaxDepth: a.opts.DecodeLimits().MaxDepth}})
+	warns = append(a.warns, warns...)
+	switch {
+	case a.err != nil:
+		return m, warns, a.err
+	case err != nil:
+		return m, warns, err
+	case a.chunks == 0:
+		return m, warns, fmt.Errorf("%w: the stream held no chunk", ErrIncomplete)
+	case a.finish == nil:
+		return m, warns, fmt.Errorf("%w: the stream was cut off after %d chunks, before the finish reason", ErrIncomplete, a.chunks)
+	}
+	return m, warns, a.opts.Check(warns)
+}

@@ -1,0 +1,277 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/stream"
+	"github.com/convo-go/convo/provider"
+)
+
+// replyCodecs are the two reply codecs with their fixture directories.
+var replyCodecs = []struct {
+	dir   string
+	codec provider.ReplyCodec
+}{
+	{"chat", Chat()},
+	{"responses", Responses()},
+}
+
+// TestReplies decodes every recorded reply in testdata/replies/<format>
+// (name.json, read whole) and its stream (name.sse): the accumulated message
+// must equal the decoded one, and both match the golden file.
+func TestReplies(t *testing.T) {
+	for _, c := range replyCodecs {
+		for _, file := range glob(t, filepath.Join("testdata", "replies", c.dir, "*.json")) {
+			base := strings.TrimSuffix(file, ".json")
+			t.Run(c.dir+"/"+filepath.Base(base), func(t *testing.T) {
+				body := readFile(t, file)
+				m, warns, err := c.codec.DecodeReply(body, provider.Options{})
+				golden(t, base+".golden", replyReport(t, m, warns, err))
+				if err != nil {
+					return
+				}
+				sse := readFile(t, base+".sse")
+				got, swarns, err := c.codec.ReadStream(bytes.NewReader(sse), provider.Options{})
+				if err != nil {
+					t.Fatalf("ReadStream: %v", err)
+				}
+				if !got.Equal(m) {
+					t.Errorf("streamed message differs from the reply read whole:\n%s", lineDiff(msgJSON(t, m), msgJSON(t, got)))
+				}
+				if len(swarns) != len(warns) {
+					t.Errorf("stream warnings %v, reply warnings %v", swarns, warns)
+				}
+
+				// Event by event, with a snapshot after each: the same result.
+				acc := c.codec.NewAccumulator(provider.Options{})
+				src := stream.NewSSE(bytes.NewReader(sse))
+				for {
+					ev, err := src.Next()
+					if err != nil {
+						break
+					}
+					if err := acc.Add(ev); err != nil {
+						t.Fatal(err)
+					}
+					snap := acc.Snapshot()
+					if snap.Role != convo.RoleAssistant {
+						t.Fatalf("snapshot role %q", snap.Role)
+					}
+				}
+				final, _, err := acc.Message()
+				if err != nil || !final.Equal(m) {
+					t.Errorf("event by event: %v\n%s", err, lineDiff(msgJSON(t, m), msgJSON(t, final)))
+				}
+			})
+		}
+	}
+}
+
+func msgJSON(t testing.TB, m convo.Message) string {
+	t.Helper()
+	b, err := convo.AppendMessage(nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func replyReport(t testing.TB, m convo.Message, warns []provider.Warning, err error) []byte {
+	t.Helper()
+	var doc []byte
+	if m.Role != "" {
+		var e error
+		doc, e = convo.AppendMessage(nil, m)
+		if e != nil {
+			t.Fatal(e)
+		}
+		doc = append(doc, '\n')
+	}
+	var b bytes.Buffer
+	b.Write(doc)
+	if err != nil {
+		b.WriteString("error: " + err.Error() + "\n")
+	}
+	for _, w := range warns {
+		b.WriteString("warning: " + w.String() + "\n")
+	}
+	return b.Bytes()
+}
+
+// TestBrokenStreams covers streams that end badly: an error event keeps the
+// partial message and carries the provider's message; a cut-off stream is
+// an ErrIncomplete with what arrived.
+func TestBrokenStreams(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		codec   provider.ReplyCodec
+		file    string
+		want    string // error text
+		partial string // text of the partial message
+		api     bool   // an *APIError
+	}{
+		{"chat error event", Chat(), "chat/error.stream", "openai: The server had an error while processing your request. (server_error)", "The answer is", true},
+		{"chat cut off", Chat(), "chat/cutoff.stream", "the stream was cut off after 3 chunks", "The answer is 4", false},
+		{"chat empty", Chat(), "chat/empty.stream", "the stream held no chunk", "", false},
+		{"responses error event", Responses(), "responses/error.stream", "openai: Rate limit reached (rate_limit_exceeded)", "Partial ans", true},
+		{"responses failed", Responses(), "responses/failed.stream", "openai: The model crashed (server_error)", "Half", true},
+		{"responses cut off", Responses(), "responses/cutoff.stream", "before its terminal response event", "Half an answ", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := readFile(t, filepath.Join("testdata", "replies", c.file))
+			m, _, err := c.codec.ReadStream(bytes.NewReader(data), provider.Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error with %q", err, c.want)
+			}
+			var ae *APIError
+			if errors.As(err, &ae) != c.api {
+				t.Errorf("APIError: %v, want %v", errors.As(err, &ae), c.api)
+			}
+			if !c.api && !errors.Is(err, ErrIncomplete) {
+				t.Errorf("not ErrIncomplete: %v", err)
+			}
+			if m.Text() != c.partial {
+				t.Errorf("partial text %q, want %q", m.Text(), c.partial)
+			}
+		})
+	}
+}
+
+// TestReplyReplays checks that a decoded reply goes back to its API as the
+// same conversation items: Responses output items become the next request's
+// input items unchanged; a Chat reply message becomes the assistant message
+// of the next request, without the response-only fields.
+func TestReplyReplays(t *testing.T) {
+	for _, file := range glob(t, filepath.Join("testdata", "replies", "responses", "*.json")) {
+		body := readFile(t, file)
+		m, _, err := Responses().DecodeReply(body, provider.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := convo.History{m}
+		for _, p := range m.ToolCalls() {
+			h = append(h, convo.ToolResults(convo.ToolResult(p.ID, p.Name, "ok")))
+		}
+		out, warns, err := Responses().Encode(h, provider.Options{})
+		if err != nil || len(warns) > 0 {
+			t.Fatalf("%s: %v %v", file, err, warns)
+		}
+		var resp struct{ Output []json.RawMessage }
+		var req struct{ Input []json.RawMessage }
+		if err := json.Unmarshal(body, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out, &req); err != nil {
+			t.Fatal(err)
+		}
+		if len(req.Input) != len(resp.Output)+len(m.ToolCalls()) {
+			t.Fatalf("%s: %d items for %d output items:\n%s", file, len(req.Input), len(resp.Output), out)
+		}
+		for i := range resp.Output {
+			sameJSON(t, filepath.Base(file)+" "+itoa(i), req.Input[i], resp.Output[i])
+		}
+	}
+	for _, c := range []struct{ file, want string }{
+		{"tools.json", `{"role":"assistant","content":null,"refusal":null,"tool_calls":[
+			{"id":"call_Paris","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+			{"id":"call_Oslo","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Oslo\", \"unit\": \"c\"}"}}]}`},
+		{"reasoning.json", `{"role":"assistant","content":"Paris is 18 °C.\nOslo is 9 °C.","refusal":null,"reasoning_content":"Both lookups came back; compare them.\n"}`},
+		{"audio.json", `{"role":"assistant","content":null,"refusal":null,"audio":{"id":"audio_68a"}}`},
+	} {
+		m, _, err := Chat().DecodeReply(readFile(t, filepath.Join("testdata", "replies", "chat", c.file)), provider.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := convo.History{convo.User("q"), m}
+		if m.HasToolCalls() {
+			for _, p := range m.ToolCalls() {
+				h = append(h, convo.ToolResults(convo.ToolResult(p.ID, p.Name, "ok")))
+			}
+		}
+		out, _, err := Chat().Encode(h, provider.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req struct{ Messages []json.RawMessage }
+		if err := json.Unmarshal(out, &req); err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, c.file, req.Messages[1], []byte(c.want))
+	}
+}
+
+func TestReplyErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		codec provider.ReplyCodec
+		body  string
+		want  string
+	}{
+		{"chat error body", Chat(), `{"error":{"message":"Invalid API key","type":"invalid_request_error","code":"invalid_api_key"}}`, "openai: Invalid API key (invalid_api_key)"},
+		{"chat no choices", Chat(), `{"id":"c","choices":[]}`, "reply has no choice with index 0"},
+		{"chat choices object", Chat(), `{"choices":{}}`, "choices: want an array of choices"},
+		{"chat choice no message", Chat(), `{"choices":[{"index":0}]}`, `choices[0]: choice has no "message"`},
+		{"chat bad message", Chat(), `{"choices":[{"index":0,"message":{"role":"assistant","content":5}}]}`, "choices[0].message.content: want a string"},
+		{"chat user message", Chat(), `{"choices":[{"index":0,"message":{"role":"user","content":"x"}}]}`, `choices[0].message: role "user", want assistant`},
+		{"chat not json", Chat(), `{"choices":[`, "choices[0]: unexpected end of input"},
+		{"chat negative usage", Chat(), `{"choices":[{"index":0,"message":{"role":"assistant","content":"x"}}],"usage":{"prompt_tokens":-1}}`, "usage.prompt_tokens: negative token count"},
+		{"responses failed", Responses(), `{"id":"r","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}`, "openai: boom (server_error)"},
+		{"responses error body", Responses(), `{"error":{"message":"No such model","type":"invalid_request_error"}}`, "openai: No such model (invalid_request_error)"},
+		{"responses not a response", Responses(), `{"object":"list"}`, "not a response object"},
+		{"responses bad item", Responses(), `{"id":"r","status":"completed","output":[{"type":"function_call","name":"f","arguments":"{}"}]}`, `output[0]: function call has no "call_id"`},
+		{"responses output object", Responses(), `{"id":"r","output":{}}`, "output: want an array of items"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := c.codec.DecodeReply([]byte(c.body), provider.Options{})
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	// A failed response still gives the message it has, with Finish error.
+	m, _, err := Responses().DecodeReply([]byte(`{"id":"r","status":"failed","error":{"code":"server_error","message":"boom"},"output":[{"type":"message","role":"assistant","content":"Half"}]}`), provider.Options{})
+	if err == nil || m.Finish != convo.FinishError || m.Text() != "Half" {
+		t.Errorf("failed response: %v %q %q", err, m.Finish, m.Text())
+	}
+}
+
+func TestFinishReasons(t *testing.T) {
+	for _, c := range []struct {
+		reason string
+		calls  bool
+		want   convo.Finish
+	}{
+		{"stop", false, convo.FinishStop}, {"stop", true, convo.FinishToolUse}, {"length", false, convo.FinishLength},
+		{"tool_calls", true, convo.FinishToolUse}, {"function_call", true, convo.FinishToolUse},
+		{"content_filter", false, convo.FinishContentFilter}, {"insufficient_system_resource", false, convo.FinishOther},
+	} {
+		if got := chatFinish(c.reason, c.calls); got != c.want {
+			t.Errorf("chat %q: %q, want %q", c.reason, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		status, details string
+		calls           bool
+		want            convo.Finish
+	}{
+		{"completed", "", false, convo.FinishStop}, {"completed", "", true, convo.FinishToolUse},
+		{"incomplete", `{"reason":"max_output_tokens"}`, false, convo.FinishLength},
+		{"incomplete", `{"reason":"content_filter"}`, false, convo.FinishContentFilter},
+		{"incomplete", `{"reason":"other"}`, false, convo.FinishOther},
+		{"failed", "", false, convo.FinishError}, {"cancelled", "", false, convo.FinishOther}, {"in_progress", "", false, ""},
+	} {
+		var d []byte
+		if c.details != "" {
+			d = []byte(c.details)
+		}
+		if got := respFinish(c.status, d, c.calls); got != c.want {
+			t.Errorf("responses %q %s: %q, want %q", c.status, c.details, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,736 @@
+package openai
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/stream"
+	"github.com/convo-go/convo/provider"
+)
+
+var _ provider.ReplyCodec = ResponsesCodec{}
+
+// DecodeReply decodes a Responses response body (a response object) into
+// one assistant message: its output items in order — reasoning items (with
+// id, summary and encrypted_content), message text and refusals (item ids,
+// status and phase kept), function calls, built-in tool items — as the
+// parts of one message, decoded as Decode decodes input items, so the
+// message replays as the same items. A reply with several message items
+// marks where each begins (native "message" on its first part). Usage
+// comes with cached and reasoning tokens; the status (and
+// incomplete_details) gives Finish, kept raw under native.openai.response;
+// Origin has the model and response id; Time comes from created_at. A
+// failed response gives the message and an *APIError.
+func (ResponsesCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	m, warns, err := decodeResponsesReply(body, opts)
+	if err != nil {
+		return m, warns, err
+	}
+	return m, warns, opts.Check(warns)
+}
+
+// NewAccumulator returns an accumulator for the events of one streamed
+// Responses reply: each SSE event (its data a JSON object with "type")
+// given to Add.
+func (ResponsesCodec) NewAccumulator(opts provider.Options) provider.Accumulator {
+	return newRespAcc(opts)
+}
+
+// ReadStream reads a streamed Responses reply (Server-Sent Events) from r,
+// such as an HTTP body, and accumulates it.
+func (ResponsesCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	return stream.Feed(stream.NewSSE(r), newRespAcc(opts))
+}
+
+func decodeResponsesReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	l, err := checkSize(body, opts)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
+	d := newRespDec(jsonx.NewReader(body, l.MaxDepth), l.MaxDepth)
+	d.reply, d.place = true, "output"
+	var (
+		id, model, status string
+		created           int64
+		incomplete        []byte
+		apiErr            *APIError
+		errRaw            []byte
+		usage             *convo.Usage
+		gotOutput         bool
+	)
+	err = d.r.ReadObject(func(key []byte) error {
+		switch string(key) {
+		case "id", "model", "status":
+			if d.r.ReadNull() {
+				return nil
+			}
+			s, err := d.r.ReadString()
+			switch string(key) {
+			case "id":
+				id = s
+			case "model":
+				model = s
+			default:
+				status = s
+			}
+			return atKey(err, key)
+		case "created_at":
+			if d.r.ReadNull() {
+				return nil
+			}
+			n, err := d.r.ReadInt()
+			created = n
+			return atKey(err, key)
+		case "incomplete_details":
+			raw, err := d.r.ReadRaw()
+			if string(raw) != "null" {
+				incomplete = raw
+			}
+			return atKey(err, key)
+		case "error":
+			if d.r.ReadNull() {
+				return nil
+			}
+			start := d.r.Offset()
+			e, err := readAPIError(d.r)
+			apiErr = e
+			errRaw, _ = jsonx.Compact(d.r.Bytes()[start:d.r.Offset()], 0)
+			return atKey(err, key)
+		case "usage":
+			u, err := readUsage(d.r)
+			usage = u
+			return atKey(err, key)
+		case "output":
+			if d.r.ReadNull() {
+				return nil
+			}
+			if d.r.Peek() != jsonx.Array {
+				return atKey(d.r.Errorf("want an array of items, got %s", d.r.Peek()), key)
+			}
+			gotOutput = true
+			return atKey(d.r.ReadArray(func(i int) error { return atIndex(d.item(i), i) }), key)
+		}
+		return d.r.Skip()
+	})
+	if err == nil {
+		err = d.r.ExpectEnd()
+	}
+	if err != nil {
+		return convo.Message{}, d.warns, err
+	}
+	if !gotOutput && status == "" && id == "" {
+		if apiErr != nil {
+			return convo.Message{Role: convo.RoleAssistant}, d.warns, apiErr
+		}
+		return convo.Message{}, d.warns, errors.New(`not a response object: no "output", "status" or "id"`)
+	}
+	d.flush()
+	m := convo.Message{Role: convo.RoleAssistant}
+	if len(d.h) > 0 {
+		m = d.h[0]
+	}
+	m.Origin = &convo.Origin{Provider: ProviderID, Model: model, ResponseID: id}
+	m.Usage = usage
+	m.Time = unixTime(created)
+	m.Finish = respFinish(status, incomplete, m.HasToolCalls())
+	var resp natBuilder
+	if status != "" {
+		resp.addString("status", status)
+	}
+	if incomplete != nil {
+		resp.add("incomplete_details", incomplete)
+	}
+	if errRaw != nil {
+		resp.add("error", errRaw)
+	}
+	if len(resp.buf) > 0 {
+		m.Native = addMember(m.Native, append(append([]byte(`"response":{`), resp.buf...), '}'))
+	}
+	if status == "failed" {
+		if apiErr == nil {
+			apiErr = &APIError{Message: "the response failed"}
+		}
+		return m, d.warns, apiErr
+	}
+	return m, d.warns, nil
+}
+
+// respFinish derives Finish from a response's status: Responses has no
+// finish reason.
+func respFinish(status string, incomplete []byte, calls bool) convo.Finish {
+	switch status {
+	case "completed":
+		if calls {
+			return convo.FinishToolUse
+		}
+		return convo.FinishStop
+	case "incomplete":
+		reason := ""
+		if incomplete != nil {
+			r := jsonx.NewReader(incomplete, 0)
+			_ = r.ReadObject(func(key []byte) error {
+				if string(key) == "reason" && r.Peek() == jsonx.String {
+					s, err := r.ReadString()
+					reason = s
+					return err
+				}
+				return r.Skip()
+			})
+		}
+		switch reason {
+		case "max_output_tokens":
+			return convo.FinishLength
+		case "content_filter":
+			return convo.FinishContentFilter
+		}
+		return convo.FinishOther
+	case "failed":
+		return convo.FinishError
+	case "cancelled":
+		return convo.FinishOther
+	}
+	return "" // in_progress, queued: not finished
+}
+
+// respAcc folds the events of a streamed Responses reply. Items are kept by
+// output_index and their parts by content_index or summary_index; deltas
+// are appended; a .done event's value replaces what its deltas built, and
+// response.output_item.done's item replaces the whole item (it is the
+// authoritative copy and carries the final encrypted_content). The terminal
+// event's response gives status and usage, and its output when it has one.
+// The final message is decoded from the response object the events add up
+// to, so it equals DecodeReply of the reply read whole.
+type respAcc struct {
+	opts  provider.Options
+	limit int64
+	depth int
+	rd    jsonx.Reader
+
+	events   int
+	size     int64
+	base     []byte // the response of response.created / in_progress
+	terminal []byte // the response of response.completed / incomplete / failed
+	items    []*itemAcc
+	ev       event // the event being read
+	err      error
+	warns    []provider.Warning
+	unknown  map[string]bool
+}
+
+type itemAcc struct {
+	added, done []byte // raw items of output_item.added and .done
+	typ         string
+	parts       []*partAcc // content parts by content_index
+	summary     []textBuf  // reasoning summary texts by summary_index
+	rtext       []textBuf  // reasoning texts by content_index
+	args        textBuf    // function_call arguments, custom_tool_call input
+}
+
+type partAcc struct {
+	typ         string
+	done        []byte // content_part.done's part
+	text        textBuf
+	annotations []byte // elements, comma-separated
+}
+
+func newRespAcc(opts provider.Options) *respAcc {
+	l := opts.DecodeLimits()
+	return &respAcc{opts: opts, limit: l.MaxBytes, depth: l.MaxDepth}
+}
+
+// event holds the members of one stream event convo reads.
+type event struct {
+	typ                         []byte
+	output, content, summary    int64
+	item, part, response, annot span
+	delta, text, args, refusal  []byte
+	hasDelta, hasText, hasArgs  bool
+	hasRefusal                  bool
+	errObj                      *APIError
+	code, message, param        []byte
+}
+
+// Add folds one event into the reply.
+func (a *respAcc) Add(ev provider.Event) error {
+	if a.err != nil {
+		return a.err
+	}
+	a.events++
+	a.size += int64(len(ev.Data))
+	if a.size > a.limit {
+		a.err = fmt.Errorf("responses stream of more than %d bytes: %w", a.limit, jsonx.ErrTooLarge)
+		return a.err
+	}
+	if string(ev.Data) == "[DONE]" {
+		return nil // some compatible servers end with it
+	}
+	if err := a.event(ev.Data); err != nil {
+		var ae *APIError
+		if !errors.As(err, &ae) {
+			err = fmt.Errorf("event %d: %w", a.events-1, err)
+		}
+		a.err = err
+		return err
+	}
+	return nil
+}
+
+// grab records where the value at the reader lies.
+func (a *respAcc) grab(s *span) error {
+	r := &a.rd
+	r.Peek()
+	s.start = r.Offset()
+	err := r.Skip()
+	s.end = r.Offset()
+	return err
+}
+
+// str reads a string or null; the bytes alias the event.
+func (a *respAcc) str(dst *[]byte, has *bool) error {
+	r := &a.rd
+	if r.ReadNull() {
+		return nil
+	}
+	s, err := r.ReadStringBytes()
+	*dst = s
+	if has != nil {
+		*has = true
+	}
+	return err
+}
+
+func (a *respAcc) member(key []byte) error {
+	r, e := &a.rd, &a.ev
+	var err error
+	switch string(key) {
+	case "type":
+		err = a.str(&e.typ, nil)
+	case "output_index":
+		e.output, err = r.ReadInt()
+	case "content_index":
+		e.content, err = r.ReadInt()
+	case "summary_index":
+		e.summary, err = r.ReadInt()
+	case "item":
+		err = a.grab(&e.item)
+	case "part":
+		err = a.grab(&e.part)
+	case "response":
+		err = a.grab(&e.response)
+	case "annotation":
+		err = a.grab(&e.annot)
+	case "delta":
+		err = a.str(&e.delta, &e.hasDelta)
+	case "text":
+		err = a.str(&e.text, &e.hasText)
+	case "arguments", "input":
+		err = a.str(&e.args, &e.hasArgs)
+	case "refusal":
+		err = a.str(&e.refusal, &e.hasRefusal)
+	case "code", "param":
+		if r.ReadNull() {
+			return nil
+		}
+		raw, rerr := r.ReadRaw()
+		if string(key) == "code" {
+			e.code = raw
+		} else {
+			e.param = raw
+		}
+		err = rerr
+	case "message":
+		err = a.str(&e.message, nil)
+	case "error":
+		if r.ReadNull() {
+			return nil
+		}
+		e.errObj, err = readAPIError(r)
+	default:
+		err = r.Skip()
+	}
+	return atKey(err, key)
+}
+
+func (a *respAcc) event(data []byte) error {
+	r := &a.rd
+	r.Reset(data, a.depth)
+	a.ev = event{}
+	e := &a.ev
+	err := r.ReadObject(a.member)
+	if err == nil {
+		err = r.ExpectEnd()
+	}
+	if err != nil {
+		return err
+	}
+	if e.output < 0 || e.content < 0 || e.summary < 0 || e.output > 1<<20 || e.content > 1<<20 || e.summary > 1<<20 {
+		return errors.New("an index out of range")
+	}
+	doc := r.Bytes()
+	raw := func(s span) []byte {
+		if s.end <= s.start {
+			return nil
+		}
+		out, _ := jsonx.Compact(doc[s.start:s.end], 0)
+		return out
+	}
+	typ := e.typ
+	switch string(typ) {
+	case "response.created", "response.in_progress", "response.queued":
+		if v := raw(e.response); v != nil {
+			a.base = v
+		}
+	case "response.completed", "response.incomplete", "response.failed":
+		v := raw(e.response)
+		if v == nil {
+			return fmt.Errorf("%s without a response", typ)
+		}
+		a.terminal = v
+	case "response.output_item.added", "response.output_item.done":
+		v := raw(e.item)
+		if v == nil {
+			return fmt.Errorf("%s without an item", typ)
+		}
+		it := a.item(e.output)
+		if bytes.HasSuffix(typ, []byte(".done")) {
+			it.done = v
+		} else {
+			it.added = v
+		}
+		if it.typ == "" {
+			it.typ = itemType(v)
+		}
+	case "response.content_part.added", "response.content_part.done":
+		p := a.part(e.output, e.content)
+		v := raw(e.part)
+		if v == nil {
+			return fmt.Errorf("%s without a part", typ)
+		}
+		if p.typ == "" {
+			p.typ = itemType(v)
+		}
+		if bytes.HasSuffix(typ, []byte(".done")) {
+			p.done = v
+		}
+	case "response.output_text.delta", "response.refusal.delta":
+		p := a.part(e.output, e.content)
+		if p.typ == "" {
+			p.typ = "output_text"
+			if string(typ) == "response.refusal.delta" {
+				p.typ = "refusal"
+			}
+		}
+		p.text.add(e.delta)
+	case "response.output_text.done":
+		a.part(e.output, e.content).text.replace(e.text)
+	case "response.refusal.done":
+		a.part(e.output, e.content).text.replace(e.refusal)
+	case "response.output_text.annotation.added":
+		p := a.part(e.output, e.content)
+		if v := raw(e.annot); v != nil {
+			if len(p.annotations) > 0 {
+				p.annotations = append(p.annotations, ',')
+			}
+			p.annotations = append(p.annotations, v...)
+		}
+	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		a.item(e.output).args.add(e.delta)
+	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
+		if e.hasArgs {
+			a.item(e.output).args.replace(e.args)
+		}
+	case "response.reasoning_summary_part.added", "response.reasoning_summary_part.done":
+		it := a.item(e.output)
+		tb := grow(&it.summary, e.summary)
+		if v := raw(e.part); v != nil {
+			if s, ok := partText(v); ok && (bytes.HasSuffix(typ, []byte(".done")) || !tb.set) {
+				tb.replace([]byte(s))
+			}
+		}
+	case "response.reasoning_summary_text.delta":
+		grow(&a.item(e.output).summary, e.summary).add(e.delta)
+	case "response.reasoning_summary_text.done":
+		grow(&a.item(e.output).summary, e.summary).replace(e.text)
+	case "response.reasoning_text.delta":
+		grow(&a.item(e.output).rtext, e.content).add(e.delta)
+	case "response.reasoning_text.done":
+		grow(&a.item(e.output).rtext, e.content).replace(e.text)
+	case "error":
+		ae := e.errObj
+		if ae == nil {
+			ae = &APIError{Message: string(e.message), Code: strings.Trim(string(e.code), `"`), Param: strings.Trim(string(e.param), `"`)}
+			if ae.Message == "" {
+				ae.Message = "an error with no message"
+			}
+		}
+		return ae
+	case "":
+		return errors.New(`event has no "type"`)
+	default:
+		// Progress events of built-in tools and other news: their items
+		// arrive whole in response.output_item.done.
+		if !bytes.HasPrefix(typ, []byte("response.")) && !a.unknown[string(typ)] {
+			if a.unknown == nil {
+				a.unknown = map[string]bool{}
+			}
+			a.unknown[string(typ)] = true
+			a.warns = append(a.warns, provider.Warnf(fmt.Sprintf("event %d", a.events-1), "event of unknown type %q skipped", typ))
+		}
+	}
+	return nil
+}
+
+// itemType reads the "type" of an item or part object.
+func itemType(raw []byte) string {
+	typ := ""
+	r := jsonx.NewReader(raw, 0)
+	_ = r.ReadObject(func(key []byte) error {
+		if string(key) == "type" && r.Peek() == jsonx.String {
+			s, err := r.ReadString()
+			typ = s
+			return err
+		}
+		return r.Skip()
+	})
+	return typ
+}
+
+// partText reads the "text" of a summary part.
+func partText(raw []byte) (string, bool) {
+	text, ok := "", false
+	r := jsonx.NewReader(raw, 0)
+	_ = r.ReadObject(func(key []byte) error {
+		if string(key) == "text" && r.Peek() == jsonx.String {
+			s, err := r.ReadString()
+			text, ok = s, err == nil
+			return err
+		}
+		return r.Skip()
+	})
+	return text, ok
+}
+
+func (a *respAcc) item(i int64) *itemAcc {
+	for int64(len(a.items)) <= i {
+		a.items = append(a.items, nil)
+	}
+	if a.items[i] == nil {
+		a.items[i] = &itemAcc{}
+	}
+	return a.items[i]
+}
+
+func (a *respAcc) part(item, i int64) *partAcc {
+	it := a.item(item)
+	for int64(len(it.parts)) <= i {
+		it.parts = append(it.parts, nil)
+	}
+	if it.parts[i] == nil {
+		it.parts[i] = &partAcc{}
+	}
+	return it.parts[i]
+}
+
+// grow returns the text at index i of a list, extending the list.
+func grow(list *[]textBuf, i int64) *textBuf {
+	for int64(len(*list)) <= i {
+		*list = append(*list, textBuf{})
+	}
+	return &(*list)[i]
+}
+
+// build writes an item as the events so far make it: the done copy when it
+// came, else the added item with what the deltas built put in.
+func (it *itemAcc) build() []byte {
+	if it.done != nil {
+		return it.done
+	}
+	base := it.added
+	if base == nil {
+		base = []byte(`{"type":` + string(jsonx.AppendString(nil, it.typ)) + `}`)
+	}
+	switch it.typ {
+	case "message":
+		c := []byte{'['}
+		n := 0
+		for _, p := range it.parts {
+			if p == nil {
+				continue
+			}
+			if n > 0 {
+				c = append(c, ',')
+			}
+			n++
+			c = p.build(c)
+		}
+		return setMember(base, "content", append(c, ']'))
+	case "function_call":
+		if it.args.set {
+			return setMember(base, "arguments", jsonx.AppendString(nil, string(it.args.b)))
+		}
+	case "custom_tool_call":
+		if it.args.set {
+			return setMember(base, "input", jsonx.AppendString(nil, string(it.args.b)))
+		}
+	case "reasoning":
+		out := base
+		if len(it.summary) > 0 {
+			out = setMember(out, "summary", textList(it.summary, "summary_text"))
+		}
+		if len(it.rtext) > 0 {
+			out = setMember(out, "content", textList(it.rtext, "reasoning_text"))
+		}
+		return out
+	}
+	return base
+}
+
+func (p *partAcc) build(dst []byte) []byte {
+	if p.done != nil {
+		return append(dst, p.done...)
+	}
+	if p.typ == "refusal" {
+		dst = append(dst, `{"type":"refusal","refusal":`...)
+		dst = jsonx.AppendString(dst, string(p.text.b))
+		return append(dst, '}')
+	}
+	typ := p.typ
+	if typ == "" {
+		typ = "output_text"
+	}
+	dst = append(dst, `{"type":`...)
+	dst = jsonx.AppendString(dst, typ)
+	dst = append(dst, `,"text":`...)
+	dst = jsonx.AppendString(dst, string(p.text.b))
+	dst = append(dst, `,"annotations":[`...)
+	dst = append(dst, p.annotations...)
+	return append(dst, "]}"...)
+}
+
+func textList(list []textBuf, typ string) []byte {
+	out := []byte{'['}
+	for i := range list {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"type":"`...)
+		out = append(out, typ...)
+		out = append(out, `","text":`...)
+		out = jsonx.AppendString(out, string(list[i].b))
+		out = append(out, '}')
+	}
+	return append(out, ']')
+}
+
+// setMember returns the object obj with member key set to val (replaced
+// where it is, or added at the end).
+func setMember(obj []byte, key string, val []byte) []byte {
+	out := make([]byte, 0, len(obj)+len(val)+len(key)+4)
+	out = append(out, '{')
+	found := false
+	r := jsonx.NewReader(obj, 0)
+	_ = r.ReadObject(func(k []byte) error {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = jsonx.AppendString(out, string(k))
+		out = append(out, ':')
+		if string(k) == key {
+			found = true
+			out = append(out, val...)
+			return r.Skip()
+		}
+		var err error
+		out, err = r.AppendRaw(out)
+		return err
+	})
+	if !found {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = jsonx.AppendString(out, key)
+		out = append(out, ':')
+		out = append(out, val...)
+	}
+	return append(out, '}')
+}
+
+// response writes the response object the events so far add up to: the
+// terminal response, with the items the events built when it has no output
+// (or before it came), else the last response.created / in_progress one.
+func (a *respAcc) response() []byte {
+	resp := a.terminal
+	if resp == nil {
+		resp = a.base
+		if resp == nil {
+			resp = []byte(`{"status":"in_progress"}`)
+		}
+	} else if outputPresent(resp) {
+		return resp
+	}
+	items := []byte{'['}
+	n := 0
+	for _, it := range a.items {
+		if it == nil {
+			continue
+		}
+		if n > 0 {
+			items = append(items, ',')
+		}
+		n++
+		items = append(items, it.build()...)
+	}
+	return setMember(resp, "output", append(items, ']'))
+}
+
+// outputPresent reports whether a response object has a non-null output.
+func outputPresent(resp []byte) bool {
+	found := false
+	r := jsonx.NewReader(resp, 0)
+	_ = r.ReadObject(func(key []byte) error {
+		if string(key) == "output" && r.Peek() != jsonx.Null {
+			found = true
+		}
+		return r.Skip()
+	})
+	return found
+}
+
+func (a *respAcc) decode() (convo.Message, []provider.Warning, error) {
+	opts := provider.Options{Limits: convo.Limits{MaxBytes: 1 << 62, MaxDepth: a.depth}}
+	return decodeResponsesReply(a.response(), opts)
+}
+
+// Snapshot returns the message gathered so far (for showing partial text).
+func (a *respAcc) Snapshot() convo.Message {
+	m, _, _ := a.decode()
+	if m.Role == "" {
+		m.Role = convo.RoleAssistant
+	}
+	return m
+}
+
+// Message returns the final message. A stream that reported an error, or
+// ended before its terminal response event, gives the partial message and
+// an error.
+func (a *respAcc) Message() (convo.Message, []provider.Warning, error) {
+	m, warns, err := a.decode()
+	if m.Role == "" {
+		m.Role = convo.RoleAssistant
+	}
+	warns = append(a.warns, warns...)
+	switch {
+	case a.err != nil:
+		return m, warns, a.err
+	case err != nil:
+		return m, warns, err
+	case a.terminal == nil:
+		return m, warns, fmt.Errorf("%w: the stream ended after %d events, before its terminal response event", ErrIncomplete, a.events)
+	}
+	return m, warns, a.opts.Check(warns)
+}
