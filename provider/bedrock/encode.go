@@ -38,7 +38,7 @@ func (Converse) Encode(h convo.History, opts provider.Options) ([]byte, []provid
 	warns = append(warns, pre...)
 	e := encoder{buf: make([]byte, 0, estimate(ph)), from: from}
 	if err := e.request(ph); err != nil {
-		return nil, warns, err
+		return nil, warns, oneLine(err)
 	}
 	warns = append(warns, e.warns...)
 	sortWarnings(warns)
