@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -38,7 +39,34 @@ func TestDurability(t *testing.T) {
 	if *stress {
 		rounds = 100
 	}
-	storetest.Durability(t, storetest.PostgresDSN(t), open, rounds)
+	// The writer's connections carry an application name of their own, so
+	// that settle can wait for the server to finish with them: a statement
+	// the writer sent just before the kill still runs, and may commit.
+	app := fmt.Sprintf("convo_durability_%d", time.Now().UnixNano())
+	dsn := storetest.PostgresDSN(t)
+	dsn += "&application_name=" + app
+	settle := func(ctx context.Context) error {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var n int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`, app).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the server still serves %d connections of the killed writer", n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	storetest.Durability(t, dsn, open, rounds, settle)
 }
 
 func TestConcurrency(t *testing.T) {

@@ -273,7 +273,13 @@ type Checker interface {
 // must open cleanly, hold every batch the writer acknowledged, and hold each
 // batch whole or not at all (only the batch in flight at the kill may be
 // there unacknowledged).
-func Durability(t *testing.T, dsn string, open Opener, rounds int) {
+//
+// settle, if not nil, is called after each kill and must return once
+// nothing the dead writer started can still change the database. A
+// database server may still be running (and will then commit) the
+// statement the writer sent just before it died; settle waits for the
+// server to finish with the dead connection.
+func Durability(t *testing.T, dsn string, open Opener, rounds int, settle func(context.Context) error) {
 	const tenant, conv = "durability", "crash"
 	s, err := open(t.Context(), dsn)
 	if err != nil {
@@ -316,6 +322,11 @@ func Durability(t *testing.T, dsn string, open Opener, rounds int) {
 		err := cmd.Wait()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.Success() {
 			t.Fatalf("round %d: the writer was not killed: %v %s", round, err, stderr)
+		}
+		if settle != nil {
+			if err := settle(t.Context()); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
 		}
 		killedAfter = append(killedAfter, n)
 		checkDurable(t, dsn, open, tenant, conv, round, acked, lastAck)
