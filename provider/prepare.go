@@ -114,43 +114,68 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 		return nil, nil, err
 	}
 	expired := paired.Expired()
-	out := make(convo.History, 0, len(paired))
-	from := make([]int, 0, len(paired))
-	started := false
-	for i, m := range paired {
-		l := at(orig[i])
-		if expired[i] {
-			continue // its turn is over: by design, not a loss
+	// out stays nil while it would equal paired[:i]: a history with
+	// nothing to change is returned as it is, without a copy.
+	var out convo.History
+	var from []int
+	diverge := func(i int) {
+		if out == nil {
+			out = append(make(convo.History, 0, len(paired)), paired[:i]...)
+			from = append(make([]int, 0, len(paired)), orig[:i]...)
 		}
-		if m.IsError() {
-			p.warn(l, "error message left out: %q", clip(m.Text()))
+	}
+	started := false
+	for i := range paired {
+		src := &paired[i]
+		l := at(orig[i])
+		if expired[i] || src.IsError() {
+			if src.IsError() {
+				p.warn(l, "error message left out: %q", clip(src.Text()))
+			} // an expired turn-scoped message is left out by design, not lost
+			diverge(i)
 			continue
 		}
-		switch m.Role {
+		role, scope := src.Role, src.Scope
+		switch role {
 		case convo.RoleSummary:
-			m.Role = convo.RoleUser
-			m.Compacted = 0
+			role = convo.RoleUser
 		case convo.RoleSystem:
 			if started && !p.t.MidSystem {
 				p.warn(l, "system message after the conversation started sent as user text")
-				m.Role = convo.RoleUser
-				m.Scope = ""
+				role, scope = convo.RoleUser, ""
 			}
 		}
-		if m.Role != convo.RoleSystem {
+		if role != convo.RoleSystem {
 			started = true
 		}
-		parts, err := p.parts(l, m.Parts, false)
+		parts, err := p.parts(l, src.Parts, false)
 		if err != nil {
 			return nil, nil, err
 		}
-		m.Parts = parts
-		if len(m.Parts) == 0 && m.Role != convo.RoleAssistant {
-			p.warn(l, "%s message left out: nothing in it can be sent", m.Role)
+		if len(parts) == 0 && role != convo.RoleAssistant {
+			p.warn(l, "%s message left out: nothing in it can be sent", src.Role)
+			diverge(i)
 			continue
 		}
-		out = append(out, m)
-		from = append(from, orig[i])
+		sameParts := len(parts) == len(src.Parts) && (len(parts) == 0 || &parts[0] == &src.Parts[0])
+		if role != src.Role || !sameParts {
+			diverge(i)
+			m := *src
+			m.Role, m.Scope, m.Parts = role, scope, parts
+			if src.Role == convo.RoleSummary {
+				m.Compacted = 0 // it is sent as user text now
+			}
+			out = append(out, m)
+			from = append(from, orig[i])
+			continue
+		}
+		if out != nil {
+			out = append(out, *src)
+			from = append(from, orig[i])
+		}
+	}
+	if out == nil {
+		return paired, orig, nil
 	}
 	return out, from, nil
 }
