@@ -1,5 +1,6 @@
 // Package openai converts convo histories to and from OpenAI's two request
-// formats, and decodes their replies and streams:
+// formats, and decodes their replies and streams. Chat() and Responses()
+// return codecs that are both a provider.Codec and a provider.ReplyCodec:
 //
 //   - Chat (format "openai-chat"): the Chat Completions "messages" array,
 //     which is also what most OpenAI-compatible servers take. It reads and
@@ -22,7 +23,12 @@
 //   - "from":"instructions" or "from":"input" — a Responses system message
 //     that was the request's instructions, or a user message that was the
 //     request's input string;
-//   - "data_url":false — inline file data that was bare base64, not a data URL.
+//   - "data_url":false — inline file data that was bare base64, not a data URL;
+//   - "response":{…} — fields of a reply that are not request fields (the raw
+//     finish_reason or status, annotations of a Chat reply, …);
+//   - "message":{…} on a content part — where a later message item of a
+//     Responses reply begins, with that item's id, status and phase, so the
+//     encoder writes it as its own item again.
 //
 // A content part marked with its own wire "type" (for example
 // {"api":"chat","type":"text"}) was written in array form even though it was
