@@ -303,3 +303,20 @@ func BenchmarkPrepare(b *testing.B) {
 		}
 	}
 }
+
+func TestPrepareCopiesNothingWhenNothingChanges(t *testing.T) {
+	h := convo.History{convo.System("s"), convo.User("q"), convo.Assistant("", call("a", "f")),
+		convo.ToolResults(convo.ToolResult("a", "f", "1")), convo.Assistant("done")}
+	out, from, warns, err := provider.PrepareIndexed(h, target, provider.Options{})
+	if err != nil || len(warns) != 0 {
+		t.Fatal(err, warns)
+	}
+	if &out[0] != &h[0] || len(out) != len(h) {
+		t.Fatal("a history with nothing to change was copied")
+	}
+	for i, f := range from {
+		if f != i {
+			t.Fatalf("from %v", from)
+		}
+	}
+}
