@@ -58,11 +58,11 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 			out = append(out, convo.ToolResults(missing...))
 			orig = append(orig, -1)
 		}
-		open = nil
+		open = open[:0]
 	}
 
 	for i, m := range h {
-		if m.Role != convo.RoleTool && open != nil {
+		if m.Role != convo.RoleTool && len(open) > 0 {
 			settle(i)
 		}
 		switch m.Role {
@@ -81,30 +81,7 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 				open = append(open, call{id: part.ID, name: part.Name, at: at(i).part(j)})
 			}
 		case convo.RoleTool:
-			var parts []convo.Part
-			changed := false
-			for j, part := range m.Parts {
-				if part.Type != convo.TypeToolResult {
-					parts = append(parts, part)
-					continue
-				}
-				k := match(open, part)
-				if k < 0 {
-					if !p.opts.Repair {
-						problems = append(problems, fmt.Sprintf("%s: tool result %q answers no call of %s", at(i).part(j), part.ID, precedingCall(h, i)))
-						continue
-					}
-					p.warn(at(i).part(j), "tool result %q answers no call: dropped", part.ID)
-					changed = true
-					continue
-				}
-				open[k].answered = true
-				if part.ID != open[k].id {
-					part.ID = open[k].id
-					changed = true
-				}
-				parts = append(parts, part)
-			}
+			parts, changed := p.results(h, i, open, &problems)
 			if changed {
 				diverge()
 				done = i + 1
@@ -123,7 +100,7 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 		}
 		done = i + 1
 	}
-	if open != nil {
+	if len(open) > 0 {
 		settle(len(h))
 	}
 	if len(problems) > 0 {
@@ -141,6 +118,44 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 		return h, orig, nil
 	}
 	return out, orig, nil
+}
+
+// results pairs the results of tool message i with the open calls. It
+// returns the parts to send and whether they differ from the message's:
+// results get their call's id, and with Repair orphans are dropped.
+func (p *preparer) results(h convo.History, i int, open []call, problems *[]string) ([]convo.Part, bool) {
+	ps := h[i].Parts
+	var out []convo.Part // nil until something changes
+	changed := false
+	diverge := func(j int) {
+		if !changed {
+			changed = true
+			out = append(make([]convo.Part, 0, len(ps)), ps[:j]...)
+		}
+	}
+	for j, part := range ps {
+		if part.Type == convo.TypeToolResult {
+			k := match(open, part)
+			if k < 0 {
+				if !p.opts.Repair {
+					*problems = append(*problems, fmt.Sprintf("%s: tool result %q answers no call of %s", at(i).part(j), part.ID, precedingCall(h, i)))
+				} else {
+					p.warn(at(i).part(j), "tool result %q answers no call: dropped", part.ID)
+				}
+				diverge(j)
+				continue
+			}
+			open[k].answered = true
+			if part.ID != open[k].id {
+				part.ID = open[k].id
+				diverge(j)
+			}
+		}
+		if changed {
+			out = append(out, part)
+		}
+	}
+	return out, changed
 }
 
 // match finds the open call a result answers: by id, or when the result has

@@ -372,7 +372,7 @@ func (r *Reader) readEscaped(start, i int) ([]byte, bool, error) {
 				}
 				out = utf8.AppendRune(out, r1)
 			default:
-				return nil, false, r.errAt(i, fmt.Sprintf("invalid escape \\%c in string", e))
+				return nil, false, r.errAt(i, fmt.Sprintf("invalid escape %q in string", "\\"+string(rune(e))))
 			}
 		case c < 0x20:
 			return nil, false, r.errAt(i, "control character in string")
