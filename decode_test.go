@@ -120,7 +120,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"bad line", "{\"role\":\"user\"}\n{\"role\":\"user\",}", "messages[1]"},
 		{"summary not strings", `[{"role":"assistant","parts":[{"type":"reasoning","summary":["a",1]}]}]`, "messages[0].parts[0].summary[1]: got number, want string"},
 		{"control character", "[{\"role\":\"user\",\"name\":\"a\x01\"}]", "messages[0].name: control character in string"},
-		{"bad escape", `[{"role":"user","name":"\q"}]`, `messages[0].name: invalid escape \q`},
+		{"bad escape", `[{"role":"user","name":"\q"}]`, `messages[0].name: invalid escape "\\q"`},
 		{"lone surrogate", `[{"role":"user","name":"\ud800"}]`, "messages[0].name: unpaired surrogate"},
 		{"leading zero", `[{"role":"summary","compacted":01}]`, "messages[0]"},
 	}

@@ -319,7 +319,7 @@ func TestEncodeInvalid(t *testing.T) {
 		{"raw line break in invalid args", convo.History{convo.User("x"),
 			convo.Assistant("", convo.ToolCall("t1", "f", json.RawMessage("{\"a\":\"\\\n\"}"))),
 			convo.ToolResults(convo.ToolResult("t1", "f", "ok"))},
-			`messages[1].content[0]: toolUse.input: invalid JSON: invalid escape \\n in string`},
+			`messages[1].content[0]: toolUse.input: invalid JSON: invalid escape "\\\n" in string`},
 		{"invalid json result", convo.History{convo.User("x"),
 			convo.Assistant("", convo.ToolCall("t1", "f", nil)),
 			convo.ToolResults(convo.ToolResultParts("t1", "f", convo.JSON(json.RawMessage(`[1,`))))},
