@@ -185,3 +185,11 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkAppendLong(b *testing.B) {
+	for _, n := range []int{0, 10000, 50000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			storetest.BenchAppendLong(b, benchStore(b, 4), n)
+		})
+	}
+}

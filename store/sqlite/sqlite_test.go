@@ -317,3 +317,11 @@ func TestClosed(t *testing.T) {
 		t.Fatal("Create after Close succeeded")
 	}
 }
+
+func BenchmarkAppendLong(b *testing.B) {
+	for _, n := range []int{0, 10000, 50000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			storetest.BenchAppendLong(b, benchStore(b, sqlite.Options{}), n)
+		})
+	}
+}

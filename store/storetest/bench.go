@@ -74,11 +74,28 @@ func BenchAppend(b *testing.B, s store.Store, clients int) {
 	b.ReportMetric(float64(latencies[min(b.N-1, b.N*99/100)].Microseconds()), "p99-µs")
 }
 
-// BenchLoad measures loading a conversation of n messages: a mix of chat
-// turns and tool calls with results, about 330 bytes a message. It reports
-// the time per load and per message.
-func BenchLoad(b *testing.B, s store.Store, n int) {
+// BenchAppendLong measures single-message appends by one client to a
+// conversation that already holds n messages: the cost of an append must
+// not grow with the conversation.
+func BenchAppendLong(b *testing.B, s store.Store, n int) {
 	ctx := b.Context()
+	c, err := s.Create(ctx, store.Conversation{Tenant: "bench"}, benchHistory(n)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if c, err = s.Append(ctx, c.Tenant, c.ID, c.Version, benchMessage(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+}
+
+// benchHistory is n messages of chat turns and tool calls with results,
+// about 330 bytes a message.
+func benchHistory(n int) convo.History {
 	h := make(convo.History, 0, n)
 	for i := 0; len(h) < n; i++ {
 		if i%5 == 4 && len(h)+2 <= n {
@@ -89,7 +106,15 @@ func BenchLoad(b *testing.B, s store.Store, n int) {
 		}
 		h = append(h, benchMessage(i))
 	}
-	c, err := s.Create(ctx, store.Conversation{Tenant: "bench"}, h...)
+	return h
+}
+
+// BenchLoad measures loading a conversation of n messages: a mix of chat
+// turns and tool calls with results, about 330 bytes a message. It reports
+// the time per load and per message.
+func BenchLoad(b *testing.B, s store.Store, n int) {
+	ctx := b.Context()
+	c, err := s.Create(ctx, store.Conversation{Tenant: "bench"}, benchHistory(n)...)
 	if err != nil {
 		b.Fatal(err)
 	}
