@@ -41,6 +41,22 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// ErrorAt returns err with seg put in front of its path ("messages[3]",
+// "parts[1]", "data"), making it a *DecodeError if it is not one yet; nil
+// stays nil. Decoders call it level by level as errors return, so the final
+// error names the place in the decoded format's own terms. Provider codecs
+// use it for their wire formats.
+func ErrorAt(err error, seg string) error { return at(err, seg) }
+
+// CheckBase64 reports whether s is standard, padded base64 without decoding
+// it; the error names the offset of the first bad byte.
+func CheckBase64(s string) error {
+	if i := badBase64(s); i >= 0 {
+		return fmt.Errorf("malformed base64 at offset %d", i)
+	}
+	return nil
+}
+
 // at prefixes err's path with seg ("messages[3]", "parts[1]", "data").
 func at(err error, seg string) error {
 	if err == nil {

@@ -217,3 +217,19 @@ func TestMarshalCompactsHandBuiltJSON(t *testing.T) {
 		t.Fatalf("got %s", out)
 	}
 }
+
+func TestErrorAtAndCheckBase64(t *testing.T) {
+	err := convo.ErrorAt(convo.ErrorAt(convo.ErrorAt(errors.New("bad"), "source"), "content[0]"), "messages[2]")
+	if err.Error() != "messages[2].content[0].source: bad" {
+		t.Fatalf("got %q", err)
+	}
+	if convo.ErrorAt(nil, "x") != nil {
+		t.Fatal("nil error gained a path")
+	}
+	for s, want := range map[string]string{"": "", "QUJD": "", "QUI=": "", "QQ==": "", "QUJ": "offset 0", "QU*D": "offset 2", "Q===": "offset 1", "QUJD\n": "offset 4"} {
+		err := convo.CheckBase64(s)
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("CheckBase64(%q) = %v, want %q", s, err, want)
+		}
+	}
+}
