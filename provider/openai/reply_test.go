@@ -275,3 +275,118 @@ func TestFinishReasons(t *testing.T) {
 		}
 	}
 }
+
+func feed(t *testing.T, acc provider.Accumulator, events ...string) {
+	t.Helper()
+	for _, e := range events {
+		if err := acc.Add(provider.Event{Data: []byte(e)}); err != nil {
+			t.Fatalf("%v\n%s", err, e)
+		}
+	}
+}
+
+// TestResponsesOverride checks the hard cases of a Responses stream: the
+// output_item.done copy replaces what the deltas built (text and the
+// encrypted reasoning payload), a .done text replaces its deltas, and items
+// without a done copy are rebuilt from their deltas.
+func TestResponsesOverride(t *testing.T) {
+	acc := Responses().NewAccumulator(provider.Options{})
+	feed(t, acc,
+		`{"type":"response.created","response":{"id":"r","status":"in_progress","model":"m","output":[]}}`,
+		`{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[],"encrypted_content":"partial"}}`,
+		`{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":0,"delta":"thinking"}`,
+		`{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[]}}`,
+		`{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"draft"}`,
+	)
+	snap := acc.Snapshot()
+	if snap.Text() != "draft" || len(snap.Parts) != 2 || snap.Parts[0].Encrypted != "partial" || snap.Parts[0].Summary[0] != "thinking" {
+		t.Fatalf("snapshot: %s", msgJSON(t, snap))
+	}
+	if snap.Finish != "" {
+		t.Errorf("unfinished snapshot has finish %q", snap.Finish)
+	}
+	feed(t, acc,
+		`{"type":"response.output_text.done","output_index":1,"content_index":0,"text":"final text"}`,
+	)
+	if got := acc.Snapshot().Text(); got != "final text" {
+		t.Errorf(".done text did not replace the deltas: %q", got)
+	}
+	feed(t, acc,
+		`{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Thinking, done."}],"encrypted_content":"FULL"}}`,
+		`{"type":"response.output_item.added","output_index":2,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"f","arguments":""}}`,
+		`{"type":"response.function_call_arguments.delta","output_index":2,"delta":"{\"a\":"}`,
+		`{"type":"response.function_call_arguments.delta","output_index":2,"delta":"1}"}`,
+		`{"type":"response.completed","response":{"id":"r","status":"completed","model":"m","output":null,"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}}`,
+	)
+	m, warns, err := acc.Message()
+	if err != nil || len(warns) > 0 {
+		t.Fatal(err, warns)
+	}
+	want := `{"role":"assistant","origin":{"provider":"openai","model":"m","response_id":"r"},"usage":{"input":1,"output":2,"total":3},"finish":"tool_use","parts":[` +
+		`{"type":"reasoning","id":"rs_1","summary":["Thinking, done."],"encrypted":"FULL","provider":"openai"},` +
+		`{"type":"text","text":"final text"},` +
+		`{"type":"tool_call","id":"c1","name":"f","args":{"a":1},"native":{"openai":{"id":"fc_1"}}}],` +
+		`"native":{"openai":{"type":"message","id":"msg_1","status":"in_progress","response":{"status":"completed"}}}}`
+	if got := msgJSON(t, m); got != want {
+		t.Errorf("final message:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestChatAccumulatorCases(t *testing.T) {
+	acc := Chat().NewAccumulator(provider.Options{})
+	feed(t, acc,
+		`{"id":"a","model":"m","created":1,"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}},{"index":1,"delta":{"content":"other choice"}}]}`,
+		`{"id":"a","choices":[{"delta":{"tool_calls":[{"index":-1,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\""}}]},"index":0}]}`,
+		`{"id":"b","choices":[{"index":0,"delta":{"content":"lo","tool_calls":[{"index":-1,"function":{"arguments":":1}"}}]}}]}`,
+	)
+	if got := acc.Snapshot().Text(); got != "Hello" {
+		t.Errorf("snapshot text %q", got)
+	}
+	if _, _, err := acc.Message(); !errors.Is(err, ErrIncomplete) {
+		t.Errorf("no finish reason yet: %v", err)
+	}
+	feed(t, acc, `{"id":"a","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`, `{"id":"a","choices":[]}`)
+	m, warns, err := acc.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 3 {
+		t.Errorf("want warnings for the other choice, the other id and data after [DONE]: %v", warns)
+	}
+	calls := m.ToolCalls()
+	if m.Text() != "Hello" || len(calls) != 1 || string(calls[0].Args) != `{"x":1}` || m.Finish != convo.FinishToolUse {
+		t.Errorf("message: %s", msgJSON(t, m))
+	}
+	// Strict makes the warnings an error.
+	strict := Chat().NewAccumulator(provider.Options{Strict: true})
+	feed(t, strict, `{"id":"a","choices":[{"index":1,"delta":{"content":"x"}},{"index":0,"delta":{"content":"y"},"finish_reason":"stop"}]}`)
+	var se *provider.StrictError
+	if _, _, err := strict.Message(); !errors.As(err, &se) {
+		t.Errorf("strict: %v", err)
+	}
+}
+
+func TestStreamLimits(t *testing.T) {
+	for _, c := range replyCodecs {
+		acc := c.codec.NewAccumulator(provider.Options{Limits: convo.Limits{MaxBytes: 64}})
+		big := provider.Event{Data: []byte(`{"type":"response.output_text.delta","delta":"` + strings.Repeat("x", 100) + `"}`)}
+		if err := acc.Add(big); err == nil || !strings.Contains(err.Error(), "more than 64 bytes") {
+			t.Errorf("%s: %v", c.dir, err)
+		}
+		if _, _, err := acc.Message(); err == nil {
+			t.Errorf("%s: message after the limit without error", c.dir)
+		}
+	}
+	acc := Responses().NewAccumulator(provider.Options{})
+	feed(t, acc, `{"type":"response.created","response":{"id":"r","status":"in_progress"}}`, `{"type":"session.update"}`,
+		`{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}`)
+	if _, warns, err := acc.Message(); err != nil || len(warns) != 1 || !strings.Contains(warns[0].Msg, "session.update") {
+		t.Errorf("unknown event: %v %v", warns, err)
+	}
+	for _, bad := range []string{`{"type":"response.output_text.delta","output_index":-1,"delta":"x"}`, `{"delta":"x"}`, `not json`, `{"type":"response.completed"}`} {
+		acc := Responses().NewAccumulator(provider.Options{})
+		if err := acc.Add(provider.Event{Data: []byte(bad)}); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}
