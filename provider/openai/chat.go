@@ -89,7 +89,7 @@ func (ChatCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provi
 	default:
 		return nil, nil, fmt.Errorf("unknown system role %q (want system or developer)", opts.SystemRole)
 	}
-	ph, warns, err := provider.Prepare(h, chatTarget, opts)
+	ph, from, warns, err := provider.PrepareIndexed(h, chatTarget, opts)
 	if err != nil {
 		return nil, warns, err
 	}
@@ -97,6 +97,7 @@ func (ChatCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provi
 	e.buf = make([]byte, 0, estimateSize(ph)+32)
 	e.buf = append(e.buf, `{"messages":[`...)
 	for i := range ph {
+		e.pl.set(h, ph, from, i)
 		if err := e.message(&ph[i]); err != nil {
 			return nil, e.warns, err
 		}
@@ -118,6 +119,7 @@ func estimateSize(h convo.History) int {
 }
 
 type chatEnc struct {
+	pl    place
 	nr    natReader
 	parts []convo.Part  // reused for the content of each message
 	calls []*convo.Part // reused for the calls of each message
@@ -127,11 +129,12 @@ type chatEnc struct {
 	n     int // messages written
 }
 
-func (e *chatEnc) path() string { return index("messages", e.n) }
+func (e *chatEnc) path() string { return e.pl.msg(func() string { return index("messages", e.n) }) }
 
-// sub names a place inside the message being written, such as
-// messages[3].content[1].
-func (e *chatEnc) sub(name string, j int) string { return e.path() + "." + index(name, j) }
+// at names part j of the message being written.
+func (e *chatEnc) at(j int) string {
+	return e.pl.part(j, func() string { return index("messages", e.n) })
+}
 
 func (e *chatEnc) warn(path, format string, args ...any) {
 	e.warns = append(e.warns, provider.Warnf(path, format, args...))
@@ -194,15 +197,15 @@ func (e *chatEnc) plain(m *convo.Message, n nat) error {
 		case p.Type == convo.TypeJSON:
 			s, err := jsonText(p.Value)
 			if err != nil {
-				return encErr(e.path(), "part %d: %v", j, err)
+				return encErr(e.at(j), "%v", err)
 			}
 			p = convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache}
 		case p.Type == convo.TypeRefusal:
-			e.warn(e.path(), "refusal (part %d) in %s sent as text", j, where)
+			e.warn(e.at(j), "refusal in %s sent as text", where)
 			p = convo.Part{Type: convo.TypeText, Text: p.Text, Cache: p.Cache}
 		case p.Type.IsMedia():
 			if !user {
-				q, err := unsendable(p, where, e.path(), e.opts, &e.warns)
+				q, err := unsendable(p, where, e.at(j), e.opts, &e.warns)
 				if err != nil {
 					return err
 				}
@@ -210,7 +213,7 @@ func (e *chatEnc) plain(m *convo.Message, n nat) error {
 			}
 		case isChatContentBlock(p):
 		default:
-			e.warn(e.path(), "%s part (part %d) left out: %s cannot hold it", p.Type, j, where)
+			e.warn(e.at(j), "%s part left out: %s cannot hold it", p.Type, where)
 			continue
 		}
 		content = append(content, p)
@@ -296,14 +299,14 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 	if p.Raw != nil {
 		block, ok := provider.OpaqueBlock(ProviderID, *p)
 		if !ok {
-			return encErr(e.sub("content", j), "part of type %q has no OpenAI block", p.Type)
+			return encErr(e.path(), "part of type %q has no OpenAI block", p.Type)
 		}
 		e.buf = append(e.buf, block...)
 		return nil
 	}
 	pn, err := e.nr.of(p.Native)
 	if err != nil {
-		return encErr(e.sub("content", j), "%v", err)
+		return encErr(e.path(), "%v", err)
 	}
 	pn = pn.view(true)
 	start := len(e.buf)
@@ -377,14 +380,14 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 		}
 		e.buf = e.nr.close(e.nr.sub(pn, "file"), e.buf, in)
 	default:
-		return encErr(e.sub("content", j), "%s part cannot be sent as message content", p.Type)
+		return encErr(e.path(), "%s part cannot be sent as message content", p.Type)
 	}
 	if p.Cache != nil {
 		if p.Type == convo.TypeRefusal {
-			e.warn(e.sub("content", j), "cache breakpoint on a refusal left out: refusal parts take none")
+			e.warn(e.path(), "cache breakpoint on a refusal left out: refusal parts take none")
 		} else {
 			kept, _ := pn.get("prompt_cache_breakpoint")
-			e.buf = appendBreakpoint(e.buf, p.Cache, kept, e.sub("content", j), &e.warns)
+			e.buf = appendBreakpoint(e.buf, p.Cache, kept, e.path(), &e.warns)
 		}
 	}
 	e.buf = e.nr.close(pn, e.buf, start)
@@ -418,7 +421,7 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 			case strings.HasPrefix(string(p.Type), ProviderID+":chat.tool_call."):
 				calls = append(calls, p)
 			default:
-				e.warn(e.path(), "%s item (part %d) left out: Chat Completions cannot hold it", p.Type, j)
+				e.warn(e.at(j), "%s item left out: Chat Completions cannot hold it", p.Type)
 			}
 		case p.Type == convo.TypeReasoning:
 			if chatReasoning(p) {
@@ -430,11 +433,11 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 				text = strings.Join(p.Summary, "\n")
 			}
 			if e.opts.Reasoning == provider.ReasoningText && text != "" {
-				e.warn(e.path(), "Responses reasoning (part %d) sent as text: Chat Completions cannot carry reasoning items", j)
+				e.warn(e.at(j), "Responses reasoning sent as text: Chat Completions cannot carry reasoning items")
 				content = append(content, convo.Text(text))
 				continue
 			}
-			e.warn(e.path(), "Responses reasoning item (part %d) dropped: Chat Completions cannot carry it", j)
+			e.warn(e.at(j), "Responses reasoning item dropped: Chat Completions cannot carry it")
 		case p.Type == convo.TypeText:
 			content = append(content, *p)
 		case p.Type == convo.TypeRefusal:
@@ -447,11 +450,11 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 		case p.Type == convo.TypeJSON:
 			s, err := jsonText(p.Value)
 			if err != nil {
-				return encErr(e.path(), "part %d: %v", j, err)
+				return encErr(e.at(j), "%v", err)
 			}
 			content = append(content, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
 		case p.Type.IsMedia():
-			q, err := unsendable(*p, "an assistant message", e.path(), e.opts, &e.warns)
+			q, err := unsendable(*p, "an assistant message", e.at(j), e.opts, &e.warns)
 			if err != nil {
 				return err
 			}
@@ -464,7 +467,7 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 				calls = append(calls, p)
 			}
 		default:
-			e.warn(e.path(), "%s part (part %d) left out: an assistant message cannot hold it", p.Type, j)
+			e.warn(e.at(j), "%s part left out: an assistant message cannot hold it", p.Type)
 		}
 	}
 	if m.Phase != "" {
@@ -545,7 +548,7 @@ func (e *chatEnc) toolCall(p *convo.Part, k int) error {
 	}
 	pn, err := e.nr.of(p.Native)
 	if err != nil {
-		return encErr(e.sub("tool_calls", k), "%v", err)
+		return encErr(e.path(), "tool call %q: %v", p.ID, err)
 	}
 	pn = pn.view(true)
 	start := len(e.buf)
@@ -564,7 +567,7 @@ func (e *chatEnc) toolCall(p *convo.Part, k int) error {
 		if p.Args != nil {
 			c, err := jsonx.Compact(p.Args, 0)
 			if err != nil {
-				return encErr(e.sub("tool_calls", k), "args: invalid JSON: %v", err)
+				return encErr(e.path(), "tool call %q: args: invalid JSON: %v", p.ID, err)
 			}
 			input = string(c)
 		}
@@ -586,7 +589,7 @@ func (e *chatEnc) toolCall(p *convo.Part, k int) error {
 		e.buf = e.nr.close(sub, e.buf, in)
 	}
 	if p.Cache != nil {
-		e.warn(e.sub("tool_calls", k), "cache breakpoint on a tool call left out: Chat Completions takes none there")
+		e.warn(e.path(), "cache breakpoint on tool call %q left out: Chat Completions takes none there", p.ID)
 	}
 	e.buf = e.nr.close(pn, e.buf, start)
 	return nil

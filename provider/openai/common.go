@@ -381,3 +381,38 @@ func phaseConvo(s string) (convo.Phase, bool) {
 	}
 	return "", false
 }
+
+// place names the message being encoded in the caller's history, for
+// warnings and errors: Prepare may leave messages out or insert some, so the
+// prepared history's indices are not the caller's.
+type place struct {
+	from []int // from[i]: the caller's index of prepared message i, -1 if inserted
+	i    int   // the prepared message being encoded
+	same bool  // its parts are the caller's own, so part indices match
+}
+
+// set moves to prepared message i of ph, made from h.
+func (p *place) set(h, ph convo.History, from []int, i int) {
+	p.from, p.i = from, i
+	src := from[i]
+	p.same = src >= 0 && len(ph[i].Parts) > 0 && len(h[src].Parts) == len(ph[i].Parts) &&
+		&ph[i].Parts[0] == &h[src].Parts[0]
+}
+
+// msg names the message: messages[k] in the caller's history, or the place
+// in the request (out) for a message Prepare inserted.
+func (p *place) msg(out func() string) string {
+	if p.from == nil || p.from[p.i] < 0 {
+		return out() + " (inserted)"
+	}
+	return index("messages", p.from[p.i])
+}
+
+// part names part j of the message when the indices are the caller's, else
+// the message.
+func (p *place) part(j int, out func() string) string {
+	if p.same {
+		return p.msg(out) + "." + index("parts", j)
+	}
+	return p.msg(out)
+}

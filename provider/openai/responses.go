@@ -72,23 +72,24 @@ func respMedia(p convo.Part, _ bool) bool {
 // instructions became, and "input" as a string when that is how it came.
 // See docs/providers/openai-responses.md for the mapping.
 func (ResponsesCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	e, rest, err := newRespEnc(h, opts)
+	e, ph, err := newRespEnc(h, opts)
 	if err != nil {
 		return nil, e.warns, err
 	}
 	e.buf = append(e.buf, '{')
-	if len(rest) > 0 {
-		if text, ok := instructionsText(&rest[0]); ok {
+	first := 0
+	if len(ph) > 0 {
+		if text, ok := instructionsText(&ph[0]); ok {
 			e.buf = append(e.buf, `"instructions":`...)
 			if err := e.str(text); err != nil {
 				return nil, e.warns, err
 			}
-			rest = rest[1:]
+			first = 1
 		}
 	}
 	e.key("input")
-	if len(rest) == 1 {
-		if text, ok := inputText(&rest[0]); ok {
+	if len(ph) == first+1 {
+		if text, ok := inputText(&ph[first]); ok {
 			if err := e.str(text); err != nil {
 				return nil, e.warns, err
 			}
@@ -97,8 +98,8 @@ func (ResponsesCodec) Encode(h convo.History, opts provider.Options) ([]byte, []
 		}
 	}
 	e.buf = append(e.buf, '[')
-	for i := range rest {
-		if err := e.message(&rest[i]); err != nil {
+	for i := first; i < len(ph); i++ {
+		if err := e.write(i); err != nil {
 			return nil, e.warns, err
 		}
 	}
@@ -113,13 +114,13 @@ func (ResponsesCodec) Encode(h convo.History, opts provider.Options) ([]byte, []
 // item; an assistant message becomes one item per reasoning part, tool call
 // and run of text. Item ids kept in Native come back on their items.
 func EncodeItems(h convo.History, opts provider.Options) ([]json.RawMessage, []provider.Warning, error) {
-	e, rest, err := newRespEnc(h, opts)
+	e, ph, err := newRespEnc(h, opts)
 	if err != nil {
 		return nil, e.warns, err
 	}
 	e.track = true
-	for i := range rest {
-		if err := e.message(&rest[i]); err != nil {
+	for i := range ph {
+		if err := e.write(i); err != nil {
 			return nil, e.warns, err
 		}
 	}
@@ -144,13 +145,20 @@ func newRespEnc(h convo.History, opts provider.Options) (*respEnc, convo.History
 	default:
 		return e, nil, fmt.Errorf("unknown system role %q (want system or developer)", opts.SystemRole)
 	}
-	ph, warns, err := provider.Prepare(h, respTarget, opts)
+	ph, from, warns, err := provider.PrepareIndexed(h, respTarget, opts)
 	e.warns = warns
 	if err != nil {
 		return e, nil, err
 	}
+	e.h, e.ph, e.from = h, ph, from
 	e.buf = make([]byte, 0, estimateSize(ph)+32)
 	return e, ph, nil
+}
+
+// write encodes prepared message i.
+func (e *respEnc) write(i int) error {
+	e.pl.set(e.h, e.ph, e.from, i)
+	return e.message(&e.ph[i])
 }
 
 func (e *respEnc) finish(opts provider.Options) ([]byte, []provider.Warning, error) {
@@ -201,7 +209,11 @@ func markedText(m *convo.Message, from string) (string, bool) {
 }
 
 type respEnc struct {
+	pl place
 	nr natReader
+	// The caller's history and the prepared one, with the mapping.
+	h, ph convo.History
+	from  []int
 	// The run of content parts being gathered into a message item.
 	run    []convo.Part
 	runMsg *convo.Message
@@ -217,10 +229,17 @@ type respEnc struct {
 	starts []int // item start offsets
 }
 
-func (e *respEnc) path() string { return index("input", e.n) }
+func (e *respEnc) path() string { return e.pl.msg(func() string { return index("input", e.n) }) }
+
+// at names part j of the message being written.
+func (e *respEnc) at(j int) string { return e.pl.part(j, func() string { return index("input", e.n) }) }
 
 func (e *respEnc) warn(format string, args ...any) {
 	e.warns = append(e.warns, provider.Warnf(e.path(), format, args...))
+}
+
+func (e *respEnc) warnAt(path, format string, args ...any) {
+	e.warns = append(e.warns, provider.Warnf(path, format, args...))
 }
 
 func (e *respEnc) str(s string) error {
@@ -312,14 +331,14 @@ func (e *respEnc) plain(m *convo.Message, n nat) error {
 		case p.Type == convo.TypeJSON:
 			s, err := jsonText(p.Value)
 			if err != nil {
-				return encErr(e.path(), "part %d: %v", j, err)
+				return encErr(e.at(j), "%v", err)
 			}
 			p = convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache}
 		case p.Type == convo.TypeRefusal:
-			e.warn("refusal (part %d) in a %s message sent as text", j, m.Role)
+			e.warnAt(e.at(j), "refusal in a %s message sent as text", m.Role)
 			p = convo.Part{Type: convo.TypeText, Text: p.Text, Cache: p.Cache}
 		default:
-			e.warn("%s part (part %d) left out: a %s message cannot hold it", p.Type, j, m.Role)
+			e.warnAt(e.at(j), "%s part left out: a %s message cannot hold it", p.Type, m.Role)
 			continue
 		}
 		e.run = append(e.run, p)
@@ -432,14 +451,14 @@ func (e *respEnc) part(p *convo.Part, j int, assistant bool) error {
 	if p.Raw != nil {
 		block, ok := provider.OpaqueBlock(ProviderID, *p)
 		if !ok || !contentBlock(p) {
-			return encErr(e.path(), "part %d of type %q is no Responses content part", j, p.Type)
+			return encErr(e.path(), "part of type %q is no Responses content part", p.Type)
 		}
 		e.buf = append(e.buf, block...)
 		return nil
 	}
 	pn, err := e.nr.of(p.Native)
 	if err != nil {
-		return encErr(e.path(), "part %d: %v", j, err)
+		return encErr(e.path(), "%v", err)
 	}
 	pn = pn.view(false)
 	start := len(e.buf)
@@ -526,14 +545,14 @@ func (e *respEnc) part(p *convo.Part, j int, assistant bool) error {
 			}
 		}
 	default:
-		return encErr(e.path(), "part %d: %s part cannot be sent as content", j, p.Type)
+		return encErr(e.path(), "%s part cannot be sent as content", p.Type)
 	}
 	if p.Cache != nil {
 		if cacheOK {
 			kept, _ := pn.get("prompt_cache_breakpoint")
 			e.buf = appendBreakpoint(e.buf, p.Cache, kept, e.path(), &e.warns)
 		} else {
-			e.warn("cache breakpoint on part %d left out: %s parts take none", j, p.Type)
+			e.warn("cache breakpoint on a %s part left out: those parts take none", p.Type)
 		}
 	}
 	e.buf = e.nr.close(pn, e.buf, start)
@@ -572,11 +591,11 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 			}
 			e.opaque(p)
 		case p.Raw != nil && !contentBlock(p):
-			e.warn("%s part (part %d) left out: Responses cannot hold it", p.Type, j)
+			e.warnAt(e.at(j), "%s part left out: Responses cannot hold it", p.Type)
 		case p.Type == convo.TypeReasoning:
 			if respReasoning(p) {
 				if j > last {
-					e.warn("reasoning item %q (part %d) left out: nothing follows it, and the API refuses a reasoning item without its following item", p.ID, j)
+					e.warnAt(e.at(j), "reasoning item %q left out: nothing follows it, and the API refuses a reasoning item without its following item", p.ID)
 					continue
 				}
 				if err := e.flush(); err != nil {
@@ -592,11 +611,11 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 				text = strings.Join(p.Summary, "\n")
 			}
 			if e.opts.Reasoning == provider.ReasoningText && text != "" {
-				e.warn("reasoning (part %d) without an item id sent as text", j)
+				e.warnAt(e.at(j), "reasoning without an item id sent as text")
 				e.run = append(e.run, convo.Text(text))
 				continue
 			}
-			e.warn("reasoning (part %d) without an item id or encrypted content dropped: Responses cannot take it", j)
+			e.warnAt(e.at(j), "reasoning without an item id or encrypted content dropped: Responses cannot take it")
 		case p.Type == convo.TypeText, p.Type == convo.TypeRefusal, contentBlock(p):
 			if err := e.mark(p); err != nil {
 				return err
@@ -605,11 +624,11 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 		case p.Type == convo.TypeJSON:
 			s, err := jsonText(p.Value)
 			if err != nil {
-				return encErr(e.path(), "part %d: %v", j, err)
+				return encErr(e.at(j), "%v", err)
 			}
 			e.run = append(e.run, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
 		case p.Type.IsMedia():
-			q, err := unsendable(*p, "an assistant message", e.path(), e.opts, &e.warns)
+			q, err := unsendable(*p, "an assistant message", e.at(j), e.opts, &e.warns)
 			if err != nil {
 				return err
 			}
@@ -622,7 +641,7 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 				return err
 			}
 		default:
-			e.warn("%s part (part %d) left out: an assistant message cannot hold it", p.Type, j)
+			e.warnAt(e.at(j), "%s part left out: an assistant message cannot hold it", p.Type)
 		}
 	}
 	if err := e.flush(); err != nil {
@@ -764,7 +783,7 @@ func (e *respEnc) tool(m *convo.Message) error {
 				e.opaque(r)
 				continue
 			}
-			e.warn("%s part (part %d) in a tool message left out", r.Type, j)
+			e.warnAt(e.at(j), "%s part in a tool message left out", r.Type)
 			continue
 		}
 		if err := e.result(r); err != nil {
