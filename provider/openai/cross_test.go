@@ -127,7 +127,7 @@ func TestRepair(t *testing.T) {
 		}
 		// Dropped stray result, inserted error result, and the error flag
 		// of that result, which neither OpenAI format can carry.
-		if len(warns) != 3 {
+		if len(warns) != 3 || !strings.HasSuffix(warns[2].Path, "(inserted)") {
 			t.Errorf("%s repair warnings: %v", codec.Name(), warns)
 		}
 		if !strings.Contains(string(out), provider.NotRun) || strings.Contains(string(out), "stray") {

@@ -303,3 +303,24 @@ func TestDeveloperFromCanonical(t *testing.T) {
 		}
 	}
 }
+
+func TestTopKeys(t *testing.T) {
+	for _, c := range []struct {
+		obj  string
+		want string
+	}{
+		{`{"a":1,"b":"x","c":{"d":1}`, "a b c"},
+		{`{"a":"q\"uote\\","b":["x","y"],"c":"\\\\"`, "a b c"},
+		{`{"type":"x","text":"a \"b\": c"`, "type text"},
+		{`{`, ""},
+		{`{"a":"unterminated`, "a"},
+	} {
+		var got []string
+		for _, k := range topKeys([]byte(c.obj), nil) {
+			got = append(got, string(k))
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("topKeys(%s) = %q, want %q", c.obj, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/convo-go/convo"
@@ -195,13 +196,7 @@ func topKeys(obj []byte, keys [][]byte) [][]byte {
 	for i := 0; i < len(obj); i++ {
 		switch c := obj[i]; c {
 		case '"':
-			j := i + 1
-			for j < len(obj) && obj[j] != '"' {
-				if obj[j] == '\\' {
-					j++
-				}
-				j++
-			}
+			j := stringEnd(obj, i+1)
 			if depth == 1 && expectKey {
 				keys = append(keys, obj[i+1:min(j, len(obj))])
 				expectKey = false
@@ -217,6 +212,28 @@ func topKeys(obj []byte, keys [][]byte) [][]byte {
 		}
 	}
 	return keys
+}
+
+// stringEnd returns the index of the quote that ends the string whose
+// contents start at obj[from] (len(obj) when it does not end). Long texts
+// and payloads are skipped with IndexByte, not byte by byte.
+func stringEnd(obj []byte, from int) int {
+	for j := from; j < len(obj); {
+		k := bytes.IndexByte(obj[j:], '"')
+		if k < 0 {
+			return len(obj)
+		}
+		q := j + k
+		n := 0 // backslashes right before the quote
+		for b := q - 1; b >= from && obj[b] == '\\'; b-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		j = q + 1
+	}
+	return len(obj)
 }
 
 func containsKey(keys [][]byte, k []byte) bool {
