@@ -146,3 +146,21 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkUnmarshalMessage(b *testing.B) {
+	h := realisticHistory(400)
+	var docs [][]byte
+	for _, m := range h {
+		d, _ := m.MarshalJSON()
+		docs = append(docs, d)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := convo.UnmarshalMessage(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(docs)), "ns/msg")
+}

@@ -144,7 +144,7 @@ func UnmarshalMessage(data []byte) (Message, error) {
 	if int64(len(data)) > DefaultLimits.MaxBytes {
 		return m, fmt.Errorf("message of more than %d bytes: %w", DefaultLimits.MaxBytes, jsonx.ErrTooLarge)
 	}
-	d := decoder{r: jsonx.NewReader(data, DefaultLimits.MaxDepth)}
+	d := decoder{r: jsonx.NewReader(data, DefaultLimits.MaxDepth), single: true}
 	if err := d.message(&m); err != nil {
 		return Message{}, err
 	}
@@ -179,6 +179,7 @@ type decoder struct {
 	r        *jsonx.Reader
 	interned map[string]string
 	scratch  []Part // a stack of parts being read, so each parts slice is allocated once at its exact size
+	single   bool   // one message: too little repetition to pay for an interning table
 }
 
 func (d *decoder) envelope() (History, error) {
@@ -269,7 +270,7 @@ func (d *decoder) optInterned(dst *string, name []byte) error {
 	if err != nil {
 		return at(err, string(name))
 	}
-	if len(b) > 64 {
+	if len(b) > 64 || d.single {
 		*dst = string(b)
 		return nil
 	}
