@@ -306,7 +306,7 @@ func (d *blockReader) content(b *block) error {
 		err := r.ReadArray(func(i int) error {
 			if r.Peek() != jsonx.Object {
 				if b.contentErr == nil {
-					b.contentErr = at(errNotObject, index("content", i))
+					b.contentErr = convo.ErrorAt(errNotObject, index("content", i))
 				}
 				return r.Skip()
 			}
@@ -314,12 +314,12 @@ func (d *blockReader) content(b *block) error {
 			nb := d.take()
 			defer d.give()
 			if err := d.read(nb); err != nil {
-				return at(err, index("content", i))
+				return convo.ErrorAt(err, index("content", i))
 			}
 			p, err := d.part(nb)
 			d.release(mark)
 			if err != nil && b.contentErr == nil {
-				b.contentErr = at(err, index("content", i))
+				b.contentErr = convo.ErrorAt(err, index("content", i))
 			}
 			d.parts = append(d.parts, p)
 			return nil
@@ -379,7 +379,7 @@ func (d *blockReader) source(s *source) error {
 func (d *blockReader) part(b *block) (convo.Part, error) {
 	if !b.got(kType) {
 		if b.present(kType) {
-			return convo.Part{}, at(errors.New("want a string"), "type")
+			return convo.Part{}, convo.ErrorAt(errors.New("want a string"), "type")
 		}
 		return convo.Part{}, errors.New("content block has no type")
 	}
@@ -448,14 +448,14 @@ func (d *blockReader) part(b *block) (convo.Part, error) {
 			used |= 1 << kContent
 		case contentOther:
 			if !d.nullAt(b, kContent) {
-				return p, at(errors.New("want a string or an array of blocks"), "content")
+				return p, convo.ErrorAt(errors.New("want a string or an array of blocks"), "content")
 			}
 		}
 		if b.got(kIsError) && b.isError {
 			p.Error = true
 			used |= 1 << kIsError
 		} else if b.present(kIsError) && !b.got(kIsError) && !d.nullAt(b, kIsError) {
-			return p, at(errors.New("want a boolean"), "is_error")
+			return p, convo.ErrorAt(errors.New("want a boolean"), "is_error")
 		}
 	default:
 		return d.opaque(b)
@@ -490,7 +490,7 @@ func (d *blockReader) media(b *block, used *uint32) (convo.Part, bool, error) {
 	case contentNone:
 		return convo.Part{}, false, fmt.Errorf("%s block has no source", b.typ)
 	case contentOther:
-		return convo.Part{}, false, at(errors.New("want an object"), "source")
+		return convo.Part{}, false, convo.ErrorAt(errors.New("want an object"), "source")
 	}
 	if s.other {
 		return convo.Part{}, true, nil
@@ -502,13 +502,13 @@ func (d *blockReader) media(b *block, used *uint32) (convo.Part, bool, error) {
 	switch s.typ {
 	case "base64":
 		if s.data == "" {
-			return p, false, at(errors.New(`base64 source has no "data"`), "source")
+			return p, false, convo.ErrorAt(errors.New(`base64 source has no "data"`), "source")
 		}
 		if i := badBase64(s.data); i >= 0 {
-			return p, false, at(fmt.Errorf("malformed base64 at offset %d", i), "source.data")
+			return p, false, convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d", i), "source.data")
 		}
 		if s.mediaType == "" {
-			return p, false, at(errors.New(`base64 source has no "media_type"`), "source")
+			return p, false, convo.ErrorAt(errors.New(`base64 source has no "media_type"`), "source")
 		}
 		if s.url != "" || s.fileID != "" {
 			return p, true, nil
@@ -516,7 +516,7 @@ func (d *blockReader) media(b *block, used *uint32) (convo.Part, bool, error) {
 		p.Data, p.MediaType = s.data, s.mediaType
 	case "url":
 		if s.url == "" {
-			return p, false, at(errors.New(`url source has no "url"`), "source")
+			return p, false, convo.ErrorAt(errors.New(`url source has no "url"`), "source")
 		}
 		if s.data != "" || s.fileID != "" || s.mediaType != "" {
 			return p, true, nil
@@ -524,7 +524,7 @@ func (d *blockReader) media(b *block, used *uint32) (convo.Part, bool, error) {
 		p.URL = s.url
 	case "file":
 		if s.fileID == "" {
-			return p, false, at(errors.New(`file source has no "file_id"`), "source")
+			return p, false, convo.ErrorAt(errors.New(`file source has no "file_id"`), "source")
 		}
 		if s.data != "" || s.url != "" || s.mediaType != "" {
 			return p, true, nil
@@ -536,7 +536,7 @@ func (d *blockReader) media(b *block, used *uint32) (convo.Part, bool, error) {
 		}
 		p.Text, p.MediaType = s.data, s.mediaType
 	case "":
-		return p, false, at(errors.New("source has no type"), "source")
+		return p, false, convo.ErrorAt(errors.New("source has no type"), "source")
 	default:
 		return p, true, nil
 	}
@@ -555,7 +555,7 @@ func (b *block) need(k int, used *uint32) error {
 		return nil
 	}
 	if b.present(k) {
-		return at(errors.New("want a string"), strKeys[k])
+		return convo.ErrorAt(errors.New("want a string"), strKeys[k])
 	}
 	return fmt.Errorf("%s block has no %q", b.typ, strKeys[k])
 }
@@ -568,7 +568,7 @@ func (d *blockReader) opt(b *block, k int, used *uint32) error {
 	case b.got(k):
 		*used |= 1 << k
 	case b.present(k) && !d.nullAt(b, k):
-		return at(errors.New("want a string"), strKeys[k])
+		return convo.ErrorAt(errors.New("want a string"), strKeys[k])
 	}
 	return nil
 }
@@ -651,34 +651,13 @@ func readCache(raw []byte) (*convo.Cache, bool) {
 	return c, true
 }
 
-// at prefixes err's place with seg, in the request's own terms
-// (messages[2].content[0].source).
-func at(err error, seg string) error {
-	if err == nil {
-		return nil
-	}
-	de, ok := err.(*convo.DecodeError)
-	if !ok {
-		return &convo.DecodeError{Path: seg, Err: err}
-	}
-	switch {
-	case de.Path == "":
-		de.Path = seg
-	case de.Path[0] == '[':
-		de.Path = seg + de.Path
-	default:
-		de.Path = seg + "." + de.Path
-	}
-	return de
-}
-
-// atKey is at for an object member; the key becomes a string only when
-// there is an error.
+// atKey is convo.ErrorAt for an object member; the key becomes a string
+// only when there is an error.
 func atKey(err error, key []byte) error {
 	if err == nil {
 		return nil
 	}
-	return at(err, string(key))
+	return convo.ErrorAt(err, string(key))
 }
 
 func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }

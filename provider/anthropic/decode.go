@@ -41,10 +41,10 @@ func (Messages) Decode(body []byte, opts provider.Options) (convo.History, []pro
 		case "system":
 			m, err := d.system()
 			system = m
-			return at(err, "system")
+			return convo.ErrorAt(err, "system")
 		case "messages":
 			seen = true
-			return at(d.messages(), "messages")
+			return convo.ErrorAt(d.messages(), "messages")
 		}
 		return d.r.Skip()
 	})
@@ -106,12 +106,12 @@ func (d *reqDecoder) blocks() ([]convo.Part, error) {
 		b := d.take()
 		defer d.give()
 		if err := d.read(b); err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		p, err := d.part(b)
 		d.release(mark)
 		if err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		switch p.Type {
 		case convo.TypeToolCall:
@@ -134,7 +134,7 @@ func (d *reqDecoder) messages() error {
 	}
 	return d.r.ReadArray(func(i int) error {
 		if err := d.message(); err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		return nil
 	})
@@ -154,24 +154,24 @@ func (d *reqDecoder) message() error {
 		case "role":
 			hasRole = true
 			if d.r.Peek() != jsonx.String {
-				return at(d.r.Errorf("want a string, got %s", d.r.Peek()), "role")
+				return convo.ErrorAt(d.r.Errorf("want a string, got %s", d.r.Peek()), "role")
 			}
 			var err error
 			role, err = readName(d.r)
-			return at(err, "role")
+			return convo.ErrorAt(err, "role")
 		case "content":
 			hasContent = true
 			switch d.r.Peek() {
 			case jsonx.String:
 				s, err := d.r.ReadString()
 				parts, str = []convo.Part{convo.Text(s)}, true
-				return at(err, "content")
+				return convo.ErrorAt(err, "content")
 			case jsonx.Array:
 				var err error
 				parts, err = d.blocks()
-				return at(err, "content")
+				return convo.ErrorAt(err, "content")
 			}
-			return at(d.r.Errorf("want a string or an array of blocks, got %s", d.r.Peek()), "content")
+			return convo.ErrorAt(d.r.Errorf("want a string or an array of blocks, got %s", d.r.Peek()), "content")
 		}
 		var err error
 		extra, err = appendMember(extra, key, d.r)
@@ -195,7 +195,7 @@ func (d *reqDecoder) message() error {
 	case "system":
 		turn = wireSystem
 	default:
-		return at(fmt.Errorf("unknown role %q (want user or assistant)", role), "role")
+		return convo.ErrorAt(fmt.Errorf("unknown role %q (want user or assistant)", role), "role")
 	}
 	var marks []string
 	if str {

@@ -101,18 +101,18 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 		case "type":
 			var err error
 			typ, err = readName(r)
-			return at(err, "type")
+			return convo.ErrorAt(err, "type")
 		case "id":
-			return at(d.optString(&h.id), "id")
+			return convo.ErrorAt(d.optString(&h.id), "id")
 		case "model":
-			return at(d.optString(&h.model), "model")
+			return convo.ErrorAt(d.optString(&h.model), "model")
 		case "role":
 			var role string
 			if err := d.optString(&role); err != nil {
-				return at(err, "role")
+				return convo.ErrorAt(err, "role")
 			}
 			if role != "" && role != "assistant" {
-				return at(fmt.Errorf("want assistant, got %q", role), "role")
+				return convo.ErrorAt(fmt.Errorf("want assistant, got %q", role), "role")
 			}
 			return nil
 		case "content":
@@ -120,14 +120,14 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 				return nil
 			}
 			if r.Peek() != jsonx.Array {
-				return at(r.Errorf("want an array of blocks, got %s", r.Peek()), "content")
+				return convo.ErrorAt(r.Errorf("want an array of blocks, got %s", r.Peek()), "content")
 			}
-			return at(r.ReadArray(func(i int) error {
+			return convo.ErrorAt(r.ReadArray(func(i int) error {
 				mark := len(d.spans)
 				b := d.take()
 				defer d.give()
 				if err := d.read(b); err != nil {
-					return at(err, index("", i))
+					return convo.ErrorAt(err, index("", i))
 				}
 				p, err := d.part(b)
 				d.release(mark)
@@ -135,22 +135,23 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 					err = onBlock(p)
 				}
 				if err != nil {
-					return at(err, index("", i))
+					return convo.ErrorAt(err, index("", i))
 				}
 				return nil
 			}), "content")
+
 		case "usage":
 			if r.ReadNull() {
 				return nil
 			}
 			h.hasUsage = true
-			return at(d.members(&h.usage), "usage")
+			return convo.ErrorAt(d.members(&h.usage), "usage")
 		case "error":
 			if r.Peek() != jsonx.Object {
 				return r.Skip()
 			}
 			apiErr = &Error{}
-			return at(d.apiError(apiErr), "error")
+			return convo.ErrorAt(d.apiError(apiErr), "error")
 		}
 		if r.ReadNull() {
 			return nil
@@ -169,7 +170,7 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 		}
 		return apiErr
 	case typ != "" && typ != "message":
-		return at(fmt.Errorf("want message, got %q", typ), "type")
+		return convo.ErrorAt(fmt.Errorf("want message, got %q", typ), "type")
 	}
 	return nil
 }
@@ -209,9 +210,9 @@ func (d *replyReader) apiError(e *Error) error {
 	return r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "type":
-			return at(d.optString(&e.Type), "type")
+			return convo.ErrorAt(d.optString(&e.Type), "type")
 		case "message":
-			return at(d.optString(&e.Message), "message")
+			return convo.ErrorAt(d.optString(&e.Message), "message")
 		}
 		return r.Skip()
 	})
@@ -241,7 +242,7 @@ func (h *head) finish(parts []convo.Part) (convo.Message, error) {
 	if h.hasUsage {
 		u, rest, err := usageOf(h.usage)
 		if err != nil {
-			return m, at(err, "usage")
+			return m, convo.ErrorAt(err, "usage")
 		}
 		m.Usage = u
 		if len(rest) > 0 {
@@ -307,7 +308,7 @@ func usageOf(ms []member) (*convo.Usage, []member, error) {
 				return err
 			})
 			if err != nil {
-				return nil, nil, at(err, m.key)
+				return nil, nil, convo.ErrorAt(err, m.key)
 			}
 			continue
 		default:
@@ -320,7 +321,7 @@ func usageOf(ms []member) (*convo.Usage, []member, error) {
 			err = fmt.Errorf("negative token count %d", n)
 		}
 		if err != nil {
-			return nil, nil, at(err, m.key)
+			return nil, nil, convo.ErrorAt(err, m.key)
 		}
 		*dst = n
 	}

@@ -177,7 +177,7 @@ func (a *accumulator) readDelta(dl *delta) error {
 		case "type":
 			var err error
 			dl.typ, err = readName(r)
-			return at(err, "type")
+			return convo.ErrorAt(err, "type")
 		case "text":
 			dst, has = &dl.text, &dl.hasText
 		case "partial_json":
@@ -189,7 +189,7 @@ func (a *accumulator) readDelta(dl *delta) error {
 		case "citation":
 			v, err := r.ReadRaw()
 			dl.citation = v
-			return at(err, "citation")
+			return convo.ErrorAt(err, "citation")
 		default:
 			if r.ReadNull() {
 				return nil
@@ -199,7 +199,7 @@ func (a *accumulator) readDelta(dl *delta) error {
 			return atKey(err, key)
 		}
 		if r.Peek() != jsonx.String {
-			return at(r.Errorf("want a string, got %s", r.Peek()), string(key))
+			return convo.ErrorAt(r.Errorf("want a string, got %s", r.Peek()), string(key))
 		}
 		v, err := r.ReadStringBytes()
 		*dst, *has = v, true

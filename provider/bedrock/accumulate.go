@@ -176,17 +176,17 @@ func (a *accumulator) add(ev provider.Event) error {
 		a.stopped = true
 		return a.r.ReadObject(func(k []byte) error {
 			if string(k) == "stopReason" {
-				return at(a.reply.stopReason(&a.r), "stopReason")
+				return convo.ErrorAt(a.reply.stopReason(&a.r), "stopReason")
 			}
-			return at(a.reply.keep(&a.r, k), string(k))
+			return convo.ErrorAt(a.reply.keep(&a.r, k), string(k))
 		})
 	case "metadata":
 		a.meta = true
 		return a.r.ReadObject(func(k []byte) error {
 			if string(k) == "usage" {
-				return at(a.reply.usage(&a.r), "usage")
+				return convo.ErrorAt(a.reply.usage(&a.r), "usage")
 			}
-			return at(a.reply.keep(&a.r, k), string(k))
+			return convo.ErrorAt(a.reply.keep(&a.r, k), string(k))
 		})
 	}
 	if strings.HasSuffix(ev.Type, "Exception") {
@@ -228,10 +228,10 @@ func (a *accumulator) appendString(sb *strings.Builder) error {
 func (a *accumulator) readIndex() (int, error) {
 	n, err := a.r.ReadInt()
 	if err != nil {
-		return 0, at(err, "contentBlockIndex")
+		return 0, convo.ErrorAt(err, "contentBlockIndex")
 	}
 	if n < 0 || n >= maxBlockIndex {
-		return 0, at(fmt.Errorf("%d is out of range", n), "contentBlockIndex")
+		return 0, convo.ErrorAt(fmt.Errorf("%d is out of range", n), "contentBlockIndex")
 	}
 	return int(n), nil
 }
@@ -272,7 +272,7 @@ func (a *accumulator) member(name string, fn func(idx int) error) error {
 		case name:
 			seen = true
 			if idx >= 0 {
-				return at(fn(idx), name)
+				return convo.ErrorAt(fn(idx), name)
 			}
 			// Bedrock sends the index first; a value before it is read
 			// again once the index is known.
@@ -297,7 +297,7 @@ func (a *accumulator) member(name string, fn func(idx int) error) error {
 		a.r.Reset(data[pendStart:pendEnd], convo.DefaultLimits.MaxDepth)
 		err := fn(idx)
 		a.r = saved
-		return at(err, name)
+		return convo.ErrorAt(err, name)
 	}
 	return nil
 }
@@ -327,7 +327,7 @@ func (a *accumulator) readStart(idx int, out **block) error {
 		case "toolUse":
 			b := a.open(idx, kindToolUse)
 			*out = b
-			return at(a.r.ReadObject(func(k []byte) error {
+			return convo.ErrorAt(a.r.ReadObject(func(k []byte) error {
 				switch string(k) {
 				case "toolUseId":
 					return a.str(&b.id, "toolUseId")
@@ -338,10 +338,11 @@ func (a *accumulator) readStart(idx int, out **block) error {
 				}
 				return a.r.Skip()
 			}), "toolUse")
+
 		case "toolResult":
 			b := a.open(idx, kindToolResult)
 			*out = b
-			return at(a.r.ReadObject(func(k []byte) error {
+			return convo.ErrorAt(a.r.ReadObject(func(k []byte) error {
 				switch string(k) {
 				case "toolUseId":
 					return a.str(&b.id, "toolUseId")
@@ -352,15 +353,17 @@ func (a *accumulator) readStart(idx int, out **block) error {
 				}
 				return a.r.Skip()
 			}), "toolResult")
+
 		case "image":
 			b := a.open(idx, kindImage)
 			*out = b
-			return at(a.r.ReadObject(func(k []byte) error {
+			return convo.ErrorAt(a.r.ReadObject(func(k []byte) error {
 				if string(k) == "format" {
 					return a.str(&b.format, "format")
 				}
 				return a.r.Skip()
 			}), "image")
+
 		}
 		a.warnOnce("start:"+string(k), "contentBlockStart %q skipped: unknown to this version of convo", k)
 		return a.r.Skip()
@@ -370,7 +373,7 @@ func (a *accumulator) readStart(idx int, out **block) error {
 func (a *accumulator) str(dst *string, name string) error {
 	s, err := a.r.ReadString()
 	*dst = s
-	return at(err, name)
+	return convo.ErrorAt(err, name)
 }
 
 func (a *accumulator) stop() error {
@@ -420,24 +423,25 @@ func (a *accumulator) readDelta(idx int) error {
 			if err != nil {
 				return err
 			}
-			return at(a.appendString(&b.text), "text")
+			return convo.ErrorAt(a.appendString(&b.text), "text")
 		case "toolUse":
 			b, err := a.block(idx, kindToolUse)
 			if err != nil {
 				return err
 			}
-			return at(a.r.ReadObject(func(k []byte) error {
+			return convo.ErrorAt(a.r.ReadObject(func(k []byte) error {
 				if string(k) != "input" {
 					return a.r.Skip()
 				}
-				return at(a.appendString(&b.text), "input")
+				return convo.ErrorAt(a.appendString(&b.text), "input")
 			}), "toolUse")
+
 		case "reasoningContent":
 			b, err := a.block(idx, kindReasoning)
 			if err != nil {
 				return err
 			}
-			return at(a.reasoningDelta(b), "reasoningContent")
+			return convo.ErrorAt(a.reasoningDelta(b), "reasoningContent")
 		case "citation":
 			b, err := a.block(idx, kindText)
 			if err != nil {
@@ -445,19 +449,19 @@ func (a *accumulator) readDelta(idx int) error {
 			}
 			raw, err := a.r.ReadRaw()
 			b.cites = append(b.cites, raw)
-			return at(err, "citation")
+			return convo.ErrorAt(err, "citation")
 		case "toolResult":
 			b, err := a.block(idx, kindToolResult)
 			if err != nil {
 				return err
 			}
-			return at(a.resultDelta(b), "toolResult")
+			return convo.ErrorAt(a.resultDelta(b), "toolResult")
 		case "image":
 			b, err := a.block(idx, kindImage)
 			if err != nil {
 				return err
 			}
-			return at(a.imageDelta(b), "image")
+			return convo.ErrorAt(a.imageDelta(b), "image")
 		}
 		a.warnOnce("delta:"+string(k), "%q deltas skipped: unknown to this version of convo", k)
 		return a.r.Skip()
@@ -468,18 +472,18 @@ func (a *accumulator) reasoningDelta(b *block) error {
 	return a.r.ReadObject(func(k []byte) error {
 		switch string(k) {
 		case "text":
-			return at(a.appendString(&b.text), "text")
+			return convo.ErrorAt(a.appendString(&b.text), "text")
 		case "signature":
 			// Appended, not replaced: a signature may come in pieces.
-			return at(a.appendString(&b.sig), "signature")
+			return convo.ErrorAt(a.appendString(&b.sig), "signature")
 		case "redactedContent":
 			s, err := a.r.ReadStringBytes()
 			if err != nil {
-				return at(err, "redactedContent")
+				return convo.ErrorAt(err, "redactedContent")
 			}
 			raw, err := base64.StdEncoding.AppendDecode(b.redacted, s)
 			if err != nil {
-				return at(fmt.Errorf("malformed base64: %w", err), "redactedContent")
+				return convo.ErrorAt(fmt.Errorf("malformed base64: %w", err), "redactedContent")
 			}
 			b.redacted, b.hasRed = raw, true
 			return nil
@@ -497,7 +501,7 @@ func (a *accumulator) resultDelta(b *block) error {
 			case "text":
 				s, err := a.r.ReadStringBytes()
 				if err != nil {
-					return at(err, "text")
+					return convo.ErrorAt(err, "text")
 				}
 				if b.textItem < 0 {
 					b.items = append(b.items, resultItem{text: true})
@@ -508,7 +512,7 @@ func (a *accumulator) resultDelta(b *block) error {
 			}
 			raw, err := a.r.ReadRaw()
 			if err != nil {
-				return at(err, string(k))
+				return convo.ErrorAt(err, string(k))
 			}
 			b.items = append(b.items, resultItem{bytes: jsonObject(string(k), raw)})
 			b.textItem = -1
@@ -528,25 +532,26 @@ func (a *accumulator) imageDelta(b *block) error {
 	return a.r.ReadObject(func(k []byte) error {
 		switch string(k) {
 		case "source":
-			return at(a.r.ReadObject(func(k []byte) error {
+			return convo.ErrorAt(a.r.ReadObject(func(k []byte) error {
 				if string(k) != "bytes" {
 					return a.r.Skip()
 				}
 				s, err := a.r.ReadStringBytes()
 				if err != nil {
-					return at(err, "bytes")
+					return convo.ErrorAt(err, "bytes")
 				}
 				raw, err := base64.StdEncoding.AppendDecode(b.data, s)
 				if err != nil {
-					return at(fmt.Errorf("malformed base64: %w", err), "bytes")
+					return convo.ErrorAt(fmt.Errorf("malformed base64: %w", err), "bytes")
 				}
 				b.data = raw
 				return nil
 			}), "source")
+
 		case "error":
 			raw, err := a.r.ReadRaw()
 			b.errRaw = raw
-			return at(err, "error")
+			return convo.ErrorAt(err, "error")
 		}
 		return a.r.Skip()
 	})

@@ -41,10 +41,10 @@ func (Converse) Decode(body []byte, opts provider.Options) (convo.History, []pro
 			found = true
 			m, err := d.system()
 			sys = m
-			return at(err, "system")
+			return convo.ErrorAt(err, "system")
 		case "messages":
 			found = true
-			return at(d.messages(), "messages")
+			return convo.ErrorAt(d.messages(), "messages")
 		}
 		return d.r.Skip()
 	})
@@ -65,28 +65,6 @@ func (Converse) Decode(body []byte, opts provider.Options) (convo.History, []pro
 		h = convo.History{}
 	}
 	return h, d.warns, nil
-}
-
-// at prefixes the place of err with seg, as the root package does for its
-// own errors, so the outermost caller's error reads
-// messages[2].content[0].source: ….
-func at(err error, seg string) error {
-	if err == nil {
-		return nil
-	}
-	var de *convo.DecodeError
-	if !errors.As(err, &de) || de != err {
-		return &convo.DecodeError{Path: seg, Err: err}
-	}
-	switch {
-	case de.Path == "":
-		de.Path = seg
-	case de.Path[0] == '[':
-		de.Path = seg + de.Path
-	default:
-		de.Path = seg + "." + de.Path
-	}
-	return de
 }
 
 // oneLine makes sure an error reads as one line: the JSON reader quotes
@@ -142,7 +120,7 @@ func (d *decoder) system() (*convo.Message, error) {
 		var err error
 		parts, err = d.block(parts, blockSystem)
 		if err != nil {
-			return at(err, index(i))
+			return convo.ErrorAt(err, index(i))
 		}
 		return nil
 	})
@@ -162,7 +140,7 @@ func (d *decoder) messages() error {
 	d.h = make(convo.History, 0, 8)
 	return d.r.ReadArray(func(i int) error {
 		if err := d.message(i); err != nil {
-			return at(err, index(i))
+			return convo.ErrorAt(err, index(i))
 		}
 		return nil
 	})
@@ -180,16 +158,16 @@ func (d *decoder) message(i int) error {
 			roleSet = true
 			s, err := d.r.ReadString()
 			role = s
-			return at(err, "role")
+			return convo.ErrorAt(err, "role")
 		case "content":
 			contentSet = true
 			var err error
 			parts, err = d.content()
-			return at(err, "content")
+			return convo.ErrorAt(err, "content")
 		}
 		v, err := d.r.ReadRaw()
 		extra = append(extra, nativeMember{key: string(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err
@@ -209,14 +187,14 @@ func (d *decoder) message(i int) error {
 	case "system":
 		for j, p := range parts {
 			if p.Type == convo.TypeToolCall || p.Type == convo.TypeToolResult {
-				return at(fmt.Errorf("%s in a system message", wireName(p.Type)), "content"+index(j))
+				return convo.ErrorAt(fmt.Errorf("%s in a system message", wireName(p.Type)), "content"+index(j))
 			}
 		}
 		d.warn(msgPath(i), "role system inside messages is not documented by Bedrock: read as a system message")
 		d.h = append(d.h, convo.Message{Role: convo.RoleSystem, Parts: parts, Native: native})
 		return nil
 	}
-	return at(fmt.Errorf("unknown role %q (want user or assistant)", role), "role")
+	return convo.ErrorAt(fmt.Errorf("unknown role %q (want user or assistant)", role), "role")
 }
 
 // messageNative keeps the members of a Bedrock message object convo has no
@@ -289,7 +267,7 @@ func (d *decoder) user(i int, parts []convo.Part, native convo.Native) error {
 		p := &parts[j]
 		switch p.Type {
 		case convo.TypeToolCall:
-			return at(errors.New("toolUse in a user message"), "content"+index(j))
+			return convo.ErrorAt(errors.New("toolUse in a user message"), "content"+index(j))
 		case convo.TypeToolResult:
 			results++
 			reordered = reordered || other > 0
@@ -343,7 +321,7 @@ func (d *decoder) content() ([]convo.Part, error) {
 		var err error
 		parts, err = d.block(parts, blockMessage)
 		if err != nil {
-			return at(err, index(j))
+			return convo.ErrorAt(err, index(j))
 		}
 		return nil
 	})
@@ -494,7 +472,7 @@ func (d *decoder) blockMember(k []byte) error {
 		return d.skipOpaque()
 	}
 	if err != nil {
-		return at(err, b.first)
+		return convo.ErrorAt(err, b.first)
 	}
 	return nil
 }
@@ -508,7 +486,7 @@ func (d *decoder) skipOpaque() error {
 func (d *decoder) readString(dst *string, name string) error {
 	s, err := d.r.ReadString()
 	*dst = s
-	return at(err, name)
+	return convo.ErrorAt(err, name)
 }
 
 // keep reads the value of a member convo has no field for into the native
@@ -516,7 +494,7 @@ func (d *decoder) readString(dst *string, name string) error {
 func (d *decoder) keep(key []byte) error {
 	v, err := d.r.ReadRaw()
 	d.native = append(d.native, nativeMember{key: string(key), val: v})
-	return at(err, string(key))
+	return convo.ErrorAt(err, string(key))
 }
 
 // takeNative returns the native scratch list as a Native value and empties
@@ -542,7 +520,7 @@ func (d *decoder) media(p *convo.Part, t convo.PartType) error {
 			}
 		case "source":
 			sourced = true
-			return at(d.source(p, t), "source")
+			return convo.ErrorAt(d.source(p, t), "source")
 		}
 		return d.keep(k)
 	})
@@ -578,11 +556,11 @@ func (d *decoder) source(p *convo.Part, t convo.PartType) error {
 				return err
 			}
 			if i := badBase64(p.Data); i >= 0 {
-				return at(fmt.Errorf("malformed base64 at offset %d", i), "bytes")
+				return convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d", i), "bytes")
 			}
 			return nil
 		case "s3Location":
-			return at(d.s3(p), "s3Location")
+			return convo.ErrorAt(d.s3(p), "s3Location")
 		case "text":
 			if t == convo.TypeFile {
 				return d.readString(&p.Text, "text")
@@ -591,7 +569,7 @@ func (d *decoder) source(p *convo.Part, t convo.PartType) error {
 			if t == convo.TypeFile {
 				raw, err := d.r.ReadRaw()
 				if err != nil {
-					return at(err, "content")
+					return convo.ErrorAt(err, "content")
 				}
 				text := joinTexts(raw)
 				if text == "\x00invalid" {
@@ -621,7 +599,7 @@ func (d *decoder) s3(p *convo.Part) error {
 		}
 		v, err := d.r.ReadRaw()
 		extra = append(extra, nativeMember{key: string(k), val: v})
-		return at(err, string(k))
+		return convo.ErrorAt(err, string(k))
 	})
 	if err == nil && p.URL == "" {
 		err = errors.New(`no "uri"`)
@@ -673,7 +651,7 @@ func (d *decoder) toolUse(p *convo.Part) error {
 		case "input":
 			v, err := d.r.ReadRaw()
 			p.Args = v
-			return at(err, "input")
+			return convo.ErrorAt(err, "input")
 		case "type":
 			if d.r.Peek() == jsonx.String {
 				var s string
@@ -713,17 +691,18 @@ func (d *decoder) toolResult(p *convo.Part) error {
 			return d.readString(&p.ID, "toolUseId")
 		case "content":
 			if d.r.Peek() != jsonx.Array {
-				return at(d.r.Errorf("want an array, got %s", d.r.Peek()), "content")
+				return convo.ErrorAt(d.r.Errorf("want an array, got %s", d.r.Peek()), "content")
 			}
 			p.Parts = []convo.Part{}
-			return at(d.r.ReadArray(func(j int) error {
+			return convo.ErrorAt(d.r.ReadArray(func(j int) error {
 				var err error
 				p.Parts, err = d.block(p.Parts, blockResult)
 				if err != nil {
-					return at(err, index(j))
+					return convo.ErrorAt(err, index(j))
 				}
 				return nil
 			}), "content")
+
 		case "status":
 			if d.r.Peek() == jsonx.String {
 				var s string
@@ -764,7 +743,7 @@ func (d *decoder) reasoning(p *convo.Part) error {
 		first = string(k)
 		switch first {
 		case "reasoningText":
-			return at(d.r.ReadObject(func(k []byte) error {
+			return convo.ErrorAt(d.r.ReadObject(func(k []byte) error {
 				switch string(k) {
 				case "text":
 					return d.readString(&p.Text, "text")
@@ -773,12 +752,13 @@ func (d *decoder) reasoning(p *convo.Part) error {
 				}
 				return d.keep(k)
 			}), "reasoningText")
+
 		case "redactedContent":
 			if err := d.readString(&p.Encrypted, "redactedContent"); err != nil {
 				return err
 			}
 			if i := badBase64(p.Encrypted); i >= 0 {
-				return at(fmt.Errorf("malformed base64 at offset %d", i), "redactedContent")
+				return convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d", i), "redactedContent")
 			}
 			return nil
 		}
@@ -802,7 +782,7 @@ func (d *decoder) citations(p *convo.Part) error {
 	err := d.r.ReadObject(func(k []byte) error {
 		raw, err := d.r.ReadRaw()
 		if err != nil {
-			return at(err, string(k))
+			return convo.ErrorAt(err, string(k))
 		}
 		if string(k) == "content" {
 			text := joinTexts(raw)

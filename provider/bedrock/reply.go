@@ -36,13 +36,13 @@ func (Converse) DecodeReply(body []byte, opts provider.Options) (convo.Message, 
 		switch string(key) {
 		case "output":
 			found = true
-			return at(d.output(), "output")
+			return convo.ErrorAt(d.output(), "output")
 		case "stopReason":
-			return at(r.stopReason(d.r), "stopReason")
+			return convo.ErrorAt(r.stopReason(d.r), "stopReason")
 		case "usage":
-			return at(r.usage(d.r), "usage")
+			return convo.ErrorAt(r.usage(d.r), "usage")
 		}
-		return at(r.keep(d.r, key), string(key))
+		return convo.ErrorAt(r.keep(d.r, key), string(key))
 	})
 	if err == nil {
 		err = d.r.ExpectEnd()
@@ -66,7 +66,7 @@ func (d *decoder) output() error {
 		if n > 1 || string(key) != "message" {
 			return fmt.Errorf("unknown output member %q (want message)", key)
 		}
-		return at(d.replyMessage(), "message")
+		return convo.ErrorAt(d.replyMessage(), "message")
 	})
 	if err == nil && n == 0 {
 		err = errors.New(`no "message"`)
@@ -85,22 +85,22 @@ func (d *decoder) replyMessage() error {
 		case "role":
 			s, err := d.r.ReadString()
 			role = s
-			return at(err, "role")
+			return convo.ErrorAt(err, "role")
 		case "content":
 			contentSet = true
 			var err error
 			parts, err = d.content()
-			return at(err, "content")
+			return convo.ErrorAt(err, "content")
 		}
 		v, err := d.r.ReadRaw()
 		extra = append(extra, nativeMember{key: string(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err
 	}
 	if role != "assistant" {
-		return at(fmt.Errorf("role %q, want assistant", role), "role")
+		return convo.ErrorAt(fmt.Errorf("role %q, want assistant", role), "role")
 	}
 	if !contentSet {
 		return errors.New(`message has no "content"`)
@@ -168,14 +168,14 @@ func (r *reply) usage(rd *jsonx.Reader) error {
 		default:
 			v, err := rd.ReadRaw()
 			r.useExtra = append(r.useExtra, nativeMember{key: string(key), val: v})
-			return at(err, string(key))
+			return convo.ErrorAt(err, string(key))
 		}
 		if rd.ReadNull() {
 			return nil
 		}
 		n, err := rd.ReadInt()
 		*dst = n
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err

@@ -70,13 +70,13 @@ func (d *decoder) request() error {
 		switch string(key) {
 		case "contents":
 			seenContents = true
-			return at(d.contents(), "contents")
+			return convo.ErrorAt(d.contents(), "contents")
 		case "systemInstruction", "system_instruction":
 			if seenSystem {
-				return at(errors.New("systemInstruction set twice"), string(key))
+				return convo.ErrorAt(errors.New("systemInstruction set twice"), string(key))
 			}
 			seenSystem = true
-			return at(d.system(), "systemInstruction")
+			return convo.ErrorAt(d.system(), "systemInstruction")
 		}
 		return r.Skip()
 	})
@@ -102,7 +102,7 @@ func (d *decoder) request() error {
 // (and the Gemini documentation's own examples) accept one.
 func (d *decoder) array(fn func(i int) error) error {
 	if d.r.Peek() == jsonx.Object {
-		return at(fn(0), "[0]")
+		return convo.ErrorAt(fn(0), "[0]")
 	}
 	return d.r.ReadArray(func(i int) error { return atIndex(fn(i), "", i) })
 }
@@ -120,7 +120,7 @@ func (d *decoder) system() error {
 			if r.ReadNull() {
 				return nil
 			}
-			return at(d.array(func(j int) error {
+			return convo.ErrorAt(d.array(func(j int) error {
 				if err := d.readPart(&d.wp, false); err != nil {
 					return err
 				}
@@ -130,6 +130,7 @@ func (d *decoder) system() error {
 				m.Parts = append(m.Parts, d.wp.convoPart())
 				return nil
 			}), "parts")
+
 		}
 		// The role of a systemInstruction means nothing to Gemini, but a
 		// request that sets it gets it back.
@@ -166,7 +167,7 @@ func (d *decoder) content(i int) error {
 		case "role":
 			s, err := optString(r)
 			if err != nil {
-				return at(err, "role")
+				return convo.ErrorAt(err, "role")
 			}
 			switch s {
 			case "", "user":
@@ -174,14 +175,14 @@ func (d *decoder) content(i int) error {
 			case "model":
 				role = "model"
 			default:
-				return at(fmt.Errorf("unknown role %q (want user or model)", s), "role")
+				return convo.ErrorAt(fmt.Errorf("unknown role %q (want user or model)", s), "role")
 			}
 			return nil
 		case "parts":
 			if r.ReadNull() {
 				return nil
 			}
-			return at(d.array(func(j int) error {
+			return convo.ErrorAt(d.array(func(j int) error {
 				if err := d.readPart(&d.wp, false); err != nil {
 					return err
 				}
@@ -193,11 +194,12 @@ func (d *decoder) content(i int) error {
 					mark(p, SyntheticID)
 				}
 				if p.Type == convo.TypeToolResult && !d.wp.hasID {
-					mark(p, SyntheticID) // its id comes from the call it answers
+					mark(p, SyntheticID)
 				}
 				wireIdx = append(wireIdx, j)
 				return nil
 			}), "parts")
+
 		}
 		d.warn(index("contents", i), "member %q of a content ignored: Gemini contents have only role and parts", key)
 		return r.Skip()
@@ -214,7 +216,7 @@ func (d *decoder) content(i int) error {
 func (d *decoder) modelContent(i int, parts []convo.Part) error {
 	for j := range parts {
 		if parts[j].Type == convo.TypeToolResult {
-			return at(errors.New("functionResponse in a model content (responses go in a user content)"), index("contents", i)+"."+index("parts", j))
+			return convo.ErrorAt(errors.New("functionResponse in a model content (responses go in a user content)"), index("contents", i)+"."+index("parts", j))
 		}
 	}
 	parts = slices.Clone(parts)
@@ -251,7 +253,7 @@ func (d *decoder) userContent(i int, parts []convo.Part, wireIdx []int) error {
 		p := &parts[k]
 		switch p.Type {
 		case convo.TypeToolCall:
-			return at(errors.New("functionCall in a user content (calls come from the model)"), index("contents", i)+"."+index("parts", wireIdx[k]))
+			return convo.ErrorAt(errors.New("functionCall in a user content (calls come from the model)"), index("contents", i)+"."+index("parts", wireIdx[k]))
 		case convo.TypeToolResult:
 			if nres < k {
 				reordered = true

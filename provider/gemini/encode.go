@@ -223,7 +223,7 @@ func (e *encoder) str(s string) error {
 // strMember writes "key":"s".
 func (e *encoder) strMember(key, s string) error {
 	e.buf = jsonx.AppendKey(e.buf, key)
-	return at(e.str(s), key)
+	return convo.ErrorAt(e.str(s), key)
 }
 
 // rawJSON writes v validated and compacted.
@@ -258,7 +258,7 @@ func (e *encoder) part(p *convo.Part, j int, role convo.Role) error {
 	}
 	path := e.path
 	if err := e.parseNative(p.Native); err != nil {
-		return at(err, path()+".native.gemini")
+		return convo.ErrorAt(err, path()+".native.gemini")
 	}
 	if p.Cache != nil {
 		e.warn(path(), "cache breakpoint dropped: Gemini caches through cachedContent, not per part")
@@ -305,7 +305,7 @@ func (e *encoder) part(p *convo.Part, j int, role convo.Role) error {
 		return fmt.Errorf("%s: part of type %q cannot be sent to Gemini", path(), p.Type)
 	}
 	if err != nil {
-		return at(err, path())
+		return convo.ErrorAt(err, path())
 	}
 	e.partNative(own, written, path)
 	e.buf = append(e.buf, '}')
@@ -475,10 +475,10 @@ func (e *encoder) media(p *convo.Part, path func() string) (string, error) {
 			data = base64.StdEncoding.EncodeToString([]byte(p.Text))
 		}
 		if err := e.strMember("mimeType", mime); err != nil {
-			return own, at(err, own)
+			return own, convo.ErrorAt(err, own)
 		}
 		if err := e.strMember("data", data); err != nil {
-			return own, at(err, own)
+			return own, convo.ErrorAt(err, own)
 		}
 		e.nestedMembers(e.nested(own), "mimeType", "mime_type", "data")
 	default:
@@ -486,7 +486,7 @@ func (e *encoder) media(p *convo.Part, path func() string) (string, error) {
 		e.buf = append(e.buf, `"fileData":{`...)
 		if p.MediaType != "" {
 			if err := e.strMember("mimeType", p.MediaType); err != nil {
-				return own, at(err, own)
+				return own, convo.ErrorAt(err, own)
 			}
 		}
 		uri := p.URL
@@ -494,7 +494,7 @@ func (e *encoder) media(p *convo.Part, path func() string) (string, error) {
 			uri = p.FileID
 		}
 		if err := e.strMember("fileUri", uri); err != nil {
-			return own, at(err, own)
+			return own, convo.ErrorAt(err, own)
 		}
 		e.nestedMembers(e.nested(own), "mimeType", "mime_type", "fileUri", "file_uri")
 	}
@@ -533,11 +533,11 @@ func (e *encoder) call(p *convo.Part, j int, path func() string) error {
 	e.buf = append(e.buf, `"functionCall":{`...)
 	if !noID {
 		if err := e.strMember("id", p.ID); err != nil {
-			return at(err, "functionCall")
+			return convo.ErrorAt(err, "functionCall")
 		}
 	}
 	if err := e.strMember("name", p.Name); err != nil {
-		return at(err, "functionCall")
+		return convo.ErrorAt(err, "functionCall")
 	}
 	switch {
 	case p.ArgsRaw != "":
@@ -547,7 +547,7 @@ func (e *encoder) call(p *convo.Part, j int, path func() string) error {
 		e.buf = jsonx.AppendKey(e.buf, "args")
 		start := len(e.buf)
 		if err := e.rawJSON(p.Args); err != nil {
-			return at(err, "functionCall.args")
+			return convo.ErrorAt(err, "functionCall.args")
 		}
 		switch e.buf[start] {
 		case '{':
@@ -590,16 +590,16 @@ func (e *encoder) response(p *convo.Part, path func() string) error {
 	// convo made up for a call means nothing to Gemini.
 	if p.ID != "" && !e.synthetic() && !(answers && call.noID) {
 		if err := e.strMember("id", p.ID); err != nil {
-			return at(err, "functionResponse")
+			return convo.ErrorAt(err, "functionResponse")
 		}
 	}
 	if err := e.strMember("name", name); err != nil {
-		return at(err, "functionResponse")
+		return convo.ErrorAt(err, "functionResponse")
 	}
 	wrap := e.wrapNote()
 	e.buf = jsonx.AppendKey(e.buf, "response")
 	if err := e.responseValue(p, wrap); err != nil {
-		return at(err, "functionResponse.response")
+		return convo.ErrorAt(err, "functionResponse.response")
 	}
 	nested := e.nested("functionResponse")
 	var saved []member // the result's own Native, which its media parts' replace in e.mem
@@ -616,7 +616,7 @@ func (e *encoder) response(p *convo.Part, path func() string) error {
 		}
 		media++
 		if err := e.responsePart(q, k, path); err != nil {
-			return at(err, "functionResponse."+index("parts", media-1))
+			return convo.ErrorAt(err, "functionResponse."+index("parts", media-1))
 		}
 	}
 	if media > 0 {
@@ -752,7 +752,7 @@ func (e *encoder) responseValue(p *convo.Part, wrapNote string) error {
 // FunctionResponsePart.
 func (e *encoder) responsePart(q *convo.Part, k int, path func() string) error {
 	if err := e.parseNative(q.Native); err != nil {
-		return at(err, "native.gemini")
+		return convo.ErrorAt(err, "native.gemini")
 	}
 	sub := func() string { return path() + ".functionResponse.parts[" + strconv.Itoa(k) + "]" }
 	if q.Cache != nil {

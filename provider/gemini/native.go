@@ -12,55 +12,25 @@ import (
 )
 
 // PathError is a problem in a Gemini document at a place named in the
-// format's own terms, such as contents[2].parts[0].inlineData.data.
-type PathError struct {
-	Path string
-	Err  error
-}
+// format's own terms, such as contents[2].parts[0].inlineData.data. It is
+// convo.DecodeError, the error every convo decoder returns for bad input.
+type PathError = convo.DecodeError
 
-func (e *PathError) Error() string {
-	if e.Path == "" {
-		return e.Err.Error()
-	}
-	return e.Path + ": " + e.Err.Error()
-}
-
-func (e *PathError) Unwrap() error { return e.Err }
-
-// at prefixes err's path with seg ("contents[3]", "parts[1]", "data").
-func at(err error, seg string) error {
-	if err == nil {
-		return nil
-	}
-	pe, ok := err.(*PathError)
-	if !ok {
-		return &PathError{Path: seg, Err: err}
-	}
-	switch {
-	case pe.Path == "":
-		pe.Path = seg
-	case pe.Path[0] == '[':
-		pe.Path = seg + pe.Path
-	default:
-		pe.Path = seg + "." + pe.Path
-	}
-	return pe
-}
-
-// atKey is at for an object key, converted only when there is an error.
+// atKey is convo.ErrorAt for an object key, converted only when there is
+// an error.
 func atKey(err error, key []byte) error {
 	if err == nil {
 		return nil
 	}
-	return at(err, string(key))
+	return convo.ErrorAt(err, string(key))
 }
 
-// atIndex is at for name[i], built only when there is an error.
+// atIndex is convo.ErrorAt for name[i], built only when there is an error.
 func atIndex(err error, name string, i int) error {
 	if err == nil {
 		return nil
 	}
-	return at(err, index(name, i))
+	return convo.ErrorAt(err, index(name, i))
 }
 
 func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }

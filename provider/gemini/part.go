@@ -74,13 +74,13 @@ func (d *partReader) readPart(wp *wirePart, inResponse bool) error {
 				}
 				b, err := r.ReadBool()
 				wp.thought, wp.hasTh = b, true
-				return at(err, "thought")
+				return convo.ErrorAt(err, "thought")
 			case "thoughtSignature", "thought_signature":
 				if r.ReadNull() {
 					return nil
 				}
 				if wp.hasSig {
-					return at(errors.New("thoughtSignature set twice"), string(key))
+					return convo.ErrorAt(errors.New("thoughtSignature set twice"), string(key))
 				}
 				s, err := r.ReadString()
 				wp.sig, wp.hasSig = s, true
@@ -97,11 +97,11 @@ func (d *partReader) readPart(wp *wirePart, inResponse bool) error {
 			return nil // protobuf JSON: null is the field left unset
 		}
 		if wp.kind != "" {
-			return at(fmt.Errorf("part sets both %s and %s (a part holds one kind of data)", wp.kind, k), string(key))
+			return convo.ErrorAt(fmt.Errorf("part sets both %s and %s (a part holds one kind of data)", wp.kind, k), string(key))
 		}
 		wp.kind = k
 		if inResponse && k != "inlineData" && k != "fileData" {
-			return at(fmt.Errorf("%s in functionResponse.parts (want inlineData or fileData)", k), string(key))
+			return convo.ErrorAt(fmt.Errorf("%s in functionResponse.parts (want inlineData or fileData)", k), string(key))
 		}
 		var err error
 		switch k {
@@ -118,7 +118,7 @@ func (d *partReader) readPart(wp *wirePart, inResponse bool) error {
 		default:
 			err = r.Skip() // opaque: the whole part is kept below
 		}
-		return at(err, k)
+		return convo.ErrorAt(err, k)
 	})
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (d *partReader) blob(wp *wirePart) error {
 		switch string(key) {
 		case "mimeType", "mime_type":
 			if hasMime {
-				return at(errors.New("mimeType set twice"), string(key))
+				return convo.ErrorAt(errors.New("mimeType set twice"), string(key))
 			}
 			hasMime = true
 			s, err := optString(r)
@@ -168,11 +168,11 @@ func (d *partReader) blob(wp *wirePart) error {
 		case "data":
 			s, err := optString(r)
 			if err != nil {
-				return at(err, "data")
+				return convo.ErrorAt(err, "data")
 			}
 			std, ok := stdBase64(s)
 			if !ok {
-				return at(errors.New("data is not base64"), "data")
+				return convo.ErrorAt(errors.New("data is not base64"), "data")
 			}
 			p.Data, hasData = std, std != ""
 			return nil
@@ -215,7 +215,7 @@ func (d *partReader) fileData(wp *wirePart) error {
 		switch string(key) {
 		case "mimeType", "mime_type":
 			if hasMime {
-				return at(errors.New("mimeType set twice"), string(key))
+				return convo.ErrorAt(errors.New("mimeType set twice"), string(key))
 			}
 			hasMime = true
 			s, err := optString(r)
@@ -223,7 +223,7 @@ func (d *partReader) fileData(wp *wirePart) error {
 			return atKey(err, key)
 		case "fileUri", "file_uri":
 			if uri != "" {
-				return at(errors.New("fileUri set twice"), string(key))
+				return convo.ErrorAt(errors.New("fileUri set twice"), string(key))
 			}
 			s, err := optString(r)
 			uri = s
@@ -267,21 +267,21 @@ func (d *partReader) call(wp *wirePart) error {
 		case "id":
 			s, err := optString(r)
 			p.ID, wp.hasID = s, err == nil && s != ""
-			return at(err, "id")
+			return convo.ErrorAt(err, "id")
 		case "name":
 			s, err := optString(r)
 			p.Name = s
-			return at(err, "name")
+			return convo.ErrorAt(err, "name")
 		case "args":
 			if r.ReadNull() {
 				return nil
 			}
 			if r.Peek() != jsonx.Object {
-				return at(r.Errorf("args must be a JSON object, got %s", r.Peek()), "args")
+				return convo.ErrorAt(r.Errorf("args must be a JSON object, got %s", r.Peek()), "args")
 			}
 			raw, err := r.ReadRaw()
 			p.Args = raw
-			return at(err, "args")
+			return convo.ErrorAt(err, "args")
 		}
 		raw, err := r.ReadRaw()
 		nested = nested.add(bstr(key), raw)
@@ -309,33 +309,34 @@ func (d *partReader) response(wp *wirePart) error {
 		case "id":
 			s, err := optString(r)
 			p.ID, wp.hasID = s, err == nil && s != ""
-			return at(err, "id")
+			return convo.ErrorAt(err, "id")
 		case "name":
 			s, err := optString(r)
 			p.Name = s
-			return at(err, "name")
+			return convo.ErrorAt(err, "name")
 		case "response":
 			if r.ReadNull() {
 				return nil
 			}
 			if r.Peek() != jsonx.Object {
-				return at(r.Errorf("response must be a JSON object, got %s", r.Peek()), "response")
+				return convo.ErrorAt(r.Errorf("response must be a JSON object, got %s", r.Peek()), "response")
 			}
 			raw, err := r.ReadRaw()
 			resp = raw
-			return at(err, "response")
+			return convo.ErrorAt(err, "response")
 		case "parts":
 			if r.ReadNull() {
 				return nil
 			}
 			var sub wirePart
-			return at(r.ReadArray(func(i int) error {
+			return convo.ErrorAt(r.ReadArray(func(i int) error {
 				if err := d.readPart(&sub, true); err != nil {
 					return atIndex(err, "", i)
 				}
 				media = append(media, sub.convoPart())
 				return nil
 			}), "parts")
+
 		}
 		raw, err := r.ReadRaw()
 		nested = nested.add(bstr(key), raw)

@@ -96,9 +96,10 @@ func (d *partReader) readResponse(resp *response) error {
 			if r.ReadNull() {
 				return nil
 			}
-			return at(r.ReadArray(func(i int) error {
+			return convo.ErrorAt(r.ReadArray(func(i int) error {
 				return atIndex(d.candidate(resp), "", i)
 			}), "candidates")
+
 		case "usageMetadata", "usage_metadata":
 			if r.ReadNull() {
 				return nil
@@ -160,11 +161,11 @@ func (d *partReader) candidate(resp *response) error {
 			if r.ReadNull() {
 				return nil
 			}
-			return at(r.ReadObject(func(key []byte) error {
+			return convo.ErrorAt(r.ReadObject(func(key []byte) error {
 				if string(key) != "parts" || r.ReadNull() {
-					return r.Skip() // role is always "model"
+					return r.Skip()
 				}
-				return at(r.ReadArray(func(j int) error {
+				return convo.ErrorAt(r.ReadArray(func(j int) error {
 					if j < cap(parts) {
 						parts = parts[:j+1]
 					} else {
@@ -172,14 +173,16 @@ func (d *partReader) candidate(resp *response) error {
 					}
 					return atIndex(d.readPart(&parts[j], false), "", j)
 				}), "parts")
+
 			}), "content")
+
 		case "index":
 			if r.ReadNull() {
 				return nil
 			}
 			n, err := r.ReadInt()
 			index = n
-			return at(err, "index")
+			return convo.ErrorAt(err, "index")
 		case "finishReason", "finish_reason":
 			s, err := optString(r)
 			finish = s

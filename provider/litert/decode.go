@@ -33,7 +33,7 @@ func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provid
 				seen = true
 				return d.messages()
 			}
-			return at(d.r.Skip(), string(key))
+			return convo.ErrorAt(d.r.Skip(), string(key))
 		})
 		if err == nil && !seen {
 			err = errors.New(`litert: want a messages array, or an object with "messages"`)
@@ -72,16 +72,16 @@ func (d *decoder) messages() error {
 	err := d.r.ReadArray(func(i int) error {
 		w.reset()
 		if err := readMessage(d.r, w); err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		m, err := d.message(i, w)
 		if err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		d.h = append(d.h, m)
 		return nil
 	})
-	return at(err, "messages")
+	return convo.ErrorAt(err, "messages")
 }
 
 // roleOf maps a LiteRT-LM role to its convo role.
@@ -105,7 +105,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 	}
 	role := roleOf(w.role)
 	if role == "" {
-		return convo.Message{}, at(fmt.Errorf("unknown role %q (want system, user, assistant, model or tool)", w.role), "role")
+		return convo.Message{}, convo.ErrorAt(fmt.Errorf("unknown role %q (want system, user, assistant, model or tool)", w.role), "role")
 	}
 	if role != convo.RoleTool {
 		d.open = d.open[:0]
@@ -164,7 +164,7 @@ func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Me
 			}
 			part, err := contentPart(p)
 			if err != nil {
-				return m, at(err, index("content", k))
+				return m, convo.ErrorAt(err, index("content", k))
 			}
 			m.Parts = append(m.Parts, part)
 		}
@@ -187,7 +187,7 @@ func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Me
 		for k := range w.parts {
 			part, err := contentPart(&w.parts[k])
 			if err != nil {
-				return m, at(err, index("content", k))
+				return m, convo.ErrorAt(err, index("content", k))
 			}
 			m.Parts = append(m.Parts, part)
 		}
@@ -199,7 +199,7 @@ func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Me
 	if role != convo.RoleAssistant && w.hasCalls {
 		raw, err := jsonx.Compact(w.callsRaw, 0)
 		if err != nil {
-			return m, at(err, "tool_calls")
+			return m, convo.ErrorAt(err, "tool_calls")
 		}
 		n = append(n, member{key: "tool_calls", val: raw})
 	}
@@ -327,7 +327,7 @@ func (d *decoder) result(i int, w *wireMsg) ([]convo.Part, error) {
 		case kindFuncResp, kindToolResp, kindBareResp:
 			r, err := responsePart(p, &d.sub)
 			if err != nil {
-				return nil, at(err, index("content", k))
+				return nil, convo.ErrorAt(err, index("content", k))
 			}
 			d.pair(i, &r, p.hasID, p.hasName)
 			out = append(out, r)
@@ -341,7 +341,7 @@ func (d *decoder) result(i int, w *wireMsg) ([]convo.Part, error) {
 			part, err = contentPart(p)
 		}
 		if err != nil {
-			return nil, at(err, index("content", k))
+			return nil, convo.ErrorAt(err, index("content", k))
 		}
 		if len(out) == 0 {
 			// Plain parts before any response make one result of their own.
@@ -401,7 +401,7 @@ func responsePart(p *wirePart, rd *jsonx.Reader) (convo.Part, error) {
 			if isStr = v[0] == '"'; isStr {
 				var err error
 				if s, err = unquote(v, rd); err != nil {
-					return r, at(err, "response.error")
+					return r, convo.ErrorAt(err, "response.error")
 				}
 			}
 		}

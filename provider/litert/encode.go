@@ -49,7 +49,7 @@ func encodePrepared(ph convo.History, from []int) ([]byte, error) {
 			e.buf = append(e.buf, ',')
 		}
 		if err := e.message(&ph[k]); err != nil {
-			return nil, at(err, placeOf(from, k))
+			return nil, convo.ErrorAt(err, placeOf(from, k))
 		}
 	}
 	return append(e.buf, ']'), nil
@@ -159,7 +159,7 @@ func (e *encoder) message(m *convo.Message) error {
 		switch {
 		case isString && n == 1 && text != nil:
 			if err := e.str(text.Text); err != nil {
-				return at(err, "content")
+				return convo.ErrorAt(err, "content")
 			}
 		case isObject && n == 1:
 			if err := e.content(m); err != nil {
@@ -319,7 +319,7 @@ func (e *encoder) content(m *convo.Message) error {
 			err = e.part(p)
 		}
 		if err != nil {
-			return at(err, index("parts", j))
+			return convo.ErrorAt(err, index("parts", j))
 		}
 	}
 	return nil
@@ -347,7 +347,7 @@ func (e *encoder) part(p *convo.Part) error {
 		}
 		e.buf = append(e.buf, `{"type":"text","text":`...)
 		if err := e.str(text); err != nil {
-			return at(err, "text")
+			return convo.ErrorAt(err, "text")
 		}
 		e.extras(pn, "type", "text")
 	case convo.TypeImage, convo.TypeAudio:
@@ -358,7 +358,7 @@ func (e *encoder) part(p *convo.Part) error {
 			src = "path"
 			e.key("path")
 			if err := e.str(path); err != nil {
-				return at(err, "url")
+				return convo.ErrorAt(err, "url")
 			}
 		} else {
 			// Data is standard base64 (convo checks it on read).
@@ -387,7 +387,7 @@ func (e *encoder) text(p *convo.Part) (string, error) {
 		err = e.r.ExpectEnd()
 	}
 	if err != nil {
-		return "", at(err, "value")
+		return "", convo.ErrorAt(err, "value")
 	}
 	e.scratch = out
 	return string(out), nil
@@ -410,14 +410,14 @@ func (e *encoder) calls(ps []convo.Part, single bool) ([]string, error) {
 		p := &ps[calls[0]]
 		cn, err := readNative(p.Native, &e.r)
 		if err != nil {
-			return nil, at(err, index("parts", calls[0]))
+			return nil, convo.ErrorAt(err, index("parts", calls[0]))
 		}
 		e.buf = append(e.buf, `,"type":"function"`...)
 		if err := e.function(p, cn); err != nil {
-			return nil, at(err, index("parts", calls[0]))
+			return nil, convo.ErrorAt(err, index("parts", calls[0]))
 		}
 		if err := e.callID(p, cn); err != nil {
-			return nil, at(err, index("parts", calls[0]))
+			return nil, convo.ErrorAt(err, index("parts", calls[0]))
 		}
 		return singleKeys, nil
 	}
@@ -427,7 +427,7 @@ func (e *encoder) calls(ps []convo.Part, single bool) ([]string, error) {
 			e.buf = append(e.buf, ',')
 		}
 		if err := e.call(&ps[j]); err != nil {
-			return nil, at(err, index("parts", j))
+			return nil, convo.ErrorAt(err, index("parts", j))
 		}
 	}
 	e.buf = append(e.buf, ']')
@@ -476,7 +476,7 @@ func (e *encoder) function(p *convo.Part, cn members) error {
 	e.key("function")
 	e.buf = append(e.buf, `{"name":`...)
 	if err := e.str(p.Name); err != nil {
-		return at(err, "name")
+		return convo.ErrorAt(err, "name")
 	}
 	switch {
 	case p.ArgsRaw != "":
@@ -484,7 +484,7 @@ func (e *encoder) function(p *convo.Part, cn members) error {
 		// LiteRT-LM takes any JSON value there.
 		e.key("arguments")
 		if err := e.str(p.ArgsRaw); err != nil {
-			return at(err, "args_raw")
+			return convo.ErrorAt(err, "args_raw")
 		}
 	case p.Args != nil:
 		e.key("arguments")
@@ -494,7 +494,7 @@ func (e *encoder) function(p *convo.Part, cn members) error {
 			err = e.r.ExpectEnd()
 		}
 		if err != nil {
-			return at(err, "args")
+			return convo.ErrorAt(err, "args")
 		}
 		e.buf = out
 	}
@@ -513,7 +513,7 @@ func (e *encoder) callID(p *convo.Part, cn members) error {
 		return nil
 	}
 	e.key("id")
-	return at(e.str(p.ID), "id")
+	return convo.ErrorAt(e.str(p.ID), "id")
 }
 
 // result writes the content parts of one tool result: its response part
@@ -531,7 +531,7 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 			}
 			sep()
 			if err := e.part(&q); err != nil {
-				return at(err, index("parts", k))
+				return convo.ErrorAt(err, index("parts", k))
 			}
 		}
 		return nil
@@ -551,7 +551,7 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 	if name := cmp.Or(p.Name, e.callName(p.ID)); !pn.absent("name") && name != "" {
 		e.key("name")
 		if err := e.str(name); err != nil {
-			return at(err, "name")
+			return convo.ErrorAt(err, "name")
 		}
 	}
 	body, parts := split(p, pn)
@@ -562,7 +562,7 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 	if p.ID != "" && !pn.absent("id") && !contains(e.synth, p.ID) {
 		e.key("id")
 		if err := e.str(p.ID); err != nil {
-			return at(err, "id")
+			return convo.ErrorAt(err, "id")
 		}
 	}
 	e.extras(pn, "type", "name", "response", "id")
@@ -570,7 +570,7 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 	for k := body; k < len(parts); k++ {
 		sep()
 		if err := e.part(&parts[k]); err != nil {
-			return at(err, index("parts", k))
+			return convo.ErrorAt(err, index("parts", k))
 		}
 	}
 	return nil
@@ -598,7 +598,7 @@ func (e *encoder) response(body []convo.Part, failed, funcResp bool) error {
 			err = e.r.ExpectEnd()
 		}
 		if err != nil {
-			return at(err, index("parts", json)+".value")
+			return convo.ErrorAt(err, index("parts", json)+".value")
 		}
 		e.buf = out
 	} else {
@@ -631,10 +631,10 @@ func (e *encoder) joined(ps []convo.Part, prefix string) error {
 		}
 		s, err := e.text(&ps[k])
 		if err != nil {
-			return at(err, index("parts", k))
+			return convo.ErrorAt(err, index("parts", k))
 		}
 		if !e.piece(s) {
-			return at(errUTF8, index("parts", k))
+			return convo.ErrorAt(errUTF8, index("parts", k))
 		}
 	}
 	e.buf = append(e.buf, '"')
@@ -696,7 +696,7 @@ func (e *encoder) channels(m *convo.Message, nat members) error {
 				wroteThought = true
 			}
 			if !e.piece(text) {
-				return at(errUTF8, index("parts", j))
+				return convo.ErrorAt(errUTF8, index("parts", j))
 			}
 		}
 		if wroteThought {

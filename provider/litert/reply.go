@@ -41,7 +41,7 @@ func (replyCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message
 		return convo.Message{}, nil, err
 	}
 	if w.hasRole && roleOf(w.role) != convo.RoleAssistant {
-		return convo.Message{}, nil, at(fmt.Errorf("a reply comes from the assistant, not %q", w.role), "role")
+		return convo.Message{}, nil, convo.ErrorAt(fmt.Errorf("a reply comes from the assistant, not %q", w.role), "role")
 	}
 	m, err := reply(&w, opts)
 	if err != nil {
@@ -203,7 +203,7 @@ func (a *accumulator) Add(ev provider.Event) error {
 	if err := a.chunk(ev.Data); err != nil {
 		var se *StreamError
 		if !errors.As(err, &se) {
-			err = at(err, fmt.Sprintf("chunk %d", a.events))
+			err = convo.ErrorAt(err, fmt.Sprintf("chunk %d", a.events))
 		}
 		a.err = err
 		return err
@@ -240,7 +240,7 @@ func (a *accumulator) chunk(data []byte) error {
 		return nil
 	}
 	if w.hasRole && roleOf(w.role) != convo.RoleAssistant {
-		return at(fmt.Errorf("a reply comes from the assistant, not %q", w.role), "role")
+		return convo.ErrorAt(fmt.Errorf("a reply comes from the assistant, not %q", w.role), "role")
 	}
 	if w.role == "model" {
 		a.model = true
@@ -274,7 +274,7 @@ func (a *accumulator) chunk(data []byte) error {
 		if v, ok := w.extra.get("reasoning_content"); ok && len(v) > 0 && v[0] == '"' {
 			s, err := unquote(v, nil)
 			if err != nil {
-				return at(err, "reasoning_content")
+				return convo.ErrorAt(err, "reasoning_content")
 			}
 			a.thought = append(a.thought, s...)
 		}
@@ -282,7 +282,7 @@ func (a *accumulator) chunk(data []byte) error {
 	for _, c := range w.channels {
 		s, err := unquote(c.val, nil)
 		if err != nil {
-			return at(err, "channels."+c.key)
+			return convo.ErrorAt(err, "channels."+c.key)
 		}
 		a.channel(c.key, s)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 )
 
@@ -102,9 +103,9 @@ func readMessage(r *jsonx.Reader, w *wireMsg) error {
 			}
 			s, err := r.ReadStringBytes()
 			w.role, w.hasRole = intern(s), err == nil
-			return at(err, "role")
+			return convo.ErrorAt(err, "role")
 		case "content":
-			return at(readContent(r, w), "content")
+			return convo.ErrorAt(readContent(r, w), "content")
 		case "tool_calls":
 			if r.ReadNull() {
 				return nil
@@ -114,27 +115,27 @@ func readMessage(r *jsonx.Reader, w *wireMsg) error {
 			err := r.ReadArray(func(i int) error {
 				var c wireCall
 				if err := readCall(r, &c); err != nil {
-					return at(err, index("", i))
+					return convo.ErrorAt(err, index("", i))
 				}
 				w.calls = append(w.calls, c)
 				return nil
 			})
 			w.callsRaw = r.Bytes()[start:r.Offset()]
-			return at(err, "tool_calls")
+			return convo.ErrorAt(err, "tool_calls")
 		case "channels":
-			return at(readChannels(r, w), "channels")
+			return convo.ErrorAt(readChannels(r, w), "channels")
 		case "type":
 			v, err := r.ReadRaw()
 			w.typ = v
-			return at(err, "type")
+			return convo.ErrorAt(err, "type")
 		case "function":
 			v, err := r.ReadRaw()
 			w.function = v
-			return at(err, "function")
+			return convo.ErrorAt(err, "function")
 		}
 		v, err := r.ReadRaw()
 		w.extra = append(w.extra, member{key: extraKey(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err
@@ -144,7 +145,7 @@ func readMessage(r *jsonx.Reader, w *wireMsg) error {
 		var c wireCall
 		sub := jsonx.NewReader(w.function, 0)
 		if err := readFunction(sub, &c); err != nil {
-			return at(err, "function")
+			return convo.ErrorAt(err, "function")
 		}
 		c.hasType = true
 		// The message's own "id" is the call's, as io_types.cc reads it.
@@ -154,7 +155,7 @@ func readMessage(r *jsonx.Reader, w *wireMsg) error {
 			}
 			id, err := jsonx.NewReader(m.val, 0).ReadString()
 			if err != nil {
-				return at(err, "id")
+				return convo.ErrorAt(err, "id")
 			}
 			c.id, c.hasID = id, id != ""
 			w.extra = append(w.extra[:k:k], w.extra[k+1:]...)
@@ -176,15 +177,15 @@ func readChannels(r *jsonx.Reader, w *wireMsg) error {
 		if string(key) == thought {
 			s, err := r.ReadStringBytes()
 			w.thought, w.hasThought = s, err == nil
-			return at(err, thought)
+			return convo.ErrorAt(err, thought)
 		}
 		start := r.Offset()
 		if _, err := r.ReadStringBytes(); err != nil {
-			return at(err, string(key))
+			return convo.ErrorAt(err, string(key))
 		}
 		v, err := jsonx.Compact(r.Bytes()[start:r.Offset()], 0)
 		w.channels = append(w.channels, member{key: string(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 }
 
@@ -237,7 +238,7 @@ func readContent(r *jsonx.Reader, w *wireMsg) error {
 		return r.ReadArray(func(i int) error {
 			w.parts = append(w.parts, wirePart{})
 			if err := readPart(r, &w.parts[i]); err != nil {
-				return at(err, index("", i))
+				return convo.ErrorAt(err, index("", i))
 			}
 			return nil
 		})
@@ -254,7 +255,7 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 		if r.Peek() != jsonx.String || dst == nil {
 			v, err := r.ReadRaw()
 			p.extra = append(p.extra, member{key: key, val: v})
-			return at(err, key)
+			return convo.ErrorAt(err, key)
 		}
 		var s string
 		var err error
@@ -266,7 +267,7 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 			s, err = r.ReadString()
 		}
 		*dst, *has = s, err == nil
-		return at(err, key)
+		return convo.ErrorAt(err, key)
 	}
 	err := r.ReadObject(func(key []byte) error {
 		switch string(key) {
@@ -278,7 +279,7 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 			}
 			b, err := r.ReadStringBytes()
 			p.text, p.hasText = b, err == nil
-			return at(err, "text")
+			return convo.ErrorAt(err, "text")
 		case "path":
 			return str(&p.path, &p.hasPath, "path")
 		case "blob":
@@ -291,19 +292,19 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 			if r.Peek() == jsonx.String {
 				s, err := r.ReadString()
 				p.respStr, p.isStr = s, err == nil
-				return at(err, "response")
+				return convo.ErrorAt(err, "response")
 			}
 			v, err := r.ReadRaw()
 			p.response = v
-			return at(err, "response")
+			return convo.ErrorAt(err, "response")
 		case "function":
 			v, err := r.ReadRaw()
 			fn = v
-			return at(err, "function")
+			return convo.ErrorAt(err, "function")
 		}
 		v, err := r.ReadRaw()
 		p.extra = append(p.extra, member{key: extraKey(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err
@@ -370,7 +371,7 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 			p.hasBlob = false
 		case p.hasBlob:
 			if i := badBase64(p.blob); i >= 0 || p.blob == "" {
-				return at(fmt.Errorf("malformed base64 at offset %d", max(i, 0)), "blob")
+				return convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d", max(i, 0)), "blob")
 			}
 		default:
 			return fmt.Errorf(`%s part has neither "path" nor "blob"`, p.typ)
@@ -385,7 +386,7 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 		p.kind = kindCall
 		sub := jsonx.NewReader(fn, 0)
 		if err := readFunction(sub, &p.call); err != nil {
-			return at(err, "function")
+			return convo.ErrorAt(err, "function")
 		}
 		p.call.id, p.call.hasID = p.id, p.hasID && p.id != ""
 		p.call.hasType = true
@@ -429,11 +430,11 @@ func readCall(r *jsonx.Reader, c *wireCall) error {
 					return nil
 				}
 				c.typ = jsonx.AppendString(nil, string(s))
-				return at(err, "type")
+				return convo.ErrorAt(err, "type")
 			}
 			v, err := r.ReadRaw()
 			c.typ = v
-			return at(err, "type")
+			return convo.ErrorAt(err, "type")
 		case "id":
 			if r.ReadNull() {
 				return nil
@@ -441,14 +442,14 @@ func readCall(r *jsonx.Reader, c *wireCall) error {
 			id, err := r.ReadString()
 			// An empty id is no id: io_types.cc does not write one.
 			c.id, c.hasID = id, id != ""
-			return at(err, "id")
+			return convo.ErrorAt(err, "id")
 		case "function":
 			seenFn = true
-			return at(readFunction(r, c), "function")
+			return convo.ErrorAt(readFunction(r, c), "function")
 		}
 		v, err := r.ReadRaw()
 		c.extra = append(c.extra, member{key: extraKey(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err
@@ -466,7 +467,7 @@ func readFunction(r *jsonx.Reader, c *wireCall) error {
 		case "name":
 			s, err := r.ReadString()
 			c.name, hasName = s, err == nil
-			return at(err, "name")
+			return convo.ErrorAt(err, "name")
 		case "arguments":
 			if r.ReadNull() {
 				return nil
@@ -474,21 +475,21 @@ func readFunction(r *jsonx.Reader, c *wireCall) error {
 			if r.Peek() == jsonx.String {
 				s, err := r.ReadString()
 				c.argsStr, c.isStr = s, true
-				return at(err, "arguments")
+				return convo.ErrorAt(err, "arguments")
 			}
 			v, err := r.ReadRaw()
 			c.args = v
-			return at(err, "arguments")
+			return convo.ErrorAt(err, "arguments")
 		}
 		v, err := r.ReadRaw()
 		c.fn = append(c.fn, member{key: extraKey(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err
 	}
 	if !hasName {
-		return at(errors.New("missing function name"), "name")
+		return convo.ErrorAt(errors.New("missing function name"), "name")
 	}
 	return nil
 }

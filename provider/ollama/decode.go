@@ -30,7 +30,7 @@ func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provid
 				seen = true
 				return d.messages()
 			}
-			return at(d.r.Skip(), string(key))
+			return convo.ErrorAt(d.r.Skip(), string(key))
 		})
 		if err == nil && !seen {
 			err = errors.New(`ollama request has no "messages"`)
@@ -72,16 +72,16 @@ func (d *decoder) messages() error {
 		// reused for the next message.
 		*w = wireMsg{images: w.images[:0], calls: w.calls[:0], extra: w.extra[:0]}
 		if err := readMessage(d.r, w); err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		m, err := d.message(i, w)
 		if err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		d.h = append(d.h, m)
 		return nil
 	})
-	return at(err, "messages")
+	return convo.ErrorAt(err, "messages")
 }
 
 // lowerRole returns the role b lower-cased, without allocating for the
@@ -123,7 +123,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 	lower := lowerRole(w.role)
 	role := roleOf(lower)
 	if role == "" {
-		return convo.Message{}, at(fmt.Errorf("unknown role %q (want system, user, assistant or tool)", w.role), "role")
+		return convo.Message{}, convo.ErrorAt(fmt.Errorf("unknown role %q (want system, user, assistant or tool)", w.role), "role")
 	}
 	m := convo.Message{Role: role}
 	var n members
@@ -171,7 +171,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 	if len(w.calls) > 0 && role != convo.RoleAssistant {
 		raw, err := jsonx.Compact(w.callsRaw, 0)
 		if err != nil {
-			return m, at(err, "tool_calls")
+			return m, convo.ErrorAt(err, "tool_calls")
 		}
 		n = append(n, member{key: "tool_calls", val: raw})
 	}

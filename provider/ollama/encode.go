@@ -41,7 +41,7 @@ func encodePrepared(ph convo.History, from []int) ([]byte, error) {
 	e.buf = append(e.buf, `{"messages":[`...)
 	for k := range ph {
 		if err := e.message(&ph[k]); err != nil {
-			return nil, at(err, placeOf(from, k))
+			return nil, convo.ErrorAt(err, placeOf(from, k))
 		}
 	}
 	return append(e.buf, "]}"...), nil
@@ -224,11 +224,11 @@ func (e *encoder) joined(ps []convo.Part, n int, prefix string) error {
 			if isText(&ps[i]) {
 				s, err := e.text(&ps[i])
 				if err != nil {
-					return at(err, index("parts", i))
+					return convo.ErrorAt(err, index("parts", i))
 				}
 				var ok bool
 				if e.buf, ok = jsonx.AppendStringChecked(e.buf, s); !ok {
-					return at(errors.New("invalid UTF-8 in text"), index("parts", i))
+					return convo.ErrorAt(errors.New("invalid UTF-8 in text"), index("parts", i))
 				}
 				return nil
 			}
@@ -246,10 +246,10 @@ func (e *encoder) joined(ps []convo.Part, n int, prefix string) error {
 		}
 		s, err := e.text(&ps[i])
 		if err != nil {
-			return at(err, index("parts", i))
+			return convo.ErrorAt(err, index("parts", i))
 		}
 		if !e.piece(s) {
-			return at(errors.New("invalid UTF-8 in text"), index("parts", i))
+			return convo.ErrorAt(errors.New("invalid UTF-8 in text"), index("parts", i))
 		}
 	}
 	e.buf = append(e.buf, '"')
@@ -282,7 +282,7 @@ func (e *encoder) text(p *convo.Part) (string, error) {
 		err = e.r.ExpectEnd()
 	}
 	if err != nil {
-		return "", at(err, "value")
+		return "", convo.ErrorAt(err, "value")
 	}
 	e.scratch = out
 	return string(out), nil
@@ -310,7 +310,7 @@ func (e *encoder) thinking(ps []convo.Part) (bool, error) {
 			first = false
 		}
 		if !e.piece(text) {
-			return false, at(errors.New("invalid UTF-8 in reasoning"), index("parts", i))
+			return false, convo.ErrorAt(errors.New("invalid UTF-8 in reasoning"), index("parts", i))
 		}
 	}
 	if !first {
@@ -360,7 +360,7 @@ func (e *encoder) calls(ps []convo.Part) (bool, error) {
 			e.buf = append(e.buf, ',')
 		}
 		if err := e.call(p); err != nil {
-			return false, at(err, index("parts", i))
+			return false, convo.ErrorAt(err, index("parts", i))
 		}
 	}
 	if !first {
@@ -389,7 +389,7 @@ func (e *encoder) call(p *convo.Part) error {
 		var ok bool
 		e.buf = jsonx.AppendKey(e.buf, "id")
 		if e.buf, ok = jsonx.AppendStringChecked(e.buf, p.ID); !ok {
-			return at(errors.New("invalid UTF-8"), "id")
+			return convo.ErrorAt(errors.New("invalid UTF-8"), "id")
 		}
 	}
 	e.buf = jsonx.AppendKey(e.buf, "function")
@@ -401,10 +401,10 @@ func (e *encoder) call(p *convo.Part) error {
 	e.buf = jsonx.AppendKey(e.buf, "name")
 	var ok bool
 	if e.buf, ok = jsonx.AppendStringChecked(e.buf, p.Name); !ok {
-		return at(errors.New("invalid UTF-8"), "name")
+		return convo.ErrorAt(errors.New("invalid UTF-8"), "name")
 	}
 	if err := e.args(p); err != nil {
-		return at(err, "args")
+		return convo.ErrorAt(err, "args")
 	}
 	e.extras(fn, false, "index", "name", "arguments")
 	e.buf = append(e.buf, '}')
@@ -458,7 +458,7 @@ func (e *encoder) results(m *convo.Message, nat members) error {
 		}
 		pn, err := readNative(p.Native, &e.r)
 		if err != nil {
-			return at(err, index("parts", j))
+			return convo.ErrorAt(err, index("parts", j))
 		}
 		e.open("tool", nat)
 		prefix := ""
@@ -468,7 +468,7 @@ func (e *encoder) results(m *convo.Message, nat members) error {
 		if n := countText(p.Parts); n > 0 || prefix != "" || !nat.absent("content") {
 			e.buf = append(e.buf, `,"content":`...)
 			if err := e.joined(p.Parts, n, prefix); err != nil {
-				return at(err, index("parts", j))
+				return convo.ErrorAt(err, index("parts", j))
 			}
 		}
 		e.images(p.Parts)
@@ -477,14 +477,14 @@ func (e *encoder) results(m *convo.Message, nat members) error {
 			var ok bool
 			e.buf = jsonx.AppendKey(e.buf, "tool_name")
 			if e.buf, ok = jsonx.AppendStringChecked(e.buf, name); !ok {
-				return at(errors.New("invalid UTF-8"), index("parts", j)+".name")
+				return convo.ErrorAt(errors.New("invalid UTF-8"), index("parts", j)+".name")
 			}
 		}
 		if p.ID != "" && !pn.absent("tool_call_id") && !contains(e.synth, p.ID) {
 			var ok bool
 			e.buf = jsonx.AppendKey(e.buf, "tool_call_id")
 			if e.buf, ok = jsonx.AppendStringChecked(e.buf, p.ID); !ok {
-				return at(errors.New("invalid UTF-8"), index("parts", j)+".id")
+				return convo.ErrorAt(errors.New("invalid UTF-8"), index("parts", j)+".id")
 			}
 		}
 		written := []string{"content", "images", "tool_name", "tool_call_id"}

@@ -93,27 +93,6 @@ func readMembers(raw []byte, r *jsonx.Reader) (members, error) {
 	return ms, nil
 }
 
-// at prefixes err's path with seg, as paths in convo.DecodeError read:
-// messages[2].tool_calls[0].function.
-func at(err error, seg string) error {
-	if err == nil {
-		return nil
-	}
-	de, ok := err.(*convo.DecodeError)
-	if !ok {
-		return &convo.DecodeError{Path: seg, Err: err}
-	}
-	switch {
-	case de.Path == "":
-		de.Path = seg
-	case de.Path[0] == '[':
-		de.Path = seg + de.Path
-	default:
-		de.Path = seg + "." + de.Path
-	}
-	return de
-}
-
 func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
 
 func msgPath(i int) string { return index("messages", i) }

@@ -122,7 +122,7 @@ func (a *accumulator) Add(ev provider.Event) error {
 	if err := a.line(ev.Data); err != nil {
 		var se *StreamError
 		if !errors.As(err, &se) {
-			err = at(err, fmt.Sprintf("line %d", a.events))
+			err = convo.ErrorAt(err, fmt.Sprintf("line %d", a.events))
 		}
 		a.err = err
 		return err
@@ -142,46 +142,46 @@ func (a *accumulator) line(data []byte) error {
 			if string(s) != a.model {
 				a.model = string(s)
 			}
-			return at(err, "model")
+			return convo.ErrorAt(err, "model")
 		case "created_at":
 			s, _, err := optString(r)
 			a.createdAt = append(a.createdAt[:0], s...)
-			return at(err, "created_at")
+			return convo.ErrorAt(err, "created_at")
 		case "message":
 			if r.ReadNull() {
 				return nil
 			}
-			return at(a.message(), "message")
+			return convo.ErrorAt(a.message(), "message")
 		case "done":
 			if r.ReadNull() {
 				return nil
 			}
 			b, err := r.ReadBool()
 			a.done = a.done || b
-			return at(err, "done")
+			return convo.ErrorAt(err, "done")
 		case "done_reason":
 			s, ok, err := optString(r)
 			if ok {
 				a.reason, a.hasReason = string(s), true
 			}
-			return at(err, "done_reason")
+			return convo.ErrorAt(err, "done_reason")
 		case "prompt_eval_count":
-			return at(a.count(&a.prompt), "prompt_eval_count")
+			return convo.ErrorAt(a.count(&a.prompt), "prompt_eval_count")
 		case "eval_count":
-			return at(a.count(&a.eval), "eval_count")
+			return convo.ErrorAt(a.count(&a.eval), "eval_count")
 		case "total_duration":
-			return at(a.metric(0), "total_duration")
+			return convo.ErrorAt(a.metric(0), "total_duration")
 		case "load_duration":
-			return at(a.metric(1), "load_duration")
+			return convo.ErrorAt(a.metric(1), "load_duration")
 		case "prompt_eval_duration":
-			return at(a.metric(2), "prompt_eval_duration")
+			return convo.ErrorAt(a.metric(2), "prompt_eval_duration")
 		case "eval_duration":
-			return at(a.metric(3), "eval_duration")
+			return convo.ErrorAt(a.metric(3), "eval_duration")
 		case "logprobs":
 			if r.ReadNull() {
 				return nil
 			}
-			return at(r.ReadArray(func(int) error {
+			return convo.ErrorAt(r.ReadArray(func(int) error {
 				if len(a.logprobs) > 0 {
 					a.logprobs = append(a.logprobs, ',')
 				}
@@ -189,16 +189,17 @@ func (a *accumulator) line(data []byte) error {
 				a.logprobs, err = r.AppendRaw(a.logprobs)
 				return err
 			}), "logprobs")
+
 		case "remote_model", "remote_host":
 			k := string(key)
 			v, err := r.ReadRaw()
 			if err == nil {
 				a.remote = setMember(a.remote, k, v)
 			}
-			return at(err, k)
+			return convo.ErrorAt(err, k)
 		}
 		if err := r.Skip(); err != nil {
-			return at(err, string(key))
+			return convo.ErrorAt(err, string(key))
 		}
 		return nil
 	})
@@ -213,13 +214,13 @@ func streamError(r *jsonx.Reader) error {
 	if r.Peek() == jsonx.String {
 		msg, err := r.ReadString()
 		if err != nil {
-			return at(err, "error")
+			return convo.ErrorAt(err, "error")
 		}
 		return &StreamError{Message: msg}
 	}
 	raw, err := r.ReadRaw()
 	if err != nil {
-		return at(err, "error")
+		return convo.ErrorAt(err, "error")
 	}
 	return &StreamError{Message: string(raw)}
 }

@@ -51,37 +51,37 @@ func readMessage(r *jsonx.Reader, w *wireMsg) error {
 		switch string(key) {
 		case "role":
 			w.role, _, err = optString(r)
-			return at(err, "role")
+			return convo.ErrorAt(err, "role")
 		case "content":
 			if k := r.Peek(); k != jsonx.String && k != jsonx.Null {
-				return at(fmt.Errorf("got %s, want a string (Ollama content is plain text)", k), "content")
+				return convo.ErrorAt(fmt.Errorf("got %s, want a string (Ollama content is plain text)", k), "content")
 			}
 			w.content, w.hasContent, err = optString(r)
-			return at(err, "content")
+			return convo.ErrorAt(err, "content")
 		case "thinking":
 			w.thinking, _, err = optString(r)
-			return at(err, "thinking")
+			return convo.ErrorAt(err, "thinking")
 		case "images":
-			return at(readImages(r, w), "images")
+			return convo.ErrorAt(readImages(r, w), "images")
 		case "tool_calls":
 			start := r.Offset()
 			if err := readCalls(r, w); err != nil {
-				return at(err, "tool_calls")
+				return convo.ErrorAt(err, "tool_calls")
 			}
 			w.callsRaw = r.Bytes()[start:r.Offset()]
 			return nil
 		case "tool_name":
 			w.toolName, _, err = optString(r)
 			w.hasToolName = len(w.toolName) > 0
-			return at(err, "tool_name")
+			return convo.ErrorAt(err, "tool_name")
 		case "tool_call_id":
 			w.toolCallID, _, err = optString(r)
 			w.hasCallID = len(w.toolCallID) > 0
-			return at(err, "tool_call_id")
+			return convo.ErrorAt(err, "tool_call_id")
 		}
 		v, err := r.ReadRaw()
 		w.extra = append(w.extra, member{key: string(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 }
 
@@ -92,10 +92,10 @@ func readImages(r *jsonx.Reader, w *wireMsg) error {
 	return r.ReadArray(func(i int) error {
 		s, err := r.ReadString()
 		if err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		if k := badBase64(s); k >= 0 {
-			return at(fmt.Errorf("malformed base64 at offset %d (Ollama images are bare standard base64)", k), index("", i))
+			return convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d (Ollama images are bare standard base64)", k), index("", i))
 		}
 		w.images = append(w.images, s)
 		return nil
@@ -109,7 +109,7 @@ func readCalls(r *jsonx.Reader, w *wireMsg) error {
 	return r.ReadArray(func(i int) error {
 		var c wireCall
 		if err := readCall(r, &c); err != nil {
-			return at(err, index("", i))
+			return convo.ErrorAt(err, index("", i))
 		}
 		w.calls = append(w.calls, c)
 		return nil
@@ -124,14 +124,14 @@ func readCall(r *jsonx.Reader, c *wireCall) error {
 			// An empty id is no id, as for Ollama, which omits it.
 			id, _, err := optString(r)
 			c.id, c.hasID = string(id), len(id) > 0
-			return at(err, "id")
+			return convo.ErrorAt(err, "id")
 		case "function":
 			seenFn = true
-			return at(readFunction(r, c), "function")
+			return convo.ErrorAt(readFunction(r, c), "function")
 		}
 		v, err := r.ReadRaw()
 		c.extra = append(c.extra, member{key: string(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err
@@ -148,31 +148,31 @@ func readFunction(r *jsonx.Reader, c *wireCall) error {
 		case "name":
 			name, _, err := optString(r)
 			c.name = string(name)
-			return at(err, "name")
+			return convo.ErrorAt(err, "name")
 		case "arguments":
 			if r.ReadNull() {
 				return nil
 			}
 			if k := r.Peek(); k != jsonx.Object {
-				return at(fmt.Errorf("got %s, want a JSON object", k), "arguments")
+				return convo.ErrorAt(fmt.Errorf("got %s, want a JSON object", k), "arguments")
 			}
 			v, err := r.ReadRaw()
 			c.args = v
-			return at(err, "arguments")
+			return convo.ErrorAt(err, "arguments")
 		case "index":
 			num, err := r.ReadNumber()
 			c.fn = append(c.fn, member{key: "index", val: append([]byte(nil), num...)})
-			return at(err, "index")
+			return convo.ErrorAt(err, "index")
 		}
 		v, err := r.ReadRaw()
 		c.fn = append(c.fn, member{key: string(key), val: v})
-		return at(err, string(key))
+		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
 		return err
 	}
 	if c.name == "" {
-		return at(errors.New("missing function name"), "name")
+		return convo.ErrorAt(errors.New("missing function name"), "name")
 	}
 	return nil
 }
