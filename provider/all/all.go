@@ -38,11 +38,13 @@ func Lookup(name string) (provider.Codec, error) {
 // replies maps format names to their reply codecs.
 func replies() map[string]provider.ReplyCodec {
 	return map[string]provider.ReplyCodec{
-		"anthropic": anthropic.ReplyCodec(),
-		"gemini":    gemini.ReplyCodec(),
-		"ollama":    ollama.ReplyCodec(),
-		"bedrock":   bedrock.ReplyCodec(),
-		"litert":    litert.ReplyCodec(),
+		"openai-chat":      openai.Chat(),
+		"openai-responses": openai.Responses(),
+		"anthropic":        anthropic.ReplyCodec(),
+		"gemini":           gemini.ReplyCodec(),
+		"ollama":           ollama.ReplyCodec(),
+		"bedrock":          bedrock.ReplyCodec(),
+		"litert":           litert.ReplyCodec(),
 	}
 }
 
