@@ -560,8 +560,8 @@ func (d *chatDec) media(kind string) (convo.Part, error) {
 		if !hasData {
 			return p, errors.New(`input_audio has no "data"`)
 		}
-		if badBase64(data) >= 0 {
-			return p, at(fmt.Errorf("malformed base64 at offset %d", badBase64(data)), "data")
+		if err := convo.CheckBase64(data); err != nil {
+			return p, at(err, "data")
 		}
 		p.Type = convo.TypeAudio
 		p.Data = data
@@ -582,7 +582,7 @@ func (d *chatDec) media(kind string) (convo.Part, error) {
 		case hasFileData:
 			if mt, b64, ok := parseDataURL(fileData); ok {
 				p.MediaType, p.Data = mt, b64
-			} else if badBase64(fileData) < 0 && fileData != "" {
+			} else if convo.CheckBase64(fileData) == nil && fileData != "" {
 				p.MediaType, p.Data = guessFileType(filename), fileData
 				top = append(top, convo.Field{Key: "data_url", Value: []byte("false")})
 			} else {

@@ -10,26 +10,9 @@ import (
 	"github.com/convo-go/convo/provider"
 )
 
-// at prefixes err's place with seg ("messages[3]", "content[1]", "url"), the
-// way convo.DecodeError paths read.
-func at(err error, seg string) error {
-	if err == nil {
-		return nil
-	}
-	de, ok := err.(*convo.DecodeError)
-	if !ok {
-		return &convo.DecodeError{Path: seg, Err: err}
-	}
-	switch {
-	case de.Path == "":
-		de.Path = seg
-	case de.Path[0] == '[':
-		de.Path = seg + de.Path
-	default:
-		de.Path = seg + "." + de.Path
-	}
-	return de
-}
+// at is convo.ErrorAt: it prefixes err's place with seg ("messages[3]",
+// "content[1]", "url").
+func at(err error, seg string) error { return convo.ErrorAt(err, seg) }
 
 // atKey is at for an object member, converting the key only on error.
 func atKey(err error, key []byte) error {
@@ -72,7 +55,7 @@ func parseDataURL(u string) (mediaType, data string, ok bool) {
 		return "", "", false
 	}
 	mediaType, data = rest[:i], rest[i+len(";base64,"):]
-	if strings.ContainsAny(mediaType, ";,") || data == "" || badBase64(data) >= 0 {
+	if strings.ContainsAny(mediaType, ";,") || data == "" || convo.CheckBase64(data) != nil {
 		return "", "", false
 	}
 	return mediaType, data, true
@@ -93,26 +76,6 @@ func appendInner(dst []byte, s string) []byte {
 	dst = jsonx.AppendString(dst, s)
 	copy(dst[n:], dst[n+1:len(dst)-1])
 	return dst[:len(dst)-2]
-}
-
-// badBase64 returns the offset of the first byte that makes s not standard,
-// padded base64, or -1 when s is well formed.
-func badBase64(s string) int {
-	n := len(s)
-	if n%4 != 0 {
-		return n - n%4
-	}
-	for i := 0; i < n; i++ {
-		c := s[i]
-		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
-			continue
-		}
-		if c == '=' && (i == n-1 || (i == n-2 && s[n-1] == '=')) {
-			continue
-		}
-		return i
-	}
-	return -1
 }
 
 // guessFileType names the media type of inline file data that came without

@@ -1018,7 +1018,7 @@ func (d *respDec) part() (convo.Part, partMeta, error) {
 			used |= sFileData
 			if mtype, b64, ok := parseDataURL(f.fileData); ok {
 				p.MediaType, p.Data = mtype, b64
-			} else if f.fileData != "" && badBase64(f.fileData) < 0 {
+			} else if f.fileData != "" && convo.CheckBase64(f.fileData) == nil {
 				p.MediaType, p.Data = guessFileType(f.filename), f.fileData
 				nb.add("data_url", []byte("false"))
 			} else {
