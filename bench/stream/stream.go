@@ -131,7 +131,9 @@ func AnthropicLong(thinkWords, textWords int) []byte {
 func OpenAIChatLong(textWords int) []byte {
 	var b bytes.Buffer
 	const head = `{"id":"chatcmpl-C3x9Yk2mP7qR","object":"chat.completion.chunk","created":1764410000,"model":"gpt-4.1-2025-04-14","service_tier":"default","system_fingerprint":"fp_51e1070cf2","choices":[`
-	chunk := func(choice string) { fmt.Fprintf(&b, "data: %s%s],\"usage\":null,\"obfuscation\":\"Xq\"}\n\n", head, choice) }
+	chunk := func(choice string) {
+		fmt.Fprintf(&b, "data: %s%s],\"usage\":null,\"obfuscation\":\"Xq\"}\n\n", head, choice)
+	}
 	chunk(`{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}`)
 	for _, d := range deltas(textWords) {
 		chunk(`{"index":0,"delta":{"content":` + jsonString(d) + `},"logprobs":null,"finish_reason":null}`)
