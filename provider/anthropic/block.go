@@ -504,8 +504,8 @@ func (d *blockReader) media(b *block, used *uint32) (convo.Part, bool, error) {
 		if s.data == "" {
 			return p, false, convo.ErrorAt(errors.New(`base64 source has no "data"`), "source")
 		}
-		if i := badBase64(s.data); i >= 0 {
-			return p, false, convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d", i), "source.data")
+		if err := convo.CheckBase64(s.data); err != nil {
+			return p, false, convo.ErrorAt(err, "source.data")
 		}
 		if s.mediaType == "" {
 			return p, false, convo.ErrorAt(errors.New(`base64 source has no "media_type"`), "source")
@@ -661,23 +661,3 @@ func atKey(err error, key []byte) error {
 }
 
 func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
-
-// badBase64 returns the offset of the first byte that makes s not standard,
-// padded base64, or -1 when s is well formed.
-func badBase64(s string) int {
-	n := len(s)
-	if n%4 != 0 {
-		return n - n%4
-	}
-	for i := 0; i < n; i++ {
-		c := s[i]
-		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
-			continue
-		}
-		if c == '=' && (i == n-1 || (i == n-2 && s[n-1] == '=')) {
-			continue
-		}
-		return i
-	}
-	return -1
-}

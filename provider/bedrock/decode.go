@@ -555,8 +555,8 @@ func (d *decoder) source(p *convo.Part, t convo.PartType) error {
 			if err := d.readString(&p.Data, "bytes"); err != nil {
 				return err
 			}
-			if i := badBase64(p.Data); i >= 0 {
-				return convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d", i), "bytes")
+			if err := convo.CheckBase64(p.Data); err != nil {
+				return convo.ErrorAt(err, "bytes")
 			}
 			return nil
 		case "s3Location":
@@ -757,8 +757,8 @@ func (d *decoder) reasoning(p *convo.Part) error {
 			if err := d.readString(&p.Encrypted, "redactedContent"); err != nil {
 				return err
 			}
-			if i := badBase64(p.Encrypted); i >= 0 {
-				return convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d", i), "redactedContent")
+			if err := convo.CheckBase64(p.Encrypted); err != nil {
+				return convo.ErrorAt(err, "redactedContent")
 			}
 			return nil
 		}
@@ -804,24 +804,4 @@ func (d *decoder) citations(p *convo.Part) error {
 	}
 	p.Native = withNative(nil, nativeObject([]nativeMember{{key: "citationsContent", val: obj}}))
 	return err
-}
-
-// badBase64 returns the offset of the first byte that makes s not standard
-// padded base64, or -1 when s is well formed. It does not decode.
-func badBase64(s string) int {
-	n := len(s)
-	if n%4 != 0 {
-		return n - n%4
-	}
-	for i := 0; i < n; i++ {
-		c := s[i]
-		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
-			continue
-		}
-		if c == '=' && (i == n-1 || (i == n-2 && s[n-1] == '=')) {
-			continue
-		}
-		return i
-	}
-	return -1
 }

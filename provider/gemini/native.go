@@ -152,7 +152,9 @@ func nativeMember(n convo.Native, key string) []byte {
 // fields; those are re-encoded so convo's Data is always standard. ok is
 // false when s is not base64 at all.
 func stdBase64(s string) (string, bool) {
-	if isStdBase64(s) {
+	// Checked without decoding: large inline media cost one pass and no
+	// allocation.
+	if convo.CheckBase64(s) == nil {
 		return s, true
 	}
 	for _, enc := range []*base64.Encoding{base64.URLEncoding, base64.RawURLEncoding, base64.RawStdEncoding} {
@@ -161,24 +163,4 @@ func stdBase64(s string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// isStdBase64 checks standard padded base64 without decoding, so large
-// inline media cost one pass and no allocation.
-func isStdBase64(s string) bool {
-	n := len(s)
-	if n%4 != 0 {
-		return false
-	}
-	for i := 0; i < n; i++ {
-		c := s[i]
-		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
-			continue
-		}
-		if c == '=' && (i == n-1 || (i == n-2 && s[n-1] == '=')) {
-			continue
-		}
-		return false
-	}
-	return true
 }

@@ -81,6 +81,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`[{"role":"user","content":[{"type":"text"}]}]`, `messages[0].content[0]: text part has no "text" string`},
 		{`[{"role":"user","content":[{"type":"image"}]}]`, `messages[0].content[0]: image part has neither "path" nor "blob"`},
 		{`[{"role":"user","content":[{"type":"audio","blob":"UklGR"}]}]`, "messages[0].content[0].blob: malformed base64 at offset 4"},
+		{`[{"role":"user","content":[{"type":"audio","blob":""}]}]`, "messages[0].content[0]: audio part has an empty blob"},
 		{`[{"role":"user","content":[{"type":"image","path":""}]}]`, "messages[0].content[0]: image part has an empty path"},
 		{`[{"role":"assistant","tool_calls":[{"id":"c"}]}]`, `messages[0].tool_calls[0]: tool call has no "function"`},
 		{`[{"role":"assistant","tool_calls":[{"function":{"arguments":{}}}]}]`, "messages[0].tool_calls[0].function.name: missing function name"},

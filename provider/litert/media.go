@@ -110,23 +110,3 @@ func acceptsMedia(p convo.Part, _ bool) bool {
 	_, ok := pathOf(p.URL)
 	return ok
 }
-
-// badBase64 returns the offset of the first byte that makes s not standard,
-// padded base64, or -1 when s is well formed. It does not decode.
-func badBase64(s string) int {
-	n := len(s)
-	for i := 0; i < n; i++ {
-		c := s[i]
-		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
-			continue
-		}
-		if c == '=' && n%4 == 0 && (i == n-1 || (i == n-2 && s[n-1] == '=')) {
-			continue
-		}
-		return i
-	}
-	if n%4 != 0 {
-		return n - n%4
-	}
-	return -1
-}

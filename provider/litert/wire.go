@@ -370,8 +370,11 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 			keep("blob", p.blob, p.hasBlob)
 			p.hasBlob = false
 		case p.hasBlob:
-			if i := badBase64(p.blob); i >= 0 || p.blob == "" {
-				return convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d", max(i, 0)), "blob")
+			if p.blob == "" {
+				return fmt.Errorf("%s part has an empty blob", p.typ)
+			}
+			if err := convo.CheckBase64(p.blob); err != nil {
+				return convo.ErrorAt(err, "blob")
 			}
 		default:
 			return fmt.Errorf(`%s part has neither "path" nor "blob"`, p.typ)

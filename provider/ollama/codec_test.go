@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -317,16 +318,24 @@ func TestSniffImage(t *testing.T) {
 	}
 }
 
-func TestBadBase64(t *testing.T) {
+// TestImageBase64: images must be standard padded base64; the error names
+// the image and the offset of the first bad byte.
+func TestImageBase64(t *testing.T) {
 	for _, tc := range []struct {
 		s    string
-		want int
+		want int // offset of the error, -1 for none
 	}{
 		{"", -1}, {"QQ==", -1}, {"QUI=", -1}, {"QUJD", -1}, {"QUJ", 0}, {"Q===", 1},
 		{"QQ=A", 2}, {"QU JD", 2}, {"QUJDRA", 4}, {"QUJD-A==", 4},
 	} {
-		if got := badBase64(tc.s); got != tc.want {
-			t.Errorf("badBase64(%q) = %d, want %d", tc.s, got, tc.want)
+		body := `{"messages":[{"role":"user","images":["` + tc.s + `"]}]}`
+		_, _, err := Codec().Decode([]byte(body), provider.Options{})
+		want := ""
+		if tc.want >= 0 {
+			want = fmt.Sprintf("messages[0].images[0]: malformed base64 at offset %d (Ollama images are bare standard base64)", tc.want)
+		}
+		if got := fmt.Sprint(err); (err != nil || want != "") && got != want {
+			t.Errorf("image %q: got %v, want %s", tc.s, got, want)
 		}
 	}
 }

@@ -94,8 +94,8 @@ func readImages(r *jsonx.Reader, w *wireMsg) error {
 		if err != nil {
 			return convo.ErrorAt(err, index("", i))
 		}
-		if k := badBase64(s); k >= 0 {
-			return convo.ErrorAt(fmt.Errorf("malformed base64 at offset %d (Ollama images are bare standard base64)", k), index("", i))
+		if err := convo.CheckBase64(s); err != nil {
+			return convo.ErrorAt(fmt.Errorf("%w (Ollama images are bare standard base64)", err), index("", i))
 		}
 		w.images = append(w.images, s)
 		return nil
