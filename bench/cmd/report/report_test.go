@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/xml"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo/bench/benchkit"
+)
+
+const sample = `goos: linux
+goarch: amd64
+pkg: github.com/convo-go/convo/bench/persist
+cpu: AMD EPYC
+BenchmarkPersist/convo/n=100/roundtrip-2   	 100	 1000 ns/op	 50.0 MB/s	 5000 docB	 300 B/op	 10 allocs/op
+BenchmarkPersist/eino/n=100/roundtrip-2    	 100	 3000 ns/op	 16.0 MB/s	 4000 docB	 900 B/op	 30 allocs/op
+BenchmarkPersist/convo/n=100/roundtrip-2   	 100	 1400 ns/op	 50.0 MB/s	 5000 docB	 300 B/op	 10 allocs/op
+BenchmarkPersist/convo/n=100/roundtrip-2   	 100	 1200 ns/op	 50.0 MB/s	 5000 docB	 300 B/op	 10 allocs/op
+BenchmarkPersist/eino/n=100/roundtrip-2    	 100	 2000 ns/op	 16.0 MB/s	 4000 docB	 900 B/op	 30 allocs/op
+BenchmarkPersist/convo/n=10000/roundtrip-2 	 1	 200000 ns/op	 50.0 MB/s	 5000 docB	 300 B/op	 10 allocs/op
+BenchmarkPersist/eino/n=10000/roundtrip-2  	 1	 300000 ns/op	 16.0 MB/s	 4000 docB	 900 B/op	 30 allocs/op
+PASS
+`
+
+func parsed(t *testing.T) *Set {
+	var s Set
+	if err := s.Parse(strings.NewReader(sample)); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+func TestParseAndStat(t *testing.T) {
+	s := parsed(t)
+	if s.Header["cpu"] != "AMD EPYC" || s.Header["goos"] != "linux" {
+		t.Errorf("header %v", s.Header)
+	}
+	st, ok := s.Get("BenchmarkPersist/convo/n=100/roundtrip").Stat("ns/op")
+	if !ok || st.Median != 1200 || st.N != 3 || math.Abs(st.Spread-200.0/1200) > 1e-9 {
+		t.Errorf("convo stat %+v %v", st, ok)
+	}
+	st, _ = s.Get("BenchmarkPersist/eino/n=100/roundtrip").Stat("ns/op")
+	if st.Median != 2500 {
+		t.Errorf("even number of samples: median %v, want 2500", st.Median)
+	}
+	if _, ok := s.Get("BenchmarkPersist/nobody").Stat("ns/op"); ok {
+		t.Error("a missing benchmark has a stat")
+	}
+	var bad Set
+	if err := bad.Parse(strings.NewReader("BenchmarkX-2 10 abc ns/op\n")); err == nil {
+		t.Error("a malformed value parsed")
+	}
+}
+
+func TestMarkdownTargets(t *testing.T) {
+	r := &report{set: parsed(t), fid: []benchkit.FidelityRecord{
+		{Library: "convo", Messages: 100},
+		{Library: "eino", Messages: 100, Losses: []benchkit.Loss{{Field: "message.time", Count: 100, First: "messages[0]"}}},
+	}}
+	md := r.markdown("## Notes\n\nhand-written")
+	for _, want := range []string{
+		"| **convo** | 100 | 5 KiB | 1,200 ±17% |",
+		"| eino | 100 | 4 KiB | 2,500 ±20% | 16 | 900 B | 30 | 2.08× | 3.00× |",
+		"persistence, 10,000 messages: convo is 1.50× as fast as eino (target 2×)",
+		"| **convo** | 0 | nothing: full fidelity |",
+		"`message.time` 100",
+		"| **convo** | 12 |  | 20 | 167× |",
+		"persistence growth: convo takes 167× as long",
+		"## Notes\n\nhand-written",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "100 messages: convo is") {
+		t.Error("a met target (2.08× at 100 messages) is listed as missed")
+	}
+}
+
+func TestGrowthSVG(t *testing.T) {
+	r := &report{set: parsed(t)}
+	svg := GrowthSVG("growth <test>", r.growthSeries())
+	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+		t.Fatalf("not well-formed XML: %v\n%s", err, svg)
+	}
+	for _, want := range []string{"growth &lt;test&gt;", ">convo<", ">eino<", "convo, 10000 messages: 200 µs", "stroke-dasharray"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+	if GrowthSVG("empty", nil) != "" {
+		t.Error("a plot of nothing is not empty")
+	}
+}
