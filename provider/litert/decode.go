@@ -1,6 +1,7 @@
 package litert
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // Decode reads a LiteRT-LM messages array — bare, or as the "messages" of
@@ -52,16 +54,11 @@ func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provid
 	return d.h, d.warns, opts.Check(d.warns)
 }
 
-type openCall struct {
-	id, name string
-	answered bool
-}
-
 type decoder struct {
 	r     *jsonx.Reader
 	h     convo.History
 	warns []provider.Warning
-	open  []openCall // calls of the last assistant message
+	calls wire.Calls // of the last assistant message
 	w     wireMsg    // reused for every message: nothing built keeps it
 	sub   jsonx.Reader
 }
@@ -108,7 +105,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 		return convo.Message{}, convo.ErrorAt(fmt.Errorf("unknown role %q (want system, user, assistant, model or tool)", w.role), "role")
 	}
 	if role != convo.RoleTool {
-		d.open = d.open[:0]
+		d.calls.Reset()
 	}
 	m, err := messageOf(i, w, role, d.result)
 	if err != nil {
@@ -116,7 +113,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 	}
 	for _, p := range m.Parts {
 		if p.Type == convo.TypeToolCall {
-			d.open = append(d.open, openCall{id: p.ID, name: p.Name})
+			d.calls.Add(p.ID, p.Name, false)
 		}
 	}
 	return m, nil
@@ -129,20 +126,20 @@ type resultFunc func(i int, w *wireMsg) ([]convo.Part, error)
 // results pairs tool results (nil: a tool message is an error).
 func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Message, error) {
 	m := convo.Message{Role: role}
-	var n members
+	var n wire.Members
 	if w.role == "model" {
-		n = append(n, member{key: "role", val: []byte(`"model"`)})
+		n = append(n, wire.Member{Key: "role", Val: []byte(`"model"`)})
 	}
 	switch w.form {
 	case formString:
-		n = append(n, member{key: markContent, val: []byte(`"string"`)})
+		n = append(n, wire.Member{Key: markContent, Val: []byte(`"string"`)})
 	case formObject:
-		n = append(n, member{key: markContent, val: []byte(`"object"`)})
+		n = append(n, wire.Member{Key: markContent, Val: []byte(`"object"`)})
 	}
 	if w.single {
-		n = append(n, member{key: markSingle, val: []byte("true")})
+		n = append(n, wire.Member{Key: markSingle, Val: []byte("true")})
 	}
-	var channels members
+	var channels wire.Members
 	switch role {
 	case convo.RoleAssistant:
 		m.Parts = make([]convo.Part, 0, len(w.parts)+len(w.calls)+1)
@@ -150,7 +147,7 @@ func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Me
 		if len(w.thought) > 0 {
 			m.Parts = append(m.Parts, reasoningPart(string(w.thought), ""))
 		} else if w.hasThought {
-			channels = append(members{{key: thought, val: []byte(`""`)}}, channels...)
+			channels = append(wire.Members{{Key: thought, Val: []byte(`""`)}}, channels...)
 		}
 		calls := 0
 		for k := range w.parts {
@@ -194,47 +191,47 @@ func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Me
 		channels = w.allChannels()
 	}
 	if len(channels) > 0 {
-		n = append(n, member{key: "channels", val: channels.object()})
+		n = append(n, wire.Member{Key: "channels", Val: channels.Object()})
 	}
 	if role != convo.RoleAssistant && w.hasCalls {
 		raw, err := jsonx.Compact(w.callsRaw, 0)
 		if err != nil {
 			return m, convo.ErrorAt(err, "tool_calls")
 		}
-		n = append(n, member{key: "tool_calls", val: raw})
+		n = append(n, wire.Member{Key: "tool_calls", Val: raw})
 	}
 	if !w.single || role != convo.RoleAssistant {
 		// Kept as they were: members of a message that is not a call, or
 		// a call in a message that cannot make one.
 		if w.typ != nil {
-			n = append(n, member{key: "type", val: w.typ})
+			n = append(n, wire.Member{Key: "type", Val: w.typ})
 		}
 		if w.function != nil {
-			n = append(n, member{key: "function", val: w.function})
+			n = append(n, wire.Member{Key: "function", Val: w.function})
 		}
 		if w.single && w.calls[0].hasID {
-			n = append(n, member{key: "id", val: jsonx.AppendString(nil, w.calls[0].id)})
+			n = append(n, wire.Member{Key: "id", Val: jsonx.AppendString(nil, w.calls[0].id)})
 		}
 	}
-	m.Native = append(n, w.extra...).native()
+	m.Native = append(n, w.extra...).Native(ProviderID)
 	return m, nil
 }
 
 // allChannels returns every channel of w, the thought channel first.
-func (w *wireMsg) allChannels() members {
+func (w *wireMsg) allChannels() wire.Members {
 	if !w.hasThought {
 		return w.channels
 	}
-	return append(members{{key: thought, val: jsonx.AppendString(nil, string(w.thought))}}, w.channels...)
+	return append(wire.Members{{Key: thought, Val: jsonx.AppendString(nil, string(w.thought))}}, w.channels...)
 }
 
 // addMember returns n with key: val added to this provider's object.
 func addMember(n convo.Native, key string, val []byte) convo.Native {
-	var ms members
+	var ms wire.Members
 	if raw := n[ProviderID]; raw != nil {
-		ms, _ = readMembers(raw, jsonx.NewReader(nil, 0))
+		ms, _ = wire.ReadMembers(raw, ProviderID, jsonx.NewReader(nil, 0))
 	}
-	return append(ms, member{key: key, val: val}).native()
+	return append(ms, wire.Member{Key: key, Val: val}).Native(ProviderID)
 }
 
 // unquote reads the JSON string raw with r, or a new reader when r is nil.
@@ -258,21 +255,21 @@ func callPart(c *wireCall, i, j int) convo.Part {
 	if c.isStr {
 		p.ArgsRaw = c.argsStr
 	}
-	var n members
+	var n wire.Members
 	if !c.hasID {
 		p.ID = provider.SynthID(i, j, c.name)
-		n = append(n, member{key: "id", val: nullJSON})
+		n = append(n, wire.Member{Key: "id", Val: wire.Null})
 	}
 	switch {
 	case !c.hasType:
-		n = append(n, member{key: "type", val: nullJSON})
+		n = append(n, wire.Member{Key: "type", Val: wire.Null})
 	case c.typ != nil:
-		n = append(n, member{key: "type", val: c.typ})
+		n = append(n, wire.Member{Key: "type", Val: c.typ})
 	}
 	if len(c.fn) > 0 {
-		n = append(n, member{key: "function", val: c.fn.object()})
+		n = append(n, wire.Member{Key: "function", Val: c.fn.Object()})
 	}
-	p.Native = append(n, c.extra...).native()
+	p.Native = append(n, c.extra...).Native(ProviderID)
 	return p
 }
 
@@ -298,7 +295,7 @@ func contentPart(p *wirePart) (convo.Part, error) {
 	default:
 		return opaquePart(p)
 	}
-	out.Native = p.extra.native()
+	out.Native = p.extra.Native(ProviderID)
 	return out, nil
 }
 
@@ -329,7 +326,7 @@ func (d *decoder) result(i int, w *wireMsg) ([]convo.Part, error) {
 			if err != nil {
 				return nil, convo.ErrorAt(err, index("content", k))
 			}
-			d.pair(i, &r, p.hasID, p.hasName)
+			d.pair(i, &r)
 			out = append(out, r)
 			continue
 		}
@@ -345,13 +342,13 @@ func (d *decoder) result(i int, w *wireMsg) ([]convo.Part, error) {
 		}
 		if len(out) == 0 {
 			// Plain parts before any response make one result of their own.
-			r := convo.Part{Type: convo.TypeToolResult, Native: members{{key: markForm, val: []byte(`"plain"`)}}.native()}
+			r := convo.Part{Type: convo.TypeToolResult, Native: wire.Members{{Key: markForm, Val: []byte(`"plain"`)}}.Native(ProviderID)}
 			if part.Type == convo.TypeText && strings.HasPrefix(part.Text, errorPrefix) {
 				r.Error = true
 				part.Text = part.Text[len(errorPrefix):]
 			}
 			r.Parts = []convo.Part{part}
-			d.pair(i, &r, false, false)
+			d.pair(i, &r)
 			out = append(out, r)
 			continue
 		}
@@ -378,10 +375,10 @@ func isPlain(r *convo.Part) bool {
 // rd is a reader it may use.
 func responsePart(p *wirePart, rd *jsonx.Reader) (convo.Part, error) {
 	r := convo.Part{Type: convo.TypeToolResult, ID: p.id, Name: p.name}
-	var n members
+	var n wire.Members
 	switch p.kind {
 	case kindFuncResp:
-		n = append(n, member{key: "type", val: []byte(`"function_response"`)})
+		n = append(n, wire.Member{Key: "type", Val: []byte(`"function_response"`)})
 		s := p.respStr
 		if strings.HasPrefix(s, errorPrefix) {
 			r.Error = true
@@ -392,7 +389,7 @@ func responsePart(p *wirePart, rd *jsonx.Reader) (convo.Part, error) {
 		}
 	case kindToolResp, kindBareResp:
 		if p.kind == kindBareResp {
-			n = append(n, member{key: "type", val: nullJSON})
+			n = append(n, wire.Member{Key: "type", Val: wire.Null})
 		}
 		s, v, isStr := p.respStr, p.response, p.isStr
 		if inner, ok := errorValue(v, rd); ok {
@@ -413,12 +410,12 @@ func responsePart(p *wirePart, rd *jsonx.Reader) (convo.Part, error) {
 		}
 	}
 	if !p.hasID || p.id == "" {
-		n = append(n, member{key: "id", val: nullJSON})
+		n = append(n, wire.Member{Key: "id", Val: wire.Null})
 	}
 	if !p.hasName {
-		n = append(n, member{key: "name", val: nullJSON})
+		n = append(n, wire.Member{Key: "name", Val: wire.Null})
 	}
-	r.Native = append(n, p.extra...).native()
+	r.Native = append(n, p.extra...).Native(ProviderID)
 	return r, nil
 }
 
@@ -448,32 +445,15 @@ func errorValue(v []byte, r *jsonx.Reader) ([]byte, bool) {
 	return inner, err == nil && n == 1 && inner != nil
 }
 
-// pair gives result r the id and name of the call it answers: the call
-// with its id, else the first unanswered call of its name, else the first
-// unanswered call.
-func (d *decoder) pair(i int, r *convo.Part, hasID, hasName bool) {
-	hasID = hasID && r.ID != ""
-	k := -1
-	for j, c := range d.open {
-		if c.answered {
-			continue
-		}
-		if hasID && c.id == r.ID || !hasID && (!hasName || c.name == r.Name) {
-			k = j
-			break
-		}
-	}
-	if k >= 0 {
-		d.open[k].answered = true
-		if !hasID {
-			r.ID = d.open[k].id
-		}
-		if !hasName {
-			r.Name = d.open[k].name
-		}
+// pair gives result r, of message i, the id and name it lacks from the
+// call it answers: the call with its id, else the first unanswered call of
+// its name, else the first unanswered call.
+func (d *decoder) pair(i int, r *convo.Part) {
+	if id, name, ok := d.calls.Answer(r.ID, r.Name); ok {
+		r.ID, r.Name = cmp.Or(r.ID, id), cmp.Or(r.Name, name)
 		return
 	}
-	if !hasID {
+	if r.ID == "" {
 		d.warns = append(d.warns, provider.Warnf(msgPath(i), "tool result (%s) answers no call of the assistant message before it", orNone(r.Name)))
 	}
 }

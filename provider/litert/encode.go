@@ -3,36 +3,21 @@ package litert
 import (
 	"cmp"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // Encode returns the bare LiteRT-LM messages array for h, after the shared
 // conversion rules of provider.Prepare. The bytes depend only on h and
 // opts.
 func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	own := warnings(h, opts)
-	ph, from, warns, err := provider.PrepareIndexed(h, target, opts)
-	warns = append(warns, own...)
-	if err != nil {
-		var se *provider.StrictError
-		if errors.As(err, &se) {
-			return nil, warns, opts.Check(warns)
-		}
-		return nil, warns, err
-	}
-	out, err := encodePrepared(ph, from)
-	if err != nil {
-		return nil, warns, err
-	}
-	if err := opts.Check(warns); err != nil {
-		return nil, warns, err
-	}
-	return out, warns, nil
+	return wire.Encode(h, target, opts, warnings(h, opts), encodePrepared)
 }
 
 // encodePrepared maps a history provider.PrepareIndexed has made ready for
@@ -49,20 +34,10 @@ func encodePrepared(ph convo.History, from []int) ([]byte, error) {
 			e.buf = append(e.buf, ',')
 		}
 		if err := e.message(&ph[k]); err != nil {
-			return nil, convo.ErrorAt(err, placeOf(from, k))
+			return nil, convo.ErrorAt(err, wire.PlaceOf(from, k))
 		}
 	}
 	return append(e.buf, ']'), nil
-}
-
-// placeOf names prepared message k in the caller's history. Part indices
-// under it are the prepared message's, which differ only where Prepare
-// dropped a part (and said so in a warning).
-func placeOf(from []int, k int) string {
-	if k < len(from) && from[k] >= 0 {
-		return msgPath(from[k])
-	}
-	return "inserted message"
 }
 
 type encoder struct {
@@ -70,25 +45,11 @@ type encoder struct {
 	r       jsonx.Reader
 	scratch []byte
 	pieces  int
-	// synth lists the ids of the last assistant message's calls that had
-	// none on the wire: results answering them send no id either, so a
-	// decoded reply goes back as LiteRT-LM wrote it.
-	synth []string
-	// called holds the ids and names of the last assistant message's calls,
-	// to name results that have no name of their own.
-	called []idName
-}
-
-type idName struct{ id, name string }
-
-// callName returns the name of the call id of the last assistant message.
-func (e *encoder) callName(id string) string {
-	for _, c := range e.called {
-		if c.id == id {
-			return c.name
-		}
-	}
-	return ""
+	// called are the last assistant message's calls: a result without a
+	// name of its own takes its call's, and a result answering a call that
+	// had no id on the wire sends no id either, so a decoded reply
+	// goes back as LiteRT-LM wrote it.
+	called wire.Calls
 }
 
 var errUTF8 = errors.New("invalid UTF-8")
@@ -107,10 +68,10 @@ func (e *encoder) key(k string) {
 
 // extras writes the wire members of ms, skipping markers and the keys in
 // skip.
-func (e *encoder) extras(ms members, skip ...string) {
+func (e *encoder) extras(ms wire.Members, skip ...string) {
 	for _, m := range ms {
-		key, ok := wireKey(m.key)
-		if !ok || contains(skip, m.key) {
+		key, ok := wireKey(m.Key)
+		if !ok || slices.Contains(skip, m.Key) {
 			continue
 		}
 		if e.buf[len(e.buf)-1] != '{' {
@@ -118,33 +79,24 @@ func (e *encoder) extras(ms members, skip ...string) {
 		}
 		e.buf = jsonx.AppendString(e.buf, key)
 		e.buf = append(e.buf, ':')
-		e.buf = append(e.buf, m.val...)
+		e.buf = append(e.buf, m.Val...)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // handled are the message members written from Native by their own code.
 var handled = []string{"role", "channels"}
 
 func (e *encoder) message(m *convo.Message) error {
-	nat, err := readNative(m.Native, &e.r)
+	nat, err := wire.ReadNative(m.Native, ProviderID, &e.r)
 	if err != nil {
 		return err
 	}
 	role := string(m.Role)
 	if m.Role != convo.RoleTool {
-		e.synth, e.called = e.synth[:0], e.called[:0]
+		e.called.Reset()
 	}
 	if m.Role == convo.RoleAssistant {
-		if v, _ := nat.get("role"); string(v) == `"model"` {
+		if v, _ := nat.Get("role"); string(v) == `"model"` {
 			role = "model"
 		}
 	}
@@ -154,7 +106,7 @@ func (e *encoder) message(m *convo.Message) error {
 	written := wbuf[:0]
 	if n, text := e.count(m); n > 0 {
 		e.key("content")
-		form := string(valueOf(nat, markContent))
+		form := string(nat.Value(markContent))
 		isString, isObject := form == `"string"`, form == `"object"`
 		switch {
 		case isString && n == 1 && text != nil:
@@ -175,7 +127,7 @@ func (e *encoder) message(m *convo.Message) error {
 		written = append(written, "content")
 	}
 	if m.Role == convo.RoleAssistant {
-		single := string(valueOf(nat, markSingle)) == "true"
+		single := string(nat.Value(markSingle)) == "true"
 		keys, err := e.calls(m.Parts, single)
 		if err != nil {
 			return err
@@ -195,13 +147,8 @@ func (e *encoder) inContent(p *convo.Part) bool {
 	if p.Type != convo.TypeToolCall || p.Native[ProviderID] == nil {
 		return false
 	}
-	cn, err := readNative(p.Native, &e.r)
-	return err == nil && string(valueOf(cn, markInContent)) == "true"
-}
-
-func valueOf(ms members, key string) []byte {
-	v, _ := ms.get(key)
-	return v
+	cn, err := wire.ReadNative(p.Native, ProviderID, &e.r)
+	return err == nil && string(cn.Value(markInContent)) == "true"
 }
 
 // count returns how many content parts m has on the wire, and its only
@@ -216,8 +163,8 @@ func (e *encoder) count(m *convo.Message) (int, *convo.Part) {
 			if p.Type != convo.TypeToolResult {
 				continue
 			}
-			pn, _ := readNative(p.Native, &e.r)
-			if string(valueOf(pn, markForm)) == `"plain"` {
+			pn, _ := wire.ReadNative(p.Native, ProviderID, &e.r)
+			if string(pn.Value(markForm)) == `"plain"` {
 				n += len(p.Parts)
 				if len(p.Parts) == 1 && p.Parts[0].Type == convo.TypeText && p.Parts[0].Native == nil && !p.Error {
 					text = &p.Parts[0]
@@ -258,8 +205,8 @@ func isBody(p *convo.Part) bool {
 // (p.Parts itself when the order is unchanged). A result read from
 // LiteRT-LM says how many parts followed its response; otherwise text and
 // json are the body and media and opaque parts follow.
-func split(p *convo.Part, pn members) (int, []convo.Part) {
-	if v, ok := pn.get(markAfter); ok {
+func split(p *convo.Part, pn wire.Members) (int, []convo.Part) {
+	if v, ok := pn.Get(markAfter); ok {
 		n, err := strconv.Atoi(string(v))
 		if err == nil && n >= 0 && n <= len(p.Parts) {
 			return len(p.Parts) - n, p.Parts
@@ -335,7 +282,7 @@ func (e *encoder) part(p *convo.Part) error {
 		e.buf = append(e.buf, block...)
 		return nil
 	}
-	pn, err := readNative(p.Native, &e.r)
+	pn, err := wire.ReadNative(p.Native, ProviderID, &e.r)
 	if err != nil {
 		return err
 	}
@@ -381,11 +328,7 @@ func (e *encoder) text(p *convo.Part) (string, error) {
 	if p.Type != convo.TypeJSON {
 		return p.Text, nil
 	}
-	e.r.Reset(p.Value, convo.DefaultLimits.MaxDepth)
-	out, err := e.r.AppendRaw(e.scratch[:0])
-	if err == nil {
-		err = e.r.ExpectEnd()
-	}
+	out, err := wire.AppendValue(&e.r, e.scratch[:0], p.Value)
 	if err != nil {
 		return "", convo.ErrorAt(err, "value")
 	}
@@ -408,7 +351,7 @@ func (e *encoder) calls(ps []convo.Part, single bool) ([]string, error) {
 	}
 	if single && len(calls) == 1 {
 		p := &ps[calls[0]]
-		cn, err := readNative(p.Native, &e.r)
+		cn, err := wire.ReadNative(p.Native, ProviderID, &e.r)
 		if err != nil {
 			return nil, convo.ErrorAt(err, index("parts", calls[0]))
 		}
@@ -441,12 +384,12 @@ var (
 
 // call writes one tool call object.
 func (e *encoder) call(p *convo.Part) error {
-	cn, err := readNative(p.Native, &e.r)
+	cn, err := wire.ReadNative(p.Native, ProviderID, &e.r)
 	if err != nil {
 		return err
 	}
 	e.buf = append(e.buf, '{')
-	switch v, ok := cn.get("type"); {
+	switch v, ok := cn.Get("type"); {
 	case !ok:
 		e.buf = append(e.buf, `"type":"function"`...)
 	case string(v) != "null":
@@ -465,11 +408,11 @@ func (e *encoder) call(p *convo.Part) error {
 }
 
 // function writes "function":{"name","arguments"} of a call.
-func (e *encoder) function(p *convo.Part, cn members) error {
-	var fn members
-	if v, ok := cn.get("function"); ok && len(v) > 0 && v[0] == '{' {
+func (e *encoder) function(p *convo.Part, cn wire.Members) error {
+	var fn wire.Members
+	if v, ok := cn.Get("function"); ok && len(v) > 0 && v[0] == '{' {
 		var err error
-		if fn, err = readMembers(v, &e.r); err != nil {
+		if fn, err = wire.ReadMembers(v, ProviderID, &e.r); err != nil {
 			return err
 		}
 	}
@@ -488,28 +431,19 @@ func (e *encoder) function(p *convo.Part, cn members) error {
 		}
 	case p.Args != nil:
 		e.key("arguments")
-		e.r.Reset(p.Args, convo.DefaultLimits.MaxDepth)
-		out, err := e.r.AppendRaw(e.buf)
-		if err == nil {
-			err = e.r.ExpectEnd()
-		}
-		if err != nil {
+		var err error
+		if e.buf, err = wire.AppendValue(&e.r, e.buf, p.Args); err != nil {
 			return convo.ErrorAt(err, "args")
 		}
-		e.buf = out
 	}
 	e.extras(fn, "name", "arguments")
 	e.buf = append(e.buf, '}')
 	return nil
 }
 
-func (e *encoder) callID(p *convo.Part, cn members) error {
-	e.called = append(e.called, idName{p.ID, p.Name})
-	if cn.absent("id") {
-		e.synth = append(e.synth, p.ID)
-		return nil
-	}
-	if p.ID == "" {
+func (e *encoder) callID(p *convo.Part, cn wire.Members) error {
+	e.called.Add(p.ID, p.Name, cn.Absent("id"))
+	if cn.Absent("id") || p.ID == "" {
 		return nil
 	}
 	e.key("id")
@@ -519,11 +453,11 @@ func (e *encoder) callID(p *convo.Part, cn members) error {
 // result writes the content parts of one tool result: its response part
 // and then its media, or its plain parts.
 func (e *encoder) result(p *convo.Part, sep func()) error {
-	pn, err := readNative(p.Native, &e.r)
+	pn, err := wire.ReadNative(p.Native, ProviderID, &e.r)
 	if err != nil {
 		return err
 	}
-	if string(valueOf(pn, markForm)) == `"plain"` {
+	if string(pn.Value(markForm)) == `"plain"` {
 		for k := range p.Parts {
 			q := p.Parts[k]
 			if k == 0 && p.Error && q.Type == convo.TypeText {
@@ -537,7 +471,7 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 		return nil
 	}
 	sep()
-	typ, _ := pn.get("type")
+	typ, _ := pn.Get("type")
 	funcResp := string(typ) == `"function_response"`
 	e.buf = append(e.buf, '{')
 	switch {
@@ -548,7 +482,7 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 		e.buf = append(e.buf, typ...)
 	}
 	// A result from a format without names (OpenAI's) takes its call's.
-	if name := cmp.Or(p.Name, e.callName(p.ID)); !pn.absent("name") && name != "" {
+	if name := cmp.Or(p.Name, e.called.Name(p.ID)); !pn.Absent("name") && name != "" {
 		e.key("name")
 		if err := e.str(name); err != nil {
 			return convo.ErrorAt(err, "name")
@@ -559,7 +493,7 @@ func (e *encoder) result(p *convo.Part, sep func()) error {
 	if err := e.response(parts[:body], p.Error, funcResp); err != nil {
 		return err
 	}
-	if p.ID != "" && !pn.absent("id") && !contains(e.synth, p.ID) {
+	if p.ID != "" && !pn.Absent("id") && !e.called.Synthetic(p.ID) {
 		e.key("id")
 		if err := e.str(p.ID); err != nil {
 			return convo.ErrorAt(err, "id")
@@ -592,15 +526,10 @@ func (e *encoder) response(body []convo.Part, failed, funcResp bool) error {
 		e.buf = append(e.buf, `{"error":`...)
 	}
 	if !funcResp && len(body) == 1 && json == 0 {
-		e.r.Reset(body[0].Value, convo.DefaultLimits.MaxDepth)
-		out, err := e.r.AppendRaw(e.buf)
-		if err == nil {
-			err = e.r.ExpectEnd()
-		}
-		if err != nil {
+		var err error
+		if e.buf, err = wire.AppendValue(&e.r, e.buf, body[0].Value); err != nil {
 			return convo.ErrorAt(err, index("parts", json)+".value")
 		}
-		e.buf = out
 	} else {
 		prefix := ""
 		if failed && funcResp {
@@ -648,21 +577,18 @@ func (e *encoder) piece(s string) bool {
 		e.buf = append(e.buf, '\\', 'n')
 	}
 	e.pieces++
-	mark := len(e.buf)
 	var ok bool
-	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
-	copy(e.buf[mark:], e.buf[mark+1:len(e.buf)-1])
-	e.buf = e.buf[:len(e.buf)-2]
+	e.buf, ok = wire.AppendEscaped(e.buf, s)
 	return ok
 }
 
 // channels writes "channels": the reasoning of an assistant message as the
 // thought channel, and the channels kept in Native.
-func (e *encoder) channels(m *convo.Message, nat members) error {
-	var kept members
-	if v, ok := nat.get("channels"); ok && len(v) > 0 && v[0] == '{' {
+func (e *encoder) channels(m *convo.Message, nat wire.Members) error {
+	var kept wire.Members
+	if v, ok := nat.Get("channels"); ok && len(v) > 0 && v[0] == '{' {
 		var err error
-		if kept, err = readMembers(v, &e.r); err != nil {
+		if kept, err = wire.ReadMembers(v, ProviderID, &e.r); err != nil {
 			return err
 		}
 	}
@@ -704,13 +630,13 @@ func (e *encoder) channels(m *convo.Message, nat members) error {
 		}
 	}
 	for _, c := range kept {
-		if c.key == thought && wroteThought {
+		if c.Key == thought && wroteThought {
 			continue
 		}
 		open()
-		e.buf = jsonx.AppendString(e.buf, c.key)
+		e.buf = jsonx.AppendString(e.buf, c.Key)
 		e.buf = append(e.buf, ':')
-		e.buf = append(e.buf, c.val...)
+		e.buf = append(e.buf, c.Val...)
 	}
 	if !first {
 		e.buf = append(e.buf, '}')

@@ -2,12 +2,12 @@ package litert
 
 import (
 	"bytes"
-	"encoding/base64"
 	"net/url"
 	"path"
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // octetStream is the media type of bytes whose format the sniffer does not
@@ -16,31 +16,16 @@ const octetStream = "application/octet-stream"
 
 // sniff returns the media type of base64 data from its first bytes, for
 // the image and audio formats LiteRT-LM models read; application/
-// octet-stream otherwise. Only a short prefix is decoded.
+// octet-stream otherwise.
 func sniff(b64 string) string {
-	head := b64
-	if len(head) > 32 {
-		head = head[:32]
-	}
-	b, err := base64.StdEncoding.DecodeString(head)
-	if err != nil {
-		return octetStream
-	}
-	riff := func(form string) bool {
-		return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == form
+	b := wire.Head(b64)
+	if t := wire.ImageType(b); t != "" {
+		return t
 	}
 	switch {
-	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(b, []byte("\xff\xd8\xff")):
-		return "image/jpeg"
-	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
-		return "image/gif"
-	case riff("WEBP"):
-		return "image/webp"
 	case bytes.HasPrefix(b, []byte("BM")) && len(b) >= 14:
 		return "image/bmp"
-	case riff("WAVE"):
+	case wire.IsRIFF(b, "WAVE"):
 		return "audio/wav"
 	case bytes.HasPrefix(b, []byte("fLaC")):
 		return "audio/flac"

@@ -12,6 +12,7 @@ import (
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // ReplyCodec returns the codec for LiteRT-LM replies: the message a
@@ -82,7 +83,7 @@ func replyError(w *wireMsg) error {
 	if w.hasRole {
 		return nil
 	}
-	v, ok := w.extra.get("error")
+	v, ok := w.extra.Get("error")
 	if !ok {
 		return nil
 	}
@@ -126,7 +127,7 @@ func saltIDs(ps []convo.Part) {
 		if p.Type != convo.TypeToolCall || p.Native[ProviderID] == nil {
 			continue
 		}
-		if n, err := readNative(p.Native, &r); err != nil || !n.absent("id") {
+		if n, err := wire.ReadNative(p.Native, ProviderID, &r); err != nil || !n.Absent("id") {
 			continue
 		}
 		if first {
@@ -170,7 +171,7 @@ type accumulator struct {
 	thought []byte
 	chans   []channel
 	calls   []wireCall
-	extra   members
+	extra   wire.Members
 	ended   bool
 	late    bool
 	err     error
@@ -271,7 +272,7 @@ func (a *accumulator) chunk(data []byte) error {
 	case len(w.channels) == 0:
 		// A reasoning chunk without channels: its text is in
 		// reasoning_content alone.
-		if v, ok := w.extra.get("reasoning_content"); ok && len(v) > 0 && v[0] == '"' {
+		if v, ok := w.extra.Get("reasoning_content"); ok && len(v) > 0 && v[0] == '"' {
 			s, err := unquote(v, nil)
 			if err != nil {
 				return convo.ErrorAt(err, "reasoning_content")
@@ -280,18 +281,18 @@ func (a *accumulator) chunk(data []byte) error {
 		}
 	}
 	for _, c := range w.channels {
-		s, err := unquote(c.val, nil)
+		s, err := unquote(c.Val, nil)
 		if err != nil {
-			return convo.ErrorAt(err, "channels."+c.key)
+			return convo.ErrorAt(err, "channels."+c.Key)
 		}
-		a.channel(c.key, s)
+		a.channel(c.Key, s)
 	}
 	a.calls = append(a.calls, w.calls...)
 	for _, x := range w.extra {
 		// reasoning_content repeats the thought channel's text in every
 		// reasoning chunk; the complete message does not have it.
-		if x.key != "reasoning_content" {
-			a.extra = setMember(a.extra, x.key, x.val)
+		if x.Key != "reasoning_content" {
+			a.extra = a.extra.Set(x.Key, x.Val)
 		}
 	}
 	return nil
@@ -305,17 +306,6 @@ func (a *accumulator) channel(name, text string) {
 		}
 	}
 	a.chans = append(a.chans, channel{name: name, text: []byte(text)})
-}
-
-// setMember sets key in ms, replacing an earlier value.
-func setMember(ms members, key string, val []byte) members {
-	for i := range ms {
-		if ms[i].key == key {
-			ms[i].val = val
-			return ms
-		}
-	}
-	return append(ms, member{key: key, val: val})
 }
 
 // Snapshot returns the message as accumulated so far.
@@ -361,7 +351,7 @@ func (a *accumulator) build() (convo.Message, error) {
 		w.thought, w.hasThought = a.thought, true
 	}
 	for _, c := range a.chans {
-		w.channels = append(w.channels, member{key: c.name, val: jsonx.AppendString(nil, string(c.text))})
+		w.channels = append(w.channels, wire.Member{Key: c.name, Val: jsonx.AppendString(nil, string(c.text))})
 	}
 	m, err := reply(&w, a.opts)
 	if err != nil {

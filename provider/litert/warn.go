@@ -6,6 +6,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // warnings lists what the LiteRT-LM mapping itself drops or changes in h,
@@ -54,7 +55,7 @@ func partWarnings(w []provider.Warning, i, result int, role convo.Role, ps []con
 				w = append(w, provider.Warnf(path(), "json part sent as text: LiteRT-LM has no json part"))
 			}
 		case convo.TypeReasoning:
-			if role != convo.RoleAssistant && keptReasoning(p, opts) {
+			if role != convo.RoleAssistant && wire.KeptReasoning(p, ProviderID, opts) {
 				w = append(w, provider.Warnf(path(), "reasoning in a %s message dropped: LiteRT-LM takes the thought channel on assistant messages only", role))
 			}
 		case convo.TypeToolResult:
@@ -75,12 +76,12 @@ func partWarnings(w []provider.Warning, i, result int, role convo.Role, ps []con
 // as a failed one.
 func resultWarnings(w []provider.Warning, path func() string, p *convo.Part, r *jsonx.Reader) []provider.Warning {
 	form := "tool_response"
-	var pn members
+	var pn wire.Members
 	if p.Native[ProviderID] != nil {
-		pn, _ = readNative(p.Native, r)
-		if string(valueOf(pn, markForm)) == `"plain"` {
+		pn, _ = wire.ReadNative(p.Native, ProviderID, r)
+		if string(pn.Value(markForm)) == `"plain"` {
 			form = "plain"
-		} else if string(valueOf(pn, "type")) == `"function_response"` {
+		} else if string(pn.Value("type")) == `"function_response"` {
 			form = "function_response"
 		}
 	}
@@ -114,14 +115,4 @@ func resultWarnings(w []provider.Warning, path func() string, p *convo.Part, r *
 		}
 	}
 	return w
-}
-
-// keptReasoning reports whether provider.Prepare keeps p as a reasoning
-// part for LiteRT-LM (rather than dropping it or turning it into text).
-func keptReasoning(p *convo.Part, opts provider.Options) bool {
-	if p.Provider == ProviderID {
-		return true
-	}
-	text := p.Text != "" || len(p.Summary) > 0
-	return text && opts.Reasoning != provider.ReasoningText
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // contentForm is the JSON form a message's "content" had.
@@ -29,8 +30,8 @@ type wireCall struct {
 	args    []byte // compact JSON; nil when absent or null
 	argsStr string // the arguments when they are a JSON string
 	isStr   bool
-	fn      members // other members of "function"
-	extra   members
+	fn      wire.Members // other members of "function"
+	extra   wire.Members
 }
 
 // partKind says what a content part is.
@@ -67,7 +68,7 @@ type wirePart struct {
 	respStr  string
 	isStr    bool // the response is a string
 	call     wireCall
-	extra    members
+	extra    wire.Members
 }
 
 // wireMsg is one message as read.
@@ -82,10 +83,10 @@ type wireMsg struct {
 	single     bool   // the message is itself a call ({"type":"function",…})
 	thought    []byte // may alias the document
 	hasThought bool
-	channels   members // the channels other than thought
-	typ        []byte  // message-level "type" and "function", when not a call
+	channels   wire.Members // the channels other than thought
+	typ        []byte       // message-level "type" and "function", when not a call
 	function   []byte
-	extra      members
+	extra      wire.Members
 }
 
 // reset empties w, keeping its slices for reuse.
@@ -134,7 +135,7 @@ func readMessage(r *jsonx.Reader, w *wireMsg) error {
 			return convo.ErrorAt(err, "function")
 		}
 		v, err := r.ReadRaw()
-		w.extra = append(w.extra, member{key: extraKey(key), val: v})
+		w.extra = append(w.extra, wire.Member{Key: extraKey(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
@@ -150,10 +151,10 @@ func readMessage(r *jsonx.Reader, w *wireMsg) error {
 		c.hasType = true
 		// The message's own "id" is the call's, as io_types.cc reads it.
 		for k, m := range w.extra {
-			if m.key != "id" || len(m.val) == 0 || m.val[0] != '"' {
+			if m.Key != "id" || len(m.Val) == 0 || m.Val[0] != '"' {
 				continue
 			}
-			id, err := jsonx.NewReader(m.val, 0).ReadString()
+			id, err := jsonx.NewReader(m.Val, 0).ReadString()
 			if err != nil {
 				return convo.ErrorAt(err, "id")
 			}
@@ -184,7 +185,7 @@ func readChannels(r *jsonx.Reader, w *wireMsg) error {
 			return convo.ErrorAt(err, string(key))
 		}
 		v, err := jsonx.Compact(r.Bytes()[start:r.Offset()], 0)
-		w.channels = append(w.channels, member{key: string(key), val: v})
+		w.channels = append(w.channels, wire.Member{Key: string(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 }
@@ -254,7 +255,7 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 	str := func(dst *string, has *bool, key string) error {
 		if r.Peek() != jsonx.String || dst == nil {
 			v, err := r.ReadRaw()
-			p.extra = append(p.extra, member{key: key, val: v})
+			p.extra = append(p.extra, wire.Member{Key: key, Val: v})
 			return convo.ErrorAt(err, key)
 		}
 		var s string
@@ -303,7 +304,7 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 			return convo.ErrorAt(err, "function")
 		}
 		v, err := r.ReadRaw()
-		p.extra = append(p.extra, member{key: extraKey(key), val: v})
+		p.extra = append(p.extra, wire.Member{Key: extraKey(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
@@ -318,20 +319,20 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 func classify(raw []byte, p *wirePart, fn []byte) error {
 	keep := func(key, s string, has bool) {
 		if has {
-			p.extra = append(p.extra, member{key: key, val: jsonx.AppendString(nil, s)})
+			p.extra = append(p.extra, wire.Member{Key: key, Val: jsonx.AppendString(nil, s)})
 		}
 	}
 	keepResp := func() {
 		switch {
 		case p.isStr:
-			p.extra = append(p.extra, member{key: "response", val: jsonx.AppendString(nil, p.respStr)})
+			p.extra = append(p.extra, wire.Member{Key: "response", Val: jsonx.AppendString(nil, p.respStr)})
 		case p.response != nil:
-			p.extra = append(p.extra, member{key: "response", val: p.response})
+			p.extra = append(p.extra, wire.Member{Key: "response", Val: p.response})
 		}
 	}
 	keepText := func() {
 		if p.hasText {
-			p.extra = append(p.extra, member{key: "text", val: jsonx.AppendString(nil, string(p.text))})
+			p.extra = append(p.extra, wire.Member{Key: "text", Val: jsonx.AppendString(nil, string(p.text))})
 		}
 	}
 	opaque := func() error {
@@ -416,7 +417,7 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 		return opaque()
 	}
 	if p.kind != kindCall && fn != nil {
-		p.extra = append(p.extra, member{key: "function", val: fn})
+		p.extra = append(p.extra, wire.Member{Key: "function", Val: fn})
 	}
 	return nil
 }
@@ -451,7 +452,7 @@ func readCall(r *jsonx.Reader, c *wireCall) error {
 			return convo.ErrorAt(readFunction(r, c), "function")
 		}
 		v, err := r.ReadRaw()
-		c.extra = append(c.extra, member{key: extraKey(key), val: v})
+		c.extra = append(c.extra, wire.Member{Key: extraKey(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
@@ -485,7 +486,7 @@ func readFunction(r *jsonx.Reader, c *wireCall) error {
 			return convo.ErrorAt(err, "arguments")
 		}
 		v, err := r.ReadRaw()
-		c.fn = append(c.fn, member{key: extraKey(key), val: v})
+		c.fn = append(c.fn, wire.Member{Key: extraKey(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package ollama
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // Decode reads the "messages" of an Ollama /api/chat request body (a bare
@@ -51,16 +53,11 @@ func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provid
 	return d.h, d.warns, opts.Check(d.warns)
 }
 
-type openCall struct {
-	id, name string
-	answered bool
-}
-
 type decoder struct {
 	r     *jsonx.Reader
 	h     convo.History
 	warns []provider.Warning
-	open  []openCall // calls of the last assistant message
+	calls wire.Calls // of the last assistant message
 	w     wireMsg
 }
 
@@ -126,16 +123,16 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 		return convo.Message{}, convo.ErrorAt(fmt.Errorf("unknown role %q (want system, user, assistant or tool)", w.role), "role")
 	}
 	m := convo.Message{Role: role}
-	var n members
+	var n wire.Members
 	if string(w.role) != lower {
-		n = append(n, member{key: "role", val: jsonx.AppendString(nil, string(w.role))})
+		n = append(n, wire.Member{Key: "role", Val: jsonx.AppendString(nil, string(w.role))})
 	}
 	if !w.hasContent {
-		n = append(n, member{key: "content", val: nullJSON})
+		n = append(n, wire.Member{Key: "content", Val: wire.Null})
 	}
 	content := string(w.content)
 	if role != convo.RoleTool {
-		d.open = d.open[:0]
+		d.calls.Reset()
 	}
 	switch role {
 	case convo.RoleAssistant:
@@ -152,7 +149,7 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 			c := &w.calls[j]
 			p := c.part(provider.SynthID(i, j, c.name))
 			m.Parts = append(m.Parts, p)
-			d.open = append(d.open, openCall{id: p.ID, name: p.Name})
+			d.calls.Add(p.ID, p.Name, false)
 		}
 		n = appendStrings(n, w, role)
 	case convo.RoleTool:
@@ -173,24 +170,24 @@ func (d *decoder) message(i int, w *wireMsg) (convo.Message, error) {
 		if err != nil {
 			return m, convo.ErrorAt(err, "tool_calls")
 		}
-		n = append(n, member{key: "tool_calls", val: raw})
+		n = append(n, wire.Member{Key: "tool_calls", Val: raw})
 	}
-	m.Native = append(n, w.extra...).native()
+	m.Native = append(n, w.extra...).Native(ProviderID)
 	return m, nil
 }
 
 // appendStrings keeps the string members a message of this role has no
 // convo field for: thinking outside assistant messages, tool_name and
 // tool_call_id outside tool messages.
-func appendStrings(n members, w *wireMsg, role convo.Role) members {
+func appendStrings(n wire.Members, w *wireMsg, role convo.Role) wire.Members {
 	if role != convo.RoleAssistant && len(w.thinking) > 0 {
-		n = append(n, member{key: "thinking", val: jsonx.AppendString(nil, string(w.thinking))})
+		n = append(n, wire.Member{Key: "thinking", Val: jsonx.AppendString(nil, string(w.thinking))})
 	}
 	if role != convo.RoleTool && w.hasToolName {
-		n = append(n, member{key: "tool_name", val: jsonx.AppendString(nil, string(w.toolName))})
+		n = append(n, wire.Member{Key: "tool_name", Val: jsonx.AppendString(nil, string(w.toolName))})
 	}
 	if role != convo.RoleTool && w.hasCallID {
-		n = append(n, member{key: "tool_call_id", val: jsonx.AppendString(nil, string(w.toolCallID))})
+		n = append(n, wire.Member{Key: "tool_call_id", Val: jsonx.AppendString(nil, string(w.toolCallID))})
 	}
 	return n
 }
@@ -208,40 +205,23 @@ func (d *decoder) result(i int, w *wireMsg, content string) convo.Part {
 		p.Parts = append(p.Parts, convo.Text(content))
 	}
 	p.Parts = append(p.Parts, imageParts(w.images)...)
-	name := string(w.toolName)
-	k := -1
-	for j, c := range d.open {
-		if c.answered {
-			continue
-		}
-		if w.hasCallID && c.id == string(w.toolCallID) || !w.hasCallID && (!w.hasToolName || c.name == name) {
-			k = j
-			break
-		}
-	}
-	var n members
+	var n wire.Members
 	if w.hasCallID {
 		p.ID = string(w.toolCallID)
 	} else {
-		n = append(n, member{key: "tool_call_id", val: nullJSON})
+		n = append(n, wire.Member{Key: "tool_call_id", Val: wire.Null})
 	}
 	if w.hasToolName {
-		p.Name = name
+		p.Name = string(w.toolName)
 	} else {
-		n = append(n, member{key: "tool_name", val: nullJSON})
+		n = append(n, wire.Member{Key: "tool_name", Val: wire.Null})
 	}
-	if k >= 0 {
-		d.open[k].answered = true
-		if p.ID == "" {
-			p.ID = d.open[k].id
-		}
-		if p.Name == "" {
-			p.Name = d.open[k].name
-		}
+	if id, name, ok := d.calls.Answer(p.ID, p.Name); ok {
+		p.ID, p.Name = cmp.Or(p.ID, id), cmp.Or(p.Name, name)
 	} else if !w.hasCallID {
-		d.warns = append(d.warns, provider.Warnf(msgPath(i), "tool result (%s) answers no call of the assistant message before it", orNone(name)))
+		d.warns = append(d.warns, provider.Warnf(msgPath(i), "tool result (%s) answers no call of the assistant message before it", orNone(p.Name)))
 	}
-	p.Native = n.native()
+	p.Native = n.Native(ProviderID)
 	return p
 }
 

@@ -3,35 +3,20 @@ package ollama
 import (
 	"cmp"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // Encode returns {"messages":[…]} for an Ollama /api/chat request, after the
 // shared conversion rules of provider.Prepare. The bytes depend only on h
 // and opts.
 func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	own := warnings(h, opts)
-	ph, from, warns, err := provider.PrepareIndexed(h, target, opts)
-	warns = append(warns, own...)
-	if err != nil {
-		var se *provider.StrictError
-		if errors.As(err, &se) {
-			return nil, warns, opts.Check(warns)
-		}
-		return nil, warns, err
-	}
-	out, err := encodePrepared(ph, from)
-	if err != nil {
-		return nil, warns, err
-	}
-	if err := opts.Check(warns); err != nil {
-		return nil, warns, err
-	}
-	return out, warns, nil
+	return wire.Encode(h, target, opts, warnings(h, opts), encodePrepared)
 }
 
 // encodePrepared maps a history provider.PrepareIndexed has made ready for
@@ -41,20 +26,10 @@ func encodePrepared(ph convo.History, from []int) ([]byte, error) {
 	e.buf = append(e.buf, `{"messages":[`...)
 	for k := range ph {
 		if err := e.message(&ph[k]); err != nil {
-			return nil, convo.ErrorAt(err, placeOf(from, k))
+			return nil, convo.ErrorAt(err, wire.PlaceOf(from, k))
 		}
 	}
 	return append(e.buf, "]}"...), nil
-}
-
-// placeOf names prepared message k in the caller's history. Part indices
-// under it are the prepared message's, which differ only where Prepare
-// dropped a part (and said so in a warning).
-func placeOf(from []int, k int) string {
-	if k < len(from) && from[k] >= 0 {
-		return msgPath(from[k])
-	}
-	return "inserted message"
 }
 
 func estimate(h convo.History) int {
@@ -82,35 +57,21 @@ type encoder struct {
 	scratch []byte
 	n       int // messages written
 	pieces  int // pieces written into the current joined string
-	// synth lists the ids of the last assistant message's calls that had
-	// none on the wire: results answering them send no tool_call_id
-	// either, so a decoded reply goes back as Ollama wrote it.
-	synth []string
-	// called holds the ids and names of the last assistant message's
-	// calls, to name results that have no name of their own.
-	called []idName
-}
-
-type idName struct{ id, name string }
-
-// callName returns the name of the call id of the last assistant message.
-func (e *encoder) callName(id string) string {
-	for _, c := range e.called {
-		if c.id == id {
-			return c.name
-		}
-	}
-	return ""
+	// called are the last assistant message's calls: a result without a
+	// name of its own takes its call's, and a result answering a call that
+	// had no id on the wire sends no tool_call_id either, so a decoded reply
+	// goes back as Ollama wrote it.
+	called wire.Calls
 }
 
 // open starts a wire message object with its role.
-func (e *encoder) open(role string, nat members) {
+func (e *encoder) open(role string, nat wire.Members) {
 	if e.n > 0 {
 		e.buf = append(e.buf, ',')
 	}
 	e.n++
 	e.buf = append(e.buf, `{"role":`...)
-	if v, ok := nat.get("role"); ok && len(v) > 2 && strings.EqualFold(string(v[1:len(v)-1]), role) {
+	if v, ok := nat.Get("role"); ok && len(v) > 2 && strings.EqualFold(string(v[1:len(v)-1]), role) {
 		e.buf = append(e.buf, v...) // the spelling the request had
 	} else {
 		e.buf = jsonx.AppendString(e.buf, role)
@@ -120,45 +81,36 @@ func (e *encoder) open(role string, nat members) {
 // extras writes the members of nat convo has no field for, skipping the
 // markers, the reply members of a reply message and the members this
 // object already has.
-func (e *encoder) extras(nat members, reply bool, skip ...string) {
+func (e *encoder) extras(nat wire.Members, reply bool, skip ...string) {
 	for _, m := range nat {
-		if m.key == "role" || (reply && replyKeys[m.key]) || (m.key == "content" && string(m.val) == "null") {
+		if m.Key == "role" || (reply && replyKeys[m.Key]) || (m.Key == "content" && string(m.Val) == "null") {
 			continue
 		}
-		if contains(skip, m.key) {
+		if slices.Contains(skip, m.Key) {
 			continue
 		}
 		if e.buf[len(e.buf)-1] != '{' {
 			e.buf = append(e.buf, ',')
 		}
-		e.buf = jsonx.AppendString(e.buf, m.key)
+		e.buf = jsonx.AppendString(e.buf, m.Key)
 		e.buf = append(e.buf, ':')
-		e.buf = append(e.buf, m.val...)
+		e.buf = append(e.buf, m.Val...)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (e *encoder) message(m *convo.Message) error {
-	nat, err := readNative(m.Native, &e.r)
+	nat, err := wire.ReadNative(m.Native, ProviderID, &e.r)
 	if err != nil {
 		return err
 	}
 	if m.Role == convo.RoleTool {
 		return e.results(m, nat)
 	}
-	e.synth, e.called = e.synth[:0], e.called[:0]
+	e.called.Reset()
 	e.open(string(m.Role), nat)
 	var wbuf [4]string
 	written := wbuf[:0]
-	if n := countText(m.Parts); n > 0 || !nat.absent("content") {
+	if n := countText(m.Parts); n > 0 || !nat.Absent("content") {
 		e.buf = append(e.buf, `,"content":`...)
 		if err := e.joined(m.Parts, n, ""); err != nil {
 			return err
@@ -263,11 +215,8 @@ func (e *encoder) piece(s string) bool {
 		e.buf = append(e.buf, '\\', 'n')
 	}
 	e.pieces++
-	mark := len(e.buf)
 	var ok bool
-	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
-	copy(e.buf[mark:], e.buf[mark+1:len(e.buf)-1])
-	e.buf = e.buf[:len(e.buf)-2]
+	e.buf, ok = wire.AppendEscaped(e.buf, s)
 	return ok
 }
 
@@ -276,11 +225,7 @@ func (e *encoder) text(p *convo.Part) (string, error) {
 	if p.Type != convo.TypeJSON {
 		return p.Text, nil
 	}
-	e.r.Reset(p.Value, convo.DefaultLimits.MaxDepth)
-	out, err := e.r.AppendRaw(e.scratch[:0])
-	if err == nil {
-		err = e.r.ExpectEnd()
-	}
+	out, err := wire.AppendValue(&e.r, e.scratch[:0], p.Value)
 	if err != nil {
 		return "", convo.ErrorAt(err, "value")
 	}
@@ -370,22 +315,19 @@ func (e *encoder) calls(ps []convo.Part) (bool, error) {
 }
 
 func (e *encoder) call(p *convo.Part) error {
-	cn, err := readNative(p.Native, &e.r)
+	cn, err := wire.ReadNative(p.Native, ProviderID, &e.r)
 	if err != nil {
 		return err
 	}
-	var fn members
-	if v, ok := cn.get("function"); ok && len(v) > 0 && v[0] == '{' {
-		if fn, err = readMembers(v, &e.r); err != nil {
+	var fn wire.Members
+	if v, ok := cn.Get("function"); ok && len(v) > 0 && v[0] == '{' {
+		if fn, err = wire.ReadMembers(v, ProviderID, &e.r); err != nil {
 			return err
 		}
 	}
 	e.buf = append(e.buf, '{')
-	e.called = append(e.called, idName{p.ID, p.Name})
-	if cn.absent("id") {
-		e.synth = append(e.synth, p.ID)
-	}
-	if p.ID != "" && !cn.absent("id") {
+	e.called.Add(p.ID, p.Name, cn.Absent("id"))
+	if p.ID != "" && !cn.Absent("id") {
 		var ok bool
 		e.buf = jsonx.AppendKey(e.buf, "id")
 		if e.buf, ok = jsonx.AppendStringChecked(e.buf, p.ID); !ok {
@@ -394,7 +336,7 @@ func (e *encoder) call(p *convo.Part) error {
 	}
 	e.buf = jsonx.AppendKey(e.buf, "function")
 	e.buf = append(e.buf, '{')
-	if v, ok := fn.get("index"); ok {
+	if v, ok := fn.Get("index"); ok {
 		e.buf = jsonx.AppendKey(e.buf, "index")
 		e.buf = append(e.buf, v...)
 	}
@@ -425,16 +367,9 @@ func (e *encoder) args(p *convo.Part) error {
 		e.buf = append(e.buf, "{}"...)
 		return nil
 	}
-	e.r.Reset(p.Args, convo.DefaultLimits.MaxDepth)
-	out, err := e.r.AppendRaw(e.buf)
-	if err == nil {
-		err = e.r.ExpectEnd()
-	}
-	if err != nil {
-		return err
-	}
-	e.buf = out
-	return nil
+	var err error
+	e.buf, err = wire.AppendValue(&e.r, e.buf, p.Args)
+	return err
 }
 
 func isObject(v []byte) bool {
@@ -449,14 +384,14 @@ func isObject(v []byte) bool {
 }
 
 // results writes one Ollama tool message per tool_result part.
-func (e *encoder) results(m *convo.Message, nat members) error {
+func (e *encoder) results(m *convo.Message, nat wire.Members) error {
 	first := true
 	for j := range m.Parts {
 		p := &m.Parts[j]
 		if p.Type != convo.TypeToolResult {
 			continue // warnings has said so
 		}
-		pn, err := readNative(p.Native, &e.r)
+		pn, err := wire.ReadNative(p.Native, ProviderID, &e.r)
 		if err != nil {
 			return convo.ErrorAt(err, index("parts", j))
 		}
@@ -465,7 +400,7 @@ func (e *encoder) results(m *convo.Message, nat members) error {
 		if p.Error {
 			prefix = errorPrefix
 		}
-		if n := countText(p.Parts); n > 0 || prefix != "" || !nat.absent("content") {
+		if n := countText(p.Parts); n > 0 || prefix != "" || !nat.Absent("content") {
 			e.buf = append(e.buf, `,"content":`...)
 			if err := e.joined(p.Parts, n, prefix); err != nil {
 				return convo.ErrorAt(err, index("parts", j))
@@ -473,14 +408,14 @@ func (e *encoder) results(m *convo.Message, nat members) error {
 		}
 		e.images(p.Parts)
 		// A result from a format without names (OpenAI's) takes its call's.
-		if name := cmp.Or(p.Name, e.callName(p.ID)); name != "" && !pn.absent("tool_name") {
+		if name := cmp.Or(p.Name, e.called.Name(p.ID)); name != "" && !pn.Absent("tool_name") {
 			var ok bool
 			e.buf = jsonx.AppendKey(e.buf, "tool_name")
 			if e.buf, ok = jsonx.AppendStringChecked(e.buf, name); !ok {
 				return convo.ErrorAt(errors.New("invalid UTF-8"), index("parts", j)+".name")
 			}
 		}
-		if p.ID != "" && !pn.absent("tool_call_id") && !contains(e.synth, p.ID) {
+		if p.ID != "" && !pn.Absent("tool_call_id") && !e.called.Synthetic(p.ID) {
 			var ok bool
 			e.buf = jsonx.AppendKey(e.buf, "tool_call_id")
 			if e.buf, ok = jsonx.AppendStringChecked(e.buf, p.ID); !ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // ReplyCodec returns the codec for Ollama /api/chat replies: a whole
@@ -83,7 +84,7 @@ type accumulator struct {
 	thinking  []byte
 	images    []string
 	calls     []wireCall
-	extra     members
+	extra     wire.Members
 	done      bool
 	reason    string
 	hasReason bool
@@ -92,7 +93,7 @@ type accumulator struct {
 	eval      int64
 	hasUsage  bool
 	logprobs  []byte // the elements of every logprobs array, comma-separated
-	remote    members
+	remote    wire.Members
 	err       error
 	warns     []provider.Warning
 	late      bool // a line came after the done line
@@ -194,7 +195,7 @@ func (a *accumulator) line(data []byte) error {
 			k := string(key)
 			v, err := r.ReadRaw()
 			if err == nil {
-				a.remote = setMember(a.remote, k, v)
+				a.remote = a.remote.Set(k, v)
 			}
 			return convo.ErrorAt(err, k)
 		}
@@ -265,20 +266,9 @@ func (a *accumulator) message() error {
 	// slice holding them is reused.
 	a.calls = append(a.calls, w.calls...)
 	for _, m := range w.extra {
-		a.extra = setMember(a.extra, m.key, m.val)
+		a.extra = a.extra.Set(m.Key, m.Val)
 	}
 	return nil
-}
-
-// setMember sets key in ms, replacing an earlier value.
-func setMember(ms members, key string, val []byte) members {
-	for i := range ms {
-		if ms[i].key == key {
-			ms[i].val = val
-			return ms
-		}
-	}
-	return append(ms, member{key: key, val: val})
 }
 
 // Snapshot returns the message as accumulated so far.
@@ -330,31 +320,31 @@ func (a *accumulator) build() convo.Message {
 	if t, err := time.Parse(time.RFC3339Nano, string(a.createdAt)); err == nil {
 		m.Time = t.UTC()
 	}
-	var n members
+	var n wire.Members
 	if a.role != "" && a.role != "assistant" {
-		n = append(n, member{key: "role", val: jsonx.AppendString(nil, a.role)})
+		n = append(n, wire.Member{Key: "role", Val: jsonx.AppendString(nil, a.role)})
 	}
 	if len(a.createdAt) > 0 {
-		n = append(n, member{key: "created_at", val: jsonx.AppendString(nil, string(a.createdAt))})
+		n = append(n, wire.Member{Key: "created_at", Val: jsonx.AppendString(nil, string(a.createdAt))})
 	}
 	if a.hasReason {
-		n = append(n, member{key: "done_reason", val: jsonx.AppendString(nil, a.reason)})
+		n = append(n, wire.Member{Key: "done_reason", Val: jsonx.AppendString(nil, a.reason)})
 	}
 	for i, v := range a.metrics {
 		if v != nil {
-			n = append(n, member{key: metricKeys[i], val: append([]byte(nil), v...)})
+			n = append(n, wire.Member{Key: metricKeys[i], Val: append([]byte(nil), v...)})
 		}
 	}
 	if a.logprobs != nil {
-		n = append(n, member{key: "logprobs", val: append(append([]byte{'['}, a.logprobs...), ']')})
+		n = append(n, wire.Member{Key: "logprobs", Val: append(append([]byte{'['}, a.logprobs...), ']')})
 	}
 	n = append(n, a.remote...)
 	for _, x := range a.extra {
-		if !replyKeys[x.key] && x.key != "role" {
+		if !replyKeys[x.Key] && x.Key != "role" {
 			n = append(n, x)
 		}
 	}
-	m.Native = n.native()
+	m.Native = n.Native(ProviderID)
 	return m
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // warnings lists what the Ollama mapping itself drops or changes in h, with
@@ -58,7 +59,7 @@ func partWarnings(w []provider.Warning, i, result int, role convo.Role, ps []con
 				w = append(w, provider.Warnf(path(), "json part sent as text: Ollama content is plain text"))
 			}
 		case convo.TypeReasoning:
-			if role != convo.RoleAssistant && keptReasoning(p, opts) {
+			if role != convo.RoleAssistant && wire.KeptReasoning(p, ProviderID, opts) {
 				w = append(w, provider.Warnf(path(), "reasoning in a %s message dropped: Ollama takes thinking on assistant messages only", role))
 			}
 		case convo.TypeToolCall:
@@ -88,14 +89,4 @@ func partWarnings(w []provider.Warning, i, result int, role convo.Role, ps []con
 		}
 	}
 	return w
-}
-
-// keptReasoning reports whether provider.Prepare keeps p as a reasoning
-// part for Ollama (rather than dropping it or turning it into text).
-func keptReasoning(p *convo.Part, opts provider.Options) bool {
-	if p.Provider == ProviderID {
-		return true
-	}
-	text := p.Text != "" || len(p.Summary) > 0
-	return text && opts.Reasoning != provider.ReasoningText
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // wireCall is one entry of a message's "tool_calls" as read.
@@ -14,8 +15,8 @@ type wireCall struct {
 	hasID bool
 	name  string
 	args  []byte // compact JSON; nil when absent or null
-	fn    members
-	extra members
+	fn    wire.Members
+	extra wire.Members
 }
 
 // wireMsg is one Ollama message object as read. Byte slices may alias the
@@ -32,7 +33,7 @@ type wireMsg struct {
 	hasToolName bool
 	toolCallID  []byte
 	hasCallID   bool
-	extra       members
+	extra       wire.Members
 }
 
 // optString reads a string or null; null counts as absent.
@@ -80,7 +81,7 @@ func readMessage(r *jsonx.Reader, w *wireMsg) error {
 			return convo.ErrorAt(err, "tool_call_id")
 		}
 		v, err := r.ReadRaw()
-		w.extra = append(w.extra, member{key: string(key), val: v})
+		w.extra = append(w.extra, wire.Member{Key: string(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 }
@@ -130,7 +131,7 @@ func readCall(r *jsonx.Reader, c *wireCall) error {
 			return convo.ErrorAt(readFunction(r, c), "function")
 		}
 		v, err := r.ReadRaw()
-		c.extra = append(c.extra, member{key: string(key), val: v})
+		c.extra = append(c.extra, wire.Member{Key: string(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
@@ -161,11 +162,11 @@ func readFunction(r *jsonx.Reader, c *wireCall) error {
 			return convo.ErrorAt(err, "arguments")
 		case "index":
 			num, err := r.ReadNumber()
-			c.fn = append(c.fn, member{key: "index", val: append([]byte(nil), num...)})
+			c.fn = append(c.fn, wire.Member{Key: "index", Val: append([]byte(nil), num...)})
 			return convo.ErrorAt(err, "index")
 		}
 		v, err := r.ReadRaw()
-		c.fn = append(c.fn, member{key: string(key), val: v})
+		c.fn = append(c.fn, wire.Member{Key: string(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
@@ -181,16 +182,16 @@ func readFunction(r *jsonx.Reader, c *wireCall) error {
 // none, and recorded as synthesised.
 func (c *wireCall) part(synth string) convo.Part {
 	p := convo.Part{Type: convo.TypeToolCall, ID: c.id, Name: c.name, Args: c.args}
-	var n members
+	var n wire.Members
 	if !c.hasID {
 		p.ID = synth
-		n = append(n, member{key: "id", val: nullJSON})
+		n = append(n, wire.Member{Key: "id", Val: wire.Null})
 	}
 	if len(c.fn) > 0 {
-		n = append(n, member{key: "function", val: c.fn.object()})
+		n = append(n, wire.Member{Key: "function", Val: c.fn.Object()})
 	}
 	n = append(n, c.extra...)
-	p.Native = n.native()
+	p.Native = n.Native(ProviderID)
 	return p
 }
 

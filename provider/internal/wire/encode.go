@@ -1,0 +1,59 @@
+package wire
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+)
+
+// Encode runs the steps of a codec's Encode around its own mapping:
+// provider.PrepareIndexed makes h ready for t, enc maps the prepared
+// history (from maps its messages to h's, for error paths), and
+// opts.Strict is checked against Prepare's warnings followed by own, the
+// format's warnings about h itself. Under Strict, a warning from Prepare
+// fails with all the warnings listed.
+func Encode(h convo.History, t provider.Target, opts provider.Options, own []provider.Warning,
+	enc func(ph convo.History, from []int) ([]byte, error)) ([]byte, []provider.Warning, error) {
+	ph, from, warns, err := provider.PrepareIndexed(h, t, opts)
+	warns = append(warns, own...)
+	if err != nil {
+		var se *provider.StrictError
+		if errors.As(err, &se) {
+			return nil, warns, opts.Check(warns)
+		}
+		return nil, warns, err
+	}
+	out, err := enc(ph, from)
+	if err != nil {
+		return nil, warns, err
+	}
+	if err := opts.Check(warns); err != nil {
+		return nil, warns, err
+	}
+	return out, warns, nil
+}
+
+// PlaceOf names prepared message k in the caller's history, given the map
+// provider.PrepareIndexed returned. Part indices under it are the prepared
+// message's, which differ only where Prepare dropped a part (and said so in
+// a warning).
+func PlaceOf(from []int, k int) string {
+	if k < len(from) && from[k] >= 0 {
+		return "messages[" + strconv.Itoa(from[k]) + "]"
+	}
+	return "inserted message"
+}
+
+// KeptReasoning reports whether provider.Prepare keeps reasoning part p as
+// a reasoning part for a target with PlainReasoning (rather than dropping
+// it or turning it into text): providerID's own reasoning always, another
+// provider's when it has text and opts does not ask for text.
+func KeptReasoning(p *convo.Part, providerID string, opts provider.Options) bool {
+	if p.Provider == providerID {
+		return true
+	}
+	text := p.Text != "" || len(p.Summary) > 0
+	return text && opts.Reasoning != provider.ReasoningText
+}

@@ -1,0 +1,31 @@
+package wire
+
+import (
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+)
+
+// AppendValue appends the single JSON value v to dst, compact, reading it
+// with r. When v is not exactly one valid JSON value it returns dst as it
+// was and the error.
+func AppendValue(r *jsonx.Reader, dst, v []byte) ([]byte, error) {
+	r.Reset(v, convo.DefaultLimits.MaxDepth)
+	out, err := r.AppendRaw(dst)
+	if err == nil {
+		err = r.ExpectEnd()
+	}
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+// AppendEscaped appends s escaped as JSON string content, without the
+// quotes: a piece of a string being written. ok is false when s is not
+// valid UTF-8.
+func AppendEscaped(dst []byte, s string) (out []byte, ok bool) {
+	mark := len(dst)
+	dst, ok = jsonx.AppendStringChecked(dst, s)
+	copy(dst[mark:], dst[mark+1:len(dst)-1])
+	return dst[:len(dst)-2], ok
+}
