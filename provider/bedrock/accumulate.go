@@ -11,6 +11,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // NewAccumulator returns an accumulator for one ConverseStream reply. It
@@ -602,8 +603,8 @@ func (b *block) part(final bool) (convo.Part, string) {
 	case kindText:
 		p := convo.Text(b.text.String())
 		if len(b.cites) > 0 {
-			cc := nativeObject([]nativeMember{{key: "citations", val: jsonArray(b.cites)}})
-			p.Native = withNative(nil, nativeObject([]nativeMember{{key: "citationsContent", val: cc}}))
+			cc := wire.Members{{Key: "citations", Val: jsonArray(b.cites)}}.Object()
+			p.Native = withNative(nil, wire.Members{{Key: "citationsContent", Val: cc}}.Object())
 		}
 		return p, ""
 	case kindReasoning:
@@ -648,12 +649,12 @@ func (b *block) toolUse(final bool) (convo.Part, string) {
 		if in == nil {
 			in = jsonx.AppendString(nil, input)
 		}
-		obj := nativeObject([]nativeMember{
-			{key: "toolUseId", val: jsonx.AppendString(nil, b.id)},
-			{key: "name", val: jsonx.AppendString(nil, b.name)},
-			{key: "input", val: in},
-			{key: "type", val: jsonx.AppendString(nil, b.typ)},
-		})
+		obj := wire.Members{
+			{Key: "toolUseId", Val: jsonx.AppendString(nil, b.id)},
+			{Key: "name", Val: jsonx.AppendString(nil, b.name)},
+			{Key: "input", Val: in},
+			{Key: "type", Val: jsonx.AppendString(nil, b.typ)},
+		}.Object()
 		return provider.OpaquePart(ProviderID, "toolUse", jsonObject("toolUse", obj)), warn
 	}
 	p := convo.Part{Type: convo.TypeToolCall, ID: b.id, Name: b.name}
@@ -663,7 +664,7 @@ func (b *block) toolUse(final bool) (convo.Part, string) {
 		p.ArgsRaw = input
 	}
 	if b.typ != "" {
-		p.Native = withNative(nil, nativeObject([]nativeMember{{key: "type", val: jsonx.AppendString(nil, b.typ)}}))
+		p.Native = withNative(nil, wire.Members{{Key: "type", Val: jsonx.AppendString(nil, b.typ)}}.Object())
 	}
 	return p, warn
 }
@@ -679,30 +680,30 @@ func (b *block) toolResult() convo.Part {
 			items[i] = it.bytes
 		}
 	}
-	ms := []nativeMember{
-		{key: "toolUseId", val: jsonx.AppendString(nil, b.id)},
-		{key: "content", val: jsonArray(items)},
+	ms := wire.Members{
+		{Key: "toolUseId", Val: jsonx.AppendString(nil, b.id)},
+		{Key: "content", Val: jsonArray(items)},
 	}
 	if b.status != "" {
-		ms = append(ms, nativeMember{key: "status", val: jsonx.AppendString(nil, b.status)})
+		ms = append(ms, wire.Member{Key: "status", Val: jsonx.AppendString(nil, b.status)})
 	}
 	if b.typ != "" {
-		ms = append(ms, nativeMember{key: "type", val: jsonx.AppendString(nil, b.typ)})
+		ms = append(ms, wire.Member{Key: "type", Val: jsonx.AppendString(nil, b.typ)})
 	}
-	return provider.OpaquePart(ProviderID, "toolResult", jsonObject("toolResult", nativeObject(ms)))
+	return provider.OpaquePart(ProviderID, "toolResult", jsonObject("toolResult", ms.Object()))
 }
 
 func (b *block) image() convo.Part {
 	p := convo.Part{Type: convo.TypeImage, Data: base64.StdEncoding.EncodeToString(b.data)}
-	var ms []nativeMember
+	var ms wire.Members
 	if b.errRaw != nil {
-		ms = append(ms, nativeMember{key: "error", val: b.errRaw})
+		ms = append(ms, wire.Member{Key: "error", Val: b.errRaw})
 	}
 	mime, keep := mimeOf(convo.TypeImage, b.format)
 	p.MediaType = mime
 	if keep {
-		ms = append(ms, nativeMember{key: "format", val: jsonx.AppendString(nil, b.format)})
+		ms = append(ms, wire.Member{Key: "format", Val: jsonx.AppendString(nil, b.format)})
 	}
-	p.Native = withNative(nil, nativeObject(ms))
+	p.Native = withNative(nil, ms.Object())
 	return p
 }

@@ -354,3 +354,28 @@ func TestEncodeStrict(t *testing.T) {
 		t.Fatalf("got %v, %v", err, warns)
 	}
 }
+
+// TestEncodeSniffsImageFormat: an image without a MIME type is sent with
+// the format its magic number says; one of no format Bedrock takes cannot
+// be sent.
+func TestEncodeSniffsImageFormat(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"iVBORw0KGgoAAAANSUhEUg==", `"format":"png"`},
+		{"/9j/4AAQSkZJRg==", `"format":"jpeg"`},
+		{"R0lGODlhAQABAIAAAA==", `"format":"gif"`},
+		{"UklGRhoAAABXRUJQVlA4IA==", `"format":"webp"`},
+		{"UklGRhoAAABXQVZFZm10IA==", ""}, // a WAV file
+	} {
+		h := convo.History{convo.User("look", convo.Part{Type: convo.TypeImage, Data: tc.data})}
+		body, _, err := Converse{}.Encode(h, provider.Options{})
+		if tc.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "messages[0].parts[1]: the target cannot take image") {
+				t.Errorf("%s: got %v, %s; want an error", tc.data, err, body)
+			}
+			continue
+		}
+		if err != nil || !bytes.Contains(body, []byte(tc.want)) {
+			t.Errorf("%s: got %v, %s; want %s", tc.data, err, body, tc.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // Decode reads the conversation fields of a Converse request body ("system"
@@ -91,8 +92,8 @@ type decoder struct {
 	r      *jsonx.Reader
 	h      convo.History
 	warns  []provider.Warning
-	native []nativeMember // scratch for the members of the object being read
-	opaque bool           // the block being read has a shape convo does not map
+	native wire.Members // scratch for the members of the object being read
+	opaque bool         // the block being read has a shape convo does not map
 	blk    blockState
 	calls  []callName // tool calls of the last assistant message
 	spans  []span     // raw places of the tool results of the content being read
@@ -151,7 +152,7 @@ func (d *decoder) message(i int) error {
 	roleSet, contentSet := false, false
 	var parts []convo.Part
 	d.spans = d.spans[:0]
-	var extra []nativeMember
+	var extra wire.Members
 	err := d.r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "role":
@@ -166,7 +167,7 @@ func (d *decoder) message(i int) error {
 			return convo.ErrorAt(err, "content")
 		}
 		v, err := d.r.ReadRaw()
-		extra = append(extra, nativeMember{key: string(key), val: v})
+		extra = append(extra, wire.Member{Key: string(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
@@ -201,12 +202,12 @@ func (d *decoder) message(i int) error {
 // field for, under "message" in the Bedrock native object: a reply's
 // message also carries response members (stopReason, metrics, …) there,
 // which never go into a request.
-func messageNative(extra []nativeMember) convo.Native {
-	obj := nativeObject(extra)
+func messageNative(extra wire.Members) convo.Native {
+	obj := extra.Object()
 	if obj == nil {
 		return nil
 	}
-	return withNative(nil, nativeObject([]nativeMember{{key: "message", val: obj}}))
+	return withNative(nil, wire.Members{{Key: "message", Val: obj}}.Object())
 }
 
 func wireName(t convo.PartType) string {
@@ -493,14 +494,14 @@ func (d *decoder) readString(dst *string, name string) error {
 // scratch list.
 func (d *decoder) keep(key []byte) error {
 	v, err := d.r.ReadRaw()
-	d.native = append(d.native, nativeMember{key: string(key), val: v})
+	d.native = append(d.native, wire.Member{Key: string(key), Val: v})
 	return convo.ErrorAt(err, string(key))
 }
 
 // takeNative returns the native scratch list as a Native value and empties
 // the list.
 func (d *decoder) takeNative(mark int) convo.Native {
-	obj := nativeObject(d.native[mark:])
+	obj := d.native[mark:].Object()
 	d.native = d.native[:mark]
 	return withNative(nil, obj)
 }
@@ -533,7 +534,7 @@ func (d *decoder) media(p *convo.Part, t convo.PartType) error {
 	mime, keepFormat := mimeOf(t, format)
 	p.MediaType = mime
 	if keepFormat {
-		d.native = append(d.native, nativeMember{key: "format", val: jsonx.AppendString(nil, format)})
+		d.native = append(d.native, wire.Member{Key: "format", Val: jsonx.AppendString(nil, format)})
 	}
 	p.Native = d.takeNative(mark)
 	return nil
@@ -578,7 +579,7 @@ func (d *decoder) source(p *convo.Part, t convo.PartType) error {
 				}
 				p.Text = text
 				src := append(append([]byte(`{"content":`), raw...), '}')
-				d.native = append(d.native, nativeMember{key: "source", val: src})
+				d.native = append(d.native, wire.Member{Key: "source", Val: src})
 				return nil
 			}
 		}
@@ -592,20 +593,20 @@ func (d *decoder) source(p *convo.Part, t convo.PartType) error {
 }
 
 func (d *decoder) s3(p *convo.Part) error {
-	var extra []nativeMember
+	var extra wire.Members
 	err := d.r.ReadObject(func(k []byte) error {
 		if string(k) == "uri" {
 			return d.readString(&p.URL, "uri")
 		}
 		v, err := d.r.ReadRaw()
-		extra = append(extra, nativeMember{key: string(k), val: v})
+		extra = append(extra, wire.Member{Key: string(k), Val: v})
 		return convo.ErrorAt(err, string(k))
 	})
 	if err == nil && p.URL == "" {
 		err = errors.New(`no "uri"`)
 	}
-	if obj := nativeObject(extra); obj != nil {
-		d.native = append(d.native, nativeMember{key: "s3Location", val: obj})
+	if obj := extra.Object(); obj != nil {
+		d.native = append(d.native, wire.Member{Key: "s3Location", Val: obj})
 	}
 	return err
 }
@@ -661,7 +662,7 @@ func (d *decoder) toolUse(p *convo.Part) error {
 				// A server tool runs on Bedrock's side: no client result
 				// answers it, so it is kept whole rather than as a call.
 				d.opaque = d.opaque || s == "server_tool_use"
-				d.native = append(d.native, nativeMember{key: "type", val: jsonx.AppendString(nil, s)})
+				d.native = append(d.native, wire.Member{Key: "type", Val: jsonx.AppendString(nil, s)})
 				return nil
 			}
 		}
@@ -712,7 +713,7 @@ func (d *decoder) toolResult(p *convo.Part) error {
 				if s == "error" {
 					p.Error = true
 				} else {
-					d.native = append(d.native, nativeMember{key: "status", val: jsonx.AppendString(nil, s)})
+					d.native = append(d.native, wire.Member{Key: "status", Val: jsonx.AppendString(nil, s)})
 				}
 				return nil
 			}
@@ -778,7 +779,7 @@ func (d *decoder) reasoning(p *convo.Part) error {
 // it is not exactly one text).
 func (d *decoder) citations(p *convo.Part) error {
 	p.Type = convo.TypeText
-	var kept []nativeMember
+	var kept wire.Members
 	err := d.r.ReadObject(func(k []byte) error {
 		raw, err := d.r.ReadRaw()
 		if err != nil {
@@ -795,13 +796,13 @@ func (d *decoder) citations(p *convo.Part) error {
 				return nil
 			}
 		}
-		kept = append(kept, nativeMember{key: string(k), val: raw})
+		kept = append(kept, wire.Member{Key: string(k), Val: raw})
 		return nil
 	})
-	obj := nativeObject(kept)
+	obj := kept.Object()
 	if obj == nil {
 		obj = []byte("{}")
 	}
-	p.Native = withNative(nil, nativeObject([]nativeMember{{key: "citationsContent", val: obj}}))
+	p.Native = withNative(nil, wire.Members{{Key: "citationsContent", Val: obj}}.Object())
 	return err
 }

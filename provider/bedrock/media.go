@@ -1,10 +1,10 @@
 package bedrock
 
 import (
-	"encoding/base64"
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // formatInfo ties a Bedrock format name to the MIME type convo keeps.
@@ -152,37 +152,11 @@ func mediaFormat(p convo.Part) (string, bool) {
 	}
 	if p.MediaType == "" {
 		if p.Type == convo.TypeImage && p.Data != "" {
-			if f := sniffImage(p.Data); f != "" {
-				return f, true
-			}
-			return "", false
+			return formatOfMIME(p.Type, wire.ImageType(wire.Head(p.Data)))
 		}
 		return "", true
 	}
 	return formatOfMIME(p.Type, p.MediaType)
-}
-
-// sniffImage recognises the image formats Bedrock takes by their magic
-// numbers, from the first base64 characters of the data.
-func sniffImage(data string) string {
-	if len(data) > 24 {
-		data = data[:24]
-	}
-	head, err := base64.StdEncoding.DecodeString(data)
-	if err != nil {
-		return ""
-	}
-	switch {
-	case strings.HasPrefix(string(head), "\x89PNG\r\n\x1a\n"):
-		return "png"
-	case strings.HasPrefix(string(head), "\xff\xd8\xff"):
-		return "jpeg"
-	case strings.HasPrefix(string(head), "GIF87a"), strings.HasPrefix(string(head), "GIF89a"):
-		return "gif"
-	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
-		return "webp"
-	}
-	return ""
 }
 
 func isS3(url string) bool { return strings.HasPrefix(url, "s3://") }

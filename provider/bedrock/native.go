@@ -12,35 +12,8 @@ import (
 // or message under "bedrock", and written back into the same object when
 // encoding for Bedrock. A few members record what a convo field cannot say
 // by itself: "format" when a MIME type has several Bedrock formats,
-// "status" when a successful tool result said so explicitly.
-
-// nativeMember is one kept member.
-type nativeMember struct {
-	key string
-	val []byte // a compact JSON value
-}
-
-// nativeObject builds the JSON object of members, or nil for none.
-func nativeObject(ms []nativeMember) json.RawMessage {
-	if len(ms) == 0 {
-		return nil
-	}
-	n := 2
-	for _, m := range ms {
-		n += len(m.key) + len(m.val) + 4
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '{')
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonx.AppendString(b, m.key)
-		b = append(b, ':')
-		b = append(b, m.val...)
-	}
-	return append(b, '}')
-}
+// "status" when a successful tool result said so explicitly. Members are
+// gathered as wire.Members and written with their Object method.
 
 // withNative returns n with the Bedrock object set to obj (nil: n as is).
 func withNative(n convo.Native, obj json.RawMessage) convo.Native {

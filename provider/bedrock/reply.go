@@ -7,6 +7,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // ReplyCodec returns the Bedrock Converse reply codec: Converse response
@@ -77,7 +78,7 @@ func (d *decoder) output() error {
 func (d *decoder) replyMessage() error {
 	var role string
 	var parts []convo.Part
-	var extra []nativeMember
+	var extra wire.Members
 	contentSet := false
 	d.spans = d.spans[:0]
 	err := d.r.ReadObject(func(key []byte) error {
@@ -93,7 +94,7 @@ func (d *decoder) replyMessage() error {
 			return convo.ErrorAt(err, "content")
 		}
 		v, err := d.r.ReadRaw()
-		extra = append(extra, nativeMember{key: string(key), val: v})
+		extra = append(extra, wire.Member{Key: string(key), Val: v})
 		return convo.ErrorAt(err, string(key))
 	})
 	if err != nil {
@@ -114,8 +115,8 @@ type reply struct {
 	stop     string
 	hasStop  bool
 	use      *convo.Usage
-	native   []nativeMember
-	useExtra []nativeMember // usage members convo has no field for
+	native   wire.Members
+	useExtra wire.Members // usage members convo has no field for
 }
 
 func (r *reply) stopReason(rd *jsonx.Reader) error {
@@ -124,7 +125,7 @@ func (r *reply) stopReason(rd *jsonx.Reader) error {
 		return err
 	}
 	r.stop, r.hasStop = s, true
-	r.native = append(r.native, nativeMember{key: "stopReason", val: jsonx.AppendString(nil, s)})
+	r.native = append(r.native, wire.Member{Key: "stopReason", Val: jsonx.AppendString(nil, s)})
 	return nil
 }
 
@@ -138,13 +139,8 @@ func (r *reply) keep(rd *jsonx.Reader, key []byte) error {
 	if err != nil {
 		return err
 	}
-	for i := range r.native {
-		if r.native[i].key == string(key) {
-			r.native[i].val = v // a later event's value replaces an earlier one
-			return nil
-		}
-	}
-	r.native = append(r.native, nativeMember{key: string(key), val: v})
+	// A later event's value replaces an earlier one.
+	r.native = r.native.Set(string(key), v)
 	return nil
 }
 
@@ -167,7 +163,7 @@ func (r *reply) usage(rd *jsonx.Reader) error {
 			dst = &u.CacheWrite
 		default:
 			v, err := rd.ReadRaw()
-			r.useExtra = append(r.useExtra, nativeMember{key: string(key), val: v})
+			r.useExtra = append(r.useExtra, wire.Member{Key: string(key), Val: v})
 			return convo.ErrorAt(err, string(key))
 		}
 		if rd.ReadNull() {
@@ -197,9 +193,9 @@ func (r *reply) finish(m *convo.Message, opts provider.Options) {
 	}
 	native := r.native
 	if len(r.useExtra) > 0 {
-		native = append(native[:len(native):len(native)], nativeMember{key: "usage", val: nativeObject(r.useExtra)})
+		native = append(native[:len(native):len(native)], wire.Member{Key: "usage", Val: r.useExtra.Object()})
 	}
-	if obj := nativeObject(native); obj != nil {
+	if obj := native.Object(); obj != nil {
 		if old := m.Native[ProviderID]; old != nil {
 			// The members of output.message convo did not map, under
 			// "message", come first.
