@@ -10,6 +10,7 @@ import (
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // ReplyCodec returns the reply codec of the Anthropic Messages API.
@@ -29,56 +30,12 @@ func (e *Error) Error() string {
 	return "anthropic " + e.Type + ": " + e.Message
 }
 
-// member is one object member kept verbatim.
-type member struct {
-	key string
-	val []byte // compact JSON
-}
-
-// setMember sets key in ms, replacing an earlier value.
-func setMember(ms []member, key string, val []byte) []member {
-	for i := range ms {
-		if ms[i].key == key {
-			ms[i].val = val
-			return ms
-		}
-	}
-	return append(ms, member{key, val})
-}
-
-func getMember(ms []member, key string) []byte {
-	for _, m := range ms {
-		if m.key == key {
-			return m.val
-		}
-	}
-	return nil
-}
-
-func objectOf(ms []member) []byte {
-	n := 2
-	for _, m := range ms {
-		n += len(m.key) + len(m.val) + 4
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '{')
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonx.AppendString(b, m.key)
-		b = append(b, ':')
-		b = append(b, m.val...)
-	}
-	return append(b, '}')
-}
-
 // head is a Message object apart from its content: what message_start
 // announces and message_delta updates.
 type head struct {
 	id, model string
-	top       []member // other members (stop_reason, stop_sequence, …), nulls left out
-	usage     []member // usage members, nulls left out
+	top       wire.Members // other members (stop_reason, stop_sequence, …), nulls left out
+	usage     wire.Members // usage members, nulls left out
 	hasUsage  bool
 }
 
@@ -157,7 +114,7 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 			return nil
 		}
 		v, err := r.ReadRaw()
-		h.top = setMember(h.top, string(key), v)
+		h.top = h.top.Set(string(key), v)
 		return atKey(err, key)
 	})
 	if err != nil {
@@ -190,7 +147,7 @@ func (d *replyReader) optString(dst *string) error {
 
 // members reads an object's members into ms, overwriting earlier values;
 // nulls are left out.
-func (d *replyReader) members(ms *[]member) error {
+func (d *replyReader) members(ms *wire.Members) error {
 	r := d.r
 	if r.Peek() != jsonx.Object {
 		return r.Errorf("want an object, got %s", r.Peek())
@@ -200,7 +157,7 @@ func (d *replyReader) members(ms *[]member) error {
 			return nil
 		}
 		v, err := r.ReadRaw()
-		*ms = setMember(*ms, string(key), v)
+		*ms = (*ms).Set(string(key), v)
 		return err
 	})
 }
@@ -231,7 +188,7 @@ func (h *head) finish(parts []convo.Part) (convo.Message, error) {
 		}
 	}
 	native := h.top
-	if raw := getMember(h.top, "stop_reason"); raw != nil {
+	if raw := h.top.Value("stop_reason"); raw != nil {
 		var reason string
 		r := jsonx.NewReader(raw, 0)
 		if r.Peek() == jsonx.String {
@@ -246,11 +203,11 @@ func (h *head) finish(parts []convo.Part) (convo.Message, error) {
 		}
 		m.Usage = u
 		if len(rest) > 0 {
-			native = append(native[:len(native):len(native)], member{"usage", objectOf(rest)})
+			native = append(native[:len(native):len(native)], wire.Member{Key: "usage", Val: rest.Object()})
 		}
 	}
 	if len(native) > 0 {
-		m.Native = convo.Native{ProviderID: objectOf(native)}
+		m.Native = convo.Native{ProviderID: native.Object()}
 	}
 	return m, nil
 }
@@ -279,12 +236,12 @@ func finishOf(reason string) convo.Finish {
 // (uncached, written to the cache and read from it), as Anthropic bills
 // them; output includes thinking; there is no reported total. Members convo
 // has no field for are returned.
-func usageOf(ms []member) (*convo.Usage, []member, error) {
+func usageOf(ms wire.Members) (*convo.Usage, wire.Members, error) {
 	u := &convo.Usage{}
-	var rest []member
+	var rest wire.Members
 	for _, m := range ms {
 		var dst *int64
-		switch m.key {
+		switch m.Key {
 		case "input_tokens":
 			dst = &u.Input
 		case "output_tokens":
@@ -295,7 +252,7 @@ func usageOf(ms []member) (*convo.Usage, []member, error) {
 			dst = &u.CacheRead
 		case "output_tokens_details":
 			rest = append(rest, m)
-			r := jsonx.NewReader(m.val, 0)
+			r := jsonx.NewReader(m.Val, 0)
 			if r.Peek() != jsonx.Object {
 				continue
 			}
@@ -308,20 +265,20 @@ func usageOf(ms []member) (*convo.Usage, []member, error) {
 				return err
 			})
 			if err != nil {
-				return nil, nil, convo.ErrorAt(err, m.key)
+				return nil, nil, convo.ErrorAt(err, m.Key)
 			}
 			continue
 		default:
 			rest = append(rest, m)
 			continue
 		}
-		r := jsonx.NewReader(m.val, 0)
+		r := jsonx.NewReader(m.Val, 0)
 		n, err := r.ReadInt()
 		if err == nil && n < 0 {
 			err = fmt.Errorf("negative token count %d", n)
 		}
 		if err != nil {
-			return nil, nil, convo.ErrorAt(err, m.key)
+			return nil, nil, convo.ErrorAt(err, m.Key)
 		}
 		*dst = n
 	}

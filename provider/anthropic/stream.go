@@ -8,6 +8,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // NewAccumulator returns an accumulator for one streamed Messages reply. It
@@ -50,8 +51,8 @@ type accumulator struct {
 // sblock is a content block being streamed.
 type sblock struct {
 	typ      string
-	part     convo.Part // as content_block_start gave it (known types)
-	members  []member   // the whole block, for types convo keeps opaque
+	part     convo.Part   // as content_block_start gave it (known types)
+	members  wire.Members // the whole block, for types convo keeps opaque
 	opaque   bool
 	text     []byte // text_delta / thinking_delta
 	sig      []byte // signature_delta
@@ -73,7 +74,7 @@ type event struct {
 	message  bool
 	head     head
 	parts    []convo.Part
-	usage    []member
+	usage    wire.Members
 	hasUsage bool
 	apiErr   *Error
 }
@@ -83,7 +84,7 @@ type delta struct {
 	text, partial, thinking, signature     []byte
 	hasText, hasPartial, hasThink, hasSign bool
 	citation                               []byte
-	members                                []member // message_delta: stop_reason, …
+	members                                wire.Members // message_delta: stop_reason, …
 }
 
 func (a *accumulator) warn(format string, args ...any) {
@@ -195,7 +196,7 @@ func (a *accumulator) readDelta(dl *delta) error {
 				return nil
 			}
 			v, err := r.ReadRaw()
-			dl.members = setMember(dl.members, string(key), v)
+			dl.members = dl.members.Set(string(key), v)
 			return atKey(err, key)
 		}
 		if r.Peek() != jsonx.String {
@@ -231,7 +232,7 @@ func (a *accumulator) startBlock() (*sblock, error) {
 			if err != nil {
 				return nil, err
 			}
-			sb.members = append(sb.members, member{string(s.key), v})
+			sb.members = append(sb.members, wire.Member{Key: string(s.key), Val: v})
 		}
 		return sb, nil
 	}
@@ -304,12 +305,12 @@ func (a *accumulator) apply(e *event) error {
 		}
 	case "message_delta":
 		for _, m := range e.delta.members {
-			a.h.top = setMember(a.h.top, m.key, m.val)
+			a.h.top = a.h.top.Set(m.Key, m.Val)
 		}
 		if e.hasUsage {
 			a.h.hasUsage = true
 			for _, m := range e.usage {
-				a.h.usage = setMember(a.h.usage, m.key, m.val)
+				a.h.usage = a.h.usage.Set(m.Key, m.Val)
 			}
 		}
 	case "message_stop":
@@ -407,49 +408,49 @@ func (b *sblock) final() (convo.Part, string) {
 // finalOpaque applies the deltas to the members of a block kept opaque,
 // as the SDK applies them to its raw JSON.
 func (b *sblock) finalOpaque() (convo.Part, string) {
-	ms := append([]member(nil), b.members...)
+	ms := append(wire.Members(nil), b.members...)
 	warn := ""
 	if len(b.text) > 0 {
 		key := "text"
-		if getMember(ms, "thinking") != nil && getMember(ms, "text") == nil {
+		if ms.Value("thinking") != nil && ms.Value("text") == nil {
 			key = "thinking"
 		}
-		ms = setMember(ms, key, jsonx.AppendString(nil, string(b.text)))
+		ms = ms.Set(key, jsonx.AppendString(nil, string(b.text)))
 	}
 	if len(b.sig) > 0 {
-		ms = setMember(ms, "signature", jsonx.AppendString(nil, string(b.sig)))
+		ms = ms.Set("signature", jsonx.AppendString(nil, string(b.sig)))
 	}
 	if b.hasInput {
 		if v, err := jsonx.Compact(b.input, 0); err == nil {
-			ms = setMember(ms, "input", v)
+			ms = ms.Set("input", v)
 		} else {
 			warn = "input is not valid JSON: the block keeps its first input"
 		}
 	}
 	if len(b.cites) > 0 {
-		ms = setMember(ms, "citations", appendCitations(getMember(ms, "citations"), b.cites))
+		ms = ms.Set("citations", appendCitations(ms.Value("citations"), b.cites))
 	}
-	return provider.OpaquePart(ProviderID, b.typ, objectOf(ms)), warn
+	return provider.OpaquePart(ProviderID, b.typ, ms.Object()), warn
 }
 
 // withCitations returns n with the citations array of its "anthropic"
 // object extended by cites.
 func withCitations(n convo.Native, cites [][]byte) convo.Native {
-	var ms []member
+	var ms wire.Members
 	if obj := n[ProviderID]; obj != nil {
 		r := jsonx.NewReader(obj, 0)
 		_ = r.ReadObject(func(key []byte) error {
 			v, err := r.ReadRaw()
-			ms = append(ms, member{string(key), v})
+			ms = append(ms, wire.Member{Key: string(key), Val: v})
 			return err
 		})
 	}
-	ms = setMember(ms, "citations", appendCitations(getMember(ms, "citations"), cites))
+	ms = ms.Set("citations", appendCitations(ms.Value("citations"), cites))
 	out := convo.Native{}
 	for k, v := range n {
 		out[k] = v
 	}
-	out[ProviderID] = objectOf(ms)
+	out[ProviderID] = ms.Object()
 	return out
 }
 
