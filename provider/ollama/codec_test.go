@@ -4,72 +4,23 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n got: %s\nwant: %s", path, got, want)
-	}
-}
-
-// jsonValue decodes b keeping number text, for semantic comparison.
-func jsonValue(t *testing.T, b []byte) any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("invalid JSON %s: %v", b, err)
-	}
-	return v
-}
-
-func sameJSON(t *testing.T, got, want []byte) bool {
-	t.Helper()
-	return reflect.DeepEqual(jsonValue(t, got), jsonValue(t, want))
-}
-
-func warnText(ws []provider.Warning) []byte {
-	var b strings.Builder
-	for _, w := range ws {
-		b.WriteString(w.String())
-		b.WriteByte('\n')
-	}
-	return []byte(b.String())
-}
-
 // messagesOf returns {"messages": body.messages}.
-func messagesOf(t *testing.T, body []byte) []byte {
+func messagesOf(t codectest.TB, body []byte) []byte {
 	t.Helper()
 	var req struct {
 		Messages json.RawMessage `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	return []byte(`{"messages":` + string(req.Messages) + `}`)
 }
@@ -78,53 +29,7 @@ func messagesOf(t *testing.T, body []byte) []byte {
 // history against its golden canonical form, and encodes it back: the
 // messages must be the same JSON.
 func TestRoundTrip(t *testing.T) {
-	files, _ := filepath.Glob("testdata/requests/*.json")
-	n := 0
-	for _, file := range files {
-		if strings.Count(filepath.Base(file), ".") > 1 {
-			continue // a golden file
-		}
-		n++
-		base := strings.TrimSuffix(file, ".json")
-		t.Run(filepath.Base(base), func(t *testing.T) {
-			body, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, warns, err := Codec().Decode(body, provider.Options{})
-			if err != nil {
-				t.Fatalf("decode: %v", err)
-			}
-			canon, err := convo.Marshal(h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden(t, base+".convo.json", canon)
-			golden(t, base+".decode-warnings.txt", warnText(warns))
-
-			// The canonical form is lossless too: reading it back and
-			// encoding gives the same request.
-			h2, err := convo.Unmarshal(canon)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, ewarns, err := Codec().Encode(h2, provider.Options{Strict: true})
-			if err != nil {
-				t.Fatalf("encode: %v (warnings %v)", err, ewarns)
-			}
-			if want := messagesOf(t, body); !sameJSON(t, out, want) {
-				t.Errorf("round trip differs:\n got: %s\nwant: %s", out, want)
-			}
-			// Same input, same bytes.
-			again, _, _ := Codec().Encode(h2, provider.Options{})
-			if !bytes.Equal(out, again) {
-				t.Error("encoding is not deterministic")
-			}
-		})
-	}
-	if n == 0 {
-		t.Fatal("no requests in testdata/requests")
-	}
+	codectest.RoundTrip(t, Codec(), "testdata/requests/*.json", messagesOf)
 }
 
 // TestEncode encodes the canonical histories in testdata/encode, which hold
@@ -132,48 +37,7 @@ func TestRoundTrip(t *testing.T) {
 // their golden files. Each file name says the options: *.strict, *.repair,
 // *.placeholder, *.text (reasoning sent as text).
 func TestEncode(t *testing.T) {
-	files, _ := filepath.Glob("testdata/encode/*.convo.json")
-	if len(files) == 0 {
-		t.Fatal("no histories in testdata/encode")
-	}
-	for _, file := range files {
-		base := strings.TrimSuffix(file, ".convo.json")
-		t.Run(filepath.Base(base), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := convo.Unmarshal(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := provider.Options{}
-			name := filepath.Base(base)
-			opts.Strict = strings.Contains(name, ".strict")
-			opts.Repair = strings.Contains(name, ".repair")
-			if strings.Contains(name, ".placeholder") {
-				opts.Media = provider.MediaPlaceholder
-			}
-			if strings.Contains(name, ".text") {
-				opts.Reasoning = provider.ReasoningText
-			}
-			out, warns, err := Codec().Encode(h, opts)
-			var got bytes.Buffer
-			if err != nil {
-				got.WriteString("error: " + err.Error() + "\n")
-			} else {
-				var pretty bytes.Buffer
-				if err := json.Indent(&pretty, out, "", " "); err != nil {
-					t.Fatalf("invalid JSON: %v\n%s", err, out)
-				}
-				got.Write(pretty.Bytes())
-				got.WriteByte('\n')
-			}
-			got.WriteString("-- warnings --\n")
-			got.Write(warnText(warns))
-			golden(t, base+".golden", got.Bytes())
-		})
-	}
+	codectest.EncodeGoldens(t, Codec(), "testdata/encode/*.convo.json")
 }
 
 func TestStrict(t *testing.T) {

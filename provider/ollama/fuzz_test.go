@@ -2,13 +2,11 @@ package ollama
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 	"pgregory.net/rapid"
 )
 
@@ -16,37 +14,10 @@ import (
 // body it accepts must survive a round trip: encoding the history (when
 // that needs no warning) and decoding the result gives the same history.
 func FuzzDecode(f *testing.F) {
-	files, _ := filepath.Glob("testdata/requests/*.json")
-	for _, file := range files {
-		if strings.Count(filepath.Base(file), ".") == 1 {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(b)
-		}
-	}
-	f.Add([]byte(`[{"role":"tool","content":"Error: x","tool_call_id":""}]`))
-	f.Add([]byte(`{"messages":[{"role":"USER","content":null,"images":null,"tool_calls":[{"function":{"name":"f"}}]}]}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		h, _, err := Codec().Decode(body, provider.Options{})
-		if err != nil {
-			return
-		}
-		out, _, err := Codec().Encode(h, provider.Options{Strict: true})
-		if err != nil {
-			return // unpaired tool results, messages with nothing to send
-		}
-		h2, _, err := Codec().Decode(out, provider.Options{})
-		if err != nil {
-			t.Fatalf("re-decoding %s: %v", out, err)
-		}
-		if !h.Equal(h2) {
-			a, _ := convo.Marshal(h)
-			b, _ := convo.Marshal(h2)
-			t.Fatalf("round trip changed the history:\n%s\n%s", a, b)
-		}
-	})
+	codectest.FuzzRoundTrip(f, Codec(), "testdata/requests/*.json",
+		`[{"role":"tool","content":"Error: x","tool_call_id":""}]`,
+		`{"messages":[{"role":"USER","content":null,"images":null,"tool_calls":[{"function":{"name":"f"}}]}]}`,
+	)
 }
 
 // TestConvertBack checks that what Ollama can carry comes back unchanged

@@ -12,61 +12,14 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // TestReplies reads every recorded stream in testdata/replies, compares
 // the message (and error) with its golden file and, where the equivalent
 // non-streamed body is there too, with DecodeReply of that body.
 func TestReplies(t *testing.T) {
-	files, _ := filepath.Glob("testdata/replies/*.ndjson")
-	if len(files) == 0 {
-		t.Fatal("no streams in testdata/replies")
-	}
-	for _, file := range files {
-		base := strings.TrimSuffix(file, ".ndjson")
-		t.Run(filepath.Base(base), func(t *testing.T) {
-			f, err := os.Open(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			m, warns, err := ReplyCodec().ReadStream(f, provider.Options{})
-			golden(t, base+".golden", replyText(t, m, warns, err))
-			body, rerr := os.ReadFile(base + ".json")
-			if rerr != nil {
-				return // no non-streamed twin: an error or a cut-off stream
-			}
-			if err != nil {
-				t.Fatalf("stream: %v", err)
-			}
-			d, _, err := ReplyCodec().DecodeReply(body, provider.Options{})
-			if err != nil {
-				t.Fatalf("DecodeReply: %v", err)
-			}
-			if !d.Equal(m) {
-				a, _ := convo.AppendMessage(nil, d)
-				b, _ := convo.AppendMessage(nil, m)
-				t.Errorf("streamed and whole replies differ:\nwhole:  %s\nstream: %s", a, b)
-			}
-		})
-	}
-}
-
-func replyText(t *testing.T, m convo.Message, warns []provider.Warning, err error) []byte {
-	t.Helper()
-	b, merr := convo.AppendMessage(nil, m)
-	if merr != nil {
-		t.Fatalf("the message does not encode: %v", merr)
-	}
-	b = append(b, '\n')
-	if err != nil {
-		b = append(b, "-- error --\n"+err.Error()+"\n"...)
-	}
-	if len(warns) > 0 {
-		b = append(b, "-- warnings --\n"...)
-		b = append(b, warnText(warns)...)
-	}
-	return b
+	codectest.Replies(t, ReplyCodec(), "testdata/replies/*.ndjson")
 }
 
 func TestDecodeReply(t *testing.T) {

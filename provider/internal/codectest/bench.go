@@ -1,0 +1,68 @@
+package codectest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo"
+)
+
+// AgentHistory returns a realistic agent conversation of n messages for
+// the codec of providerID: user questions (every tenth with a PNG image),
+// assistant turns with providerID's plain reasoning and a tool call, JSON
+// tool results and prose answers.
+func AgentHistory(n int, providerID string) convo.History {
+	prose := strings.Repeat("The quick brown fox jumps over the lazy dog; ", 8)
+	img := convo.Image("image/png", []byte(strings.Repeat("\x89PNG\r\n\x1a\n pixels ", 60)))
+	h := convo.History{convo.System("You are a careful assistant. Use the tools when they help.")}
+	for turn := 0; len(h) < n; turn++ {
+		u := convo.User(fmt.Sprintf("Question %d: %s", turn, prose[:120]))
+		if turn%10 == 0 {
+			u.Parts = append(u.Parts, img)
+		}
+		h = append(h, u)
+		id := fmt.Sprintf("call_%d", turn)
+		args, _ := json.Marshal(map[string]any{"city": "Paris", "days": turn % 7, "units": "metric"})
+		h = append(h, convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{
+			{Type: convo.TypeReasoning, Text: "I should look this up. " + prose[:80], Provider: providerID},
+			convo.ToolCall(id, "get_weather", args),
+		}})
+		h = append(h, convo.ToolResults(convo.ToolResult(id, "get_weather", `{"temp_c":18,"sky":"clear","wind_kmh":12}`)))
+		h = append(h, convo.Assistant("Here is what I found. "+prose))
+	}
+	return h[:n]
+}
+
+// BenchMarshal measures convo.Marshal of h: the canonical baseline a
+// codec's encoding is compared with.
+func BenchMarshal(b *testing.B, h convo.History) {
+	out, err := convo.Marshal(h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := convo.Marshal(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchUnmarshal measures convo.Unmarshal of the canonical form of h: the
+// baseline a codec's decoding is compared with.
+func BenchUnmarshal(b *testing.B, h convo.History) {
+	doc, err := convo.Marshal(h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := convo.Unmarshal(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
