@@ -9,6 +9,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // benchHistory builds a realistic agent conversation of about n messages:
@@ -77,19 +78,7 @@ func BenchmarkEncode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("canonical", func(b *testing.B) {
-		out, err := convo.Marshal(h)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(len(out)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := convo.Marshal(h); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("canonical", func(b *testing.B) { codectest.BenchMarshal(b, h) })
 }
 
 func BenchmarkDecode(b *testing.B) {
@@ -98,10 +87,6 @@ func BenchmarkDecode(b *testing.B) {
 		b.Fatal(err)
 	}
 	h, _, err := Codec().Decode(body, provider.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	canon, err := convo.Marshal(h)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -114,15 +99,8 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("canonical", func(b *testing.B) {
-		b.SetBytes(int64(len(canon)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := convo.Unmarshal(canon); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	// The baseline is the canonical form of the decoded history.
+	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
 
 // deltas are the delta events of streamEvents: thinking and text, plain

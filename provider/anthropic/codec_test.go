@@ -8,6 +8,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 func mustEncode(t *testing.T, h convo.History, opts provider.Options) (string, []provider.Warning) {
@@ -264,7 +265,7 @@ func TestSeparateTurnMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := mustEncode(t, h, provider.Options{})
-	assertSameJSON(t, []byte(out), []byte(body))
+	codectest.ExpectSameJSON(t, []byte(out), []byte(body))
 	merged, _ := mustEncode(t, convo.History{convo.User("a"), convo.User("b")}, provider.Options{})
 	want := `{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`
 	if merged != want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // FuzzDecode feeds arbitrary bodies to Decode. It must never panic; what it
@@ -63,13 +64,7 @@ func FuzzAccumulate(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		var lines [][]byte
-		for _, l := range bytes.Split(b, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(bytes.TrimSuffix(l, []byte("\r")), []byte("data: ")); ok {
-				lines = append(lines, d)
-			}
-		}
-		f.Add(bytes.Join(lines, []byte("\n")))
+		f.Add(bytes.Join(codectest.SSEData(b), []byte("\n")))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		acc := ReplyCodec().NewAccumulator(provider.Options{})

@@ -11,6 +11,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // TestStreamEqualsReply reads each captured stream and the equivalent
@@ -26,10 +27,7 @@ func TestStreamEqualsReply(t *testing.T) {
 		n++
 		name := strings.TrimSuffix(f, ".json")
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			body, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			body := codectest.ReadFile(t, f)
 			want, warns, err := ReplyCodec().DecodeReply(body, provider.Options{})
 			if err != nil || len(warns) > 0 {
 				t.Fatalf("DecodeReply: %v %v", err, warns)
@@ -38,7 +36,7 @@ func TestStreamEqualsReply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".convo.json", append(canon, '\n'))
+			codectest.Golden(t, name+".convo.json", append(canon, '\n'))
 
 			sse, err := os.Open(name + ".sse")
 			if err != nil {
@@ -121,7 +119,7 @@ func TestDecodeReplyFields(t *testing.T) {
 		t.Errorf("null citations kept: %s", m.Parts[1].Native["anthropic"])
 	}
 	wantNative := `{"stop_reason":"max_tokens","container":{"id":"c1","expires_at":"2026-01-01T00:00:00Z"},"usage":{"output_tokens_details":{"thinking_tokens":3},"service_tier":"standard"}}`
-	assertSameJSON(t, m.Native["anthropic"], []byte(wantNative))
+	codectest.ExpectSameJSON(t, m.Native["anthropic"], []byte(wantNative))
 }
 
 func TestFinishReasons(t *testing.T) {
@@ -301,10 +299,7 @@ func TestStreamEventNames(t *testing.T) {
 // TestSnapshot checks partial views while a reply streams in, and that
 // taking them changes nothing.
 func TestSnapshot(t *testing.T) {
-	data, err := os.ReadFile("testdata/reply/tool_use.sse")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := codectest.ReadFile(t, "testdata/reply/tool_use.sse")
 	src := stream.NewSSE(bytes.NewReader(data))
 	acc := ReplyCodec().NewAccumulator(provider.Options{})
 	var texts []string
@@ -329,19 +324,10 @@ func TestSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, _ := ReplyCodec().DecodeReply(mustRead(t, "testdata/reply/tool_use.json"), provider.Options{})
+	want, _, _ := ReplyCodec().DecodeReply(codectest.ReadFile(t, "testdata/reply/tool_use.json"), provider.Options{})
 	if !m.Equal(want) {
 		t.Errorf("snapshots changed the final message")
 	}
-}
-
-func mustRead(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestStreamInvalidToolInput: a tool_use whose pieces do not make JSON

@@ -10,6 +10,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // realistic returns a deterministic history of n messages shaped like a
@@ -54,7 +55,6 @@ func realistic(n int) convo.History {
 
 func BenchmarkEncode(b *testing.B) {
 	h := realistic(1000)
-	canon, _ := convo.Marshal(h)
 	body, _, err := Converse{}.Encode(h, provider.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -77,20 +77,11 @@ func BenchmarkEncode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("canonical", func(b *testing.B) {
-		b.SetBytes(int64(len(canon)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := convo.Marshal(h); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("canonical", func(b *testing.B) { codectest.BenchMarshal(b, h) })
 }
 
 func BenchmarkDecode(b *testing.B) {
 	h := realistic(1000)
-	canon, _ := convo.Marshal(h)
 	body, _, err := Converse{}.Encode(h, provider.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -104,15 +95,7 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("canonical", func(b *testing.B) {
-		b.SetBytes(int64(len(canon)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := convo.Unmarshal(canon); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
 
 // TestRealisticRoundTrip keeps the benchmark history honest: it encodes

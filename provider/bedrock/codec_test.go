@@ -4,84 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// tb is what the helpers need of testing.TB and rapid.T.
-type tb interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
-
-// jsonEqual compares two JSON documents as values.
-func jsonEqual(t tb, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("invalid JSON %s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("invalid JSON %s: %v", b, err)
-	}
-	return reflect.DeepEqual(x, y)
-}
-
-// conversation returns the members of a request body Encode produces.
-func conversation(t testing.TB, body []byte) []byte {
-	t.Helper()
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]json.RawMessage{}
-	for _, k := range []string{"system", "messages"} {
-		if v, ok := m[k]; ok {
-			out[k] = v
-		}
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func indent(t testing.TB, b []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		t.Fatalf("indent %s: %v", b, err)
-	}
-	return append(out.Bytes(), '\n')
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
 
 func warnStrings(ws []provider.Warning) []string {
 	out := []string{}
@@ -95,20 +25,14 @@ func warnStrings(ws []provider.Warning) []string {
 // history is valid and matches its golden canonical form, and encodes it
 // back to the same system and messages.
 func TestRoundTrip(t *testing.T) {
-	files, _ := filepath.Glob("testdata/requests/*.json")
-	if len(files) == 0 {
-		t.Fatal("no requests")
-	}
+	files := codectest.Files(t, "testdata/requests/*.json")
 	for _, f := range files {
 		if strings.HasSuffix(f, ".convo.json") {
 			continue
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
 		t.Run(name, func(t *testing.T) {
-			body, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			body := codectest.ReadFile(t, f)
 			h, warns, err := Converse{}.Decode(body, provider.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -123,7 +47,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, strings.TrimSuffix(f, ".json")+".convo.json", canon)
+			codectest.Golden(t, strings.TrimSuffix(f, ".json")+".convo.json", canon)
 
 			// The canonical form reloads to the same history.
 			back, err := convo.Unmarshal(canon)
@@ -137,8 +61,8 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encode: %v (warnings %v)", err, warns)
 			}
-			if !jsonEqual(t, out, conversation(t, body)) {
-				t.Errorf("round trip differs:\ngot  %s\nwant %s", out, conversation(t, body))
+			if !codectest.SameJSON(t, out, codectest.Members(t, body, "system", "messages")) {
+				t.Errorf("round trip differs:\ngot  %s\nwant %s", out, codectest.Members(t, body, "system", "messages"))
 			}
 		})
 	}
@@ -177,14 +101,7 @@ func TestEncode(t *testing.T) {
 			name += "." + c.variant
 		}
 		t.Run(name, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join("testdata/encode", c.file+".convo.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := convo.Unmarshal(in)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := codectest.History(t, filepath.Join("testdata/encode", c.file+".convo.json"))
 			before, _ := convo.Marshal(h)
 			body, warns, err := Converse{}.Encode(h, c.opts)
 			after, _ := convo.Marshal(h)
@@ -210,7 +127,7 @@ func TestEncode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata/encode", name+".golden"), indent(t, got))
+			codectest.Golden(t, filepath.Join("testdata/encode", name+".golden"), codectest.Indent(t, got, "  "))
 		})
 	}
 }
@@ -219,7 +136,7 @@ func TestEncode(t *testing.T) {
 // alternate and start with user, no content array is empty, every block
 // is a union of one member, tool ids fit, every toolResult answers a
 // toolUse of the assistant message before it.
-func checkShape(t tb, body []byte) {
+func checkShape(t codectest.TB, body []byte) {
 	t.Helper()
 	var req struct {
 		System   []map[string]json.RawMessage `json:"system"`

@@ -10,6 +10,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 func TestDecodeErrors(t *testing.T) {
@@ -73,11 +74,8 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDecodeLimits(t *testing.T) {
-	body, err := os.ReadFile("testdata/requests/full.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = Converse{}.Decode(body, provider.Options{Limits: convo.Limits{MaxBytes: 100}})
+	body := codectest.ReadFile(t, "testdata/requests/full.json")
+	_, _, err := Converse{}.Decode(body, provider.Options{Limits: convo.Limits{MaxBytes: 100}})
 	if !errors.Is(err, jsonx.ErrTooLarge) {
 		t.Errorf("size limit: got %v", err)
 	}
@@ -176,8 +174,8 @@ func TestDecodeShapes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !jsonEqual(t, out, conversation(t, []byte(tt.body))) && tt.body != `{"system":null,"messages":[]}` {
-					t.Errorf("re-encoded\n%s\nwant\n%s", out, conversation(t, []byte(tt.body)))
+				if !codectest.SameJSON(t, out, codectest.Members(t, []byte(tt.body), "system", "messages")) && tt.body != `{"system":null,"messages":[]}` {
+					t.Errorf("re-encoded\n%s\nwant\n%s", out, codectest.Members(t, []byte(tt.body), "system", "messages"))
 				}
 			}
 		})
@@ -230,7 +228,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !jsonEqual(t, out, out2) {
+		if !codectest.SameJSON(t, out, out2) {
 			t.Fatalf("encode∘decode is not stable:\n%s\n%s", out, out2)
 		}
 	})

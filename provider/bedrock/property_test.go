@@ -7,6 +7,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 	"pgregory.net/rapid"
 )
 
@@ -110,7 +111,7 @@ func TestEncodeProperties(t *testing.T) {
 			// else changes on the second pass.
 			t.Fatalf("re-encode warned: %v\n%s", w, body)
 		}
-		if !jsonEqual(t, body, again) {
+		if !codectest.SameJSON(t, body, again) {
 			t.Fatalf("not stable:\n%s\n%s", body, again)
 		}
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // eventFrame encodes one event-stream message as ConverseStream sends it,
@@ -82,15 +83,6 @@ func binaryStream(evs []provider.Event) []byte {
 	return b
 }
 
-func mustRead(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestReplies checks each composed reply: the non-streamed body decodes to
 // its golden message, and the same reply streamed — as JSON event lines, in
 // the binary framing, in one-byte reads — accumulates to an equal message.
@@ -102,10 +94,10 @@ func TestReplies(t *testing.T) {
 	opts := provider.Options{Model: "anthropic.claude-sonnet-4-5-v1:0"}
 	for _, f := range files {
 		name := strings.TrimSuffix(f, ".jsonl")
-		if *update {
+		if codectest.Update() {
 			// The binary form of every stream, for the tests here and for
 			// the SDK's reader in sdktest.
-			bin := binaryStream(linesToEvents(t, mustRead(t, f)))
+			bin := binaryStream(linesToEvents(t, codectest.ReadFile(t, f)))
 			if err := os.WriteFile(name+".bin", bin, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -126,9 +118,9 @@ func TestReplies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".golden", indent(t, canon))
+			codectest.Golden(t, name+".golden", codectest.Indent(t, canon, "  "))
 
-			lines := mustRead(t, f)
+			lines := codectest.ReadFile(t, f)
 			bin := binaryStream(linesToEvents(t, lines))
 			for _, src := range []struct {
 				name string
@@ -137,7 +129,7 @@ func TestReplies(t *testing.T) {
 				{"lines", bytes.NewReader(lines)},
 				{"lines CRLF", bytes.NewReader(bytes.ReplaceAll(lines, []byte("\n"), []byte("\r\n")))},
 				{"binary", bytes.NewReader(bin)},
-				{"binary file", bytes.NewReader(mustRead(t, name+".bin"))},
+				{"binary file", bytes.NewReader(codectest.ReadFile(t, name+".bin"))},
 				{"binary one byte at a time", iotest.OneByteReader(bytes.NewReader(bin))},
 			} {
 				got, warns, err := Converse{}.ReadStream(src.r, opts)
@@ -159,7 +151,7 @@ func TestReplies(t *testing.T) {
 // TestSnapshots feeds events one by one: every snapshot is a valid message
 // whose text only grows, and the last equals the final message.
 func TestSnapshots(t *testing.T) {
-	evs := linesToEvents(t, mustRead(t, "testdata/replies/tool_use.jsonl"))
+	evs := linesToEvents(t, codectest.ReadFile(t, "testdata/replies/tool_use.jsonl"))
 	acc := Converse{}.NewAccumulator(provider.Options{})
 	prev := ""
 	sawPartialArgs := false
@@ -201,7 +193,7 @@ func TestStreamFailures(t *testing.T) {
 	lines := func(s ...string) []byte { return []byte(strings.Join(s, "\n")) }
 	start := `{"messageStart":{"role":"assistant"}}`
 	hello := `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"Paris is"}}}`
-	good := mustRead(t, "testdata/replies/tool_use.bin")
+	good := codectest.ReadFile(t, "testdata/replies/tool_use.bin")
 	tests := []struct {
 		name     string
 		in       []byte
@@ -212,7 +204,7 @@ func TestStreamFailures(t *testing.T) {
 	}{
 		{"throttled", lines(start, hello, `{"throttlingException":{"message":"Too many requests, please wait before trying again."}}`),
 			"bedrock: throttlingException: Too many requests, please wait before trying again.", nil, "Paris is", true},
-		{"model stream error in binary", mustRead(t, "testdata/replies/stream_error.bin"),
+		{"model stream error in binary", codectest.ReadFile(t, "testdata/replies/stream_error.bin"),
 			"modelStreamErrorException: Model stream error", nil, "Paris is", true},
 		{"no messageStop", lines(start, hello), "stream ended before messageStop", ErrIncomplete, "Paris is", false},
 		{"binary cut mid-message", good[:len(good)-40], "stream cut inside a message", io.ErrUnexpectedEOF,
@@ -388,7 +380,7 @@ func FuzzAccumulator(f *testing.F) {
 // canonical format, reloaded and sent back as the next request's history,
 // keeps its reasoning signature, tool-use id and place.
 func TestReplyIntoNextRequest(t *testing.T) {
-	reply, _, err := Converse{}.ReadStream(bytes.NewReader(mustRead(t, "testdata/replies/tool_use.bin")), provider.Options{Model: "anthropic.claude-x"})
+	reply, _, err := Converse{}.ReadStream(bytes.NewReader(codectest.ReadFile(t, "testdata/replies/tool_use.bin")), provider.Options{Model: "anthropic.claude-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +405,7 @@ func TestReplyIntoNextRequest(t *testing.T) {
 	  {"text":"Let me check the weather — one moment."},
 	  {"toolUse":{"toolUseId":"tooluse_kZJMlvQmRJ6eAyJE5GIl7Q","name":"get_weather","input":{"city":"Paris","units":["c"]}}}]},
 	 {"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_kZJMlvQmRJ6eAyJE5GIl7Q","content":[{"json":{"temp_c":18}}]}}]}]}`
-	if !jsonEqual(t, body, []byte(want)) {
+	if !codectest.SameJSON(t, body, []byte(want)) {
 		t.Errorf("next request\n%s\nwant\n%s", body, want)
 	}
 }
@@ -424,7 +416,7 @@ func TestReplyIntoNextRequest(t *testing.T) {
 func FuzzDecodeReply(f *testing.F) {
 	files, _ := filepath.Glob("testdata/replies/*.json")
 	for _, file := range files {
-		f.Add(mustRead(f, file))
+		f.Add(codectest.ReadFile(f, file))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		m, _, err := Converse{}.DecodeReply(body, provider.Options{Model: "m"})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // realistic builds a Gemini-native history of n messages the way an agent
@@ -83,12 +84,7 @@ func BenchmarkEncode(b *testing.B) {
 
 func BenchmarkCanonicalMarshal(b *testing.B) {
 	h, _ := benchHistory(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := convo.Marshal(h); err != nil {
-			b.Fatal(err)
-		}
-	}
+	codectest.BenchMarshal(b, h)
 }
 
 // BenchmarkDecode decodes the Gemini request body of the 1,000-message
@@ -106,17 +102,7 @@ func BenchmarkDecode(b *testing.B) {
 
 func BenchmarkCanonicalUnmarshal(b *testing.B) {
 	h, _ := benchHistory(b)
-	doc, err := convo.Marshal(h)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(doc)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := convo.Unmarshal(doc); err != nil {
-			b.Fatal(err)
-		}
-	}
+	codectest.BenchUnmarshal(b, h)
 }
 
 // BenchmarkEncodeMapping is BenchmarkEncode without provider.Prepare: what

@@ -8,6 +8,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 func dec(t *testing.T, body string) (convo.History, string) {
@@ -16,7 +17,7 @@ func dec(t *testing.T, body string) (convo.History, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, warnText(warns)
+	return h, string(codectest.WarningText(warns))
 }
 
 func canon(t *testing.T, h convo.History) string {

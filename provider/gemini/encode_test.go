@@ -4,26 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
-
-func load(t *testing.T, path string) convo.History {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := convo.Unmarshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
 
 // indent pretty-prints JSON for golden files people read.
 func indent(t *testing.T, b []byte) []byte {
@@ -42,14 +29,14 @@ func indent(t *testing.T, b []byte) []byte {
 // arguments are dropped with warnings, refusals and JSON become text, a
 // later system message becomes user text, and the error message is left out.
 func TestEncodeForeign(t *testing.T) {
-	h := load(t, "testdata/cross/foreign.convo.json")
+	h := codectest.History(t, "testdata/cross/foreign.convo.json")
 	opts := provider.Options{Media: provider.MediaPlaceholder}
 	out, warns, err := Codec().Encode(h, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testdata/cross/foreign.gemini.json", indent(t, out))
-	golden(t, "testdata/cross/foreign.warnings.txt", []byte(warnText(warns)))
+	codectest.Golden(t, "testdata/cross/foreign.gemini.json", indent(t, out))
+	codectest.Golden(t, "testdata/cross/foreign.warnings.txt", codectest.WarningText(warns))
 
 	// Nothing bound to another provider reaches the request.
 	for _, leak := range []string{"EqQBanthropic", "RUNSWVBURUQ=", "gAAAAB", "rs_1", "thought"} {
@@ -70,8 +57,8 @@ func TestEncodeForeign(t *testing.T) {
 			t.Errorf("reasoning=text: %s missing from %s", want, out)
 		}
 	}
-	if strings.Contains(string(out), "EqQBanthropic") || !strings.Contains(warnText(warns), "sent as text") {
-		t.Errorf("reasoning=text: signature sent or no warning:\n%s", warnText(warns))
+	if strings.Contains(string(out), "EqQBanthropic") || !strings.Contains(string(codectest.WarningText(warns)), "sent as text") {
+		t.Errorf("reasoning=text: signature sent or no warning:\n%s", string(codectest.WarningText(warns)))
 	}
 
 	// Strict turns the first warning into an error.
@@ -98,7 +85,7 @@ func enc(t *testing.T, h convo.History, opts provider.Options) (string, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(out), warnText(warns)
+	return string(out), string(codectest.WarningText(warns))
 }
 
 // TestEncodeToolResults checks how results from other providers become

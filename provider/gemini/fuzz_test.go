@@ -9,6 +9,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // FuzzDecode feeds Decode arbitrary bodies. It must never panic; what it
@@ -71,13 +72,7 @@ func FuzzAccumulate(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		var lines [][]byte
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-				lines = append(lines, d)
-			}
-		}
-		f.Add(bytes.Join(lines, []byte("\n")))
+		f.Add(bytes.Join(codectest.SSEData(b), []byte("\n")))
 	}
 	f.Add([]byte(`{"error":{"code":500,"message":"boom"}}`))
 	f.Add([]byte("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\",\"thought\":true},{\"text\":\"\",\"thoughtSignature\":\"x\"}]},\"index\":1}]}\n[DONE]"))

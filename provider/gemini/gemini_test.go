@@ -3,8 +3,6 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,27 +10,8 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", path, got, want)
-	}
-}
 
 // conversation returns the conversation fields of a request body, under
 // their camelCase names, as generic JSON.
@@ -65,15 +44,6 @@ func sameJSON(t *testing.T, got, want []byte) {
 	}
 }
 
-func warnText(ws []provider.Warning) string {
-	var b strings.Builder
-	for _, w := range ws {
-		b.WriteString(w.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
 // TestRoundTrip decodes realistic request bodies, checks the canonical
 // history against a golden file, and re-encodes them: the conversation
 // fields must come back semantically equal.
@@ -87,22 +57,19 @@ func TestRoundTrip(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			body, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			body := codectest.ReadFile(t, file)
 			h, warns, err := Codec().Decode(body, provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(warns) > 0 {
-				t.Errorf("decode warnings:\n%s", warnText(warns))
+				t.Errorf("decode warnings:\n%s", string(codectest.WarningText(warns)))
 			}
 			canon, err := convo.Marshal(h)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, strings.TrimSuffix(file, ".json")+".convo.json", canon)
+			codectest.Golden(t, strings.TrimSuffix(file, ".json")+".convo.json", canon)
 
 			// The canonical document must carry everything: reload it
 			// before encoding, as a program that saved the history would.
@@ -118,7 +85,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("encode: %v", err)
 			}
 			if len(warns) > 0 {
-				t.Errorf("encode warnings:\n%s", warnText(warns))
+				t.Errorf("encode warnings:\n%s", string(codectest.WarningText(warns)))
 			}
 			sameJSON(t, out, body)
 

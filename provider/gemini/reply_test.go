@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -14,57 +13,27 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
-
-func messageJSON(t *testing.T, m convo.Message) []byte {
-	t.Helper()
-	b, err := convo.AppendMessage(nil, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(b, '\n')
-}
-
-// sseData returns the data of every event of an SSE fixture (one data line
-// per event in these files).
-func sseData(t *testing.T, sse []byte) [][]byte {
-	t.Helper()
-	var out [][]byte
-	for _, line := range bytes.Split(sse, []byte("\n")) {
-		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			out = append(out, d)
-		}
-	}
-	return out
-}
 
 // TestReplies decodes recorded replies: the non-streamed body against a
 // golden message, and the same reply streamed — as SSE, read one byte at a
 // time, and as the JSON array streamGenerateContent sends without alt=sse —
 // must give exactly the same message.
 func TestReplies(t *testing.T) {
-	files, _ := filepath.Glob("testdata/replies/*.sse")
-	if len(files) == 0 {
-		t.Fatal("no fixtures")
-	}
+	files := codectest.Files(t, "testdata/replies/*.sse")
 	for _, file := range files {
 		name := strings.TrimSuffix(file, ".sse")
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			body, err := os.ReadFile(name + ".json")
-			if err != nil {
-				t.Fatal(err)
-			}
+			body := codectest.ReadFile(t, name+".json")
 			want, warns, err := ReplyCodec().DecodeReply(body, provider.Options{})
 			if err != nil || len(warns) > 0 {
 				t.Fatalf("DecodeReply: %v %v", err, warns)
 			}
-			golden(t, name+".convo.json", messageJSON(t, want))
+			codectest.Golden(t, name+".convo.json", codectest.MessageJSON(t, want))
 
-			sse, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			array := append([]byte("[\n"), bytes.Join(sseData(t, sse), []byte(",\n"))...)
+			sse := codectest.ReadFile(t, file)
+			array := append([]byte("[\n"), bytes.Join(codectest.SSEData(sse), []byte(",\n"))...)
 			array = append(array, "\n]\n"...)
 			for _, in := range []struct {
 				name string
@@ -79,7 +48,7 @@ func TestReplies(t *testing.T) {
 					t.Fatalf("%s: %v %v", in.name, err, warns)
 				}
 				if !got.Equal(want) {
-					t.Errorf("%s: streamed message differs\n got: %s\nwant: %s", in.name, messageJSON(t, got), messageJSON(t, want))
+					t.Errorf("%s: streamed message differs\n got: %s\nwant: %s", in.name, codectest.MessageJSON(t, got), codectest.MessageJSON(t, want))
 				}
 			}
 		})
@@ -92,11 +61,8 @@ func TestReplies(t *testing.T) {
 func TestRepliesReplay(t *testing.T) {
 	for _, name := range []string{"thinking", "tools", "signed", "media", "safety", "length", "recitation"} {
 		t.Run(name, func(t *testing.T) {
-			body, err := os.ReadFile("testdata/replies/" + name + ".json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, _, err := ReplyCodec().ReadStream(mustOpen(t, "testdata/replies/"+name+".sse"), provider.Options{})
+			body := codectest.ReadFile(t, "testdata/replies/"+name+".json")
+			m, _, err := ReplyCodec().ReadStream(bytes.NewReader(codectest.ReadFile(t, "testdata/replies/"+name+".sse")), provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,15 +98,6 @@ func TestRepliesReplay(t *testing.T) {
 	}
 }
 
-func mustOpen(t *testing.T, path string) io.Reader {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bytes.NewReader(b)
-}
-
 func TestReplyFinish(t *testing.T) {
 	tests := []struct {
 		reason  string
@@ -174,7 +131,7 @@ func TestReplyFinish(t *testing.T) {
 }
 
 func TestReplyUsage(t *testing.T) {
-	m, _, err := ReplyCodec().DecodeReply(mustRead(t, "testdata/replies/tools.json"), provider.Options{})
+	m, _, err := ReplyCodec().DecodeReply(codectest.ReadFile(t, "testdata/replies/tools.json"), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,20 +148,11 @@ func TestReplyUsage(t *testing.T) {
 		t.Errorf("synthesised ids: %+v", calls)
 	}
 	// The same call in another reply gets another id.
-	other := bytes.Replace(mustRead(t, "testdata/replies/tools.json"), []byte("resp-tools-7"), []byte("resp-tools-8"), 1)
+	other := bytes.Replace(codectest.ReadFile(t, "testdata/replies/tools.json"), []byte("resp-tools-7"), []byte("resp-tools-8"), 1)
 	m2, _, err := ReplyCodec().DecodeReply(other, provider.Options{})
 	if err != nil || m2.ToolCalls()[0].ID == calls[0].ID {
 		t.Errorf("ids repeat across replies: %v", err)
 	}
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func TestDecodeReplyErrors(t *testing.T) {
@@ -239,7 +187,7 @@ func TestDecodeReplyErrors(t *testing.T) {
 func TestReplyCandidates(t *testing.T) {
 	body := `{"candidates":[{"content":{"parts":[{"text":"second"}]},"index":1,"finishReason":"MAX_TOKENS"},{"content":{"parts":[{"text":"first"}]},"finishReason":"STOP"}]}`
 	m, warns, err := ReplyCodec().DecodeReply([]byte(body), provider.Options{})
-	if err != nil || m.Text() != "first" || m.Finish != convo.FinishStop || !strings.Contains(warnText(warns), "1 candidates besides the first left out") {
+	if err != nil || m.Text() != "first" || m.Finish != convo.FinishStop || !strings.Contains(string(codectest.WarningText(warns)), "1 candidates besides the first left out") {
 		t.Errorf("got %q %q %v %v", m.Text(), m.Finish, warns, err)
 	}
 	sse := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}},{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"index\":1}]}\n\n" +
@@ -264,14 +212,14 @@ func TestStreamError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	if m.Text() != "Partial answer" || m.Finish != convo.FinishError || !strings.Contains(string(m.Native["gemini"]), `"status":"UNAVAILABLE"`) {
-		t.Errorf("partial message: %s", messageJSON(t, m))
+		t.Errorf("partial message: %s", codectest.MessageJSON(t, m))
 	}
 }
 
 // TestStreamTruncated: a stream cut before its finishReason — between
 // events or inside one — is an error, with the partial message.
 func TestStreamTruncated(t *testing.T) {
-	full := string(mustRead(t, "testdata/replies/thinking.sse"))
+	full := string(codectest.ReadFile(t, "testdata/replies/thinking.sse"))
 	cut := strings.Index(full, `data: {"candidates": [{"content": {"parts": [{"text": ""`)
 	for _, in := range []string{full[:cut], full[:cut+40], ""} {
 		m, _, err := ReplyCodec().ReadStream(strings.NewReader(in), provider.Options{})
@@ -279,7 +227,7 @@ func TestStreamTruncated(t *testing.T) {
 			t.Errorf("got %v, want ErrIncomplete", err)
 		}
 		if in != "" && !strings.HasPrefix(m.Text(), "Waves fold into silver light") {
-			t.Errorf("partial message: %s", messageJSON(t, m))
+			t.Errorf("partial message: %s", codectest.MessageJSON(t, m))
 		}
 	}
 	// A read error is returned as it is, with the partial message.
@@ -329,7 +277,7 @@ func TestSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s1.Text() != "Hello" || s2.Text() != "Hello, world" || len(s2.Parts) != 1 || len(m.Parts) != 2 || m.Finish != convo.FinishToolUse {
-		t.Errorf("s1 %q, s2 %q (%d parts), final %s", s1.Text(), s2.Text(), len(s2.Parts), messageJSON(t, m))
+		t.Errorf("s1 %q, s2 %q (%d parts), final %s", s1.Text(), s2.Text(), len(s2.Parts), codectest.MessageJSON(t, m))
 	}
 	if s := acc.Snapshot(); !s.Equal(m) {
 		t.Error("snapshot after the end differs from the message")
