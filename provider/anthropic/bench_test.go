@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/base64"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -42,19 +41,7 @@ func benchHistory(n int) convo.History {
 
 func BenchmarkEncode(b *testing.B) {
 	h := benchHistory(1000)
-	b.Run("anthropic", func(b *testing.B) {
-		out, _, err := Codec().Encode(h, provider.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(len(out)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, _, err := Codec().Encode(h, provider.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("anthropic", func(b *testing.B) { codectest.BenchEncode(b, Codec(), h) })
 	// The codec's own share, after the shared rules: what Encode costs
 	// beyond provider.Prepare.
 	b.Run("anthropic-after-prepare", func(b *testing.B) {
@@ -90,15 +77,7 @@ func BenchmarkDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("anthropic", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, _, err := Codec().Decode(body, provider.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("anthropic", func(b *testing.B) { codectest.BenchDecode(b, Codec(), body) })
 	// The baseline is the canonical form of the decoded history.
 	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
@@ -153,25 +132,6 @@ func streamEvents(n int) []provider.Event {
 func BenchmarkAccumulate(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		evs := streamEvents(n)
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			b.ReportAllocs()
-			var ms0, ms1 runtime.MemStats
-			runtime.ReadMemStats(&ms0)
-			for b.Loop() {
-				acc := ReplyCodec().NewAccumulator(provider.Options{})
-				for _, ev := range evs {
-					if err := acc.Add(ev); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, _, err := acc.Message(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			runtime.ReadMemStats(&ms1)
-			events := float64(b.N) * float64(len(evs))
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
-			b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/events, "allocs/event")
-		})
+		b.Run(fmt.Sprint(n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
 	}
 }

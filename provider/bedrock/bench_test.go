@@ -55,19 +55,7 @@ func realistic(n int) convo.History {
 
 func BenchmarkEncode(b *testing.B) {
 	h := realistic(1000)
-	body, _, err := Converse{}.Encode(h, provider.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("bedrock", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, _, err := (Converse{}).Encode(h, provider.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("bedrock", func(b *testing.B) { codectest.BenchEncode(b, Converse{}, h) })
 	// The shared rules alone, to tell their cost from Bedrock's own.
 	b.Run("prepare", func(b *testing.B) {
 		b.ReportAllocs()
@@ -86,15 +74,7 @@ func BenchmarkDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("bedrock", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, _, err := (Converse{}).Decode(body, provider.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("bedrock", func(b *testing.B) { codectest.BenchDecode(b, Converse{}, body) })
 	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
 

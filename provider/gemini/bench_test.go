@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -74,12 +73,7 @@ func benchHistory(b *testing.B) (convo.History, []byte) {
 // BenchmarkCanonicalMarshal of the same history.
 func BenchmarkEncode(b *testing.B) {
 	h, _ := benchHistory(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := Codec().Encode(h, provider.Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	codectest.BenchEncode(b, Codec(), h)
 }
 
 func BenchmarkCanonicalMarshal(b *testing.B) {
@@ -91,13 +85,7 @@ func BenchmarkCanonicalMarshal(b *testing.B) {
 // history; compare with BenchmarkCanonicalUnmarshal of the same history.
 func BenchmarkDecode(b *testing.B) {
 	_, body := benchHistory(b)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := Codec().Decode(body, provider.Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	codectest.BenchDecode(b, Codec(), body)
 }
 
 func BenchmarkCanonicalUnmarshal(b *testing.B) {
@@ -156,24 +144,6 @@ func deltaEvents(n int) []provider.Event {
 func BenchmarkStream(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		evs := deltaEvents(n)
-		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for b.Loop() {
-				acc := ReplyCodec().NewAccumulator(provider.Options{})
-				for _, ev := range evs {
-					if err := acc.Add(ev); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, _, err := acc.Message(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			runtime.ReadMemStats(&after)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
-			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*n), "allocs/event")
-		})
+		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
 	}
 }

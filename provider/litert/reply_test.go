@@ -1,12 +1,8 @@
 package litert
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -25,58 +21,19 @@ func TestReplies(t *testing.T) {
 // FuzzAccumulate feeds arbitrary lines to an accumulator: it must never
 // panic, and what it returns always encodes.
 func FuzzAccumulate(f *testing.F) {
-	files, _ := filepath.Glob("testdata/replies/*.jsonl")
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		acc := ReplyCodec().NewAccumulator(provider.Options{})
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			acc.Add(provider.Event{Data: l})
-			if _, err := convo.AppendMessage(nil, acc.Snapshot()); err != nil {
-				t.Fatalf("snapshot does not encode: %v", err)
-			}
-		}
-		m, _, _ := acc.Message()
-		if _, err := convo.AppendMessage(nil, m); err != nil {
-			t.Fatalf("message does not encode: %v", err)
-		}
-	})
+	codectest.FuzzAccumulate(f, ReplyCodec(), "testdata/replies/*.jsonl")
 }
 
 // BenchmarkAccumulate folds replies of 10,000 and 100,000 text chunks; the
 // cost per chunk must not grow with the length of the reply.
 func BenchmarkAccumulate(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		lines := make([][]byte, n+1)
+		evs := make([]provider.Event, n+1)
 		for i := range n {
-			lines[i] = fmt.Appendf(nil, `{"role":"assistant","content":[{"type":"text","text":"tok%d "}]}`, i%100)
+			evs[i].Data = fmt.Appendf(nil, `{"role":"assistant","content":[{"type":"text","text":"tok%d "}]}`, i%100)
 		}
-		lines[n] = []byte(`{}`)
-		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			before := ms.Mallocs
-			for b.Loop() {
-				acc := ReplyCodec().NewAccumulator(provider.Options{})
-				for _, l := range lines {
-					if err := acc.Add(provider.Event{Data: l}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, _, err := acc.Message(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			runtime.ReadMemStats(&ms)
-			events := float64(b.N) * float64(len(lines))
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
-			b.ReportMetric(float64(ms.Mallocs-before)/events, "allocs/event")
-		})
+		evs[n].Data = []byte(`{}`)
+		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
 	}
 }
 

@@ -9,19 +9,7 @@ import (
 
 func BenchmarkEncode(b *testing.B) {
 	h := codectest.AgentHistory(1000, ProviderID)
-	b.Run("ollama", func(b *testing.B) {
-		out, _, err := Codec().Encode(h, provider.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(len(out)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, _, err := Codec().Encode(h, provider.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("ollama", func(b *testing.B) { codectest.BenchEncode(b, Codec(), h) })
 	// The mapping alone, without the shared rules of provider.Prepare.
 	b.Run("ollama-mapping", func(b *testing.B) {
 		ph, from, _, err := provider.PrepareIndexed(h, target, provider.Options{})
@@ -45,15 +33,7 @@ func BenchmarkDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("ollama", func(b *testing.B) {
-		b.SetBytes(int64(len(wire)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, _, err := Codec().Decode(wire, provider.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("ollama", func(b *testing.B) { codectest.BenchDecode(b, Codec(), wire) })
 	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -148,58 +146,19 @@ func TestAccumulator(t *testing.T) {
 // FuzzAccumulate feeds arbitrary lines to an accumulator: it must never
 // panic, and what it returns always encodes.
 func FuzzAccumulate(f *testing.F) {
-	files, _ := filepath.Glob("testdata/replies/*.ndjson")
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		acc := ReplyCodec().NewAccumulator(provider.Options{})
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			acc.Add(provider.Event{Data: l})
-			if _, err := convo.AppendMessage(nil, acc.Snapshot()); err != nil {
-				t.Fatalf("snapshot does not encode: %v", err)
-			}
-		}
-		m, _, _ := acc.Message()
-		if _, err := convo.AppendMessage(nil, m); err != nil {
-			t.Fatalf("message does not encode: %v", err)
-		}
-	})
+	codectest.FuzzAccumulate(f, ReplyCodec(), "testdata/replies/*.ndjson")
 }
 
 // BenchmarkAccumulate folds replies of 10,000 and 100,000 content deltas;
 // the cost per event must not grow with the length of the reply.
 func BenchmarkAccumulate(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		lines := make([][]byte, n+1)
+		evs := make([]provider.Event, n+1)
 		for i := range n {
-			lines[i] = fmt.Appendf(nil, `{"model":"qwen3","created_at":"2026-11-29T10:00:00.%09dZ","message":{"role":"assistant","content":"tok%d "},"done":false}`, i, i%100)
+			evs[i].Data = fmt.Appendf(nil, `{"model":"qwen3","created_at":"2026-11-29T10:00:00.%09dZ","message":{"role":"assistant","content":"tok%d "},"done":false}`, i, i%100)
 		}
-		lines[n] = []byte(`{"model":"qwen3","created_at":"2026-11-29T10:01:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":10,"eval_count":100000}`)
-		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			before := ms.Mallocs
-			for b.Loop() {
-				acc := ReplyCodec().NewAccumulator(provider.Options{})
-				for _, l := range lines {
-					if err := acc.Add(provider.Event{Data: l}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, _, err := acc.Message(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			runtime.ReadMemStats(&ms)
-			events := float64(b.N) * float64(len(lines))
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
-			b.ReportMetric(float64(ms.Mallocs-before)/events, "allocs/event")
-		})
+		evs[n].Data = []byte(`{"model":"qwen3","created_at":"2026-11-29T10:01:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":10,"eval_count":100000}`)
+		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
 	}
 }
 

@@ -3,10 +3,12 @@ package codectest
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
 )
 
 // AgentHistory returns a realistic agent conversation of n messages for
@@ -65,4 +67,55 @@ func BenchUnmarshal(b *testing.B, h convo.History) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchEncode measures c.Encode of h with default options.
+func BenchEncode(b *testing.B, c provider.Codec, h convo.History) {
+	out, _, err := c.Encode(h, provider.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := c.Encode(h, provider.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchDecode measures c.Decode of body with default options.
+func BenchDecode(b *testing.B, c provider.Codec, body []byte) {
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := c.Decode(body, provider.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchAccumulate measures folding evs, a whole streamed reply, with an
+// accumulator of rc and taking its message. It reports the cost per event
+// as ns/event and allocs/event, which must not grow with the length of the
+// reply.
+func BenchAccumulate(b *testing.B, rc provider.ReplyCodec, evs []provider.Event) {
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		acc := rc.NewAccumulator(provider.Options{})
+		for _, ev := range evs {
+			if err := acc.Add(ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, _, err := acc.Message(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	events := float64(b.N) * float64(len(evs))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/events, "allocs/event")
 }

@@ -178,3 +178,26 @@ func Replies(t *testing.T, rc provider.ReplyCodec, pattern string) {
 		})
 	}
 }
+
+// FuzzAccumulate fuzzes an accumulator of rc, seeded with the recorded
+// streams matching pattern, one event a line: whatever the events, it
+// must never panic, and every snapshot and the final message (complete or
+// not) must encode.
+func FuzzAccumulate(f *testing.F, rc provider.ReplyCodec, pattern string) {
+	for _, file := range Files(f, pattern) {
+		f.Add(ReadFile(f, file))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		acc := rc.NewAccumulator(provider.Options{})
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			_ = acc.Add(provider.Event{Data: l}) // an error stops nothing: later events must not break it either
+			if _, err := convo.AppendMessage(nil, acc.Snapshot()); err != nil {
+				t.Fatalf("snapshot does not encode: %v", err)
+			}
+		}
+		m, _, _ := acc.Message()
+		if _, err := convo.AppendMessage(nil, m); err != nil {
+			t.Fatalf("message does not encode: %v", err)
+		}
+	})
+}
