@@ -57,14 +57,7 @@ func BenchmarkEncode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("prepare", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, _, err := provider.Prepare(h, target, provider.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("prepare", func(b *testing.B) { codectest.BenchPrepare(b, h, target) })
 	b.Run("canonical", func(b *testing.B) { codectest.BenchMarshal(b, h) })
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // maxCacheBreakpoints is how many cache_control breakpoints one request may
@@ -472,14 +473,8 @@ func (e *encoder) block(p *convo.Part) error {
 	case convo.TypeJSON:
 		// Anthropic has no JSON block: the value is sent as its JSON text.
 		e.buf = append(e.buf, `{"type":"text","text":`...)
-		r := &e.raw
-		r.Reset(p.Value, convo.DefaultLimits.MaxDepth)
 		var err error
-		e.tmp, err = r.AppendRaw(e.tmp[:0])
-		if err == nil {
-			err = r.ExpectEnd()
-		}
-		if err != nil {
+		if e.tmp, err = wire.AppendValue(&e.raw, e.tmp[:0], p.Value); err != nil {
 			return fmt.Errorf("%s.value: invalid JSON: %w", e.here(), err)
 		}
 		e.buf = jsonx.AppendString(e.buf, unsafe.String(unsafe.SliceData(e.tmp), len(e.tmp)))
@@ -705,15 +700,10 @@ func (e *encoder) str(s string) error {
 
 // rawValue appends a JSON value, validated and compacted.
 func (e *encoder) rawValue(v []byte) error {
-	e.raw.Reset(v, convo.DefaultLimits.MaxDepth)
-	out, err := e.raw.AppendRaw(e.buf)
-	if err == nil {
-		err = e.raw.ExpectEnd()
-	}
-	if err != nil {
+	var err error
+	if e.buf, err = wire.AppendValue(&e.raw, e.buf, v); err != nil {
 		return fmt.Errorf("%s: invalid JSON: %w", e.here(), err)
 	}
-	e.buf = out
 	return nil
 }
 

@@ -2,8 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -15,56 +13,19 @@ import (
 // accepts must survive the canonical format, and encoding is a fixpoint:
 // encode(decode(encode(h))) == encode(h).
 func FuzzDecode(f *testing.F) {
-	files, _ := filepath.Glob("testdata/roundtrip/*.json")
-	for _, name := range files {
-		if b, err := os.ReadFile(name); err == nil {
-			f.Add(b)
-		}
-	}
-	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"document","source":{"type":"text","data":"x"}}]}]}]}`))
-	f.Add([]byte(`{"system":"","messages":[{"role":"system","content":[]},{"role":"assistant","content":""}]}`))
 	opts := provider.Options{Repair: true, Media: provider.MediaPlaceholder}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		h, _, err := Codec().Decode(body, provider.Options{})
-		if err != nil {
-			return
-		}
-		canon, err := convo.Marshal(h)
-		if err != nil {
-			t.Fatalf("decoded history does not marshal: %v", err)
-		}
-		if _, err := convo.Unmarshal(canon); err != nil {
-			t.Fatalf("decoded history does not reload: %v\n%s", err, canon)
-		}
-		out, _, err := Codec().Encode(h, opts)
-		if err != nil {
-			return // e.g. an image type the API does not take
-		}
-		h2, _, err := Codec().Decode(out, provider.Options{})
-		if err != nil {
-			t.Fatalf("encoded request does not decode: %v\n%s", err, out)
-		}
-		out2, _, err := Codec().Encode(h2, opts)
-		if err != nil {
-			t.Fatalf("re-encode: %v", err)
-		}
-		if !bytes.Equal(out, out2) {
-			t.Fatalf("encoding is not a fixpoint\n first: %s\nsecond: %s", out, out2)
-		}
-	})
+	codectest.FuzzFixpoint(f, Codec(), opts, "testdata/roundtrip/*.json",
+		`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"document","source":{"type":"text","data":"x"}}]}]}]}`,
+		`{"system":"","messages":[{"role":"system","content":[]},{"role":"assistant","content":""}]}`,
+	)
 }
 
 // FuzzAccumulate feeds arbitrary events (one per line) to the stream
 // accumulator. It must never panic; whatever it returns must be a message
 // the canonical format can hold, partial or not.
 func FuzzAccumulate(f *testing.F) {
-	files, _ := filepath.Glob("testdata/reply/*.sse")
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			continue
-		}
-		f.Add(bytes.Join(codectest.SSEData(b), []byte("\n")))
+	for _, name := range codectest.Files(f, "testdata/reply/*.sse") {
+		f.Add(bytes.Join(codectest.SSEData(codectest.ReadFile(f, name)), []byte("\n")))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		acc := ReplyCodec().NewAccumulator(provider.Options{})

@@ -12,6 +12,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // Encode returns the conversation fields of a Converse request for h: a
@@ -434,15 +435,10 @@ func (e *encoder) str(s string) error {
 
 // value writes a JSON value taken from the history, validated and compacted.
 func (e *encoder) value(v []byte) error {
-	e.raw.Reset(v, convo.DefaultLimits.MaxDepth)
-	out, err := e.raw.AppendRaw(e.buf)
-	if err == nil {
-		err = e.raw.ExpectEnd()
-	}
-	if err != nil {
+	var err error
+	if e.buf, err = wire.AppendValue(&e.raw, e.buf, v); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
-	e.buf = out
 	return nil
 }
 

@@ -113,12 +113,7 @@ func BenchmarkEncodeMapping(b *testing.B) {
 // BenchmarkPrepare is the shared conversion rules alone on the same history.
 func BenchmarkPrepare(b *testing.B) {
 	h, _ := benchHistory(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := provider.Prepare(h, target, provider.Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	codectest.BenchPrepare(b, h, target)
 }
 
 // deltaEvents is a streamed reply of n text deltas the way Gemini sends

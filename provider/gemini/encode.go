@@ -11,6 +11,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // Encode returns the conversation fields of a generateContent request for h:
@@ -228,15 +229,10 @@ func (e *encoder) strMember(key, s string) error {
 
 // rawJSON writes v validated and compacted.
 func (e *encoder) rawJSON(v []byte) error {
-	e.raw.Reset(v, convo.DefaultLimits.MaxDepth)
-	out, err := e.raw.AppendRaw(e.buf)
-	if err == nil {
-		err = e.raw.ExpectEnd()
-	}
-	if err != nil {
+	var err error
+	if e.buf, err = wire.AppendValue(&e.raw, e.buf, v); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
-	e.buf = out
 	return nil
 }
 
@@ -681,11 +677,7 @@ func (e *encoder) responseValue(p *convo.Part, wrapNote string) error {
 		}
 		return nil
 	case jsons == 1 && texts == 0:
-		e.raw.Reset(single.Value, convo.DefaultLimits.MaxDepth)
-		v, err := e.raw.AppendRaw(e.scratch[:0])
-		if err == nil {
-			err = e.raw.ExpectEnd()
-		}
+		v, err := wire.AppendValue(&e.raw, e.scratch[:0], single.Value)
 		if err != nil {
 			return fmt.Errorf("invalid JSON: %w", err)
 		}

@@ -41,10 +41,5 @@ func BenchmarkDecode(b *testing.B) {
 // Encode this package does not control.
 func BenchmarkPrepare(b *testing.B) {
 	h := codectest.AgentHistory(1000, ProviderID)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := provider.Prepare(h, target, provider.Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	codectest.BenchPrepare(b, h, target)
 }

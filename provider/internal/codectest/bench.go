@@ -119,3 +119,14 @@ func BenchAccumulate(b *testing.B, rc provider.ReplyCodec, evs []provider.Event)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/events, "allocs/event")
 }
+
+// BenchPrepare measures provider.Prepare of h for t: the shared rules
+// alone, to tell their cost from a codec's own.
+func BenchPrepare(b *testing.B, h convo.History, t provider.Target) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := provider.Prepare(h, t, provider.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
