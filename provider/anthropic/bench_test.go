@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,13 +46,13 @@ func BenchmarkEncode(b *testing.B) {
 	// The codec's own share, after the shared rules: what Encode costs
 	// beyond provider.Prepare.
 	b.Run("anthropic-after-prepare", func(b *testing.B) {
-		p, _, err := provider.Prepare(tag(h), target, provider.Options{})
+		p, from, _, err := provider.PrepareIndexed(h, target, provider.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			e := encoder{orig: h, h: p, buf: make([]byte, 0, estimate(p))}
+			e := encoder{orig: h, h: p, from: from, buf: make([]byte, 0, estimate(p))}
 			if err := e.encode(); err != nil {
 				b.Fatal(err)
 			}
@@ -126,5 +127,21 @@ func BenchmarkAccumulate(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		evs := streamEvents(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
+	}
+}
+
+// BenchmarkEncodeGrowth: encoding must grow linearly with the history.
+func BenchmarkEncodeGrowth(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		h := benchHistory(n)
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := Codec().Encode(h, provider.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/msg")
+		})
 	}
 }

@@ -47,34 +47,16 @@ func joins(prev, next wireTurn, result bool) bool {
 // docs/providers/anthropic.md for the mapping; everything dropped or changed
 // is a warning whose path names the place in h.
 func (Messages) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	p, warns, err := provider.Prepare(tag(h), target, opts)
+	p, from, warns, err := provider.PrepareIndexed(h, target, opts)
 	if err != nil {
 		return nil, warns, err
 	}
-	e := encoder{orig: h, h: p, warns: warns}
+	e := encoder{orig: h, h: p, from: from, warns: warns}
 	e.buf = make([]byte, 0, estimate(p))
 	if err := e.encode(); err != nil {
 		return nil, e.warns, err
 	}
 	return e.buf, e.warns, opts.Check(e.warns)
-}
-
-// tag returns a copy of h whose messages carry their index in h, so that
-// warnings about the prepared history can name places in h. Prepare copies
-// messages whole and never reads Meta (the Anthropic request has no place
-// for it), so Meta holds the tag: a non-nil slice of length i. Messages
-// Prepare inserts (repair results) have none.
-func tag(h convo.History) convo.History {
-	if len(h) == 0 {
-		return h
-	}
-	out := make(convo.History, len(h))
-	copy(out, h)
-	tags := make([]byte, len(h))
-	for i := range out {
-		out[i].Meta = tags[:i:i]
-	}
-	return out
 }
 
 func estimate(h convo.History) int {
@@ -89,6 +71,7 @@ type encoder struct {
 	buf   []byte
 	orig  convo.History // as the caller gave it, for warning paths
 	h     convo.History // prepared
+	from  []int         // from[i]: the index in orig of h[i], -1 if Prepare inserted it
 	warns []provider.Warning
 	raw   jsonx.Reader
 	tmp   []byte // scratch for a JSON value sent as text
@@ -127,12 +110,7 @@ func (e *encoder) warn(path, format string, args ...any) {
 
 // origin returns the index in the caller's history of prepared message i,
 // or -1 for a message Prepare inserted.
-func (e *encoder) origin(i int) int {
-	if m := e.h[i].Meta; m != nil && len(m) < len(e.orig) {
-		return len(m)
-	}
-	return -1
-}
+func (e *encoder) origin(i int) int { return e.from[i] }
 
 // path names prepared message i (and part indices inside it, then inside a
 // tool result) by its place in the caller's history.
