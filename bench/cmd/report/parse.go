@@ -85,7 +85,10 @@ func (s *Set) Names() []string {
 }
 
 // Stat is the median of a benchmark's samples of one unit and their
-// spread: half the range, relative to the median.
+// spread: half the interquartile range (with five runs, of the second to
+// the fourth), relative to the median. On a shared machine one run can be
+// several times slower than the rest; the quartiles leave it out, as the
+// median does.
 type Stat struct {
 	Median, Spread float64
 	N              int
@@ -107,7 +110,8 @@ func (r *Result) Stat(unit string) (Stat, bool) {
 	}
 	st := Stat{Median: m, N: len(xs)}
 	if m != 0 {
-		st.Spread = (xs[len(xs)-1] - xs[0]) / 2 / m
+		k := (len(xs) - 1) / 4
+		st.Spread = (xs[len(xs)-1-k] - xs[k]) / 2 / m
 	}
 	return st, true
 }

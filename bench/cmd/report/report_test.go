@@ -40,6 +40,12 @@ func TestParseAndStat(t *testing.T) {
 	if !ok || st.Median != 1200 || st.N != 3 || math.Abs(st.Spread-200.0/1200) > 1e-9 {
 		t.Errorf("convo stat %+v %v", st, ok)
 	}
+	// Five runs: the quartiles (95 and 110) leave the slowest and the
+	// fastest out.
+	r := &Result{Samples: map[string][]float64{"ns/op": {100, 90, 110, 1000, 95}}}
+	if st, _ := r.Stat("ns/op"); st.Median != 100 || math.Abs(st.Spread-0.075) > 1e-9 {
+		t.Errorf("five runs: %+v, want median 100 ±7.5%%", st)
+	}
 	st, _ = s.Get("BenchmarkPersist/eino/n=100/roundtrip").Stat("ns/op")
 	if st.Median != 2500 {
 		t.Errorf("even number of samples: median %v, want 2500", st.Median)

@@ -23,7 +23,7 @@ var palette = []string{"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#
 
 // GrowthSVG plots time per round trip against history length on log-log
 // axes, with a dotted line of slope one (linear growth) for reference
-// through the first series' first point. The first series is drawn
+// through the first series' first point, drawn over the curves. The first series is drawn
 // heavier: it is convo.
 func GrowthSVG(title string, series []Series) string {
 	const (
@@ -82,16 +82,6 @@ func GrowthSVG(title string, series []Series) string {
 	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">messages in the history (log scale)</text>`+"\n", float64(left)+pw/2, h-14)
 	fmt.Fprintf(&b, `<text transform="translate(18 %.0f) rotate(-90)" text-anchor="middle">time per encode + decode (log scale)</text>`+"\n", float64(top)+ph/2)
 
-	if len(series) > 0 && len(series[0].Points) > 0 {
-		p := series[0].Points[0]
-		n2 := math.Pow(10, x1)
-		t2 := p.Ns * n2 / float64(p.N)
-		if t2 > math.Pow(10, y1) {
-			n2 = float64(p.N) * math.Pow(10, y1) / p.Ns
-			t2 = math.Pow(10, y1)
-		}
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999" stroke-dasharray="2 4"/>`+"\n", px(float64(p.N)), py(p.Ns), px(n2), py(t2))
-	}
 	for i, s := range series {
 		color := palette[i%len(palette)]
 		width := 2.0
@@ -111,8 +101,19 @@ func GrowthSVG(title string, series []Series) string {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="%.1f"/>`+"\n", w-right+16, w-right+44, ly, ly, color, width)
 		fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", w-right+52, ly, html.EscapeString(s.Name))
 	}
+	// The reference goes on top: convo's curve, if linear, would hide it.
+	if len(series) > 0 && len(series[0].Points) > 0 {
+		p := series[0].Points[0]
+		n2 := math.Pow(10, x1)
+		t2 := p.Ns * n2 / float64(p.N)
+		if t2 > math.Pow(10, y1) {
+			n2 = float64(p.N) * math.Pow(10, y1) / p.Ns
+			t2 = math.Pow(10, y1)
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#222" stroke-width="1.5" stroke-dasharray="3 4"/>`+"\n", px(float64(p.N)), py(p.Ns), px(n2), py(t2))
+	}
 	ly := top + 14 + 22*len(series)
-	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#999" stroke-dasharray="2 4"/>`+"\n", w-right+16, w-right+44, ly, ly)
+	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#222" stroke-width="1.5" stroke-dasharray="3 4"/>`+"\n", w-right+16, w-right+44, ly, ly)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">linear</text>`+"\n", w-right+52, ly)
 	b.WriteString("</svg>\n")
 	return b.String()
