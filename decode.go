@@ -223,7 +223,7 @@ func (d *decoder) envelope() (History, error) {
 }
 
 func (d *decoder) messages() (History, error) {
-	h := History{}
+	h := d.newHistory()
 	err := d.r.ReadArray(func(i int) error {
 		h = append(h, Message{})
 		if err := d.message(&h[i]); err != nil {
@@ -235,7 +235,7 @@ func (d *decoder) messages() (History, error) {
 }
 
 func (d *decoder) lines() (History, error) {
-	var h History
+	h := d.newHistory()
 	for i := 0; !d.r.AtEnd(); i++ {
 		h = append(h, Message{})
 		if err := d.message(&h[i]); err != nil {
@@ -243,6 +243,16 @@ func (d *decoder) lines() (History, error) {
 		}
 	}
 	return h, nil
+}
+
+// newHistory returns an empty history with room for the messages the
+// document probably holds: writers put one message per line, so the line
+// count is a good guess, bounded by the size so a document with many lines
+// per message cannot make it allocate much more than the document itself.
+func (d *decoder) newHistory() History {
+	doc := d.r.Bytes()
+	n := bytes.Count(doc, []byte{'\n'}) + 1
+	return make(History, 0, min(n, len(doc)/64+1))
 }
 
 // optString reads a string; null counts as absent. name is the member's
@@ -625,19 +635,38 @@ func (d *decoder) cache(p *Part) error {
 	})
 }
 
+// base64Char marks the bytes of the standard base64 alphabet.
+var base64Char = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
+		t[c] = true
+	}
+	return t
+}()
+
 // badBase64 returns the offset of the first byte that makes s not standard,
-// padded base64, or -1 when s is well formed. It does not decode.
+// padded base64, or -1 when s is well formed. It does not decode: inline
+// media is validated once, on the way in, and kept as the text it is.
 func badBase64(s string) int {
 	n := len(s)
-	for i := 0; i < n; i++ {
-		c := s[i]
-		if ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' {
-			continue
+	body := n
+	switch {
+	case n >= 2 && s[n-2] == '=' && s[n-1] == '=':
+		body = n - 2
+	case n >= 1 && s[n-1] == '=':
+		body = n - 1
+	}
+	i := 0
+	// Eight table lookups per branch: this runs over every inline image.
+	for ; i+8 <= body; i += 8 {
+		if !(base64Char[s[i]] && base64Char[s[i+1]] && base64Char[s[i+2]] && base64Char[s[i+3]] &&
+			base64Char[s[i+4]] && base64Char[s[i+5]] && base64Char[s[i+6]] && base64Char[s[i+7]]) {
+			break
 		}
-		if c == '=' && (i == n-1 || (i == n-2 && s[n-1] == '=')) {
-			continue
+	}
+	for ; i < body; i++ {
+		if !base64Char[s[i]] {
+			return i
 		}
-		return i
 	}
 	if n%4 != 0 {
 		return n - n%4 // truncated: the last group is short

@@ -6,6 +6,7 @@ package jsonx
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -283,6 +284,13 @@ func (r *Reader) readString() ([]byte, bool, error) {
 	b := r.buf
 	ascii := true
 	for i < len(b) {
+		// Most of a string is plain ASCII: skip it eight bytes at a time.
+		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		if c == '"' {
 			if !ascii && !utf8.Valid(b[start:i]) {
