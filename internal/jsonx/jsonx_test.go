@@ -155,3 +155,34 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkipAgreesWithRead: validating a string without decoding it accepts
+// exactly what decoding it accepts.
+func FuzzSkipAgreesWithRead(f *testing.F) {
+	for _, s := range []string{`"a\"b"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\x"`, "\"\xff\"", `"\u12"`, `"\/\b\f\n\r\t"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			return
+		}
+		_, errRead := NewReader(b, 0).ReadString()
+		errSkip := NewReader(b, 0).Skip()
+		if (errRead == nil) != (errSkip == nil) {
+			t.Fatalf("%q: read %v, skip %v", b, errRead, errSkip)
+		}
+	})
+}
+
+func TestSkipAllocatesNothing(t *testing.T) {
+	doc := []byte(`{"summary":"Cloudy with \"light\" rain \u00e9","n":[1,2,{"k":"v\\w"}]}`)
+	var r Reader
+	if n := testing.AllocsPerRun(100, func() {
+		r.Reset(doc, 0)
+		if err := r.Skip(); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("Skip allocated %v times", n)
+	}
+}

@@ -313,6 +313,75 @@ func (r *Reader) readString() ([]byte, bool, error) {
 	return nil, false, r.errAt(len(b), "unexpected end of input in string")
 }
 
+// skipString validates a string without building its value, so skipping
+// or checking JSON with escaped strings allocates nothing.
+func (r *Reader) skipString() error {
+	r.skipSpace()
+	start := r.pos + 1
+	b := r.buf
+	ascii := true
+	for i := start; i < len(b); {
+		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if !ascii && !utf8.Valid(b[start:i]) {
+				return r.errAt(start+invalidUTF8At(b[start:i]), "invalid UTF-8 in string")
+			}
+			r.pos = i + 1
+			return nil
+		case c == '\\':
+			n, err := r.escapeLen(i)
+			if err != nil {
+				return err
+			}
+			i += n
+			continue
+		case c < 0x20:
+			return r.errAt(i, "control character in string")
+		case c >= 0x80:
+			ascii = false
+		}
+		i++
+	}
+	return r.errAt(len(b), "unexpected end of input in string")
+}
+
+// escapeLen validates the escape at b[i] (a backslash) with the same rules
+// as readEscaped and returns its length in bytes.
+func (r *Reader) escapeLen(i int) (int, error) {
+	b := r.buf
+	if i+1 >= len(b) {
+		return 0, r.errAt(i, "unexpected end of input in string")
+	}
+	switch e := b[i+1]; e {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, nil
+	case 'u':
+		r1, ok := hex4(b, i+2)
+		if !ok {
+			return 0, r.errAt(i, "malformed \\u escape in string")
+		}
+		if !utf16.IsSurrogate(r1) {
+			return 6, nil
+		}
+		r2, ok := rune(0), false
+		if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+			r2, ok = hex4(b, i+8)
+		}
+		if !ok || utf16.DecodeRune(r1, r2) == utf8.RuneError {
+			return 0, r.errAt(i, "unpaired surrogate in string")
+		}
+		return 12, nil
+	default:
+		return 0, r.errAt(i, fmt.Sprintf("invalid escape %q in string", "\\"+string(rune(e))))
+	}
+}
+
 func invalidUTF8At(b []byte) int {
 	for i := 0; i < len(b); {
 		c, n := utf8.DecodeRune(b[i:])
@@ -624,8 +693,7 @@ func (r *Reader) Skip() error {
 	case Array:
 		return r.ReadArray(func(int) error { return r.Skip() })
 	case String:
-		_, err := r.ReadStringBytes()
-		return err
+		return r.skipString()
 	case Number:
 		_, err := r.ReadNumber()
 		return err
