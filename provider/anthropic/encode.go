@@ -44,7 +44,7 @@ func joins(prev, next wireTurn, result bool) bool {
 
 // Encode maps h to the conversation fields of a Messages request:
 // {"system":…,"messages":[…]}. See the package documentation and
-// docs/providers/anthropic.md for the mapping; everything dropped or changed
+// docs/providers.md for the mapping; everything dropped or changed
 // is a warning whose path names the place in h.
 func (Messages) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	p, from, warns, err := provider.PrepareIndexed(h, target, opts)

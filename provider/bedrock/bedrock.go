@@ -12,7 +12,7 @@
 // [A-Za-z0-9_-] and 64 characters; prompt-cache breakpoints are cachePoint
 // blocks of their own after the block they close.
 //
-// docs/providers/bedrock.md holds the full mapping table.
+// docs/providers.md holds the full mapping table.
 package bedrock
 
 import (

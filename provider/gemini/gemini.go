@@ -21,7 +21,7 @@
 //
 // Parts Gemini has and convo has no type for (executableCode,
 // codeExecutionResult, server-side toolCall/toolResponse, …) are kept as
-// opaque parts and sent back verbatim to Gemini. docs/providers/gemini.md
+// opaque parts and sent back verbatim to Gemini. docs/providers.md
 // holds the full mapping table.
 package gemini
 

@@ -24,7 +24,7 @@
 //     channels are kept in Native.
 //
 // Members convo has no field for are kept in Native under "litert" and
-// written back. docs/providers/litert.md has the full table and the points
+// written back. docs/providers.md has the full table and the points
 // the LiteRT-LM sources leave open.
 package litert
 

@@ -23,7 +23,7 @@
 //     Options.Resolve, then become an error or a text placeholder.
 //
 // Members convo has no field for are kept in Native under "ollama" in their
-// wire names and sent back in place. docs/providers/ollama.md has the full
+// wire names and sent back in place. docs/providers.md has the full
 // table.
 package ollama
 

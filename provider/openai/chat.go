@@ -82,7 +82,7 @@ func chatMedia(p convo.Part, inResult bool) bool {
 }
 
 // Encode writes h as a Chat Completions request fragment:
-// {"messages":[…]}. See docs/providers/openai-chat.md for the mapping.
+// {"messages":[…]}. See docs/providers.md for the mapping.
 func (ChatCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	switch opts.SystemRole {
 	case "", "system", "developer":

@@ -34,8 +34,7 @@
 // {"api":"chat","type":"text"}) was written in array form even though it was
 // the only part, so it is written in array form again.
 //
-// The mapping tables are in docs/providers/openai-chat.md and
-// docs/providers/openai-responses.md.
+// The mapping tables of both APIs are in docs/providers.md.
 package openai
 
 // ProviderID is the provider id of both OpenAI formats.

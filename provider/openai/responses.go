@@ -70,7 +70,7 @@ func respMedia(p convo.Part, _ bool) bool {
 // Encode writes h as a Responses request fragment: {"input":[…]}, with
 // "instructions" when h opens with the system message a decoded request's
 // instructions became, and "input" as a string when that is how it came.
-// See docs/providers/openai-responses.md for the mapping.
+// See docs/providers.md for the mapping.
 func (ResponsesCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	e, ph, err := newRespEnc(h, opts)
 	if err != nil {

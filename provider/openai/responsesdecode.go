@@ -16,7 +16,7 @@ import (
 // Decode reads the "instructions" and "input" of a Responses request body
 // into a history. Instructions become a leading system message; an input
 // string becomes one user message; input items are grouped into messages as
-// docs/providers/openai-responses.md describes. Other members of the body
+// docs/providers.md describes. Other members of the body
 // are validated as JSON and otherwise ignored.
 func (ResponsesCodec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
 	l, err := checkSize(body, opts)
