@@ -9,15 +9,7 @@ import (
 // with r. When v is not exactly one valid JSON value it returns dst as it
 // was and the error.
 func AppendValue(r *jsonx.Reader, dst, v []byte) ([]byte, error) {
-	r.Reset(v, convo.DefaultLimits.MaxDepth)
-	out, err := r.AppendRaw(dst)
-	if err == nil {
-		err = r.ExpectEnd()
-	}
-	if err != nil {
-		return dst, err
-	}
-	return out, nil
+	return r.AppendCompact(dst, v, convo.DefaultLimits.MaxDepth)
 }
 
 // AppendEscaped appends s escaped as JSON string content, without the
