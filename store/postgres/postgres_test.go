@@ -79,7 +79,9 @@ func TestConcurrency(t *testing.T) {
 
 func TestOptionsSchema(t *testing.T) {
 	dsn := storetest.PostgresDSN(t) // a schema of the test's own, to hold the one made here
-	name := "convo \"quoted\" schema"
+	// Quotes test the identifier quoting; the suffix keeps runs that share
+	// the database (two CI jobs, two developers) out of each other's way.
+	name := fmt.Sprintf("convo \"quoted\" schema %d", time.Now().UnixNano())
 	s, err := postgres.Options{Schema: name, MaxConns: 2}.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
