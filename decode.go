@@ -15,10 +15,21 @@ import (
 const FormatV1 = "convo/v1"
 
 // Limits bound what a decoder accepts, so hostile input cannot exhaust
-// memory or the stack.
+// memory or the stack. A zero field means the DefaultLimits value.
 type Limits struct {
 	MaxBytes int64 // largest document accepted
 	MaxDepth int   // deepest JSON nesting accepted
+}
+
+// orDefault fills zero fields from DefaultLimits.
+func (l Limits) orDefault() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultLimits.MaxBytes
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultLimits.MaxDepth
+	}
+	return l
 }
 
 // DefaultLimits are the limits of Unmarshal, Read and Message.UnmarshalJSON:
@@ -98,6 +109,7 @@ func Read(r io.Reader) (History, error) { return DefaultLimits.Read(r) }
 
 // Read reads a whole canonical document from rd within the limits l.
 func (l Limits) Read(rd io.Reader) (History, error) {
+	l = l.orDefault()
 	data, err := io.ReadAll(io.LimitReader(rd, l.MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading document: %w", err)
@@ -107,7 +119,8 @@ func (l Limits) Read(rd io.Reader) (History, error) {
 
 // Unmarshal decodes a canonical document within the limits l.
 func (l Limits) Unmarshal(data []byte) (History, error) {
-	if l.MaxBytes > 0 && int64(len(data)) > l.MaxBytes {
+	l = l.orDefault()
+	if int64(len(data)) > l.MaxBytes {
 		return nil, fmt.Errorf("document of more than %d bytes: %w", l.MaxBytes, jsonx.ErrTooLarge)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))

@@ -158,6 +158,19 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+func TestZeroLimitsMeanDefaults(t *testing.T) {
+	doc := `[{"role":"user","parts":[{"type":"text","text":"hello"}]}]`
+	var zero convo.Limits
+	for name, f := range map[string]func() (convo.History, error){
+		"Read":      func() (convo.History, error) { return zero.Read(strings.NewReader(doc)) },
+		"Unmarshal": func() (convo.History, error) { return zero.Unmarshal([]byte(doc)) },
+	} {
+		if h, err := f(); err != nil || len(h) != 1 || h[0].Text() != "hello" {
+			t.Errorf("%s with zero Limits: %v %v", name, h, err)
+		}
+	}
+}
+
 func TestDecodeErrorType(t *testing.T) {
 	_, err := convo.Unmarshal([]byte(`[{"role":"user"},{"role":"nobody"}]`))
 	var de *convo.DecodeError
