@@ -21,8 +21,8 @@ type Limits struct {
 	MaxDepth int   // deepest JSON nesting accepted
 }
 
-// orDefault fills zero fields from DefaultLimits.
-func (l Limits) orDefault() Limits {
+// WithDefaults returns l with its zero fields set from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = DefaultLimits.MaxBytes
 	}
@@ -109,7 +109,7 @@ func Read(r io.Reader) (History, error) { return DefaultLimits.Read(r) }
 
 // Read reads a whole canonical document from rd within the limits l.
 func (l Limits) Read(rd io.Reader) (History, error) {
-	l = l.orDefault()
+	l = l.WithDefaults()
 	data, err := io.ReadAll(io.LimitReader(rd, l.MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading document: %w", err)
@@ -119,7 +119,7 @@ func (l Limits) Read(rd io.Reader) (History, error) {
 
 // Unmarshal decodes a canonical document within the limits l.
 func (l Limits) Unmarshal(data []byte) (History, error) {
-	l = l.orDefault()
+	l = l.WithDefaults()
 	if int64(len(data)) > l.MaxBytes {
 		return nil, fmt.Errorf("document of more than %d bytes: %w", l.MaxBytes, jsonx.ErrTooLarge)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
 )
 
 // Warning is something a conversion dropped or changed.
@@ -79,15 +80,17 @@ type Options struct {
 }
 
 // DecodeLimits returns the limits Decode should apply.
-func (o Options) DecodeLimits() convo.Limits {
-	l := o.Limits
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = convo.DefaultLimits.MaxBytes
+func (o Options) DecodeLimits() convo.Limits { return o.Limits.WithDefaults() }
+
+// CheckSize returns the limits a decoder should apply to body, or, before
+// any parsing, an error when body is larger than they allow. what names the
+// document in the error ("anthropic request", "gemini response").
+func (o Options) CheckSize(body []byte, what string) (convo.Limits, error) {
+	l := o.DecodeLimits()
+	if int64(len(body)) > l.MaxBytes {
+		return l, fmt.Errorf("%s of more than %d bytes: %w", what, l.MaxBytes, jsonx.ErrTooLarge)
 	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = convo.DefaultLimits.MaxDepth
-	}
-	return l
+	return l, nil
 }
 
 // Check returns an error when o is strict and there are warnings.

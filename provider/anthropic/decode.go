@@ -25,9 +25,9 @@ import (
 // A malformed body is an error naming the place in the request's terms,
 // such as messages[2].content[0].source.
 func (Messages) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return nil, nil, fmt.Errorf("anthropic request of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "anthropic request")
+	if err != nil {
+		return nil, nil, err
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	d := reqDecoder{blockReader: blockReader{r: jsonx.NewReader(body, lim.MaxDepth)}}
@@ -36,7 +36,7 @@ func (Messages) Decode(body []byte, opts provider.Options) (convo.History, []pro
 	}
 	var system *convo.Message
 	seen := false
-	err := d.r.ReadObject(func(key []byte) error {
+	err = d.r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "system":
 			m, err := d.system()

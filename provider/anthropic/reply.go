@@ -293,15 +293,15 @@ func usageOf(ms wire.Members) (*convo.Usage, wire.Members, error) {
 // other response members in Native "anthropic") and Origin. An error body
 // ({"type":"error",…}) is returned as an *Error.
 func (Messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return convo.Message{}, nil, fmt.Errorf("anthropic reply of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "anthropic reply")
+	if err != nil {
+		return convo.Message{}, nil, err
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	d := replyReader{blockReader{r: jsonx.NewReader(body, lim.MaxDepth), reply: true}}
 	var h head
 	var parts []convo.Part
-	err := d.message(&h, func(p convo.Part) error {
+	err = d.message(&h, func(p convo.Part) error {
 		parts = append(parts, p)
 		return nil
 	})

@@ -29,14 +29,14 @@ import (
 //
 // Errors name the place in the request body (messages[2].content[0].image.source).
 func (Converse) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return nil, nil, fmt.Errorf("request body of %d bytes is larger than the limit of %d: %w", len(body), lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "bedrock request")
+	if err != nil {
+		return nil, nil, err
 	}
 	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
 	var sys *convo.Message
 	found := false
-	err := d.r.ReadObject(func(key []byte) error {
+	err = d.r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "system":
 			found = true

@@ -26,14 +26,14 @@ var _ provider.ReplyCodec = Converse{}
 // convo has no field for (additionalModelResponseFields, trace,
 // performanceConfig, serviceTier, usage.cacheDetails).
 func (Converse) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return convo.Message{}, nil, fmt.Errorf("response body of %d bytes is larger than the limit of %d: %w", len(body), lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "bedrock response")
+	if err != nil {
+		return convo.Message{}, nil, err
 	}
 	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
 	var r reply
 	found := false
-	err := d.r.ReadObject(func(key []byte) error {
+	err = d.r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "output":
 			found = true

@@ -27,9 +27,9 @@ import (
 //
 // Errors name the place in Gemini's terms: contents[2].parts[0].inlineData.
 func (GenerateContent) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return nil, nil, fmt.Errorf("request of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "request")
+	if err != nil {
+		return nil, nil, err
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	d := decoder{partReader: partReader{r: jsonx.NewReader(body, lim.MaxDepth)}, prevModel: -1}

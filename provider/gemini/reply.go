@@ -388,14 +388,14 @@ func (m *meta) message(parts []convo.Part) convo.Message {
 // promptFeedback are kept in Native["gemini"]), Origin from modelVersion and
 // responseId. An error object is returned as an *APIError.
 func (GenerateContent) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return convo.Message{}, nil, fmt.Errorf("response of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "response")
+	if err != nil {
+		return convo.Message{}, nil, err
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	d := partReader{r: jsonx.NewReader(body, lim.MaxDepth)}
 	var resp response
-	err := d.readResponse(&resp)
+	err = d.readResponse(&resp)
 	if err == nil {
 		err = d.r.ExpectEnd()
 	}

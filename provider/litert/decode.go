@@ -19,12 +19,11 @@ import (
 // synthesised one; tool results are paired with the calls of the
 // assistant message before them by id, else by name and order.
 func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return nil, nil, fmt.Errorf("litert messages of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "litert messages")
+	if err != nil {
+		return nil, nil, err
 	}
 	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
-	var err error
 	switch d.r.Peek() {
 	case jsonx.Array:
 		err = d.messages()

@@ -26,9 +26,9 @@ type replyCodec struct{}
 // neither usage nor a stop reason in it: Finish is tool_use when the reply
 // calls tools and stop otherwise, and Origin's model is Options.Model.
 func (replyCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return convo.Message{}, nil, fmt.Errorf("litert reply of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "litert reply")
+	if err != nil {
+		return convo.Message{}, nil, err
 	}
 	r := jsonx.NewReader(body, lim.MaxDepth)
 	var w wireMsg

@@ -18,12 +18,11 @@ import (
 // tool_call_id are paired with the calls of the assistant message before
 // them by tool_name, else by order.
 func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
-	lim := opts.DecodeLimits()
-	if int64(len(body)) > lim.MaxBytes {
-		return nil, nil, fmt.Errorf("ollama request of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+	lim, err := opts.CheckSize(body, "ollama request")
+	if err != nil {
+		return nil, nil, err
 	}
 	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
-	var err error
 	switch d.r.Peek() {
 	case jsonx.Object:
 		seen := false

@@ -13,7 +13,7 @@ import (
 // history. Other members of the body (model, tools, sampling settings) are
 // validated as JSON and otherwise ignored.
 func (ChatCodec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
-	l, err := checkSize(body, opts)
+	l, err := opts.CheckSize(body, "request body")
 	if err != nil {
 		return nil, nil, err
 	}

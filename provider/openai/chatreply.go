@@ -44,7 +44,7 @@ func (ChatCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message, 
 }
 
 func decodeChatReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
-	l, err := checkSize(body, opts)
+	l, err := opts.CheckSize(body, "request body")
 	if err != nil {
 		return convo.Message{}, nil, err
 	}

@@ -32,15 +32,6 @@ func atIndex(err error, i int) error {
 
 func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
 
-// checkSize rejects a body over the decode limit before any parsing.
-func checkSize(body []byte, opts provider.Options) (convo.Limits, error) {
-	l := opts.DecodeLimits()
-	if int64(len(body)) > l.MaxBytes {
-		return l, fmt.Errorf("request body of more than %d bytes: %w", l.MaxBytes, jsonx.ErrTooLarge)
-	}
-	return l, nil
-}
-
 // parseDataURL splits a base64 data URL into its media type and payload.
 // Anything else — a remote URL, a data URL that is not base64 or whose
 // payload is not standard padded base64, or one without a media type — is

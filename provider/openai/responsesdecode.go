@@ -19,7 +19,7 @@ import (
 // docs/providers.md describes. Other members of the body
 // are validated as JSON and otherwise ignored.
 func (ResponsesCodec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
-	l, err := checkSize(body, opts)
+	l, err := opts.CheckSize(body, "request body")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -48,7 +48,7 @@ func (ResponsesCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Mess
 }
 
 func decodeResponsesReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
-	l, err := checkSize(body, opts)
+	l, err := opts.CheckSize(body, "request body")
 	if err != nil {
 		return convo.Message{}, nil, err
 	}
