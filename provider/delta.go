@@ -1,0 +1,354 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+)
+
+// DeltaKind says what a Delta carries.
+type DeltaKind uint8
+
+// The kinds of Delta, in the order a stream gives them: one DeltaStart;
+// then for each part a DeltaPartStart, its pieces (DeltaText, DeltaArgs,
+// DeltaSignature, DeltaEncrypted) and a DeltaPartEnd; then DeltaUsage,
+// DeltaFinish, and DeltaError for a stream that failed.
+const (
+	DeltaStart     DeltaKind = iota + 1 // the reply begins: Origin (may be nil)
+	DeltaPartStart                      // a part begins: Index, Part (its type and the fields known at its start, such as a tool call's ID and Name)
+	DeltaText                           // Text appended to the text, refusal or reasoning part at Index
+	DeltaArgs                           // Text appended to the arguments of the tool call at Index
+	DeltaSignature                      // Text appended to the signature of the reasoning part at Index
+	DeltaEncrypted                      // Text appended to the encrypted payload of the reasoning part at Index
+	DeltaPartEnd                        // the part at Index is complete: Part is the whole part
+	DeltaUsage                          // Usage, the reply's token usage
+	DeltaFinish                         // Finish, why the reply ended
+	DeltaError                          // Err, the stream failed; nothing follows
+)
+
+var deltaNames = [...]string{"", "start", "part_start", "text", "args", "signature", "encrypted", "part_end", "usage", "finish", "error"}
+
+func (k DeltaKind) String() string {
+	if int(k) < len(deltaNames) && k != 0 {
+		return deltaNames[k]
+	}
+	return fmt.Sprintf("DeltaKind(%d)", k)
+}
+
+// Delta is one provider-neutral event of a streamed assistant reply: what a
+// stream reader learnt from one of the provider's events, in canonical
+// terms. Reading a stream turns a provider's events into deltas (see
+// DeltaReader); a stream encoder turns deltas into another provider's
+// events. Index is the place of the part in the final message.
+type Delta struct {
+	Kind   DeltaKind
+	Index  int
+	Text   string        // DeltaText, DeltaArgs, DeltaSignature, DeltaEncrypted
+	Part   *convo.Part   // DeltaPartStart, DeltaPartEnd
+	Origin *convo.Origin // DeltaStart
+	Usage  *convo.Usage  // DeltaUsage
+	Finish convo.Finish  // DeltaFinish
+	Err    error         // DeltaError
+}
+
+// DeltaReader turns the events of one streamed reply into deltas while an
+// accumulator folds them. It works with every format's accumulator: after
+// each event it compares the accumulator's Snapshot with what it has
+// already reported, so the deltas are exactly what the accumulator
+// understood — the parsing is the accumulator's, never repeated here.
+//
+// Parts may start and grow in any order (providers interleave parallel tool
+// calls; a provider-specific item starts once it is known); Index is always
+// the part's place in the final message, and every part ends when the
+// stream does. A part whose content changes in a
+// way that is not an extension of what was reported (a provider that
+// rewrites a part, or inserts one before it) is not streamed again: the
+// change is counted in the warnings Finish returns, and the final message
+// still has it.
+type DeltaReader struct {
+	acc     Accumulator
+	started bool
+	parts   []partSent
+	warns   []Warning
+	ended   bool
+}
+
+// partSent is what was reported of one part.
+type partSent struct {
+	typ                   convo.PartType
+	text, args, sig, encr string // the content reported so far
+	started, warned       bool
+}
+
+// NewDeltaReader returns a DeltaReader feeding acc.
+func NewDeltaReader(acc Accumulator) *DeltaReader { return &DeltaReader{acc: acc} }
+
+// Accumulator returns the accumulator the reader feeds.
+func (d *DeltaReader) Accumulator() Accumulator { return d.acc }
+
+// Add folds ev into the accumulator and appends the deltas it brought to
+// dst. An event the accumulator rejects returns its error and no deltas.
+func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
+	if err := d.acc.Add(ev); err != nil {
+		return dst, err
+	}
+	m := d.acc.Snapshot()
+	dst = d.start(dst, m)
+	return d.diff(dst, m.Parts, false), nil
+}
+
+func (d *DeltaReader) start(dst []Delta, m convo.Message) []Delta {
+	if d.started {
+		return dst
+	}
+	d.started = true
+	var o *convo.Origin
+	if m.Origin != nil {
+		c := *m.Origin
+		o = &c
+	}
+	return append(dst, Delta{Kind: DeltaStart, Origin: o})
+}
+
+// Finish ends the stream: it appends the deltas of the final message
+// (the rest of its parts, usage, finish reason, or the stream's error) to
+// dst and returns the message as the accumulator's Message gives it.
+func (d *DeltaReader) Finish(dst []Delta) ([]Delta, convo.Message, []Warning, error) {
+	m, warns, err := d.acc.Message()
+	if d.ended {
+		return dst, m, warns, err
+	}
+	d.ended = true
+	dst = d.start(dst, m)
+	dst = d.diff(dst, m.Parts, true)
+	warns = append(warns, d.warns...)
+	if err != nil {
+		return append(dst, Delta{Kind: DeltaError, Err: err}), m, warns, err
+	}
+	if m.Usage != nil {
+		u := *m.Usage
+		dst = append(dst, Delta{Kind: DeltaUsage, Usage: &u})
+	}
+	return append(dst, Delta{Kind: DeltaFinish, Finish: m.Finish}), m, warns, err
+}
+
+// diff appends the deltas that take what was reported to parts. With last,
+// the parts are final and every one ends.
+func (d *DeltaReader) diff(dst []Delta, parts []convo.Part, last bool) []Delta {
+	for i := range parts {
+		p := &parts[i]
+		if i == len(d.parts) {
+			d.parts = append(d.parts, partSent{})
+		}
+		s := &d.parts[i]
+		if !s.started {
+			// A provider item convo keeps opaque may still turn into a
+			// known part (an OpenAI message item before its first content
+			// part): it starts when it is known, or at the end.
+			if p.Raw != nil && !last {
+				continue
+			}
+			s.started, s.typ = true, p.Type
+			start := *p
+			if streamed(p.Type) || p.Type == convo.TypeToolCall {
+				start.Text, start.Args, start.ArgsRaw, start.Signature, start.Encrypted = "", nil, "", "", ""
+			}
+			dst = append(dst, Delta{Kind: DeltaPartStart, Index: i, Part: &start})
+		}
+		if s.typ != p.Type {
+			s.warn(d, i, "the part changed from %s to %s while streaming: not streamed, kept in the message", s.typ, p.Type)
+			continue
+		}
+		if streamed(p.Type) {
+			dst = s.grow(d, dst, i, DeltaText, &s.text, p.Text)
+		}
+		switch p.Type {
+		case convo.TypeToolCall:
+			// Arguments are streamed without the white space outside
+			// strings, so pieces of a call in progress stay a prefix of
+			// the compacted arguments it ends with.
+			args := stripSpace(argsText(p))
+			// A call announced with empty arguments ({} before any
+			// piece, as Anthropic and Bedrock start tool_use blocks)
+			// keeps them back until pieces arrive or the stream ends.
+			if last || s.args != "" || args != "{}" {
+				if s.args == "" || strings.HasPrefix(args, s.args) {
+					dst = s.grow(d, dst, i, DeltaArgs, &s.args, args)
+				} else if !sameCompact(s.args, args) {
+					s.warn(d, i, "tool call arguments were rewritten while streaming: the message keeps the final ones")
+				}
+			}
+		case convo.TypeReasoning:
+			dst = s.grow(d, dst, i, DeltaSignature, &s.sig, p.Signature)
+			dst = s.grow(d, dst, i, DeltaEncrypted, &s.encr, p.Encrypted)
+		}
+	}
+	if last {
+		for i := range d.parts {
+			if i < len(parts) {
+				c := parts[i]
+				dst = append(dst, Delta{Kind: DeltaPartEnd, Index: i, Part: &c})
+			}
+		}
+		if len(parts) < len(d.parts) {
+			d.warns = append(d.warns, Warnf("", "%d streamed parts are missing from the final message", len(d.parts)-len(parts)))
+		}
+	}
+	return dst
+}
+
+func (s *partSent) warn(d *DeltaReader, i int, format string, args ...any) {
+	if !s.warned {
+		s.warned = true
+		d.warns = append(d.warns, Warnf(fmt.Sprintf("parts[%d]", i), format, args...))
+	}
+}
+
+// stripSpace returns the JSON text s, complete or cut off anywhere, without
+// the white space outside its strings.
+func stripSpace(s string) string {
+	i := strings.IndexAny(s, " \t\r\n")
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	in, esc := false, false
+	for j := 0; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case in && esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// sameCompact reports whether the arguments sent compact to the final ones
+// (a provider's pieces keep spaces its final arguments drop).
+func sameCompact(sent, final string) bool {
+	c, err := jsonx.Compact([]byte(sent), 0)
+	return err == nil && string(c) == final
+}
+
+// streamed reports whether parts of type t grow by DeltaText.
+func streamed(t convo.PartType) bool {
+	return t == convo.TypeText || t == convo.TypeRefusal || t == convo.TypeReasoning
+}
+
+// argsText is a tool call's arguments as they stand.
+func argsText(p *convo.Part) string {
+	if p.Args != nil {
+		return string(p.Args)
+	}
+	return p.ArgsRaw
+}
+
+// grow appends a delta of kind for what now has beyond *sent. Content that
+// is not an extension of what was sent is not sent again: it is a warning.
+func (s *partSent) grow(d *DeltaReader, dst []Delta, i int, kind DeltaKind, sent *string, now string) []Delta {
+	if now == *sent {
+		return dst
+	}
+	if !strings.HasPrefix(now, *sent) {
+		s.warn(d, i, "%s changed while streaming: not streamed again, kept in the message", kind)
+		return dst
+	}
+	piece := now[len(*sent):]
+	*sent = now
+	return append(dst, Delta{Kind: kind, Index: i, Text: piece})
+}
+
+// MessageDeltas returns the deltas of a whole message, as a stream that
+// carries each part in one piece would give them: a way to send a reply
+// that was not streamed to a client that asked for a stream.
+func MessageDeltas(m convo.Message) []Delta {
+	d := &DeltaReader{started: true}
+	var o *convo.Origin
+	if m.Origin != nil {
+		c := *m.Origin
+		o = &c
+	}
+	dst := []Delta{{Kind: DeltaStart, Origin: o}}
+	dst = d.diff(dst, m.Parts, true)
+	if m.Usage != nil {
+		u := *m.Usage
+		dst = append(dst, Delta{Kind: DeltaUsage, Usage: &u})
+	}
+	return append(dst, Delta{Kind: DeltaFinish, Finish: m.Finish})
+}
+
+// StreamEncoder writes a stream in one provider's wire format from deltas.
+// Write is called with the deltas of one reply in order, from DeltaStart to
+// DeltaFinish or DeltaError; after DeltaFinish or DeltaError the stream is
+// complete (terminated as the format requires). Write returns the error of
+// the underlying writer.
+type StreamEncoder interface {
+	Write(d Delta) error
+}
+
+// DeltaFold folds deltas back into a message: the canonical accumulator of
+// deltas. It keeps what the deltas carry — parts, usage, finish, origin —
+// and is what a stream encoder's output is checked against.
+type DeltaFold struct {
+	m   convo.Message
+	err error
+}
+
+// Add folds one delta.
+func (f *DeltaFold) Add(d Delta) error {
+	f.m.Role = convo.RoleAssistant
+	switch d.Kind {
+	case DeltaStart:
+		f.m.Origin = d.Origin
+	case DeltaPartStart:
+		if d.Index < 0 || d.Part == nil {
+			return fmt.Errorf("part_start without a part, or for part %d", d.Index)
+		}
+		for len(f.m.Parts) <= d.Index {
+			f.m.Parts = append(f.m.Parts, convo.Part{})
+		}
+		f.m.Parts[d.Index] = *d.Part
+	case DeltaText, DeltaArgs, DeltaSignature, DeltaEncrypted:
+		if d.Index < 0 || d.Index >= len(f.m.Parts) {
+			return fmt.Errorf("%s for part %d of %d", d.Kind, d.Index, len(f.m.Parts))
+		}
+		p := &f.m.Parts[d.Index]
+		switch d.Kind {
+		case DeltaText:
+			p.Text += d.Text
+		case DeltaArgs:
+			p.ArgsRaw += d.Text
+		case DeltaSignature:
+			p.Signature += d.Text
+		case DeltaEncrypted:
+			p.Encrypted += d.Text
+		}
+	case DeltaPartEnd:
+		if d.Index < 0 || d.Index >= len(f.m.Parts) || d.Part == nil {
+			return fmt.Errorf("part_end for part %d of %d", d.Index, len(f.m.Parts))
+		}
+		f.m.Parts[d.Index] = *d.Part
+	case DeltaUsage:
+		f.m.Usage = d.Usage
+	case DeltaFinish:
+		f.m.Finish = d.Finish
+	case DeltaError:
+		f.err = d.Err
+		f.m.Finish = convo.FinishError
+	default:
+		return fmt.Errorf("unknown delta kind %d", d.Kind)
+	}
+	return nil
+}
+
+// Message returns the message folded so far and the stream's error.
+func (f *DeltaFold) Message() (convo.Message, error) { return f.m, f.err }

@@ -1,0 +1,258 @@
+package provider_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/stream"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+)
+
+// streams are the recorded streams of every format, with their framing.
+var streams = []struct {
+	format, glob, framing string
+}{
+	{"anthropic", "anthropic/testdata/reply/*.sse", "sse"},
+	{"openai-chat", "openai/testdata/replies/chat/*.sse", "sse"},
+	{"openai-chat", "openai/testdata/replies/chat/*.stream", "sse"},
+	{"openai-responses", "openai/testdata/replies/responses/*.sse", "sse"},
+	{"openai-responses", "openai/testdata/replies/responses/*.stream", "sse"},
+	{"gemini", "gemini/testdata/replies/*.sse", "sse"},
+	{"ollama", "ollama/testdata/replies/*.ndjson", "ndjson"},
+	{"bedrock", "bedrock/testdata/replies/*.bin", "eventstream"},
+	{"litert", "litert/testdata/replies/*.jsonl", "ndjson"},
+}
+
+func source(framing string, r io.Reader) stream.Source {
+	switch framing {
+	case "ndjson":
+		return stream.NewNDJSON(r)
+	case "eventstream":
+		return stream.NewEventStream(r)
+	}
+	return stream.NewSSE(r)
+}
+
+// TestDeltaReader reads every recorded stream through a DeltaReader and
+// checks that the deltas tell the same story as the accumulator: the final
+// message is the one the accumulator gives, and each part's pieces add up
+// to the part its DeltaPartEnd carries.
+func TestDeltaReader(t *testing.T) {
+	n := 0
+	for _, s := range streams {
+		files, err := filepath.Glob(s.glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range files {
+			n++
+			t.Run(s.format+"/"+filepath.Base(file), func(t *testing.T) {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rc, err := all.LookupReply(s.format)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _, wantErr := stream.Feed(source(s.framing, bytes.NewReader(data)), rc.NewAccumulator(provider.Options{}))
+
+				dr := provider.NewDeltaReader(rc.NewAccumulator(provider.Options{}))
+				src := source(s.framing, bytes.NewReader(data))
+				var deltas []provider.Delta
+				var addErr error
+				for {
+					ev, err := src.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err == nil {
+						deltas, err = dr.Add(deltas, ev)
+					}
+					if err != nil {
+						addErr = err
+						break
+					}
+				}
+				deltas, got, warns, err := dr.Finish(deltas)
+				if (err != nil || addErr != nil) != (wantErr != nil) {
+					t.Fatalf("error %v / %v, want %v", addErr, err, wantErr)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("final message differs from the accumulator's:\n got %+v\nwant %+v", got, want)
+				}
+				checkDeltas(t, deltas, got, warns, wantErr != nil)
+			})
+		}
+	}
+	if n < 30 {
+		t.Fatalf("only %d recorded streams found", n)
+	}
+}
+
+// checkDeltas checks the order of deltas and that each part's pieces make
+// the part its DeltaPartEnd carries.
+func checkDeltas(t *testing.T, ds []provider.Delta, m convo.Message, warns []provider.Warning, failed bool) {
+	t.Helper()
+	if len(ds) == 0 || ds[0].Kind != provider.DeltaStart {
+		t.Fatalf("first delta is not start: %v", ds)
+	}
+	last := ds[len(ds)-1].Kind
+	if failed && last != provider.DeltaError || !failed && last != provider.DeltaFinish {
+		t.Fatalf("last delta %s (failed stream: %v)", last, failed)
+	}
+	type acc struct{ text, args, sig, encr string }
+	parts := map[int]*acc{}
+	ended := map[int]bool{}
+	if len(warns) > 0 {
+		t.Logf("warnings: %v", warns)
+	}
+	for _, d := range ds[1:] {
+		switch d.Kind {
+		case provider.DeltaPartStart:
+			if parts[d.Index] != nil {
+				t.Fatalf("part_start %d twice", d.Index)
+			}
+			parts[d.Index] = &acc{}
+		case provider.DeltaText, provider.DeltaArgs, provider.DeltaSignature, provider.DeltaEncrypted:
+			a := parts[d.Index]
+			if a == nil || ended[d.Index] {
+				t.Fatalf("%s for part %d (ended %v)", d.Kind, d.Index, ended[d.Index])
+			}
+			*map[provider.DeltaKind]*string{provider.DeltaText: &a.text, provider.DeltaArgs: &a.args,
+				provider.DeltaSignature: &a.sig, provider.DeltaEncrypted: &a.encr}[d.Kind] += d.Text
+		case provider.DeltaPartEnd:
+			ended[d.Index] = true
+			a, p := parts[d.Index], d.Part
+			if a == nil {
+				t.Fatalf("part_end %d before its start", d.Index)
+			}
+			if len(warns) > 0 {
+				continue // a part that changed after it ended is reported, not streamed
+			}
+			if p.Type == convo.TypeText || p.Type == convo.TypeReasoning || p.Type == convo.TypeRefusal {
+				if a.text != p.Text {
+					t.Errorf("part %d: pieces %q, final text %q", d.Index, a.text, p.Text)
+				}
+			}
+			if a.sig != p.Signature || a.encr != p.Encrypted {
+				t.Errorf("part %d: signature/encrypted pieces differ from the final part", d.Index)
+			}
+			if p.Type == convo.TypeToolCall && a.args != "" && !sameJSON(a.args, string(p.Args)) && a.args != p.ArgsRaw {
+				t.Errorf("part %d: argument pieces %q, final %s", d.Index, a.args, p.Args)
+			}
+		}
+	}
+	if len(parts) != len(m.Parts) {
+		t.Errorf("%d parts streamed, the message has %d", len(parts), len(m.Parts))
+	}
+	for i := range m.Parts {
+		if !ended[i] {
+			t.Errorf("part %d never ended", i)
+		}
+	}
+	var f provider.DeltaFold
+	for _, d := range ds {
+		if err := f.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fm, _ := f.Message()
+	if len(warns) == 0 && !reflect.DeepEqual(fm.Parts, m.Parts) && !(len(fm.Parts) == 0 && len(m.Parts) == 0) {
+		t.Errorf("folded parts differ:\n got %+v\nwant %+v", fm.Parts, m.Parts)
+	}
+}
+
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// TestMessageDeltas: a whole message's deltas fold back to it.
+func TestMessageDeltas(t *testing.T) {
+	m := convo.Message{Role: convo.RoleAssistant,
+		Parts: []convo.Part{
+			{Type: convo.TypeReasoning, Text: "think", Signature: "sig", Provider: "anthropic"},
+			convo.Text("hello"),
+			convo.ToolCall("c1", "f", json.RawMessage(`{"a":1}`)),
+			convo.ImageURL("image/png", "https://x/y.png"),
+		},
+		Origin: &convo.Origin{Provider: "anthropic", Model: "m"},
+		Usage:  &convo.Usage{Input: 3, Output: 4},
+		Finish: convo.FinishToolUse,
+	}
+	ds := provider.MessageDeltas(m)
+	checkDeltas(t, ds, m, nil, false)
+	var f provider.DeltaFold
+	for _, d := range ds {
+		if err := f.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := f.Message()
+	if err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("got %+v, %v\nwant %+v", got, err, m)
+	}
+}
+
+// TestDeltaArgsPieces: arguments streamed with spaces arrive as pieces
+// that are prefixes of the compacted arguments, whatever the cut points.
+func TestDeltaArgsPieces(t *testing.T) {
+	raw := `{ "city" : "Pa ris \" x" ,
+	"n": [1, 2] }`
+	for cut := 1; cut < len(raw); cut++ {
+		parts := func(args string) []convo.Part {
+			p := convo.Part{Type: convo.TypeToolCall, ID: "c", Name: "f", ArgsRaw: args}
+			if json.Valid([]byte(args)) {
+				var buf bytes.Buffer
+				_ = json.Compact(&buf, []byte(args))
+				p.Args, p.ArgsRaw = buf.Bytes(), ""
+			}
+			return []convo.Part{p}
+		}
+		acc := &scripted{steps: [][]convo.Part{parts(raw[:cut]), parts(raw)}}
+		dr := provider.NewDeltaReader(acc)
+		var ds []provider.Delta
+		for range acc.steps {
+			ds, _ = dr.Add(ds, provider.Event{})
+		}
+		ds, m, warns, err := dr.Finish(ds)
+		if err != nil || len(warns) > 0 {
+			t.Fatalf("cut %d: %v %v", cut, err, warns)
+		}
+		var args string
+		for _, d := range ds {
+			if d.Kind == provider.DeltaArgs {
+				args += d.Text
+			}
+		}
+		if args != string(m.Parts[0].Args) {
+			t.Fatalf("cut %d: pieces %q, final %s", cut, args, m.Parts[0].Args)
+		}
+	}
+}
+
+// scripted is an accumulator whose snapshots are given.
+type scripted struct {
+	steps [][]convo.Part
+	n     int
+}
+
+func (s *scripted) Add(provider.Event) error { s.n++; return nil }
+func (s *scripted) Snapshot() convo.Message {
+	return convo.Message{Role: convo.RoleAssistant, Parts: s.steps[s.n-1]}
+}
+func (s *scripted) Message() (convo.Message, []provider.Warning, error) {
+	return s.Snapshot(), nil, nil
+}
