@@ -59,6 +59,8 @@ type sblock struct {
 	input    []byte // input_json_delta
 	hasInput bool
 	cites    [][]byte // citations_delta
+	content  []byte   // compaction_delta
+	hasCont  bool
 	stopped  bool
 	done     *convo.Part // the final part, once stopped
 	warn     string      // a problem found when it stopped
@@ -75,6 +77,7 @@ type event struct {
 	head     head
 	parts    []convo.Part
 	usage    wire.Members
+	extra    wire.Members // members of no other field
 	hasUsage bool
 	apiErr   *Error
 }
@@ -155,7 +158,14 @@ func (a *accumulator) read(e *event) error {
 			e.apiErr = &Error{}
 			err = a.d.apiError(e.apiErr)
 		default:
-			return r.Skip()
+			// Kept for message_delta, whose other members (such as
+			// context_management) belong to the message as in a body.
+			if r.ReadNull() {
+				return nil
+			}
+			v, err := r.ReadRaw()
+			e.extra = e.extra.Set(string(key), v)
+			return atKey(err, key)
 		}
 		return atKey(err, key)
 	})
@@ -307,6 +317,9 @@ func (a *accumulator) apply(e *event) error {
 		for _, m := range e.delta.members {
 			a.h.top = a.h.top.Set(m.Key, m.Val)
 		}
+		for _, m := range e.extra {
+			a.h.top = a.h.top.Set(m.Key, m.Val)
+		}
 		if e.hasUsage {
 			a.h.hasUsage = true
 			for _, m := range e.usage {
@@ -360,6 +373,16 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 	case "citations_delta":
 		piece, ok = dl.citation, dl.citation != nil && (b.opaque || b.typ == "text")
 		b.cites = append(b.cites, piece)
+	case "compaction_delta":
+		// A compaction block streams its summary as pieces of its "content"
+		// string, which the SDKs append; dropping them loses the summary.
+		var err error
+		if raw := dl.members.Value("content"); raw != nil {
+			piece, err = jsonx.NewReader(raw, 0).ReadStringBytes()
+			ok = err == nil && b.opaque
+		}
+		b.content = append(b.content, piece...)
+		b.hasCont = b.hasCont || ok
 	default:
 		a.warn("unknown delta %q ignored", dl.typ)
 		return nil
@@ -429,6 +452,9 @@ func (b *sblock) finalOpaque() (convo.Part, string) {
 	}
 	if len(b.cites) > 0 {
 		ms = ms.Set("citations", appendCitations(ms.Value("citations"), b.cites))
+	}
+	if b.hasCont {
+		ms = ms.Set("content", jsonx.AppendString(nil, string(b.content)))
 	}
 	return provider.OpaquePart(ProviderID, b.typ, ms.Object()), warn
 }
