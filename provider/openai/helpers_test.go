@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +10,8 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // canonicalJSON re-indents a JSON document with sorted keys, so two
 // documents that say the same compare equal as strings and differ line by
@@ -86,7 +84,7 @@ func project(t testing.TB, body []byte, keys ...string) []byte {
 // golden compares got with the file at path, or rewrites it with -update.
 func golden(t testing.TB, path string, got []byte) {
 	t.Helper()
-	if *update {
+	if codectest.Update() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
