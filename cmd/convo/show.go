@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convo-go/convo"
 )
@@ -59,17 +60,61 @@ var roleColor = map[convo.Role]string{
 	convo.RoleTool: dim, convo.RoleSummary: yellow, convo.RoleError: red,
 }
 
+// paint escapes s (see esc) and, with colour on, wraps it in code.
 func (t transcript) paint(code, s string) string {
+	s = esc(s)
 	if !t.color {
 		return s
 	}
 	return code + s + reset
 }
 
+// esc makes text from a conversation safe to write to a terminal: every
+// control character but newline and tab (C0, DEL and C1, which include ESC
+// and CSI) is written as a Go escape such as \x1b, so message text, a tool
+// result or a name can never recolour the screen, move the cursor, set the
+// window title or write the clipboard (OSC 52). Invalid UTF-8 is escaped
+// too, since a lone byte 0x9b is CSI to some terminals. Always on: a
+// transcript piped to a file is as likely to be cat to a terminal later.
+func esc(s string) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unsafeRune(r, n) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case !unsafeRune(r, n):
+			b.WriteString(s[i : i+n])
+		case r == utf8.RuneError || r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// unsafeRune reports whether r, n bytes long, is a control character other
+// than newline and tab, or a byte of invalid UTF-8.
+func unsafeRune(r rune, n int) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || (r == utf8.RuneError && n == 1)
+}
+
 func (t transcript) message(i int, m convo.Message) {
 	head := []string{t.paint(bold+roleColor[m.Role], string(m.Role))}
 	if m.Name != "" {
-		head = append(head, m.Name)
+		head = append(head, esc(m.Name))
 	}
 	if m.Scope == convo.ScopeTurn {
 		head = append(head, "this turn only")
@@ -78,13 +123,13 @@ func (t transcript) message(i int, m convo.Message) {
 		head = append(head, fmt.Sprintf("replaces %d messages", m.Compacted))
 	}
 	if m.Phase != "" {
-		head = append(head, string(m.Phase))
+		head = append(head, esc(string(m.Phase)))
 	}
 	if o := m.Origin; o != nil && (o.Provider != "" || o.Model != "") {
-		head = append(head, strings.Trim(o.Provider+"/"+o.Model, "/"))
+		head = append(head, esc(strings.Trim(o.Provider+"/"+o.Model, "/")))
 	}
 	if m.Finish != "" {
-		head = append(head, "finish "+string(m.Finish))
+		head = append(head, "finish "+esc(string(m.Finish)))
 	}
 	if u := m.Usage; u != nil {
 		head = append(head, fmt.Sprintf("%d in / %d out tokens", u.Input, u.Output))
@@ -106,9 +151,9 @@ func (t transcript) part(indent string, p convo.Part) {
 	}
 	switch p.Type {
 	case convo.TypeText:
-		line(p.Text)
+		line(esc(p.Text))
 	case convo.TypeRefusal:
-		line(t.paint(red, "(refusal) ") + p.Text)
+		line(t.paint(red, "(refusal) ") + esc(p.Text))
 	case convo.TypeReasoning:
 		var tags []string
 		if p.Signature != "" {
@@ -134,11 +179,11 @@ func (t transcript) part(indent string, p convo.Part) {
 		if p.ArgsRaw != "" {
 			args = p.ArgsRaw + " (malformed)"
 		}
-		line(t.paint(cyan, "→ "+p.Name) + "(" + args + ") " + t.paint(dim, "["+p.ID+"]"))
+		line(t.paint(cyan, "→ "+p.Name) + "(" + esc(args) + ") " + t.paint(dim, "["+p.ID+"]"))
 	case convo.TypeToolResult:
-		label := "← " + p.Name
+		label := esc("← " + p.Name)
 		if p.Error {
-			label = t.paint(red, label+" failed")
+			label = t.paint(red, "← "+p.Name+" failed")
 		}
 		fmt.Fprintln(t.w, indent+label+" "+t.paint(dim, "["+p.ID+"]"))
 		for _, q := range p.Parts {
@@ -150,7 +195,7 @@ func (t transcript) part(indent string, p convo.Part) {
 			buf.Reset()
 			buf.Write(p.Value)
 		}
-		line(buf.String())
+		line(esc(buf.String()))
 	case convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile:
 		line(t.paint(dim, "["+attachment(p)+"]"))
 	default:
