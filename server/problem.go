@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/store"
@@ -25,6 +27,13 @@ type apiError struct {
 	version *int64
 	// noRetry tells OpenAI clients, which retry every 409, not to.
 	noRetry bool
+	// close ends the connection after the answer, so a body the server
+	// will not read is not drained first (a slow sender could hold the
+	// connection as long as it liked).
+	close bool
+	// retryAfter, when positive, is the Retry-After of the answer, in
+	// seconds.
+	retryAfter int
 }
 
 func (e *apiError) Error() string { return e.detail }
@@ -69,7 +78,7 @@ func notFound(what string) *apiError {
 }
 
 func tooLarge(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusRequestEntityTooLarge, kind: "too-large", detail: sprintf(format, args...)}
+	return &apiError{status: http.StatusRequestEntityTooLarge, kind: "too-large", close: true, detail: sprintf(format, args...)}
 }
 
 func conflict(current int64, format string, args ...any) *apiError {
@@ -113,6 +122,15 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	b, _ := json.Marshal(doc)
 	h := w.Header()
+	if ae.close {
+		h.Set("Connection", "close")
+		// net/http reads what is left of a small body before closing;
+		// a deadline already past makes it close at once instead.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	if ae.retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(ae.retryAfter))
+	}
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Cache-Control", "no-store")
 	h.Del("Content-Length")
@@ -154,11 +172,15 @@ func (s *Server) storeError(r *http.Request, err error) *apiError {
 		return validationError(ve)
 	case errors.Is(err, store.ErrInvalid):
 		return invalid("%s", trimStorePrefix(err))
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		s.log.Debug("request ended before the store answered", "path", r.URL.Path, "err", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		s.log.Warn("request took longer than allowed", "path", loggedPath(r.URL.Path), "limit", s.opts.RequestTimeout)
+		return &apiError{status: http.StatusServiceUnavailable, kind: "unavailable", retryAfter: 1,
+			detail: sprintf("the request took longer than %v", s.opts.RequestTimeout)}
+	case errors.Is(err, context.Canceled):
+		s.log.Debug("request ended before the store answered", "path", loggedPath(r.URL.Path), "err", err)
 		return &apiError{status: http.StatusServiceUnavailable, kind: "unavailable", detail: "the request was cancelled"}
 	}
-	s.log.Error("store error", "method", r.Method, "path", r.URL.Path, "tenant", tenant(r), "err", err)
+	s.log.Error("store error", "method", r.Method, "path", loggedPath(r.URL.Path), "tenant", tenant(r), "err", err)
 	return &apiError{status: http.StatusInternalServerError, kind: "internal", detail: "internal error"}
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -44,13 +43,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, emptyOK bool) 
 				detail: fmt.Sprintf("the body must be application/json, not %q", ct)}
 		}
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	b, err := s.body(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge("the request body is larger than %d bytes", mbe.Limit)
-		}
-		return nil, badRequest("reading the request body: %v", err)
+		return nil, err
 	}
 	if len(b) == 0 || jsonx.NewReader(b, 1).AtEnd() {
 		if emptyOK {

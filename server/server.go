@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/convo-go/convo"
@@ -86,6 +87,18 @@ type Options struct {
 	// MaxMessageBytes bounds one message, in canonical JSON
 	// (0: DefaultMaxMessageBytes).
 	MaxMessageBytes int64
+	// MaxInflightBytes bounds the request bodies held at once by all
+	// requests together (0: DefaultMaxInflightBytes). A body that does not
+	// fit is refused with 503 and Retry-After, before it is read when its
+	// length is known.
+	MaxInflightBytes int64
+	// BodyTimeout bounds the time a client takes to send a request body
+	// (0: DefaultBodyTimeout); a slower one is answered 408.
+	BodyTimeout time.Duration
+	// RequestTimeout bounds a whole request, from its first byte to its
+	// answer (0: DefaultRequestTimeout). The store's work is cancelled
+	// when it passes.
+	RequestTimeout time.Duration
 	// Codecs are the provider formats export offers, looked up by name
 	// (provider.Lookup).
 	Codecs []provider.Codec
@@ -106,6 +119,8 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	handler http.Handler
+	// inflight counts the bytes of request bodies held (MaxInflightBytes).
+	inflight atomic.Int64
 }
 
 // New returns a Server over st. It reports an error for options that cannot
@@ -119,6 +134,15 @@ func New(st store.Store, opts Options) (*Server, error) {
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	if opts.MaxInflightBytes <= 0 {
+		opts.MaxInflightBytes = DefaultMaxInflightBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -160,7 +184,7 @@ func New(st store.Store, opts Options) (*Server, error) {
 		})
 	}
 	s.mux.HandleFunc("/", s.notFound)
-	s.handler = s.recoverer(s.logRequests(s.mux))
+	s.handler = s.recoverer(s.logRequests(s.guard(s.mux)))
 	return s, nil
 }
 
@@ -258,7 +282,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, detail string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="convo"`)
-	s.problem(w, r, &apiError{status: http.StatusUnauthorized, kind: "unauthorized", detail: detail})
+	s.problem(w, r, &apiError{status: http.StatusUnauthorized, kind: "unauthorized", detail: detail, close: true})
 }
 
 // logWriter records the status and size of a response for the request log.
@@ -295,7 +319,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		next.ServeHTTP(lw, r)
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", loggedPath(r.URL.Path)),
 			slog.Int("status", lw.status),
 			slog.Int64("bytes", lw.bytes),
 			slog.String("tenant", lw.tenant),
@@ -315,7 +339,7 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
+			s.log.Error("panic serving request", "method", r.Method, "path", loggedPath(r.URL.Path), "panic", v)
 			s.problem(w, r, &apiError{status: http.StatusInternalServerError, kind: "internal", detail: "internal error"})
 		}()
 		next.ServeHTTP(w, r)

@@ -50,14 +50,15 @@ func runServe(e *env, args []string) error {
 	tokens := fs.String("tokens", "", "bearer tokens from `FILE`: \"TOKEN TENANT\" a line (default: $CONVO_TOKENS, \"tok=tenant,…\")")
 	maxBody := fs.Int64("max-body", server.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
 	maxMsg := fs.Int64("max-message", server.DefaultMaxMessageBytes, "refuse messages larger than `N` bytes")
+	maxInflight := fs.Int64("max-inflight", server.DefaultMaxInflightBytes, "hold at most `N` bytes of request bodies at once (503 beyond)")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *maxBody <= 0 || *maxMsg <= 0 {
-		return usagef("--max-body and --max-message must be positive")
+	if *maxBody <= 0 || *maxMsg <= 0 || *maxInflight <= 0 {
+		return usagef("--max-body, --max-message and --max-inflight must be positive")
 	}
 	cfg := serveConfig{addr: *addr, db: *db}
-	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes = *maxBody, *maxMsg
+	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes, cfg.opts.MaxInflightBytes = *maxBody, *maxMsg, *maxInflight
 	if err := cfg.loadTokens(e, *tokens); err != nil {
 		return err
 	}
