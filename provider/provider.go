@@ -130,6 +130,18 @@ type Codec interface {
 	Decode(body []byte, opts Options) (convo.History, []Warning, error)
 }
 
+// ErrIncomplete is wrapped by the error of every reply reader (an
+// Accumulator's Message, a ReplyCodec's ReadStream) whose stream ended
+// before the reply was complete: cut off before the provider's terminal
+// event, empty, or cut inside a frame. The partial message is returned
+// beside it, so a caller can keep what arrived:
+//
+//	m, warns, err := codec.ReadStream(body, opts)
+//	if errors.Is(err, provider.ErrIncomplete) {
+//		// m holds what arrived before the cut
+//	}
+var ErrIncomplete = errors.New("incomplete reply")
+
 // ErrUnknownFormat is returned (wrapped) for a format name no codec has.
 var ErrUnknownFormat = errors.New("unknown format")
 

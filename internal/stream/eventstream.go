@@ -194,7 +194,7 @@ func (s *EventStream) read() (headers, payload []byte, err error) {
 			return nil, nil, io.EOF
 		}
 		if err == io.ErrUnexpectedEOF {
-			return nil, nil, s.errorf("stream cut inside the prelude: %w", io.ErrUnexpectedEOF)
+			return nil, nil, s.errorf("stream cut inside the prelude (%w): %w", io.ErrUnexpectedEOF, provider.ErrIncomplete)
 		}
 		return nil, nil, err
 	}
@@ -217,7 +217,7 @@ func (s *EventStream) read() (headers, payload []byte, err error) {
 	rest := int(total) - preludeLen
 	if err := s.fill(rest); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, nil, s.errorf("stream cut inside a message of %d bytes: %w", total, io.ErrUnexpectedEOF)
+			return nil, nil, s.errorf("stream cut inside a message of %d bytes (%w): %w", total, io.ErrUnexpectedEOF, provider.ErrIncomplete)
 		}
 		return nil, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 type NDJSON struct {
 	r   *bufio.Reader
 	max int
+	cut bool // the last line returned ended the input without a newline
 }
 
 // NewNDJSON returns an NDJSON reader over r with the MaxEvent limit.
@@ -21,8 +22,13 @@ func NewNDJSON(r io.Reader) *NDJSON {
 	return &NDJSON{r: bufio.NewReaderSize(r, 64<<10), max: MaxEvent}
 }
 
+// Cut reports whether the line Next returned last ended the input without
+// a newline: when it does not parse, the stream was cut inside it.
+func (n *NDJSON) Cut() bool { return n.cut }
+
 // Next returns the next line as an event, or io.EOF after the last.
 func (n *NDJSON) Next() (provider.Event, error) {
+	n.cut = false
 	var line []byte
 	for {
 		chunk, err := n.r.ReadSlice('\n')
@@ -38,6 +44,7 @@ func (n *NDJSON) Next() (provider.Event, error) {
 		}
 		trimmed := bytes.TrimSpace(line)
 		if len(trimmed) > 0 {
+			n.cut = err == io.EOF
 			return provider.Event{Data: trimmed}, nil
 		}
 		if err == io.EOF {

@@ -40,6 +40,12 @@ func Feed(src Source, acc provider.Accumulator) (convo.Message, []provider.Warni
 		}
 		if err != nil {
 			m, warns, _ := acc.Message()
+			if c, ok := src.(interface{ Cut() bool }); ok && c.Cut() && !errors.Is(err, provider.ErrIncomplete) {
+				// The last line ended the input without its newline and
+				// did not make sense: the stream was cut inside it. (A
+				// source that frames lines itself has Cut too.)
+				return m, warns, fmt.Errorf("event %d: %w: %w", n, err, provider.ErrIncomplete)
+			}
 			return m, warns, fmt.Errorf("event %d: %w", n, err)
 		}
 	}

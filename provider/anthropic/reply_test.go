@@ -188,8 +188,8 @@ func TestStreamErrorEvent(t *testing.T) {
 
 func TestStreamTruncated(t *testing.T) {
 	m, _, err := readStream(t, "truncated.sse")
-	if err == nil || !strings.Contains(err.Error(), "truncated") {
-		t.Fatalf("error = %v, want a truncation error", err)
+	if !errors.Is(err, provider.ErrIncomplete) {
+		t.Fatalf("error = %v, want provider.ErrIncomplete", err)
 	}
 	if m.Text() != "Cut off" {
 		t.Errorf("partial text %q", m.Text())

@@ -540,9 +540,9 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	case err != nil:
 		return m, warns, fmt.Errorf("anthropic stream: %w", err)
 	case !a.started:
-		return m, warns, errors.New("anthropic stream: ended before message_start")
+		return m, warns, fmt.Errorf("anthropic stream: ended before message_start: %w", provider.ErrIncomplete)
 	case !a.stopped:
-		return m, warns, fmt.Errorf("anthropic stream: truncated: ended before message_stop after %d events", a.events)
+		return m, warns, fmt.Errorf("anthropic stream: ended before message_stop after %d events: %w", a.events, provider.ErrIncomplete)
 	}
 	for _, i := range open {
 		warns = append(warns, provider.Warnf("content block "+i, "never stopped: kept as it stood at message_stop"))

@@ -51,10 +51,6 @@ func (e *StreamError) Error() string {
 	return "bedrock: " + e.Type + ": " + e.Message
 }
 
-// ErrIncomplete is returned (wrapped) by Message when the stream ended
-// before its messageStop event.
-var ErrIncomplete = errors.New("stream ended before messageStop: the reply is incomplete")
-
 type blockKind uint8
 
 const (
@@ -112,6 +108,7 @@ type accumulator struct {
 	started bool
 	stopped bool
 	meta    bool
+	events  int      // events added, for the error of a cut stream
 	blocks  []*block // by index
 	last    *block   // the block of the previous delta
 	reply   reply
@@ -141,6 +138,7 @@ func (a *accumulator) Add(ev provider.Event) error {
 	if a.err != nil {
 		return a.err
 	}
+	a.events++
 	err := a.add(ev)
 	if err != nil {
 		var se *StreamError
@@ -575,7 +573,7 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	case a.err != nil:
 		return m, warns, a.err
 	case !a.stopped:
-		return m, warns, ErrIncomplete
+		return m, warns, fmt.Errorf("bedrock: the stream ended after %d events, before messageStop: %w", a.events, provider.ErrIncomplete)
 	case !a.meta:
 		warns = append(warns, provider.Warnf("", "the stream has no metadata event: usage unknown"))
 	}

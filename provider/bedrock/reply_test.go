@@ -206,7 +206,7 @@ func TestStreamFailures(t *testing.T) {
 			"bedrock: throttlingException: Too many requests, please wait before trying again.", nil, "Paris is", true},
 		{"model stream error in binary", codectest.ReadFile(t, "testdata/replies/stream_error.bin"),
 			"modelStreamErrorException: Model stream error", nil, "Paris is", true},
-		{"no messageStop", lines(start, hello), "stream ended before messageStop", ErrIncomplete, "Paris is", false},
+		{"no messageStop", lines(start, hello), "before messageStop", provider.ErrIncomplete, "Paris is", false},
 		{"binary cut mid-message", good[:len(good)-40], "stream cut inside a message", io.ErrUnexpectedEOF,
 			"Let me check the weather — one moment.", false},
 		{"binary CRC mismatch", flipByte(good, 700), "checksum mismatch", stream.ErrCRC, "", false},
@@ -225,7 +225,7 @@ func TestStreamFailures(t *testing.T) {
 		{"not the assistant", lines(`{"messageStart":{"role":"user"}}`), `role "user", want assistant`, nil, "", false},
 		{"bad redacted content", lines(start, `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"reasoningContent":{"redactedContent":"!!"}}}}`),
 			"redactedContent: malformed base64", nil, "", false},
-		{"empty", nil, "empty stream", nil, "", false},
+		{"empty", nil, "after 0 events, before messageStop", provider.ErrIncomplete, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,11 +25,13 @@ import (
 // When the stream fails part-way (an exception event, a CRC mismatch, a
 // cut), the partial message is returned with the error.
 func (c Converse) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	acc := c.NewAccumulator(opts)
 	src, err := events(r)
 	if err != nil {
-		return convo.Message{}, nil, err
+		m, warns, _ := acc.Message()
+		return m, warns, err
 	}
-	return stream.Feed(src, c.NewAccumulator(opts))
+	return stream.Feed(src, acc)
 }
 
 // events returns the events of a ConverseStream reply in either framing
@@ -40,7 +42,7 @@ func events(r io.Reader) (stream.Source, error) {
 	first, err := br.Peek(1)
 	if err != nil {
 		if err == io.EOF {
-			return nil, errors.New("empty stream: no events")
+			return stream.NewNDJSON(br), nil // no events: the accumulator says the reply is incomplete
 		}
 		return nil, err
 	}
@@ -60,6 +62,9 @@ type jsonLines struct {
 	r    jsonx.Reader
 	line int
 }
+
+// Cut reports whether the last line ended the input without a newline.
+func (j *jsonLines) Cut() bool { return j.src.Cut() }
 
 func (j *jsonLines) Next() (provider.Event, error) {
 	data, err := j.src.Next()

@@ -223,8 +223,8 @@ func TestStreamTruncated(t *testing.T) {
 	cut := strings.Index(full, `data: {"candidates": [{"content": {"parts": [{"text": ""`)
 	for _, in := range []string{full[:cut], full[:cut+40], ""} {
 		m, _, err := ReplyCodec().ReadStream(strings.NewReader(in), provider.Options{})
-		if !errors.Is(err, ErrIncomplete) {
-			t.Errorf("got %v, want ErrIncomplete", err)
+		if !errors.Is(err, provider.ErrIncomplete) {
+			t.Errorf("got %v, want provider.ErrIncomplete", err)
 		}
 		if in != "" && !strings.HasPrefix(m.Text(), "Waves fold into silver light") {
 			t.Errorf("partial message: %s", codectest.MessageJSON(t, m))

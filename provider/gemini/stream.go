@@ -208,10 +208,6 @@ func (a *accumulator) build() convo.Message {
 // Snapshot returns the reply as accumulated so far, for display.
 func (a *accumulator) Snapshot() convo.Message { return a.build() }
 
-// ErrIncomplete is returned (wrapped) by Message for a stream that ended
-// before Gemini said why the reply ended.
-var ErrIncomplete = errors.New("stream ended before a finishReason: the reply is incomplete")
-
 // Message returns the final message, or the partial one with an error when
 // the stream failed or ended early.
 func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
@@ -220,7 +216,7 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	case a.err != nil:
 		return m, a.warns, a.err
 	case a.finish == "" && !a.blocked:
-		return m, a.warns, fmt.Errorf("after %d events: %w", a.events, ErrIncomplete)
+		return m, a.warns, fmt.Errorf("gemini: the stream ended after %d events, before a finishReason: %w", a.events, provider.ErrIncomplete)
 	}
 	return m, a.warns, a.opts.Check(a.warns)
 }
@@ -277,16 +273,23 @@ func readArray(br *bufio.Reader, acc *accumulator, opts provider.Options) (convo
 		return acc.build(), nil, fmt.Errorf("stream of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
 	}
 	r := jsonx.NewReader(data, lim.MaxDepth)
+	var addErr error
 	err = r.ReadArray(func(i int) error {
 		r.Peek()
 		start := r.Offset()
 		if err := r.Skip(); err != nil {
 			return err
 		}
-		return acc.Add(provider.Event{Data: data[start:r.Offset()]})
+		addErr = acc.Add(provider.Event{Data: data[start:r.Offset()]})
+		return addErr
 	})
 	if err == nil {
 		err = r.ExpectEnd()
+	}
+	var je *jsonx.Error
+	if err != nil && addErr == nil && errors.As(err, &je) && je.Offset >= len(bytes.TrimRight(data, " \t\r\n")) {
+		// The array stops at the end of the input: the stream was cut.
+		err = fmt.Errorf("%w: %w", err, provider.ErrIncomplete)
 	}
 	m, warns, merr := acc.Message()
 	if err != nil {

@@ -63,10 +63,6 @@ func (replyCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message,
 	return stream.Feed(stream.NewNDJSON(r), &accumulator{opts: opts, limit: opts.DecodeLimits().MaxBytes})
 }
 
-// ErrIncomplete is returned (wrapped) by an accumulator whose stream ended
-// before the empty message that closes it.
-var ErrIncomplete = errors.New("litert reply ended before its final empty message")
-
 // StreamError is an error delivered in the stream. LiteRT-LM reports errors
 // as a status beside the chunk (the C callback's error_msg, a Kotlin
 // onError); a captured stream records one as an {"error": …} line, and the
@@ -325,9 +321,9 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	case a.err != nil:
 		return m, a.warns, a.err
 	case a.events == 0:
-		return m, a.warns, fmt.Errorf("%w: the stream was empty", ErrIncomplete)
+		return m, a.warns, fmt.Errorf("litert: the stream was empty: %w", provider.ErrIncomplete)
 	case !a.ended:
-		return m, a.warns, fmt.Errorf("%w: the stream was cut off after %d chunks", ErrIncomplete, a.events)
+		return m, a.warns, fmt.Errorf("litert: the stream was cut off after %d chunks, before its final empty message: %w", a.events, provider.ErrIncomplete)
 	}
 	return m, a.warns, a.opts.Check(a.warns)
 }

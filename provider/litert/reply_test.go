@@ -99,7 +99,7 @@ func TestAccumulator(t *testing.T) {
 		if err := acc.Add(provider.Event{Data: []byte(chunk)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := acc.Message(); !errors.Is(err, ErrIncomplete) {
+		if _, _, err := acc.Message(); !errors.Is(err, provider.ErrIncomplete) {
 			t.Fatalf("chunk %d: Message before the end: %v", i, err)
 		}
 	}
@@ -134,7 +134,7 @@ func TestAccumulator(t *testing.T) {
 	if err := acc.Add(provider.Event{Data: chunk}); err == nil || !strings.Contains(err.Error(), "more than 50 bytes") {
 		t.Errorf("limit: %v", err)
 	}
-	if _, _, err := ReplyCodec().ReadStream(strings.NewReader("\n\n"), provider.Options{}); !errors.Is(err, ErrIncomplete) {
+	if _, _, err := ReplyCodec().ReadStream(strings.NewReader("\n\n"), provider.Options{}); !errors.Is(err, provider.ErrIncomplete) {
 		t.Errorf("empty stream: %v", err)
 	}
 }

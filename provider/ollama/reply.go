@@ -54,10 +54,6 @@ func (replyCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message,
 	return stream.Feed(stream.NewNDJSON(r), newAccumulator(opts))
 }
 
-// ErrIncomplete is returned (wrapped) by an accumulator whose stream ended
-// before its done line.
-var ErrIncomplete = errors.New("ollama reply ended before its done line")
-
 // StreamError is an error Ollama reported in the stream itself: an
 // {"error": …} line.
 type StreamError struct {
@@ -282,9 +278,9 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	case a.err != nil:
 		return m, a.warns, a.err
 	case a.events == 0:
-		return m, a.warns, fmt.Errorf("%w: the stream was empty", ErrIncomplete)
+		return m, a.warns, fmt.Errorf("ollama: the stream was empty: %w", provider.ErrIncomplete)
 	case !a.done:
-		return m, a.warns, fmt.Errorf("%w: the stream was cut off after %d lines", ErrIncomplete, a.events)
+		return m, a.warns, fmt.Errorf("ollama: the stream was cut off after %d lines, before its done line: %w", a.events, provider.ErrIncomplete)
 	}
 	return m, a.warns, a.opts.Check(a.warns)
 }

@@ -96,7 +96,7 @@ func TestAccumulator(t *testing.T) {
 		}
 		text = snap.Text()
 		if i < len(lines)-1 {
-			if _, _, err := acc.Message(); !errors.Is(err, ErrIncomplete) {
+			if _, _, err := acc.Message(); !errors.Is(err, provider.ErrIncomplete) {
 				t.Fatalf("line %d: Message before the done line: %v", i, err)
 			}
 		}
@@ -138,7 +138,7 @@ func TestAccumulator(t *testing.T) {
 	if err := acc.Add(provider.Event{Data: line}); err == nil || !strings.Contains(err.Error(), "more than 64 bytes") {
 		t.Errorf("limit: %v", err)
 	}
-	if _, _, err := ReplyCodec().ReadStream(strings.NewReader(""), provider.Options{}); !errors.Is(err, ErrIncomplete) {
+	if _, _, err := ReplyCodec().ReadStream(strings.NewReader(""), provider.Options{}); !errors.Is(err, provider.ErrIncomplete) {
 		t.Errorf("empty stream: %v", err)
 	}
 }

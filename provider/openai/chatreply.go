@@ -860,9 +860,9 @@ func (a *chatAcc) Message() (convo.Message, []provider.Warning, error) {
 	case err != nil:
 		return m, warns, err
 	case a.chunks == 0:
-		return m, warns, fmt.Errorf("%w: the stream held no chunk", ErrIncomplete)
+		return m, warns, fmt.Errorf("openai: the stream held no chunk: %w", provider.ErrIncomplete)
 	case a.finish == nil:
-		return m, warns, fmt.Errorf("%w: the stream was cut off after %d chunks, before the finish reason", ErrIncomplete, a.chunks)
+		return m, warns, fmt.Errorf("openai: the stream was cut off after %d chunks, before the finish reason: %w", a.chunks, provider.ErrIncomplete)
 	}
 	return m, warns, a.opts.Check(warns)
 }

@@ -1,19 +1,12 @@
 package openai
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 )
-
-// ErrIncomplete is returned (wrapped) by an accumulator whose stream ended
-// before the reply was complete: before its finish reason (Chat) or its
-// terminal response event (Responses). The partial message is returned
-// beside it.
-var ErrIncomplete = errors.New("openai reply ended before it was complete")
 
 // APIError is an error OpenAI reported in a reply: an "error" object in a
 // response body or stream, or a failed response.

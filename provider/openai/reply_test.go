@@ -106,7 +106,7 @@ func replyReport(t testing.TB, m convo.Message, warns []provider.Warning, err er
 
 // TestBrokenStreams covers streams that end badly: an error event keeps the
 // partial message and carries the provider's message; a cut-off stream is
-// an ErrIncomplete with what arrived.
+// an provider.ErrIncomplete with what arrived.
 func TestBrokenStreams(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -133,8 +133,8 @@ func TestBrokenStreams(t *testing.T) {
 			if errors.As(err, &ae) != c.api {
 				t.Errorf("APIError: %v, want %v", errors.As(err, &ae), c.api)
 			}
-			if !c.api && !errors.Is(err, ErrIncomplete) {
-				t.Errorf("not ErrIncomplete: %v", err)
+			if !c.api && !errors.Is(err, provider.ErrIncomplete) {
+				t.Errorf("not provider.ErrIncomplete: %v", err)
 			}
 			if m.Text() != c.partial {
 				t.Errorf("partial text %q, want %q", m.Text(), c.partial)
@@ -342,7 +342,7 @@ func TestChatAccumulatorCases(t *testing.T) {
 	if got := acc.Snapshot().Text(); got != "Hello" {
 		t.Errorf("snapshot text %q", got)
 	}
-	if _, _, err := acc.Message(); !errors.Is(err, ErrIncomplete) {
+	if _, _, err := acc.Message(); !errors.Is(err, provider.ErrIncomplete) {
 		t.Errorf("no finish reason yet: %v", err)
 	}
 	feed(t, acc, `{"id":"a","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`, `{"id":"a","choices":[]}`)

@@ -730,7 +730,7 @@ func (a *respAcc) Message() (convo.Message, []provider.Warning, error) {
 	case err != nil:
 		return m, warns, err
 	case a.terminal == nil:
-		return m, warns, fmt.Errorf("%w: the stream ended after %d events, before its terminal response event", ErrIncomplete, a.events)
+		return m, warns, fmt.Errorf("openai: the stream ended after %d events, before its terminal response event: %w", a.events, provider.ErrIncomplete)
 	}
 	return m, warns, a.opts.Check(warns)
 }

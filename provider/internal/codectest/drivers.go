@@ -3,6 +3,7 @@ package codectest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,4 +247,36 @@ func FuzzFixpoint(f *testing.F, c provider.Codec, opts provider.Options, pattern
 			t.Fatalf("encoding is not a fixpoint\n first: %s\nsecond: %s", out, out2)
 		}
 	})
+}
+
+// Cut reads every prefix of every recorded stream matching pattern with
+// rc.ReadStream, as a connection cut at that byte would leave it: each
+// must either read as a complete reply (the cut fell after the reply's
+// end) or fail with an error wrapping provider.ErrIncomplete, with the
+// partial message beside it — never another error, never a panic. The
+// empty stream is always incomplete. Streams that fail whole (recorded
+// errors) are left out.
+func Cut(t *testing.T, rc provider.ReplyCodec, pattern string) {
+	for _, file := range Files(t, pattern) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data := ReadFile(t, file)
+			if _, _, err := rc.ReadStream(bytes.NewReader(data), provider.Options{}); err != nil {
+				t.Skipf("the whole stream fails: %v", err)
+			}
+			// Every byte for small streams, a few hundred cuts for big ones.
+			step := max(1, len(data)/512)
+			for n := 0; n < len(data); n += step {
+				m, _, err := rc.ReadStream(bytes.NewReader(data[:n]), provider.Options{})
+				if n == 0 && err == nil {
+					t.Fatalf("the empty stream read as complete: %s", MessageJSON(t, m))
+				}
+				if err != nil && !errors.Is(err, provider.ErrIncomplete) {
+					t.Fatalf("cut at byte %d of %d: %v, want an error wrapping provider.ErrIncomplete", n, len(data), err)
+				}
+				if _, err := convo.AppendMessage(nil, m); err != nil {
+					t.Fatalf("cut at byte %d: the partial message does not encode: %v", n, err)
+				}
+			}
+		})
+	}
 }

@@ -1,0 +1,12 @@
+package bedrock
+
+import (
+	"testing"
+
+	"github.com/convo-go/convo/provider/internal/codectest"
+)
+
+func TestCutStreams(t *testing.T) {
+	codectest.Cut(t, ReplyCodec(), "testdata/replies/*.bin")
+	codectest.Cut(t, ReplyCodec(), "testdata/replies/*.jsonl")
+}
