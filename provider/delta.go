@@ -79,6 +79,7 @@ type DeltaReader struct {
 type partSent struct {
 	typ                   convo.PartType
 	text, args, sig, encr string // the content reported so far
+	id                    string // a tool call's id as announced
 	started, warned       bool
 }
 
@@ -114,7 +115,8 @@ func (d *DeltaReader) start(dst []Delta, m convo.Message) []Delta {
 
 // Finish ends the stream: it appends the deltas of the final message
 // (the rest of its parts, usage, finish reason, or the stream's error) to
-// dst and returns the message as the accumulator's Message gives it.
+// dst and returns the message as the accumulator's Message gives it, with
+// each tool call's id as it was announced (see keepIDs).
 func (d *DeltaReader) Finish(dst []Delta) ([]Delta, convo.Message, []Warning, error) {
 	m, warns, err := d.acc.Message()
 	if d.ended {
@@ -122,6 +124,7 @@ func (d *DeltaReader) Finish(dst []Delta) ([]Delta, convo.Message, []Warning, er
 	}
 	d.ended = true
 	dst = d.start(dst, m)
+	m = d.keepIDs(m)
 	dst = d.diff(dst, m.Parts, true)
 	warns = append(warns, d.warns...)
 	if err != nil {
@@ -132,6 +135,24 @@ func (d *DeltaReader) Finish(dst []Delta) ([]Delta, convo.Message, []Warning, er
 		dst = append(dst, Delta{Kind: DeltaUsage, Usage: &u})
 	}
 	return append(dst, Delta{Kind: DeltaFinish, Finish: m.Finish}), m, warns, err
+}
+
+// keepIDs returns m with each tool call's id as its DeltaPartStart
+// announced it. A reader that makes up ids for calls the provider left
+// unnamed may make them from data that changes as the stream goes on
+// (Ollama's reply time); the client saw the first, so the message keeps it.
+func (d *DeltaReader) keepIDs(m convo.Message) convo.Message {
+	copied := false
+	for i := range m.Parts {
+		if i >= len(d.parts) || !d.parts[i].started || m.Parts[i].Type != convo.TypeToolCall || m.Parts[i].ID == d.parts[i].id {
+			continue
+		}
+		if !copied {
+			m.Parts, copied = append([]convo.Part(nil), m.Parts...), true
+		}
+		m.Parts[i].ID = d.parts[i].id
+	}
+	return m
 }
 
 // diff appends the deltas that take what was reported to parts. With last,
@@ -150,7 +171,7 @@ func (d *DeltaReader) diff(dst []Delta, parts []convo.Part, last bool) []Delta {
 			if p.Raw != nil && !last {
 				continue
 			}
-			s.started, s.typ = true, p.Type
+			s.started, s.typ, s.id = true, p.Type, p.ID
 			start := *p
 			if streamed(p.Type) || p.Type == convo.TypeToolCall {
 				start.Text, start.Args, start.ArgsRaw, start.Signature, start.Encrypted = "", nil, "", "", ""
@@ -352,3 +373,14 @@ func (f *DeltaFold) Add(d Delta) error {
 
 // Message returns the message folded so far and the stream's error.
 func (f *DeltaFold) Message() (convo.Message, error) { return f.m, f.err }
+
+// StreamOptions configure a stream encoder.
+type StreamOptions struct {
+	// Model is the model the stream names when the deltas' Origin names
+	// none (or names another provider's model and the client asked for
+	// this one).
+	Model string
+	// OmitUsage leaves out the OpenAI Chat usage chunk, which clients get
+	// only when they ask for it (stream_options.include_usage).
+	OmitUsage bool
+}

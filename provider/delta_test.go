@@ -86,6 +86,11 @@ func TestDeltaReader(t *testing.T) {
 				if (err != nil || addErr != nil) != (wantErr != nil) {
 					t.Fatalf("error %v / %v, want %v", addErr, err, wantErr)
 				}
+				for i := range got.Parts {
+					if i < len(want.Parts) && got.Parts[i].Type == convo.TypeToolCall {
+						want.Parts[i].ID = got.Parts[i].ID // the id announced first is kept; checked below
+					}
+				}
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("final message differs from the accumulator's:\n got %+v\nwant %+v", got, want)
 				}
@@ -122,6 +127,9 @@ func checkDeltas(t *testing.T, ds []provider.Delta, m convo.Message, warns []pro
 				t.Fatalf("part_start %d twice", d.Index)
 			}
 			parts[d.Index] = &acc{}
+			if d.Part.Type == convo.TypeToolCall && d.Index < len(m.Parts) && d.Part.ID != m.Parts[d.Index].ID {
+				t.Errorf("part %d: announced id %q, final %q", d.Index, d.Part.ID, m.Parts[d.Index].ID)
+			}
 		case provider.DeltaText, provider.DeltaArgs, provider.DeltaSignature, provider.DeltaEncrypted:
 			a := parts[d.Index]
 			if a == nil || ended[d.Index] {

@@ -1,0 +1,198 @@
+package openai
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
+)
+
+// NewChatStreamEncoder returns an encoder that writes a Chat Completions
+// chunk stream (SSE data lines ending with [DONE]) to w from the deltas of
+// one reply: content, refusal and reasoning_content pieces, tool_calls by
+// index with their argument pieces, the finish_reason chunk, and a usage
+// chunk (choices: []) unless opts.OmitUsage. Parts Chat has no delta for
+// (media, other providers' items) are left out. Each Write writes whole
+// chunks.
+func NewChatStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
+	return &chatEncoder{w: w, opts: opts, calls: map[int]*chatCall{}}
+}
+
+type chatEncoder struct {
+	w       io.Writer
+	opts    provider.StreamOptions
+	buf     []byte
+	head    []byte // {"id":…,"object":…,"created":…,"model":…,
+	calls   map[int]*chatCall
+	ncalls  int
+	usage   *convo.Usage
+	done    bool
+	started bool
+}
+
+type chatCall struct {
+	index int
+	args  bool
+	typ   convo.PartType
+	text  bool
+}
+
+func (e *chatEncoder) Write(d provider.Delta) error {
+	if e.done {
+		return nil
+	}
+	e.buf = e.buf[:0]
+	if !e.started {
+		e.started = true
+		id, model := wire.NewID("chatcmpl-"), e.opts.Model
+		if d.Origin != nil {
+			if strings.HasPrefix(d.Origin.ResponseID, "chatcmpl") {
+				id = d.Origin.ResponseID
+			}
+			if model == "" {
+				model = d.Origin.Model
+			}
+		}
+		e.head = append(e.head, `{"id":`...)
+		e.head = jsonx.AppendString(e.head, id)
+		e.head = append(e.head, `,"object":"chat.completion.chunk","created":`...)
+		e.head = strconv.AppendInt(e.head, time.Now().Unix(), 10)
+		e.head = append(e.head, `,"model":`...)
+		e.head = jsonx.AppendString(e.head, model)
+		e.head = append(e.head, ',')
+		e.chunk(`{"role":"assistant","content":""}`, "")
+	}
+	switch d.Kind {
+	case provider.DeltaPartStart:
+		p := d.Part
+		c := &chatCall{typ: p.Type}
+		e.calls[d.Index] = c
+		if p.Type == convo.TypeToolCall {
+			c.index = e.ncalls
+			e.ncalls++
+			b := append([]byte(nil), `{"tool_calls":[{"index":`...)
+			b = strconv.AppendInt(b, int64(c.index), 10)
+			b = append(b, `,"id":`...)
+			b = jsonx.AppendString(b, p.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = jsonx.AppendString(b, p.Name)
+			b = append(b, `,"arguments":""}}]}`...)
+			e.chunk(string(b), "")
+		}
+	case provider.DeltaText:
+		if c := e.calls[d.Index]; c != nil && d.Text != "" {
+			c.text = true
+			e.text(c.typ, d.Text)
+		}
+	case provider.DeltaArgs:
+		if c := e.calls[d.Index]; c != nil && c.typ == convo.TypeToolCall && d.Text != "" {
+			c.args = true
+			e.args(c, d.Text)
+		}
+	case provider.DeltaPartEnd:
+		c := e.calls[d.Index]
+		if c == nil {
+			break
+		}
+		switch p := d.Part; {
+		case p.Type == convo.TypeToolCall && !c.args:
+			args := string(p.Args)
+			if p.Args == nil {
+				args = p.ArgsRaw
+			}
+			if args != "" {
+				e.args(c, args)
+			}
+		case !c.text && p.Type == convo.TypeReasoning && p.Text == "" && len(p.Summary) > 0:
+			e.text(p.Type, strings.Join(p.Summary, "\n\n"))
+		case !c.text && p.Text != "":
+			e.text(p.Type, p.Text)
+		}
+	case provider.DeltaUsage:
+		e.usage = d.Usage
+	case provider.DeltaFinish:
+		e.done = true
+		e.chunk(`{}`, chatFinishReason(d.Finish))
+		if e.usage != nil && !e.opts.OmitUsage {
+			b := append(append([]byte(nil), e.head...), `"choices":[],"usage":`...)
+			b = appendUsageJSON(b, e.usage, true)
+			e.buf = wire.AppendSSE(e.buf, "", append(b, '}'))
+		}
+		e.buf = append(e.buf, "data: [DONE]\n\n"...)
+	case provider.DeltaError:
+		e.done = true
+		b := append([]byte(nil), `{"error":{"message":`...)
+		b = jsonx.AppendString(b, errText(d.Err))
+		b = append(b, `,"type":"server_error","param":null,"code":null}}`...)
+		e.buf = wire.AppendSSE(e.buf, "", b)
+	}
+	if len(e.buf) == 0 {
+		return nil
+	}
+	_, err := e.w.Write(e.buf)
+	return err
+}
+
+func (e *chatEncoder) text(t convo.PartType, s string) {
+	key := "content"
+	switch t {
+	case convo.TypeRefusal:
+		key = "refusal"
+	case convo.TypeReasoning:
+		key = "reasoning_content"
+	case convo.TypeText:
+	default:
+		return
+	}
+	b := append([]byte(nil), '{')
+	b = jsonx.AppendString(b, key)
+	b = append(b, ':')
+	b = jsonx.AppendString(b, s)
+	e.chunk(string(append(b, '}')), "")
+}
+
+func (e *chatEncoder) args(c *chatCall, s string) {
+	b := append([]byte(nil), `{"tool_calls":[{"index":`...)
+	b = strconv.AppendInt(b, int64(c.index), 10)
+	b = append(b, `,"function":{"arguments":`...)
+	b = jsonx.AppendString(b, s)
+	e.chunk(string(append(b, "}}]}"...)), "")
+}
+
+// chunk appends one chunk whose only choice has delta and finish reason.
+func (e *chatEncoder) chunk(delta, finish string) {
+	b := append(append([]byte(nil), e.head...), `"choices":[{"index":0,"delta":`...)
+	b = append(b, delta...)
+	b = append(b, `,"finish_reason":`...)
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = jsonx.AppendString(b, finish)
+	}
+	e.buf = wire.AppendSSE(e.buf, "", append(b, "}]}"...))
+}
+
+// chatFinishReason is the Chat finish_reason for a finish reason.
+func chatFinishReason(f convo.Finish) string {
+	switch f {
+	case convo.FinishLength:
+		return "length"
+	case convo.FinishToolUse:
+		return "tool_calls"
+	case convo.FinishContentFilter, convo.FinishRefusal:
+		return "content_filter"
+	}
+	return "stop"
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "the upstream stream failed"
+	}
+	return err.Error()
+}

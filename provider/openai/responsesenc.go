@@ -1,0 +1,305 @@
+package openai
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
+)
+
+// NewResponsesStreamEncoder returns an encoder that writes a Responses
+// event stream to w from the deltas of one reply: response.created, for
+// each part an output item (a message with an output_text or refusal
+// part, a reasoning item with its text, summary and encrypted_content, a
+// function_call with argument pieces) from output_item.added through its
+// deltas to output_item.done, then response.completed (or
+// response.incomplete when the reply was cut at the length limit) with
+// every item and the usage. Parts Responses has no item for are left out.
+func NewResponsesStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
+	return &respEncoder{w: w, opts: opts, items: map[int]*respItem{}}
+}
+
+type respEncoder struct {
+	w       io.Writer
+	opts    provider.StreamOptions
+	buf     []byte
+	seq     int
+	id      string
+	model   string
+	created int64
+	items   map[int]*respItem
+	order   []*respItem
+	usage   *convo.Usage
+	done    bool
+}
+
+type respItem struct {
+	out   int // output_index
+	id    string
+	typ   convo.PartType
+	text  strings.Builder // text, refusal or reasoning text streamed
+	args  strings.Builder
+	final []byte // the item as output_item.done gave it
+}
+
+// event appends one event: {"type":name,"sequence_number":n,<body>}.
+func (e *respEncoder) event(name string, body []byte) {
+	b := append([]byte(nil), `{"type":"`...)
+	b = append(b, name...)
+	b = append(b, `","sequence_number":`...)
+	b = strconv.AppendInt(b, int64(e.seq), 10)
+	e.seq++
+	if len(body) > 0 {
+		b = append(b, ',')
+		b = append(b, body...)
+	}
+	e.buf = wire.AppendSSE(e.buf, name, append(b, '}'))
+}
+
+func (e *respEncoder) response(status string, withOutput bool) []byte {
+	b := append([]byte(nil), `"response":{"id":`...)
+	b = jsonx.AppendString(b, e.id)
+	b = append(b, `,"object":"response","created_at":`...)
+	b = strconv.AppendInt(b, e.created, 10)
+	b = append(b, `,"status":`...)
+	b = jsonx.AppendString(b, status)
+	b = append(b, `,"error":null,"incomplete_details":`...)
+	if status == "incomplete" {
+		b = append(b, `{"reason":"max_output_tokens"}`...)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"model":`...)
+	b = jsonx.AppendString(b, e.model)
+	b = append(b, `,"output":[`...)
+	if withOutput {
+		n := 0
+		for _, it := range e.order {
+			if it.final == nil {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, it.final...)
+		}
+	}
+	b = append(b, `],"usage":`...)
+	if e.usage != nil && withOutput {
+		b = appendUsageJSON(b, e.usage, false)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, '}')
+}
+
+func (e *respEncoder) Write(d provider.Delta) error {
+	if e.done {
+		return nil
+	}
+	e.buf = e.buf[:0]
+	switch d.Kind {
+	case provider.DeltaStart:
+		e.id, e.model, e.created = wire.NewID("resp_"), e.opts.Model, time.Now().Unix()
+		if d.Origin != nil {
+			if strings.HasPrefix(d.Origin.ResponseID, "resp_") {
+				e.id = d.Origin.ResponseID
+			}
+			if e.model == "" {
+				e.model = d.Origin.Model
+			}
+		}
+		e.event("response.created", e.response("in_progress", false))
+		e.event("response.in_progress", e.response("in_progress", false))
+	case provider.DeltaPartStart:
+		e.start(d.Index, d.Part)
+	case provider.DeltaText:
+		if it := e.items[d.Index]; it != nil && it.typ != convo.TypeToolCall {
+			e.text(it, d.Text)
+		}
+	case provider.DeltaArgs:
+		if it := e.items[d.Index]; it != nil && it.typ == convo.TypeToolCall {
+			e.argsDelta(it, d.Text)
+		}
+	case provider.DeltaPartEnd:
+		if it := e.items[d.Index]; it != nil && it.final == nil {
+			e.end(it, d.Part)
+		}
+	case provider.DeltaUsage:
+		e.usage = d.Usage
+	case provider.DeltaFinish:
+		e.done = true
+		status, name := "completed", "response.completed"
+		if d.Finish == convo.FinishLength {
+			status, name = "incomplete", "response.incomplete"
+		}
+		e.event(name, e.response(status, true))
+	case provider.DeltaError:
+		e.done = true
+		b := append([]byte(nil), `"code":"server_error","message":`...)
+		b = jsonx.AppendString(b, errText(d.Err))
+		e.event("error", append(b, `,"param":null`...))
+	}
+	if len(e.buf) == 0 {
+		return nil
+	}
+	_, err := e.w.Write(e.buf)
+	return err
+}
+
+func (e *respEncoder) itemHead(it *respItem) []byte {
+	b := append([]byte(nil), `"item_id":`...)
+	b = jsonx.AppendString(b, it.id)
+	b = append(b, `,"output_index":`...)
+	return strconv.AppendInt(b, int64(it.out), 10)
+}
+
+func (e *respEncoder) start(i int, p *convo.Part) {
+	it := &respItem{out: len(e.order), typ: p.Type}
+	var item []byte
+	switch p.Type {
+	case convo.TypeText, convo.TypeRefusal:
+		it.id = wire.NewID("msg_")
+		item = append(item, `{"id":`...)
+		item = jsonx.AppendString(item, it.id)
+		item = append(item, `,"type":"message","status":"in_progress","content":[],"role":"assistant"}`...)
+	case convo.TypeReasoning:
+		it.id = p.ID
+		if p.Provider != ProviderID || it.id == "" {
+			it.id = wire.NewID("rs_")
+		}
+		item = append(item, `{"id":`...)
+		item = jsonx.AppendString(item, it.id)
+		item = append(item, `,"type":"reasoning","summary":[]}`...)
+	case convo.TypeToolCall:
+		it.id = wire.NewID("fc_")
+		item = append(item, `{"id":`...)
+		item = jsonx.AppendString(item, it.id)
+		item = append(item, `,"type":"function_call","status":"in_progress","arguments":"","call_id":`...)
+		item = jsonx.AppendString(item, p.ID)
+		item = append(item, `,"name":`...)
+		item = jsonx.AppendString(item, p.Name)
+		item = append(item, '}')
+	default:
+		return
+	}
+	e.items[i] = it
+	e.order = append(e.order, it)
+	b := append([]byte(nil), `"output_index":`...)
+	b = strconv.AppendInt(b, int64(it.out), 10)
+	b = append(b, `,"item":`...)
+	e.event("response.output_item.added", append(b, item...))
+	switch p.Type {
+	case convo.TypeText:
+		e.event("response.content_part.added", append(e.itemHead(it), `,"content_index":0,"part":{"type":"output_text","annotations":[],"text":""}`...))
+	case convo.TypeRefusal:
+		e.event("response.content_part.added", append(e.itemHead(it), `,"content_index":0,"part":{"type":"refusal","refusal":""}`...))
+	}
+}
+
+func (e *respEncoder) text(it *respItem, s string) {
+	if s == "" {
+		return
+	}
+	it.text.WriteString(s)
+	name := "response.output_text.delta"
+	switch it.typ {
+	case convo.TypeRefusal:
+		name = "response.refusal.delta"
+	case convo.TypeReasoning:
+		name = "response.reasoning_text.delta"
+	}
+	b := append(e.itemHead(it), `,"content_index":0,"delta":`...)
+	e.event(name, jsonx.AppendString(b, s))
+}
+
+func (e *respEncoder) argsDelta(it *respItem, s string) {
+	if s == "" {
+		return
+	}
+	it.args.WriteString(s)
+	b := append(e.itemHead(it), `,"delta":`...)
+	e.event("response.function_call_arguments.delta", jsonx.AppendString(b, s))
+}
+
+// end sends what the pieces did not carry, the done events and the final
+// item.
+func (e *respEncoder) end(it *respItem, p *convo.Part) {
+	var item []byte
+	switch p.Type {
+	case convo.TypeText, convo.TypeRefusal:
+		if it.text.Len() == 0 {
+			e.text(it, p.Text)
+		}
+		text := it.text.String()
+		var part []byte
+		if p.Type == convo.TypeText {
+			e.event("response.output_text.done", jsonx.AppendString(append(e.itemHead(it), `,"content_index":0,"text":`...), text))
+			part = jsonx.AppendString(append(part, `{"type":"output_text","annotations":[],"text":`...), text)
+		} else {
+			e.event("response.refusal.done", jsonx.AppendString(append(e.itemHead(it), `,"content_index":0,"refusal":`...), text))
+			part = jsonx.AppendString(append(part, `{"type":"refusal","refusal":`...), text)
+		}
+		part = append(part, '}')
+		e.event("response.content_part.done", append(append(e.itemHead(it), `,"content_index":0,"part":`...), part...))
+		item = append(item, `{"id":`...)
+		item = jsonx.AppendString(item, it.id)
+		item = append(item, `,"type":"message","status":"completed","content":[`...)
+		item = append(item, part...)
+		item = append(item, `],"role":"assistant"}`...)
+	case convo.TypeReasoning:
+		if it.text.Len() == 0 {
+			e.text(it, p.Text)
+		}
+		item = append(item, `{"id":`...)
+		item = jsonx.AppendString(item, it.id)
+		item = append(item, `,"type":"reasoning","summary":[`...)
+		for j, s := range p.Summary {
+			if j > 0 {
+				item = append(item, ',')
+			}
+			item = jsonx.AppendString(append(item, `{"type":"summary_text","text":`...), s)
+			item = append(item, '}')
+		}
+		item = append(item, ']')
+		if text := it.text.String(); text != "" {
+			e.event("response.reasoning_text.done", jsonx.AppendString(append(e.itemHead(it), `,"content_index":0,"text":`...), text))
+			item = jsonx.AppendString(append(item, `,"content":[{"type":"reasoning_text","text":`...), text)
+			item = append(item, "}]"...)
+		}
+		if p.Encrypted != "" && p.Provider == ProviderID {
+			item = jsonx.AppendString(append(item, `,"encrypted_content":`...), p.Encrypted)
+		}
+		item = append(item, '}')
+	case convo.TypeToolCall:
+		if it.args.Len() == 0 {
+			args := string(p.Args)
+			if p.Args == nil {
+				args = p.ArgsRaw
+			}
+			e.argsDelta(it, args)
+		}
+		args := it.args.String()
+		e.event("response.function_call_arguments.done", jsonx.AppendString(append(e.itemHead(it), `,"arguments":`...), args))
+		item = append(item, `{"id":`...)
+		item = jsonx.AppendString(item, it.id)
+		item = append(item, `,"type":"function_call","status":"completed","arguments":`...)
+		item = jsonx.AppendString(item, args)
+		item = append(item, `,"call_id":`...)
+		item = jsonx.AppendString(item, p.ID)
+		item = append(item, `,"name":`...)
+		item = jsonx.AppendString(item, p.Name)
+		item = append(item, '}')
+	}
+	it.final = item
+	b := append([]byte(nil), `"output_index":`...)
+	b = strconv.AppendInt(b, int64(it.out), 10)
+	b = append(b, `,"item":`...)
+	e.event("response.output_item.done", append(b, item...))
+}
