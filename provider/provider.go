@@ -20,6 +20,7 @@ import (
 type Warning struct {
 	Path string // place in the history or request, e.g. messages[3].parts[1]
 	Msg  string
+	Code Code // what kind of loss, stable across releases; "" for one not yet classified
 }
 
 func (w Warning) String() string {
@@ -77,6 +78,15 @@ type Options struct {
 	Resolve func(p convo.Part) (convo.Part, error)
 	// Limits bound what Decode accepts; zero means convo.DefaultLimits.
 	Limits convo.Limits
+	// Accept lists the kinds of loss the caller has chosen: warnings with
+	// these codes are left out of the results of EncodeRequest,
+	// DecodeRequest and the sender, and are no error under Strict. Setting
+	// Reasoning to ReasoningDrop explicitly accepts CodeReasoningDropped.
+	Accept []Code
+	// OnWarning, when set, receives the warnings of EncodeRequest,
+	// DecodeRequest and the sender one by one instead of the returned
+	// lists, which are then nil.
+	OnWarning func(Warning)
 }
 
 // DecodeLimits returns the limits Decode should apply.

@@ -63,3 +63,16 @@ func LookupReply(name string) (provider.ReplyCodec, error) {
 	}
 	return r, nil
 }
+
+// LookupRequest returns the whole-request codec for a format name.
+func LookupRequest(name string) (provider.RequestCodec, error) {
+	c, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	rc, ok := c.(provider.RequestCodec)
+	if !ok {
+		return nil, fmt.Errorf("%w %q for whole requests", provider.ErrUnknownFormat, name)
+	}
+	return rc, nil
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -194,4 +195,34 @@ func SSEData(sse []byte) [][]byte {
 		}
 	}
 	return out
+}
+
+// RequestRoundTrip decodes every request body matching pattern with c,
+// compares the decoded request with the golden file beside it
+// (<name>.request), and checks that encoding it again gives the same JSON.
+func RequestRoundTrip(t TB, c provider.RequestCodec, pattern string) {
+	t.Helper()
+	for _, path := range Files(t, pattern) {
+		body := ReadFile(t, path)
+		r, warns, err := c.DecodeRequest(body, provider.Options{})
+		if err != nil {
+			t.Errorf("%s: decode: %v", path, err)
+			continue
+		}
+		dump, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		dump = append(dump, '\n')
+		dump = append(dump, WarningText(warns)...)
+		Golden(t, strings.TrimSuffix(path, ".json")+".request", dump)
+		out, _, err := c.EncodeRequest(r, provider.Options{})
+		if err != nil {
+			t.Errorf("%s: encode: %v", path, err)
+			continue
+		}
+		if !SameJSON(t, out, body) {
+			t.Errorf("%s: decode then encode differs\n got: %s\nwant: %s", path, out, body)
+		}
+	}
 }

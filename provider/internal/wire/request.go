@@ -1,0 +1,751 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+)
+
+// Obj writes a JSON object member by member and remembers the keys it
+// wrote, so that native members never repeat one.
+type Obj struct {
+	Buf  []byte
+	keys []string
+	n    int
+}
+
+// NewObj starts an object in buf (which may be nil).
+func NewObj(buf []byte) *Obj { return &Obj{Buf: append(buf, '{')} }
+
+// Key writes the key of the next member.
+func (o *Obj) Key(k string) {
+	if o.n > 0 {
+		o.Buf = append(o.Buf, ',')
+	}
+	o.n++
+	o.keys = append(o.keys, k)
+	o.Buf = jsonx.AppendString(o.Buf, k)
+	o.Buf = append(o.Buf, ':')
+}
+
+// Has reports whether key was written.
+func (o *Obj) Has(k string) bool { return slices.Contains(o.keys, k) }
+
+// Raw writes a member whose value is JSON already.
+func (o *Obj) Raw(k string, v []byte) {
+	o.Key(k)
+	o.Buf = append(o.Buf, v...)
+}
+
+// Str writes a string member.
+func (o *Obj) Str(k, v string) {
+	o.Key(k)
+	o.Buf = jsonx.AppendString(o.Buf, v)
+}
+
+// Int writes an integer member.
+func (o *Obj) Int(k string, v int64) {
+	o.Key(k)
+	o.Buf = strconv.AppendInt(o.Buf, v, 10)
+}
+
+// Float writes a number member.
+func (o *Obj) Float(k string, v float64) {
+	o.Key(k)
+	o.Buf = AppendFloat(o.Buf, v)
+}
+
+// Bool writes a boolean member.
+func (o *Obj) Bool(k string, v bool) {
+	o.Key(k)
+	o.Buf = strconv.AppendBool(o.Buf, v)
+}
+
+// Strings writes an array of strings.
+func (o *Obj) Strings(k string, v []string) {
+	o.Key(k)
+	o.Buf = AppendStrings(o.Buf, v)
+}
+
+// StrMap writes an object of strings, keys sorted.
+func (o *Obj) StrMap(k string, m map[string]string) {
+	o.Key(k)
+	o.Buf = AppendStrMap(o.Buf, m)
+}
+
+// Splice writes the members of the JSON object obj (compact, as a codec's
+// Encode returns it), whose keys are listed in keys.
+func (o *Obj) Splice(obj []byte, keys ...string) {
+	if len(obj) <= 2 {
+		return
+	}
+	if o.n > 0 {
+		o.Buf = append(o.Buf, ',')
+	}
+	o.n++
+	o.keys = append(o.keys, keys...)
+	o.Buf = append(o.Buf, obj[1:len(obj)-1]...)
+}
+
+// Close ends the object and returns its bytes.
+func (o *Obj) Close() []byte { return append(o.Buf, '}') }
+
+// AppendFloat appends f as a JSON number.
+func AppendFloat(b []byte, f float64) []byte { return strconv.AppendFloat(b, f, 'g', -1, 64) }
+
+// AppendStrings appends a JSON array of strings.
+func AppendStrings(b []byte, v []string) []byte {
+	b = append(b, '[')
+	for i, s := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonx.AppendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// AppendStrMap appends a JSON object of strings with sorted keys.
+func AppendStrMap(b []byte, m map[string]string) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonx.AppendString(b, k)
+		b = append(b, ':')
+		b = jsonx.AppendString(b, m[k])
+	}
+	return append(b, '}')
+}
+
+// Native writes the members of n[providerID] the object has no key for
+// yet, and warns about every member of another provider's object, which the
+// target cannot take. path names n's place ("native", "tools[3].native").
+func (o *Obj) Native(n convo.Native, providerID, path string, warns *[]provider.Warning) error {
+	if len(n) == 0 {
+		return nil
+	}
+	var r jsonx.Reader
+	ids := make([]string, 0, len(n))
+	for id := range n {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		ms, err := ReadMembers(n[id], id, &r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for _, m := range ms {
+			switch {
+			case id != providerID:
+				*warns = append(*warns, provider.WarnCode(provider.CodeNativeDropped,
+					path+"."+id+"."+m.Key, "%s's own setting is not sent to %s", id, providerID))
+			case o.Has(m.Key):
+				*warns = append(*warns, provider.WarnCode(provider.CodeNativeDropped,
+					path+"."+id+"."+m.Key, "not sent: the request already has %q", m.Key))
+			default:
+				o.Raw(m.Key, m.Val)
+			}
+		}
+	}
+	return nil
+}
+
+// Top reads the members of a request body. keep is called with each
+// member's key and compact value, and returns whether the request codec
+// took it; members it did not take are returned, in order, for the
+// request's Native object.
+func Top(body []byte, l convo.Limits, keep func(key string, val []byte) (bool, error)) (Members, error) {
+	r := jsonx.NewReader(body, l.MaxDepth)
+	var rest Members
+	err := r.ReadObject(func(key []byte) error {
+		k := string(key)
+		v, err := r.ReadRaw()
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		took, err := keep(k, v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		if !took {
+			rest = append(rest, Member{Key: k, Val: v})
+		}
+		return nil
+	})
+	if err == nil {
+		err = r.ExpectEnd()
+	}
+	return rest, err
+}
+
+// Fields reads the members of the object val like Top, one level down.
+func Fields(val []byte, keep func(key string, val []byte) (bool, error)) (Members, error) {
+	return Top(val, convo.DefaultLimits, keep)
+}
+
+// Float reads a JSON number.
+func Float(val []byte) (*float64, error) {
+	f, err := strconv.ParseFloat(string(val), 64)
+	if err != nil || len(val) == 0 || val[0] == '"' {
+		return nil, fmt.Errorf("want a number, have %s", clip(val))
+	}
+	return &f, nil
+}
+
+// Int reads a JSON integer.
+func Int(val []byte) (*int64, error) {
+	n, err := strconv.ParseInt(string(val), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("want an integer, have %s", clip(val))
+	}
+	return &n, nil
+}
+
+// Bool reads a JSON boolean.
+func Bool(val []byte) (bool, error) {
+	switch string(val) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("want true or false, have %s", clip(val))
+}
+
+// Str reads a JSON string.
+func Str(val []byte) (string, error) {
+	r := jsonx.NewReader(val, 1)
+	if r.Peek() != jsonx.String {
+		return "", fmt.Errorf("want a string, have %s", clip(val))
+	}
+	return r.ReadString()
+}
+
+// Strings reads an array of strings.
+func Strings(val []byte) ([]string, error) {
+	r := jsonx.NewReader(val, 2)
+	if r.Peek() != jsonx.Array {
+		return nil, fmt.Errorf("want an array of strings, have %s", clip(val))
+	}
+	var out []string
+	err := r.ReadArray(func(i int) error {
+		if r.Peek() != jsonx.String {
+			return fmt.Errorf("[%d]: want a string", i)
+		}
+		s, err := r.ReadString()
+		out = append(out, s)
+		return err
+	})
+	return out, err
+}
+
+// StrMap reads an object of strings.
+func StrMap(val []byte) (map[string]string, error) {
+	m := map[string]string{}
+	_, err := Fields(val, func(k string, v []byte) (bool, error) {
+		s, err := Str(v)
+		m[k] = s
+		return true, err
+	})
+	return m, err
+}
+
+// IsObject reports whether val is a JSON object.
+func IsObject(val []byte) bool { return len(val) > 0 && val[0] == '{' }
+
+func clip(v []byte) string {
+	if len(v) > 40 {
+		return string(v[:40]) + "…"
+	}
+	return string(v)
+}
+
+// Dropped returns the warning for a request setting the target has no
+// member for.
+func Dropped(path, target string) provider.Warning {
+	return provider.WarnCode(provider.CodeSettingDropped, path, "%s has no such setting: left out", target)
+}
+
+// ForeignTool returns the warning for another provider's own tool.
+func ForeignTool(i int, t *provider.Tool, target string) provider.Warning {
+	return provider.WarnCode(provider.CodeToolDropped, "tools["+strconv.Itoa(i)+"]",
+		"%s's tool %q is not sent to %s", strings.SplitN(t.Type, ":", 2)[0], t.Type, target)
+}
+
+// OwnTool returns the wire definition of a provider's own tool kept by
+// NativeTool, if t is one of providerID's.
+func OwnTool(t *provider.Tool, providerID string) ([]byte, bool) {
+	if t.Type == "" || !strings.HasPrefix(t.Type, providerID+":") {
+		return nil, false
+	}
+	v := t.Native[providerID]
+	return v, v != nil
+}
+
+// NativeTool returns a Tool keeping def, one of providerID's own tool
+// definitions of wire type typ, whole.
+func NativeTool(providerID, typ string, def []byte) provider.Tool {
+	return provider.Tool{Type: providerID + ":" + typ, Native: convo.Native{providerID: def}}
+}
+
+// Field names one field of provider.Request, for the check that every field
+// set is carried by some member of the target's request.
+type Field uint32
+
+// The fields of provider.Request a Setting may carry.
+const (
+	FModel Field = 1 << iota
+	FTools
+	FToolChoice
+	FParallel
+	FOutput
+	FMaxTokens
+	FTemperature
+	FTopP
+	FTopK
+	FPresence
+	FFrequency
+	FSeed
+	FStop
+	FReasoning
+	FCacheKey
+	FStream
+	FStreamUsage
+	FUser
+	FMetadata
+	fieldEnd
+)
+
+// fieldPaths name the fields in warnings.
+var fieldPaths = [...]string{"model", "tools", "tool_choice", "parallel_tool_calls", "output",
+	"max_tokens", "temperature", "top_p", "top_k", "presence_penalty", "frequency_penalty",
+	"seed", "stop", "reasoning", "cache_key", "stream", "stream_usage", "user", "metadata"}
+
+func isSet(r *provider.Request, f Field) bool {
+	switch f {
+	case FModel:
+		return r.Model != ""
+	case FTools:
+		return len(r.Tools) > 0
+	case FToolChoice:
+		return r.ToolChoice.Mode != ""
+	case FParallel:
+		return r.ParallelToolCalls != nil
+	case FOutput:
+		return r.Output.Type != ""
+	case FMaxTokens:
+		return r.MaxTokens != 0
+	case FTemperature:
+		return r.Temperature != nil
+	case FTopP:
+		return r.TopP != nil
+	case FTopK:
+		return r.TopK != nil
+	case FPresence:
+		return r.PresencePenalty != nil
+	case FFrequency:
+		return r.FrequencyPenalty != nil
+	case FSeed:
+		return r.Seed != nil
+	case FStop:
+		return len(r.Stop) > 0
+	case FReasoning:
+		return r.Reasoning != nil
+	case FCacheKey:
+		return r.CacheKey != ""
+	case FStream:
+		return r.Stream
+	case FStreamUsage:
+		return r.StreamUsage
+	case FUser:
+		return r.User != ""
+	case FMetadata:
+		return len(r.Metadata) > 0
+	}
+	return false
+}
+
+// ReqEnc is the state of one request encoding a Setting writes to.
+type ReqEnc struct {
+	R        *provider.Request
+	Own      Members // the request's Native members for the target's provider
+	O        *Obj
+	Warns    []provider.Warning
+	Target   string // the target's format name, for warnings
+	Provider string // the target's provider id
+}
+
+// Warn adds a warning.
+func (e *ReqEnc) Warn(code provider.Code, path, format string, args ...any) {
+	e.Warns = append(e.Warns, provider.WarnCode(code, path, format, args...))
+}
+
+// Setting is one top-level member of a provider's request body and the
+// Request fields it carries.
+type Setting struct {
+	Key    string
+	Fields Field // what it carries, for the check that nothing set is lost
+	// Enc writes the member when the request has it set. It may write
+	// nothing, and may look at e.Own for how the request spelled it.
+	Enc func(e *ReqEnc) error
+	// Dec reads the member's value into r.
+	Dec func(r *provider.Request, val []byte) error
+}
+
+// Format is what a codec tells EncodeRequest and DecodeRequest about its
+// request body.
+type Format struct {
+	Provider string   // provider id, the Native key
+	Name     string   // format name
+	Conv     []string // the members the history codec writes and reads
+	// Encode and Decode are the history codec's.
+	Encode   func(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error)
+	Decode   func(body []byte, opts provider.Options) (convo.History, []provider.Warning, error)
+	Settings []Setting
+	// Carried are fields the format carries outside the body (the model
+	// and streaming in Gemini's and Bedrock's URL).
+	Carried Field
+	// Prefix, when set, is written before the history's members (the
+	// model, by convention first).
+	Prefix []string
+}
+
+func (f *Format) setting(key string) *Setting {
+	for i := range f.Settings {
+		if f.Settings[i].Key == key {
+			return &f.Settings[i]
+		}
+	}
+	return nil
+}
+
+// EncodeRequest writes the whole request body for r: the settings named in
+// f.Prefix, the history's members, the other settings, then r's Native
+// members for the provider. A setting that was decoded with a spelling the
+// encoder would not write again (a stop string rather than a list, extra
+// sub-members) is written as it was read while the fields it carries are
+// unchanged.
+func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	inner := opts
+	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
+	conv, warns, err := f.Encode(r.History, inner)
+	if err != nil {
+		return nil, warns, err
+	}
+	var rd jsonx.Reader
+	own, err := ReadNative(r.Native, f.Provider, &rd)
+	if err != nil {
+		return nil, warns, err
+	}
+	e := &ReqEnc{R: r, Own: own, Warns: warns, Target: f.Name, Provider: f.Provider}
+	e.O = NewObj(make([]byte, 0, len(conv)+256+128*len(r.Tools)))
+	var carried Field
+	write := func(s *Setting) error {
+		carried |= s.Fields
+		return f.writeSetting(e, s)
+	}
+	for _, k := range f.Prefix {
+		if err := write(f.setting(k)); err != nil {
+			return nil, e.Warns, err
+		}
+	}
+	e.O.Splice(conv, f.Conv...)
+	for i := range f.Settings {
+		s := &f.Settings[i]
+		if slices.Contains(f.Prefix, s.Key) {
+			continue
+		}
+		if err := write(s); err != nil {
+			return nil, e.Warns, err
+		}
+	}
+	carried |= f.Carried
+	for b := Field(1); b < fieldEnd; b <<= 1 {
+		if carried&b == 0 && isSet(r, b) {
+			e.Warns = append(e.Warns, Dropped(fieldPaths[bitIndex(b)], f.Name))
+		}
+	}
+	// Native members named like a setting were handled with it.
+	for _, s := range f.Settings {
+		e.O.keys = append(e.O.keys, s.Key)
+	}
+	if err := e.O.Native(r.Native, f.Provider, "native", &e.Warns); err != nil {
+		return nil, e.Warns, err
+	}
+	body := e.O.Close()
+	warns, err = opts.Finish(e.Warns)
+	if err != nil {
+		return nil, warns, err
+	}
+	return body, warns, nil
+}
+
+func bitIndex(b Field) int {
+	i := 0
+	for b > 1 {
+		b >>= 1
+		i++
+	}
+	return i
+}
+
+// writeSetting writes s, as spelled in the request's native members when
+// they still say what the fields say.
+func (f *Format) writeSetting(e *ReqEnc, s *Setting) error {
+	start, n, nk := len(e.O.Buf), e.O.n, len(e.O.keys)
+	nw := len(e.Warns)
+	if err := s.Enc(e); err != nil {
+		return fmt.Errorf("%s: %w", s.Key, err)
+	}
+	raw, ok := e.Own.Get(s.Key)
+	if !ok {
+		return nil
+	}
+	var z provider.Request
+	if err := s.Dec(&z, raw); err != nil {
+		return fmt.Errorf("native.%s.%s: %w", f.Provider, s.Key, err)
+	}
+	mine := slices.Clone(e.O.Buf[start:])
+	ze := &ReqEnc{R: &z, Own: e.Own, O: &Obj{}, Target: f.Name, Provider: f.Provider}
+	if err := s.Enc(ze); err != nil {
+		return nil // the native spelling no longer fits: the fields win
+	}
+	if !SameJSON(stripComma(mine), stripComma(ze.O.Buf)) {
+		return nil
+	}
+	// The fields still say what the request said: write it as it was.
+	e.O.Buf, e.O.n, e.O.keys, e.Warns = e.O.Buf[:start], n, e.O.keys[:nk], e.Warns[:nw]
+	e.O.Raw(s.Key, raw)
+	return nil
+}
+
+func stripComma(b []byte) []byte {
+	if len(b) > 0 && b[0] == ',' {
+		return b[1:]
+	}
+	return b
+}
+
+// DecodeRequest reads a whole request body: the history with f.Decode, the
+// settings with their Dec, and everything else into Native. A setting whose
+// value the encoder would not write back the same is also kept in Native as
+// it was read, so that encoding the request again gives the same JSON.
+func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+	l, err := opts.CheckSize(body, f.Name+" request")
+	if err != nil {
+		return nil, nil, err
+	}
+	inner := opts
+	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
+	h, warns, err := f.Decode(body, inner)
+	if err != nil {
+		return nil, warns, err
+	}
+	r := &provider.Request{History: h}
+	var spelled Members
+	rest, err := Top(body, l, func(k string, v []byte) (bool, error) {
+		if slices.Contains(f.Conv, k) {
+			return true, nil
+		}
+		s := f.setting(k)
+		if s == nil {
+			return false, nil
+		}
+		if err := s.Dec(r, v); err != nil {
+			return true, err
+		}
+		e := &ReqEnc{R: r, O: &Obj{}, Target: f.Name, Provider: f.Provider}
+		if err := s.Enc(e); err != nil || !SameJSON(stripComma(e.O.Buf), append(append(jsonx.AppendString(nil, k), ':'), v...)) {
+			spelled = append(spelled, Member{Key: k, Val: v})
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, warns, fmt.Errorf("%s request: %w", f.Name, err)
+	}
+	if all := append(spelled, rest...); len(all) > 0 {
+		r.Native = all.Native(f.Provider)
+	}
+	warns, err = opts.Finish(warns)
+	if err != nil {
+		return nil, warns, err
+	}
+	return r, warns, nil
+}
+
+// SameJSON reports whether a and b are the same JSON up to white space, key
+// order and number spelling. a and b may be single object members
+// ("key":value), compared as objects.
+func SameJSON(a, b []byte) bool {
+	if string(a) == string(b) {
+		return true
+	}
+	va, oka := anyJSON(a)
+	vb, okb := anyJSON(b)
+	return oka && okb && reflect.DeepEqual(va, vb)
+}
+
+func anyJSON(b []byte) (any, bool) {
+	if len(b) > 0 && b[0] == '"' {
+		b = append(append([]byte{'{'}, b...), '}')
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber() // 1.0 and 1 are spelled differently: keep the spelling
+	var v any
+	err := d.Decode(&v)
+	return v, err == nil && !d.More()
+}
+
+// StringSetting is a string member carried by one string field.
+func StringSetting(key string, f Field, field func(*provider.Request) *string) Setting {
+	return Setting{Key: key, Fields: f,
+		Enc: func(e *ReqEnc) error {
+			if s := *field(e.R); s != "" {
+				e.O.Str(key, s)
+			}
+			return nil
+		},
+		Dec: func(r *provider.Request, v []byte) error {
+			s, err := Str(v)
+			*field(r) = s
+			return err
+		}}
+}
+
+// BoolSetting is a boolean member carried by one bool field; false is not
+// written.
+func BoolSetting(key string, f Field, field func(*provider.Request) *bool) Setting {
+	return Setting{Key: key, Fields: f,
+		Enc: func(e *ReqEnc) error {
+			if *field(e.R) {
+				e.O.Bool(key, true)
+			}
+			return nil
+		},
+		Dec: func(r *provider.Request, v []byte) error {
+			b, err := Bool(v)
+			*field(r) = b
+			return err
+		}}
+}
+
+// FloatSetting is a number member carried by one optional field.
+func FloatSetting(key string, f Field, field func(*provider.Request) **float64) Setting {
+	return Setting{Key: key, Fields: f,
+		Enc: func(e *ReqEnc) error {
+			if p := *field(e.R); p != nil {
+				e.O.Float(key, *p)
+			}
+			return nil
+		},
+		Dec: func(r *provider.Request, v []byte) error {
+			if string(v) == "null" {
+				return nil
+			}
+			p, err := Float(v)
+			*field(r) = p
+			return err
+		}}
+}
+
+// IntSetting is an integer member carried by one optional field.
+func IntSetting(key string, f Field, field func(*provider.Request) **int64) Setting {
+	return Setting{Key: key, Fields: f,
+		Enc: func(e *ReqEnc) error {
+			if p := *field(e.R); p != nil {
+				e.O.Int(key, *p)
+			}
+			return nil
+		},
+		Dec: func(r *provider.Request, v []byte) error {
+			if string(v) == "null" {
+				return nil
+			}
+			p, err := Int(v)
+			*field(r) = p
+			return err
+		}}
+}
+
+// StopSetting is a member of stop sequences, a list or a single string.
+func StopSetting(key string) Setting {
+	return Setting{Key: key, Fields: FStop,
+		Enc: func(e *ReqEnc) error {
+			if len(e.R.Stop) > 0 {
+				e.O.Strings(key, e.R.Stop)
+			}
+			return nil
+		},
+		Dec: func(r *provider.Request, v []byte) error {
+			if s, err := Str(v); err == nil {
+				r.Stop = []string{s}
+				return nil
+			}
+			if string(v) == "null" {
+				return nil
+			}
+			var err error
+			r.Stop, err = Strings(v)
+			return err
+		}}
+}
+
+// MetadataSetting is an object of strings carried by Request.Metadata.
+func MetadataSetting(key string) Setting {
+	return Setting{Key: key, Fields: FMetadata,
+		Enc: func(e *ReqEnc) error {
+			if len(e.R.Metadata) > 0 {
+				e.O.StrMap(key, e.R.Metadata)
+			}
+			return nil
+		},
+		Dec: func(r *provider.Request, v []byte) error {
+			if string(v) == "null" {
+				return nil
+			}
+			var err error
+			r.Metadata, err = StrMap(v)
+			return err
+		}}
+}
+
+// Array calls fn with each element of the JSON array v, naming its index
+// in errors.
+func Array(v []byte, fn func(i int, item []byte) error) error {
+	r := jsonx.NewReader(v, convo.DefaultLimits.MaxDepth)
+	if r.Peek() != jsonx.Array {
+		return fmt.Errorf("want an array, have %s", clip(v))
+	}
+	return r.ReadArray(func(i int) error {
+		item, err := r.ReadRaw()
+		if err == nil {
+			err = fn(i, item)
+		}
+		if err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+		return nil
+	})
+}
+
+// ToolNative writes the native members of tool i into its definition o.
+func ToolNative(e *ReqEnc, o *Obj, t *provider.Tool, i int) error {
+	return o.Native(t.Native, e.Provider, "tools["+strconv.Itoa(i)+"].native", &e.Warns)
+}

@@ -1,0 +1,414 @@
+package openai
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
+)
+
+// chatRequest describes a whole Chat Completions request body.
+var chatRequest = &wire.Format{
+	Provider: ProviderID,
+	Name:     "openai-chat",
+	Conv:     []string{"messages"},
+	Encode:   ChatCodec{}.Encode,
+	Decode:   ChatCodec{}.Decode,
+	Prefix:   []string{"model"},
+	Settings: []wire.Setting{
+		modelSetting,
+		floatSetting("temperature", wire.FTemperature, func(r *provider.Request) **float64 { return &r.Temperature }),
+		floatSetting("top_p", wire.FTopP, func(r *provider.Request) **float64 { return &r.TopP }),
+		floatSetting("presence_penalty", wire.FPresence, func(r *provider.Request) **float64 { return &r.PresencePenalty }),
+		floatSetting("frequency_penalty", wire.FFrequency, func(r *provider.Request) **float64 { return &r.FrequencyPenalty }),
+		intSetting("seed", wire.FSeed, func(r *provider.Request) **int64 { return &r.Seed }),
+		maxTokensSetting("max_completion_tokens", "max_tokens"),
+		maxTokensSetting("max_tokens", "max_tokens"),
+		wire.StopSetting("stop"),
+		{Key: "tools", Fields: wire.FTools, Enc: chatToolsEnc, Dec: chatToolsDec},
+		{Key: "tool_choice", Fields: wire.FToolChoice, Enc: chatToolChoiceEnc, Dec: chatToolChoiceDec},
+		parallelSetting,
+		{Key: "response_format", Fields: wire.FOutput, Enc: chatFormatEnc, Dec: chatFormatDec},
+		{Key: "reasoning_effort", Fields: wire.FReasoning, Enc: chatEffortEnc, Dec: chatEffortDec},
+		cacheKeySetting,
+		wire.BoolSetting("stream", wire.FStream, func(r *provider.Request) *bool { return &r.Stream }),
+		{Key: "stream_options", Fields: wire.FStreamUsage, Enc: streamOptionsEnc, Dec: streamOptionsDec},
+		wire.StringSetting("user", wire.FUser, func(r *provider.Request) *string { return &r.User }),
+		wire.MetadataSetting("metadata"),
+	},
+}
+
+// EncodeRequest returns the whole Chat Completions request body for r:
+// model, messages, tools, tool_choice, response_format, sampling settings,
+// reasoning_effort, streaming, and r's native "openai" members. See
+// docs/providers.md for the table of settings.
+func (ChatCodec) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return chatRequest.EncodeRequest(r, opts)
+}
+
+// DecodeRequest reads a whole Chat Completions request body. Members with
+// no Request field (service_tier, store, logit_bias, n, …) are kept in
+// Native["openai"].
+func (ChatCodec) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+	return chatRequest.DecodeRequest(body, opts)
+}
+
+var modelSetting = wire.StringSetting("model", wire.FModel, func(r *provider.Request) *string { return &r.Model })
+
+var cacheKeySetting = wire.StringSetting("prompt_cache_key", wire.FCacheKey, func(r *provider.Request) *string { return &r.CacheKey })
+
+var parallelSetting = wire.Setting{Key: "parallel_tool_calls", Fields: wire.FParallel,
+	Enc: func(e *wire.ReqEnc) error {
+		if e.R.ParallelToolCalls != nil {
+			e.O.Bool("parallel_tool_calls", *e.R.ParallelToolCalls)
+		}
+		return nil
+	},
+	Dec: func(r *provider.Request, v []byte) error {
+		b, err := wire.Bool(v)
+		r.ParallelToolCalls = &b
+		return err
+	}}
+
+func floatSetting(key string, f wire.Field, field func(*provider.Request) **float64) wire.Setting {
+	return wire.FloatSetting(key, f, field)
+}
+
+func intSetting(key string, f wire.Field, field func(*provider.Request) **int64) wire.Setting {
+	return wire.IntSetting(key, f, field)
+}
+
+// maxTokensSetting is one of the spellings of the output limit: key is
+// written when the request was read with it, or when it is the spelling
+// the format writes by default (the first setting of the pair).
+func maxTokensSetting(key, legacy string) wire.Setting {
+	return wire.Setting{Key: key, Fields: wire.FMaxTokens,
+		Enc: func(e *wire.ReqEnc) error {
+			if e.R.MaxTokens == 0 {
+				return nil
+			}
+			_, old := e.Own.Get(legacy)
+			if (key == legacy) == old {
+				e.O.Int(key, e.R.MaxTokens)
+			}
+			return nil
+		},
+		Dec: func(r *provider.Request, v []byte) error {
+			n, err := wire.Int(v)
+			if err == nil {
+				r.MaxTokens = *n
+			}
+			return err
+		}}
+}
+
+// chatTool is an OpenAI Chat function tool or a custom (free-form) one.
+func chatToolsEnc(e *wire.ReqEnc) error {
+	if len(e.R.Tools) == 0 {
+		return nil
+	}
+	e.O.Key("tools")
+	b := append(e.O.Buf, '[')
+	n := 0
+	for i := range e.R.Tools {
+		t := &e.R.Tools[i]
+		if t.Type != "" {
+			def, ok := wire.OwnTool(t, ProviderID)
+			if !ok || !chatToolType(t.Type) {
+				e.Warns = append(e.Warns, wire.ForeignTool(i, t, "openai-chat"))
+				continue
+			}
+			b = appendSep(b, n)
+			b = append(b, def...)
+			n++
+			continue
+		}
+		b = appendSep(b, n)
+		n++
+		b = append(b, `{"type":"function","function":`...)
+		fn := wire.NewObj(b)
+		fn.Str("name", t.Name)
+		if t.Description != "" {
+			fn.Str("description", t.Description)
+		}
+		if t.Parameters != nil {
+			fn.Raw("parameters", t.Parameters)
+		}
+		if t.Strict {
+			fn.Bool("strict", true)
+		}
+		if err := wire.ToolNative(e, fn, t, i); err != nil {
+			return err
+		}
+		b = append(fn.Close(), '}')
+		if t.Cache != nil {
+			e.Warn(provider.CodeSettingDropped, toolPath(i)+".cache", "openai-chat has no cache breakpoints on tools: left out")
+		}
+	}
+	e.O.Buf = append(b, ']')
+	return nil
+}
+
+func chatToolType(t string) bool {
+	return len(t) > len(ProviderID)+6 && t[len(ProviderID)+1:][:5] == "chat."
+}
+
+func toolPath(i int) string { return "tools[" + strconv.Itoa(i) + "]" }
+
+func appendSep(b []byte, n int) []byte {
+	if n > 0 {
+		return append(b, ',')
+	}
+	return b
+}
+
+func chatToolsDec(r *provider.Request, v []byte) error {
+	return wire.Array(v, func(i int, item []byte) error {
+		var t provider.Tool
+		var typ []byte
+		var fn []byte
+		rest, err := wire.Fields(item, func(k string, v []byte) (bool, error) {
+			switch k {
+			case "type":
+				typ = v
+				return true, nil
+			case "function":
+				fn = v
+				return true, nil
+			}
+			return false, nil
+		})
+		if err != nil {
+			return err
+		}
+		if string(typ) != `"function"` || fn == nil || len(rest) > 0 {
+			// A custom tool, or a shape convo does not know: kept whole.
+			s, _ := wire.Str(typ)
+			r.Tools = append(r.Tools, wire.NativeTool(ProviderID, "chat."+s, item))
+			return nil
+		}
+		if err := functionDec(&t, fn); err != nil {
+			return fmt.Errorf("function: %w", err)
+		}
+		r.Tools = append(r.Tools, t)
+		return nil
+	})
+}
+
+// functionDec reads a function definition's members (name, description,
+// parameters, strict) into t, keeping the others in t.Native.
+func functionDec(t *provider.Tool, v []byte) error {
+	rest, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "name":
+			t.Name, err = wire.Str(v)
+		case "description":
+			t.Description, err = wire.Str(v)
+		case "parameters":
+			t.Parameters = v
+		case "strict":
+			if string(v) != "true" {
+				return false, nil // false or null: kept as it was
+			}
+			t.Strict = true
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	if err != nil {
+		return err
+	}
+	t.Native = rest.Native(ProviderID)
+	return nil
+}
+
+func chatToolChoiceEnc(e *wire.ReqEnc) error {
+	c := e.R.ToolChoice
+	switch c.Mode {
+	case "":
+	case provider.ToolChoiceTool:
+		e.O.Key("tool_choice")
+		e.O.Buf = append(e.O.Buf, `{"type":"function","function":{"name":`...)
+		e.O.Buf = append(jsonx.AppendString(e.O.Buf, c.Name), "}}"...)
+	case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
+		e.O.Str("tool_choice", string(c.Mode))
+	default:
+		return fmt.Errorf("unknown tool choice %q", c.Mode)
+	}
+	return nil
+}
+
+func chatToolChoiceDec(r *provider.Request, v []byte) error {
+	if s, err := wire.Str(v); err == nil {
+		switch provider.ToolChoiceMode(s) {
+		case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
+			r.ToolChoice.Mode = provider.ToolChoiceMode(s)
+		}
+		return nil // another string: kept in Native as it was
+	}
+	var name string
+	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+		if k == "function" {
+			_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+				if k == "name" {
+					var err error
+					name, err = wire.Str(v)
+					return true, err
+				}
+				return false, nil
+			})
+			return true, err
+		}
+		return false, nil
+	})
+	if name != "" {
+		r.ToolChoice = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: name}
+	}
+	return err
+}
+
+func chatFormatEnc(e *wire.ReqEnc) error {
+	o := e.R.Output
+	switch o.Type {
+	case "":
+	case provider.OutputText:
+		e.O.Raw("response_format", []byte(`{"type":"text"}`))
+	case provider.OutputJSON:
+		e.O.Raw("response_format", []byte(`{"type":"json_object"}`))
+	case provider.OutputJSONSchema:
+		e.O.Key("response_format")
+		e.O.Buf = append(e.O.Buf, `{"type":"json_schema","json_schema":`...)
+		js := wire.NewObj(e.O.Buf)
+		name := o.Name
+		if name == "" {
+			name = "response"
+			e.Warn(provider.CodeSettingMapped, "output.name", "openai-chat needs a schema name: %q sent", name)
+		}
+		js.Str("name", name)
+		if o.Description != "" {
+			js.Str("description", o.Description)
+		}
+		if o.Schema != nil {
+			js.Raw("schema", o.Schema)
+		}
+		if o.Strict {
+			js.Bool("strict", true)
+		}
+		e.O.Buf = append(js.Close(), '}')
+	default:
+		return fmt.Errorf("unknown output type %q", o.Type)
+	}
+	return nil
+}
+
+func chatFormatDec(r *provider.Request, v []byte) error {
+	var typ string
+	var js []byte
+	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "type":
+			typ, err = wire.Str(v)
+		case "json_schema":
+			js = v
+		}
+		return true, err
+	})
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case "text":
+		r.Output.Type = provider.OutputText
+	case "json_object":
+		r.Output.Type = provider.OutputJSON
+	case "json_schema":
+		r.Output.Type = provider.OutputJSONSchema
+		return schemaFormatDec(&r.Output, js)
+	}
+	return nil
+}
+
+// schemaFormatDec reads the members of a JSON Schema output format (name,
+// description, schema, strict).
+func schemaFormatDec(o *provider.Output, v []byte) error {
+	if v == nil {
+		return nil
+	}
+	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "name":
+			o.Name, err = wire.Str(v)
+		case "description":
+			o.Description, err = wire.Str(v)
+		case "schema":
+			o.Schema = v
+		case "strict":
+			o.Strict, err = wire.Bool(v)
+		}
+		return true, err
+	})
+	return err
+}
+
+// effortFor returns the effort to send for r's reasoning, mapping a
+// budget by the reasoning table with a warning.
+func effortFor(e *wire.ReqEnc, rs *provider.Reasoning) provider.Effort {
+	if rs.Effort != "" || rs.Budget == 0 {
+		return rs.Effort
+	}
+	eff := provider.EffortFor(rs.Budget)
+	e.Warn(provider.CodeSettingMapped, "reasoning.budget",
+		"%s takes an effort, not a budget: %d tokens sent as %q", e.Target, rs.Budget, eff)
+	return eff
+}
+
+func chatEffortEnc(e *wire.ReqEnc) error {
+	rs := e.R.Reasoning
+	if rs == nil {
+		return nil
+	}
+	if eff := effortFor(e, rs); eff != "" {
+		e.O.Str("reasoning_effort", string(eff))
+	}
+	if rs.Summary != "" {
+		e.Warn(provider.CodeSettingDropped, "reasoning.summary", "openai-chat returns no reasoning summaries: left out")
+	}
+	if rs.Encrypted {
+		e.Warn(provider.CodeSettingDropped, "reasoning.encrypted", "openai-chat returns no encrypted reasoning: left out")
+	}
+	return nil
+}
+
+func chatEffortDec(r *provider.Request, v []byte) error {
+	s, err := wire.Str(v)
+	if err != nil {
+		return err
+	}
+	r.Reasoning = &provider.Reasoning{Effort: provider.Effort(s)}
+	return nil
+}
+
+func streamOptionsEnc(e *wire.ReqEnc) error {
+	if e.R.StreamUsage {
+		e.O.Raw("stream_options", []byte(`{"include_usage":true}`))
+	}
+	return nil
+}
+
+func streamOptionsDec(r *provider.Request, v []byte) error {
+	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+		if k == "include_usage" {
+			b, err := wire.Bool(v)
+			r.StreamUsage = b
+			return true, err
+		}
+		return false, nil
+	})
+	return err
+}
