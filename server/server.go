@@ -217,6 +217,7 @@ func (s *Server) routes() []route {
 		{method: "POST", pattern: "/convo/v1/conversations/{id}/fork", h: s.fork},
 		{method: "GET", pattern: "/convo/v1/conversations/{id}/export", h: s.export},
 		{method: "GET", pattern: "/convo/v1/formats", h: s.formats},
+		{method: "GET", pattern: "/convo/v1/search", h: s.search},
 
 		{method: "POST", pattern: "/v1/conversations", h: s.oaCreate},
 		{method: "GET", pattern: "/v1/conversations/{id}", h: s.oaGet},

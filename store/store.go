@@ -124,6 +124,47 @@ const (
 	MaxListLimit     = 1000
 )
 
+// SearchOptions page the results of Search.
+type SearchOptions struct {
+	Limit int    // at most this many (0: DefaultSearchLimit; more than MaxSearchLimit: MaxSearchLimit)
+	After string // the cursor returned by the previous page
+}
+
+// The page sizes of Search.
+const (
+	DefaultSearchLimit = 20
+	MaxSearchLimit     = 200
+)
+
+// MaxSearchTextBytes is how much of a message's text the search index
+// keeps: a word after the first MaxSearchTextBytes bytes does not find the
+// message.
+const MaxSearchTextBytes = 128 << 10
+
+// Hit is a message that matches a search.
+//
+// A message's searchable text is what a reader sees of it: text, refusal,
+// reasoning text and summaries (not signatures or encrypted payloads),
+// tool names and arguments, tool results, JSON values and file names. A
+// word is a run of letters and digits; words match whole and regardless of
+// case, and accents are kept (cafe does not find café). Results are
+// ordered by conversation, newest first, and within one by position, last
+// first.
+type Hit struct {
+	// Conversation describes the conversation holding the message.
+	Conversation Conversation
+	// MessageID is the message's id and Index its position in the
+	// conversation (0 is the first message).
+	MessageID string
+	Index     int
+	Role      convo.Role
+	// Snippet is a stretch of the message's text around the first match
+	// (at most about 200 bytes, cut at word boundaries), and Highlights
+	// the byte ranges of Snippet, start and end, that match query words.
+	Snippet    string
+	Highlights [][2]int
+}
+
 // Store keeps conversations. Implementations are safe for concurrent use.
 // A canceled context abandons a call: a write either happened completely or
 // not at all.
@@ -168,6 +209,14 @@ type Store interface {
 	// Delete removes a conversation and its messages. Conversations forked
 	// from it keep their own copies.
 	Delete(ctx context.Context, tenant, id string) error
+	// Search finds the tenant's messages whose text holds every word of
+	// query, most recent first (see Hit for what is searched), and
+	// returns a page of them with the cursor of the next page ("" at the
+	// end). A query without a word is ErrInvalid, as is a cursor that is
+	// not one Search returned. The index is kept current by every write: a
+	// message is found as soon as Append returns, and never after
+	// DeleteMessage or Delete; a fork's copies are found in the fork.
+	Search(ctx context.Context, tenant, query string, opts SearchOptions) ([]Hit, string, error)
 	// Close releases the backend's resources.
 	Close() error
 }

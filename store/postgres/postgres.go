@@ -23,6 +23,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -145,6 +147,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, m.SQL); err != nil {
 			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
 		}
+		if m.Version == 2 {
+			if err := indexStored(ctx, tx); err != nil {
+				return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
+			}
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)`,
 			m.Version, m.Name, backend.Now()); err != nil {
 			return err
@@ -226,13 +233,23 @@ func nullString(b []byte) *string {
 	return &s
 }
 
+// cols are the arrays the insert statements unnest: each message's id,
+// role, body, searchable text and its words.
+type cols struct {
+	ids, roles   []string
+	bodies       [][]byte
+	texts, words []string
+}
+
 // columns splits rows into the arrays the insert statements unnest.
-func columns(rows []backend.Row) (ids, roles []string, bodies [][]byte) {
-	ids, roles, bodies = make([]string, len(rows)), make([]string, len(rows)), make([][]byte, len(rows))
+func columns(rows []backend.Row) cols {
+	c := cols{make([]string, len(rows)), make([]string, len(rows)), make([][]byte, len(rows)),
+		make([]string, len(rows)), make([]string, len(rows))}
 	for i, r := range rows {
-		ids[i], roles[i], bodies[i] = r.ID, string(r.Role), r.Body
+		c.ids[i], c.roles[i], c.bodies[i], c.texts[i] = r.ID, string(r.Role), r.Body, r.Text
+		c.words[i] = strings.Join(backend.Words(r.Text), " ")
 	}
-	return ids, roles, bodies
+	return c
 }
 
 // createConv inserts a conversation and its first messages in one
@@ -242,9 +259,9 @@ const createConv = `WITH c AS (
 	VALUES ($1, $2, $3, $4, 1, $5::integer, $5::integer, $6, '', 0, $7, $7)
 	RETURNING pk
 ), m AS (
-	INSERT INTO messages (conv, pos, id, role, body)
-	SELECT c.pk, r.ord - 1, r.id, r.role, r.body
-	FROM c, unnest($8::text[], $9::text[], $10::bytea[]) WITH ORDINALITY AS r (id, role, body, ord)
+	INSERT INTO messages (conv, pos, id, role, body, text, words)
+	SELECT c.pk, r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
+	FROM c, unnest($8::text[], $9::text[], $10::bytea[], $11::text[], $12::text[]) WITH ORDINALITY AS r (id, role, body, text, words, ord)
 )
 SELECT pk FROM c`
 
@@ -264,10 +281,10 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	}
 	now := backend.Now()
 	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
-	ids, roles, bodies := columns(rows)
+	cl := columns(rows)
 	var pk int64
 	err = s.pool.QueryRow(ctx, createConv, c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
-		nullString(backend.MarshalCalls(open)), now, ids, roles, bodies).Scan(&pk)
+		nullString(backend.MarshalCalls(open)), now, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words).Scan(&pk)
 	if uniqueViolation(err, "conversations_tenant_id") {
 		return store.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
 	}
@@ -322,9 +339,9 @@ const appendRows = `WITH c AS (
 	WHERE pk = $1 AND version = $2
 	RETURNING pk, next_pos - $3::integer AS first, version, messages, updated
 ), m AS (
-	INSERT INTO messages (conv, pos, id, role, body)
-	SELECT c.pk, c.first + r.ord - 1, r.id, r.role, r.body
-	FROM c, unnest($6::text[], $7::text[], $8::bytea[]) WITH ORDINALITY AS r (id, role, body, ord)
+	INSERT INTO messages (conv, pos, id, role, body, text, words)
+	SELECT c.pk, c.first + r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
+	FROM c, unnest($6::text[], $7::text[], $8::bytea[], $9::text[], $10::text[]) WITH ORDINALITY AS r (id, role, body, text, words, ord)
 )
 SELECT version, messages, updated FROM c`
 
@@ -337,7 +354,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	ids, roles, bodies := columns(rows)
+	cl := columns(rows)
 	for {
 		r, err := getConv(ctx, s.pool, selectConv, tenant, id)
 		if err != nil {
@@ -359,7 +376,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		}
 		out := r.Conversation
 		err = s.pool.QueryRow(ctx, appendRows, r.pk, r.Version, len(rows), nullString(backend.MarshalCalls(after)),
-			backend.Now(), ids, roles, bodies).Scan(&out.Version, &out.Messages, &out.Updated)
+			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words).Scan(&out.Version, &out.Messages, &out.Updated)
 		switch {
 		case err == nil:
 			out.Updated = out.Updated.UTC()
@@ -538,8 +555,8 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		if err != nil {
 			return wrap(err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO messages (conv, pos, id, role, body)
-			SELECT $1, pos, id, role, body FROM messages WHERE conv = $2 ORDER BY pos LIMIT $3`, pk, src.pk, at); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO messages (conv, pos, id, role, body, text, words)
+			SELECT $1, pos, id, role, body, text, words FROM messages WHERE conv = $2 ORDER BY pos LIMIT $3`, pk, src.pk, at); err != nil {
 			return wrap(err)
 		}
 		open, err := tail(ctx, tx, pk, c.ID)
@@ -633,4 +650,107 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
 	return nil
+}
+
+// indexStored fills in the search columns of the messages stored before
+// migration 2, a thousand at a time.
+func indexStored(ctx context.Context, tx pgx.Tx) error {
+	var conv, pos int64 = -1, -1
+	for {
+		rows, err := tx.Query(ctx, `SELECT conv, pos, body FROM messages WHERE (conv, pos) > ($1, $2)
+			ORDER BY conv, pos LIMIT 1000`, conv, pos)
+		if err != nil {
+			return err
+		}
+		var convs, poss []int64
+		var texts, words []string
+		var body []byte
+		_, err = pgx.ForEachRow(rows, []any{&conv, &pos, &body}, func() error {
+			m, err := backend.Decode(body, strconv.FormatInt(conv, 10), pos)
+			if err != nil {
+				return err
+			}
+			t := backend.SearchText(m)
+			convs, poss = append(convs, conv), append(poss, pos)
+			texts, words = append(texts, t), append(words, strings.Join(backend.Words(t), " "))
+			return nil
+		})
+		if err != nil || len(convs) == 0 {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE messages m SET text = u.text, words = to_tsvector('simple', u.words)
+			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS u (conv, pos, text, words)
+			WHERE m.conv = u.conv AND m.pos = u.pos`, convs, poss, texts, words); err != nil {
+			return err
+		}
+	}
+}
+
+// The search query: the tenant's messages whose words hold every query
+// word ($2, words separated by spaces), newest conversation first, from
+// the last message back. The GIN index finds the matches; $4 and $5 are
+// the cursor (NULL on the first page).
+const searchQuery = `SELECT c.pk, c.id, c.tenant, c.title, c.meta, c.version, c.messages, c.next_pos, c.open_calls,
+	c.forked_from, c.forked_at, c.created, c.updated, m.pos, m.id, m.role, m.text,
+	(SELECT count(*) FROM messages x WHERE x.conv = m.conv AND x.pos < m.pos)
+	FROM messages m JOIN conversations c ON c.pk = m.conv
+	WHERE c.tenant = $1 AND m.words @@ plainto_tsquery('simple', $2)
+	AND ($4::bigint IS NULL OR (m.conv, m.pos) < ($4::bigint, $5::bigint))
+	ORDER BY m.conv DESC, m.pos DESC LIMIT $3`
+
+// Search finds the tenant's messages that hold every word of query.
+func (s *Store) Search(ctx context.Context, tenant, query string, opts store.SearchOptions) ([]store.Hit, string, error) {
+	words, err := backend.QueryWords(query)
+	if err != nil {
+		return nil, "", err
+	}
+	limit, err := backend.SearchLimit(opts.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	cur, after, err := backend.ParseSearchCursor(opts.After)
+	if err != nil {
+		return nil, "", err
+	}
+	if !backend.Findable(tenant) {
+		return nil, "", nil
+	}
+	var curConv, curPos *int64
+	if after {
+		curConv, curPos = &cur.Conv, &cur.Pos
+	}
+	rows, err := s.pool.Query(ctx, searchQuery, tenant, strings.Join(words, " "), limit+1, curConv, curPos)
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	defer rows.Close()
+	var out []store.Hit
+	var last backend.SearchCursor
+	for rows.Next() {
+		if len(out) == limit {
+			return out, last.String(), nil
+		}
+		var r row
+		var meta, open *string
+		var pos int64
+		var h store.Hit
+		var role, text string
+		err := rows.Scan(&r.pk, &r.ID, &r.Tenant, &r.Title, &meta, &r.Version, &r.Messages, &r.nextPos, &open,
+			&r.ForkedFrom, &r.ForkedAt, &r.Created, &r.Updated, &pos, &h.MessageID, &role, &text, &h.Index)
+		if err != nil {
+			return nil, "", wrap(err)
+		}
+		if meta != nil {
+			r.Meta = json.RawMessage(*meta)
+		}
+		r.Created, r.Updated = r.Created.UTC(), r.Updated.UTC()
+		h.Conversation, h.Role = r.Conversation, convo.Role(role)
+		h.Snippet, h.Highlights = backend.Snippet(text, words)
+		out = append(out, h)
+		last = backend.SearchCursor{Conv: r.pk, Pos: pos}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", wrap(err)
+	}
+	return out, "", nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +115,7 @@ func TestMigrateTogether(t *testing.T) {
 			s, err := postgres.Open(t.Context(), dsn)
 			if err == nil {
 				var v int
-				if v, err = s.SchemaVersion(t.Context()); err == nil && v != 1 {
+				if v, err = s.SchemaVersion(t.Context()); err == nil && v != 2 {
 					err = fmt.Errorf("schema version %d", v)
 				}
 				s.Close()
@@ -133,8 +134,8 @@ func TestMigrateTogether(t *testing.T) {
 	}
 	defer s.Close()
 	var n int
-	if err := s.Pool().QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("%d migrations recorded (%v), want 1", n, err)
+	if err := s.Pool().QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d migrations recorded (%v), want 2", n, err)
 	}
 	// A database migrated by a newer convo is refused, not misread.
 	if _, err := s.Pool().Exec(t.Context(), `INSERT INTO schema_migrations (version, name, applied) VALUES (99, 'future', now())`); err != nil {
@@ -193,5 +194,44 @@ func BenchmarkAppendLong(b *testing.B) {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			storetest.BenchAppendLong(b, benchStore(b, 4), n)
 		})
+	}
+}
+
+// TestSearchMigration stores messages under schema version 1, as an older
+// convo did, and checks that migrating to version 2 indexes them.
+func TestSearchMigration(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	init, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, q := range []string{
+		`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL)`,
+		string(init),
+		`INSERT INTO schema_migrations VALUES (1, 'init', now())`,
+		`INSERT INTO conversations (tenant, id, title, version, messages, next_pos, forked_from, forked_at, created, updated)
+			VALUES ('t', 'old', '', 1, 2, 2, '', 0, now(), now())`,
+		`INSERT INTO messages (conv, pos, id, role, body) SELECT pk, 0, 'm0', 'user',
+			'{"role":"user","id":"m0","parts":[{"type":"text","text":"Weather in Paris?"}]}' FROM conversations`,
+		`INSERT INTO messages (conv, pos, id, role, body) SELECT pk, 1, 'm1', 'assistant',
+			'{"role":"assistant","id":"m1","parts":[{"type":"text","text":"Sunny in Paris."}]}' FROM conversations`,
+	} {
+		if _, err := conn.Exec(t.Context(), q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	s, err := postgres.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hits, _, err := s.Search(t.Context(), "t", "paris", store.SearchOptions{})
+	if err != nil || len(hits) != 2 || hits[0].MessageID != "m1" || hits[1].MessageID != "m0" || hits[1].Snippet != "Weather in Paris?" {
+		t.Fatalf("search after migrating: %+v %v", hits, err)
 	}
 }

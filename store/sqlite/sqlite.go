@@ -246,6 +246,7 @@ const (
 		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
 	insertMessage  = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
+	insertText     = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
 	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
 	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
 	updateDeleted  = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
@@ -253,9 +254,16 @@ const (
 		next_pos = (SELECT coalesce(max(pos) + 1, 0) FROM messages WHERE conv = ?) WHERE pk = ?`
 	copyMessages = `INSERT INTO messages (conv, pos, id, role, body)
 		SELECT ?, pos, id, role, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ?`
+	// copyTexts indexes the messages copyMessages copied into conversation
+	// ?1 from ?2: they have the same positions.
+	copyTexts = `INSERT INTO messages_fts (rowid, text)
+		SELECT ?1 << 32 | m.pos, f.text FROM messages m JOIN messages_fts f ON f.rowid = (?2 << 32 | m.pos)
+		WHERE m.conv = ?1`
 	selectTail     = `SELECT pos, role, body FROM messages WHERE conv = ? ORDER BY pos DESC`
-	deleteMessage  = `DELETE FROM messages WHERE conv = ? AND id = ?`
+	deleteMessage  = `DELETE FROM messages WHERE conv = ? AND id = ? RETURNING pos`
+	deleteText     = `DELETE FROM messages_fts WHERE rowid = (?1 << 32 | ?2)`
 	deleteMessages = `DELETE FROM messages WHERE conv = ?`
+	deleteTexts    = `DELETE FROM messages_fts WHERE rowid >= (?1 << 32) AND rowid < ((?1 + 1) << 32)`
 	deleteConv     = `DELETE FROM conversations WHERE pk = ?`
 	savepoint      = `SAVEPOINT convo_write`
 	rollbackTo     = `ROLLBACK TO convo_write`
@@ -267,9 +275,10 @@ const (
 )
 
 var (
-	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, updateTitle, updateAppended, updateDeleted,
-		updateForked, copyMessages, selectTail, deleteMessage, deleteMessages, deleteConv, savepoint, rollbackTo, release}
-	readQueries = []string{selectConv, loadMessages, selectMessage, listFirst, listAfter}
+	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
+		updateForked, copyMessages, copyTexts, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
+		savepoint, rollbackTo, release}
+	readQueries = []string{selectConv, loadMessages, selectMessage, listFirst, listAfter, searchFirst, searchAfter}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
@@ -574,13 +583,27 @@ func run(ctx context.Context, tx ptx, fn func(context.Context, ptx) error) (err 
 	return fn(ctx, tx)
 }
 
-// insertMessages stores rows at positions from pos on.
+// maxPos bounds a message's position: the search index keys a message by
+// conv << 32 | pos.
+const maxPos = 1<<32 - 1
+
+// insertMessages stores rows at positions from pos on, and indexes their
+// text.
 func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend.Row) error {
+	if pos+int64(len(rows)) > maxPos {
+		return fmt.Errorf("%w: a conversation takes at most %d appended messages in its life", store.ErrInvalid, maxPos)
+	}
 	for i, r := range rows {
 		if _, err := tx.ExecContext(ctx, insertMessage, conv, pos+int64(i), r.ID, string(r.Role), r.Body); err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("message id %q: %w", r.ID, store.ErrExists)
 			}
+			return wrap(err)
+		}
+		if r.Text == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, insertText, conv, pos+int64(i), r.Text); err != nil {
 			return wrap(err)
 		}
 	}
@@ -829,12 +852,16 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 		if version != store.AnyVersion && version != r.Version {
 			return fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
 		}
-		res, err := tx.ExecContext(ctx, deleteMessage, r.pk, messageID)
+		var pos int64
+		err = tx.QueryRowContext(ctx, deleteMessage, r.pk, messageID).Scan(&pos)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+		}
 		if err != nil {
 			return wrap(err)
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+		if _, err := tx.ExecContext(ctx, deleteText, r.pk, pos); err != nil {
+			return wrap(err)
 		}
 		open, err := tail(ctx, tx, r.pk, id)
 		if err != nil {
@@ -885,6 +912,9 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, copyMessages, pk, src.pk, at); err != nil {
+			return wrap(err)
+		}
+		if _, err := tx.ExecContext(ctx, copyTexts, pk, src.pk); err != nil {
 			return wrap(err)
 		}
 		open, err := tail(ctx, tx, pk, c.ID)
@@ -984,15 +1014,118 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 		if _, err := tx.ExecContext(ctx, deleteMessages, pk); err != nil {
 			return wrap(err)
 		}
+		if _, err := tx.ExecContext(ctx, deleteTexts, pk); err != nil {
+			return wrap(err)
+		}
 		_, err = tx.ExecContext(ctx, deleteConv, pk)
 		return wrap(err)
 	})
 }
 
+// The two search queries, from the start and after a cursor. FTS5 walks its
+// matches in rowid order, newest conversation first, so a page reads only
+// as many index entries as it needs (plus other tenants' matches on the
+// way). ?1 is an FTS5 query, ?2 the tenant.
+const (
+	searchSelect = `SELECT ` + convColsC + `, f.rowid & 4294967295, m.id, m.role, f.text,
+		(SELECT count(*) FROM messages x WHERE x.conv = c.pk AND x.pos < (f.rowid & 4294967295))
+		FROM messages_fts f
+		JOIN conversations c ON c.pk = f.rowid >> 32
+		JOIN messages m ON m.conv = c.pk AND m.pos = (f.rowid & 4294967295)
+		WHERE messages_fts MATCH ?1 AND c.tenant = ?2`
+	searchFirst = searchSelect + ` ORDER BY f.rowid DESC LIMIT ?3`
+	searchAfter = searchSelect + ` AND f.rowid < ?4 ORDER BY f.rowid DESC LIMIT ?3`
+)
+
+// convColsC is convCols of the conversations table named c.
+const convColsC = `c.pk, c.id, c.tenant, c.title, c.meta, c.version, c.messages, c.next_pos, c.open_calls,
+	c.forked_from, c.forked_at, c.created, c.updated`
+
+// Search finds the tenant's messages that hold every word of query.
+func (s *Store) Search(ctx context.Context, tenant, query string, opts store.SearchOptions) ([]store.Hit, string, error) {
+	words, err := backend.QueryWords(query)
+	if err != nil {
+		return nil, "", err
+	}
+	limit, err := backend.SearchLimit(opts.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	cur, after, err := backend.ParseSearchCursor(opts.After)
+	if err != nil {
+		return nil, "", err
+	}
+	if !backend.Findable(tenant) {
+		return nil, "", nil
+	}
+	// Every word a quoted string: FTS5 syntax in the query is never
+	// interpreted, and the words are ANDed.
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+	}
+	args := []any{strings.Join(quoted, " "), tenant, limit + 1}
+	q := searchFirst
+	if after {
+		q = searchAfter
+		args = append(args, cur.Conv<<32|cur.Pos)
+	}
+	rows, err := ppool{s.r, s.rp}.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	defer rows.Close()
+	var out []store.Hit
+	var last backend.SearchCursor
+	for rows.Next() {
+		if len(out) == limit {
+			return out, last.String(), nil
+		}
+		var r row
+		var meta, open []byte
+		var created, updated, pos int64
+		var h store.Hit
+		var role, text string
+		err := rows.Scan(&r.pk, &r.ID, &r.Tenant, &r.Title, &meta, &r.Version, &r.Messages, &r.nextPos, &open,
+			&r.ForkedFrom, &r.ForkedAt, &created, &updated, &pos, &h.MessageID, &role, &text, &h.Index)
+		if err != nil {
+			return nil, "", wrap(err)
+		}
+		if meta != nil {
+			r.Meta = json.RawMessage(meta)
+		}
+		r.Created, r.Updated = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+		h.Conversation, h.Role = r.Conversation, convo.Role(role)
+		h.Snippet, h.Highlights = backend.Snippet(text, words)
+		out = append(out, h)
+		last = backend.SearchCursor{Conv: r.pk, Pos: pos}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", wrap(err)
+	}
+	return out, "", nil
+}
+
 // registerFuncs registers convo_meta_match(meta, filter) with the driver,
 // once per process: the metadata filter of List, with the JSON equality
-// PostgreSQL's jsonb has, which SQLite's JSON functions cannot express.
+// PostgreSQL's jsonb has, which SQLite's JSON functions cannot express. It
+// also registers convo_search_text(body), the searchable text of a stored
+// message, with which a migration indexes the messages stored before it.
 var registerFuncs = sync.OnceFunc(func() {
+	msqlite.MustRegisterDeterministicScalarFunction("convo_search_text", 1, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		var body []byte
+		switch v := args[0].(type) {
+		case []byte:
+			body = v
+		case string:
+			body = []byte(v)
+		}
+		m, err := convo.UnmarshalMessage(body)
+		if err != nil {
+			return nil, fmt.Errorf("convo_search_text: %w", err)
+		}
+		return backend.SearchText(m), nil
+	})
 	msqlite.MustRegisterDeterministicScalarFunction("convo_meta_match", 2, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		meta, _ := args[0].(string)
 		filter, _ := args[1].(string)

@@ -82,7 +82,7 @@ func TestReopen(t *testing.T) {
 	if err != nil || len(h) != 1 || got.Version != c.Version {
 		t.Fatalf("after reopening: %d messages, %v", len(h), err)
 	}
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 1 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 2 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if err := s.Check(t.Context()); err != nil {
@@ -171,6 +171,11 @@ func TestV1Fixture(t *testing.T) {
 	c, err := s.Get(t.Context(), "fixture", "v1")
 	if err != nil || c.Title != "fixture" || string(c.Meta) != `{"schema":1}` {
 		t.Fatalf("v1 description: %+v %v", c, err)
+	}
+	// Migration 2 indexed the messages stored before it.
+	hits, _, err := s.Search(t.Context(), "fixture", "paris", store.SearchOptions{})
+	if err != nil || len(hits) == 0 || hits[len(hits)-1].MessageID != "m3" {
+		t.Fatalf("search of the v1 fixture: %+v %v", hits, err)
 	}
 }
 

@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Canceled", testCanceled},
 		{"ConcurrentAppend", testConcurrentAppend},
 		{"ExportImport", testExportImport},
+		{"Search", testSearch},
 		{"Model", testModel},
 	}
 	for _, tc := range tests {

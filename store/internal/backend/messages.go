@@ -14,11 +14,13 @@ import (
 	"github.com/convo-go/convo/store"
 )
 
-// Row is a message ready to be stored: its id, role and canonical JSON.
+// Row is a message ready to be stored: its id, role and canonical JSON,
+// and the text search indexes (SearchText).
 type Row struct {
 	ID   string
 	Role convo.Role
 	Body []byte
+	Text string
 }
 
 // Encode gives every message without an id a new one and encodes each to
@@ -47,7 +49,7 @@ func Encode(msgs []convo.Message) (convo.History, []Row, error) {
 			return nil, nil, invalidf("messages[%d]: would not read back: %v", i, err)
 		}
 		h[i] = back
-		rows[i] = Row{ID: m.ID, Role: back.Role, Body: body}
+		rows[i] = Row{ID: m.ID, Role: back.Role, Body: body, Text: SearchText(back)}
 	}
 	return h, rows, nil
 }
