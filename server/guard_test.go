@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/server"
 	"github.com/convo-go/convo/store"
 )
@@ -157,4 +159,74 @@ func TestLongPathLogged(t *testing.T) {
 		}
 	}
 	waitLog(t, ts, "bytes)")
+}
+
+// countingStore counts the messages the server loads.
+type countingStore struct {
+	store.Store
+	loaded atomic.Int64
+}
+
+func (c *countingStore) Load(ctx context.Context, tenant, id string, from int) (convo.History, store.Conversation, error) {
+	h, conv, err := c.Store.Load(ctx, tenant, id, from)
+	c.loaded.Add(int64(len(h)))
+	return h, conv, err
+}
+
+func (c *countingStore) LoadRange(ctx context.Context, tenant, id string, from, n int) (convo.History, store.Conversation, error) {
+	h, conv, err := c.Store.LoadRange(ctx, tenant, id, from, n)
+	c.loaded.Add(int64(len(h)))
+	return h, conv, err
+}
+
+// TestPageCost: a page of messages or items loads what the page needs
+// from the store, not the conversation from the page on (or all of it).
+func TestPageCost(t *testing.T) {
+	st := &countingStore{Store: backends(t)[0].open(t)}
+	ts := newServer(t, st, nil)
+	const n = 400
+	msgs := make([]convo.Message, n)
+	for i := range msgs {
+		msgs[i] = convo.User(fmt.Sprint("m", i))
+		if i%2 == 1 {
+			msgs[i] = convo.Assistant(fmt.Sprint("m", i))
+		}
+	}
+	c, err := st.Create(t.Context(), store.Conversation{Tenant: ts.aliceTenant}, msgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		max  int64
+	}{
+		{"/convo/v1/conversations/" + c.ID + "/messages?from=0&limit=1", 1},
+		{"/convo/v1/conversations/" + c.ID + "/messages?from=200&limit=10", 10},
+		{"/v1/conversations/" + c.ID + "/items?limit=20", 21},
+		{"/v1/conversations/" + c.ID + "/items?limit=20&order=asc", 21},
+	} {
+		st.loaded.Store(0)
+		ts.do(t, "GET", tc.path, ts.alice, nil).want(t, 200)
+		if got := st.loaded.Load(); got > tc.max {
+			t.Errorf("%s loaded %d messages, want at most %d", tc.path, got, tc.max)
+		}
+	}
+	// A cursor is found by walking from the end the order starts at.
+	var page struct {
+		LastID  string `json:"last_id"`
+		HasMore bool   `json:"has_more"`
+		Data    []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	ts.do(t, "GET", "/v1/conversations/"+c.ID+"/items?limit=20&order=asc", ts.alice, nil).decode(t, &page)
+	st.loaded.Store(0)
+	res := ts.do(t, "GET", "/v1/conversations/"+c.ID+"/items?limit=20&order=asc&after="+page.LastID, ts.alice, nil).want(t, 200)
+	if got := st.loaded.Load(); got > 100 {
+		t.Errorf("the second page loaded %d messages", got)
+	}
+	res.decode(t, &page)
+	if len(page.Data) != 20 || !page.HasMore {
+		t.Errorf("second page: %d items, has_more %v", len(page.Data), page.HasMore)
+	}
 }

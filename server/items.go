@@ -101,6 +101,77 @@ func (s *Server) allItems(r *http.Request) ([]item, convo.History, store.Convers
 	return items, h, c, nil
 }
 
+// walkItems calls fn with the conversation's items in order (newest first
+// when desc) until fn returns false, loading a few messages at a time from
+// the end it starts at: a page costs what it holds and what lies between it
+// and that end, never the whole conversation. The first load reads batch
+// messages; later ones double. If the conversation changes while it is
+// walked, the walk starts again, so fn sees one version of it.
+func (s *Server) walkItems(r *http.Request, desc bool, batch int, fn func(it item) bool) error {
+	ten, id := tenant(r), r.PathValue("id")
+	for range 3 {
+		changed, err := s.walkOnce(r, ten, id, desc, batch, fn)
+		if err != nil || !changed {
+			return err
+		}
+	}
+	return &apiError{status: http.StatusServiceUnavailable, kind: "unavailable", retryAfter: 1,
+		detail: "the conversation kept changing while it was listed: try again"}
+}
+
+func (s *Server) walkOnce(r *http.Request, ten, id string, desc bool, batch int, fn func(it item) bool) (changed bool, err error) {
+	_, c, err := s.st.LoadRange(r.Context(), ten, id, 0, 0)
+	if err != nil {
+		return false, err
+	}
+	lo, hi := 0, c.Messages // messages [lo, hi) are still to read
+	for n := max(batch, 1); lo < hi; n *= 2 {
+		from := lo
+		if desc {
+			from = max(lo, hi-n)
+		}
+		h, c2, err := s.st.LoadRange(r.Context(), ten, id, from, min(n, hi-from))
+		if err != nil {
+			return false, err
+		}
+		if c2.Version != c.Version {
+			return true, nil
+		}
+		msgs := make([][]item, len(h))
+		for i, m := range h {
+			if msgs[i], err = s.itemsOf(m); err != nil {
+				return false, err
+			}
+			for j := range msgs[i] {
+				msgs[i][j].msg = from + i
+			}
+		}
+		if desc {
+			hi = from
+			for i := len(msgs) - 1; i >= 0; i-- {
+				for j := len(msgs[i]) - 1; j >= 0; j-- {
+					if !fn(msgs[i][j]) {
+						return false, nil
+					}
+				}
+			}
+			continue
+		}
+		lo = from + len(h)
+		for _, its := range msgs {
+			for _, it := range its {
+				if !fn(it) {
+					return false, nil
+				}
+			}
+		}
+		if len(h) == 0 {
+			break
+		}
+	}
+	return false, nil
+}
+
 type member struct {
 	key string
 	raw json.RawMessage

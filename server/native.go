@@ -262,13 +262,10 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) pageMessages(w http.ResponseWriter, r *http.Request, from, limit int) {
 	ten, id := tenant(r), r.PathValue("id")
-	h, c, err := s.st.Load(r.Context(), ten, id, from)
+	h, c, err := s.st.LoadRange(r.Context(), ten, id, from, limit)
 	if err != nil {
 		s.problem(w, r, err)
 		return
-	}
-	if len(h) > limit {
-		h = h[:limit]
 	}
 	b := make([]byte, 0, 256+estimate(h))
 	b = append(b, `{"version":`...)

@@ -360,33 +360,28 @@ func (s *Server) oaListItems(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, badRequest("query parameter order: want asc or desc, got %q", order))
 		return
 	}
-	items, _, _, err := s.allItems(r)
+	// The page is the limit items after the cursor (or from the start);
+	// one more tells whether there are more.
+	after := q.Get("after")
+	found := after == ""
+	var page []item
+	err = s.walkItems(r, order != "asc", int(limit)+1, func(it item) bool {
+		if !found {
+			found = it.id == after
+			return true
+		}
+		page = append(page, it)
+		return len(page) <= int(limit)
+	})
+	if err == nil && !found {
+		err = badRequest("query parameter after: the conversation has no item %q", after)
+	}
 	if err != nil {
 		s.problem(w, r, err)
 		return
 	}
-	if order != "asc" { // OpenAI lists the newest first by default
-		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
-			items[i], items[j] = items[j], items[i]
-		}
-	}
-	start := 0
-	if after := q.Get("after"); after != "" {
-		start = -1
-		for i, it := range items {
-			if it.id == after {
-				start = i + 1
-				break
-			}
-		}
-		if start < 0 {
-			s.problem(w, r, badRequest("query parameter after: the conversation has no item %q", after))
-			return
-		}
-	}
-	end := min(len(items), start+int(limit))
-	l := newItemList(items[start:end])
-	l.HasMore = end < len(items)
+	l := newItemList(page[:min(len(page), int(limit))])
+	l.HasMore = len(page) > int(limit)
 	writeJSON(w, http.StatusOK, l)
 }
 

@@ -191,6 +191,12 @@ type Store interface {
 	// description of the conversation as of the same moment. A from at or
 	// past the end returns no messages; a negative one is ErrInvalid.
 	Load(ctx context.Context, tenant, id string, from int) (convo.History, Conversation, error)
+	// LoadRange returns at most n messages (n < 0: no limit) from index
+	// from on, and the description as of the same moment: a page of a long
+	// conversation, costing what the page holds, not what precedes or
+	// follows it. A from at or past the end returns no messages; a
+	// negative one is ErrInvalid.
+	LoadRange(ctx context.Context, tenant, id string, from, n int) (convo.History, Conversation, error)
 	// Message returns one message by its id.
 	Message(ctx context.Context, tenant, id, messageID string) (convo.Message, error)
 	// DeleteMessage removes one message by its id, with the same version

@@ -400,6 +400,14 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 // Load returns the messages from index from on and the description, read
 // in one repeatable-read transaction so the two agree.
 func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.History, store.Conversation, error) {
+	return s.LoadRange(ctx, tenant, id, from, -1)
+}
+
+// LoadRange returns at most n messages (n < 0: all) from index from on and
+// the description, read in one repeatable-read transaction so the two
+// agree. It reads only those messages: while no message has been deleted,
+// a message's position is its index and the range is one index scan.
+func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (convo.History, store.Conversation, error) {
 	if from < 0 {
 		return nil, store.Conversation{}, fmt.Errorf("%w: load from %d", store.ErrInvalid, from)
 	}
@@ -415,14 +423,23 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 	if err != nil {
 		return nil, store.Conversation{}, err
 	}
-	if from >= r.Messages {
+	if n < 0 || n > r.Messages-from {
+		n = r.Messages - from
+	}
+	if n <= 0 {
 		return convo.History{}, r.Conversation, wrap(tx.Commit(ctx))
 	}
-	rows, err := tx.Query(ctx, `SELECT pos, body FROM messages WHERE conv = $1 ORDER BY pos OFFSET $2`, r.pk, from)
+	var rows pgx.Rows
+	if int64(r.Messages) == r.nextPos {
+		// Positions 0…Messages-1 are all taken: position is index.
+		rows, err = tx.Query(ctx, `SELECT pos, body FROM messages WHERE conv = $1 AND pos >= $2 AND pos < $3 ORDER BY pos`, r.pk, from, from+n)
+	} else {
+		rows, err = tx.Query(ctx, `SELECT pos, body FROM messages WHERE conv = $1 ORDER BY pos LIMIT $2 OFFSET $3`, r.pk, n, from)
+	}
 	if err != nil {
 		return nil, store.Conversation{}, wrap(err)
 	}
-	l := backend.NewLoader(id, r.Messages-from)
+	l := backend.NewLoader(id, n)
 	var pos int64
 	var body []byte
 	_, err = pgx.ForEachRow(rows, []any{&pos, &body}, func() error { return l.Add(body, pos) })

@@ -269,7 +269,8 @@ const (
 	rollbackTo     = `ROLLBACK TO convo_write`
 	release        = `RELEASE convo_write`
 
-	loadMessages  = `SELECT pos, body FROM messages WHERE conv = ? ORDER BY pos LIMIT -1 OFFSET ?`
+	loadMessages  = `SELECT pos, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ? OFFSET ?`
+	loadRange     = `SELECT pos, body FROM messages WHERE conv = ? AND pos >= ? AND pos < ? ORDER BY pos`
 	selectMessage = `SELECT m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
 		WHERE c.tenant = ? AND c.id = ? AND m.id = ?`
 )
@@ -278,7 +279,7 @@ var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
 		updateForked, copyMessages, copyTexts, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		savepoint, rollbackTo, release}
-	readQueries = []string{selectConv, loadMessages, selectMessage, listFirst, listAfter, searchFirst, searchAfter}
+	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, listFirst, listAfter, searchFirst, searchAfter}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
@@ -744,6 +745,14 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 // Load returns the messages from index from on, and the description as of
 // the same moment (one read transaction).
 func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.History, store.Conversation, error) {
+	return s.LoadRange(ctx, tenant, id, from, -1)
+}
+
+// LoadRange returns at most n messages (n < 0: all) from index from on,
+// and the description as of the same moment (one read transaction). It
+// reads only those messages: while no message has been deleted, a
+// message's position is its index and the range is one index seek.
+func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (convo.History, store.Conversation, error) {
 	if from < 0 {
 		return nil, store.Conversation{}, fmt.Errorf("%w: load from %d", store.ErrInvalid, from)
 	}
@@ -760,15 +769,24 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 	if err != nil {
 		return nil, store.Conversation{}, err
 	}
-	if from >= r.Messages {
+	if n < 0 || n > r.Messages-from {
+		n = r.Messages - from
+	}
+	if n <= 0 {
 		return convo.History{}, r.Conversation, nil
 	}
-	rows, err := tx.QueryContext(ctx, loadMessages, r.pk, from)
+	var rows *sql.Rows
+	if int64(r.Messages) == r.nextPos {
+		// Positions 0…Messages-1 are all taken: position is index.
+		rows, err = tx.QueryContext(ctx, loadRange, r.pk, from, from+n)
+	} else {
+		rows, err = tx.QueryContext(ctx, loadMessages, r.pk, n, from)
+	}
 	if err != nil {
 		return nil, store.Conversation{}, wrap(err)
 	}
 	defer rows.Close()
-	l := backend.NewLoader(id, r.Messages-from)
+	l := backend.NewLoader(id, n)
 	for rows.Next() {
 		var pos int64
 		var body sql.RawBytes // copied by Add before the next row

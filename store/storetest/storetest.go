@@ -35,6 +35,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AppendPairing", testAppendPairing},
 		{"Lossless", testLossless},
 		{"Load", testLoad},
+		{"LoadRange", testLoadRange},
 		{"Message", testMessage},
 		{"DeleteMessage", testDeleteMessage},
 		{"Fork", testFork},
@@ -977,4 +978,56 @@ func testExportImport(t *testing.T, s store.Store) {
 			t.Fatalf("a refused Import made %q: %v", id, err)
 		}
 	}
+}
+
+// testLoadRange checks every page of a conversation against the whole of
+// it: while positions are indexes, after a deletion in the middle and at
+// the end (positions with gaps), and in a fork of such a conversation.
+func testLoadRange(t *testing.T, s store.Store) {
+	var msgs []convo.Message
+	for i := range 7 {
+		msgs = append(msgs, convo.User(fmt.Sprintf("u%d", i)), convo.Assistant(fmt.Sprintf("a%d", i)))
+	}
+	c := mustCreate(t, s, store.Conversation{ID: "c", Tenant: "t"}, msgs...)
+	pages := func(what, id string) {
+		t.Helper()
+		all, desc := mustLoad(t, s, "t", id)
+		for from := 0; from <= len(all)+1; from++ {
+			for n := -1; n <= len(all)+1; n++ {
+				got, gotDesc, err := s.LoadRange(ctx(t), "t", id, from, n)
+				if err != nil {
+					t.Fatalf("%s: LoadRange(%d, %d): %v", what, from, n, err)
+				}
+				want := convo.History{}
+				if from < len(all) {
+					want = all[from:]
+					if n >= 0 && n < len(want) {
+						want = want[:n]
+					}
+				}
+				sameHistory(t, fmt.Sprintf("%s: LoadRange(%d, %d)", what, from, n), got, want)
+				sameDescription(t, what, gotDesc, desc)
+			}
+		}
+	}
+	pages("contiguous", "c")
+	h, _ := mustLoad(t, s, "t", "c")
+	c, err := s.DeleteMessage(ctx(t), "t", "c", c.Version, h[5].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages("after deleting messages[5]", "c")
+	if _, err := s.DeleteMessage(ctx(t), "t", "c", c.Version, h[len(h)-1].ID); err != nil {
+		t.Fatal(err)
+	}
+	pages("after deleting the last message", "c")
+	mustFork(t, s, "t", "c", 9, store.Conversation{ID: "f"})
+	pages("fork", "f")
+
+	_, _, err = s.LoadRange(ctx(t), "t", "c", -1, 2)
+	wantErr(t, "LoadRange from -1", err, store.ErrInvalid)
+	_, _, err = s.LoadRange(ctx(t), "other", "c", 0, 2)
+	wantErr(t, "LoadRange of another tenant", err, store.ErrNotFound)
+	_, _, err = s.LoadRange(ctx(t), "t", "nope", 0, 2)
+	wantErr(t, "LoadRange of no conversation", err, store.ErrNotFound)
 }
