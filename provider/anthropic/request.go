@@ -24,6 +24,8 @@ var request = &wire.Format{
 	Encode:   Messages{}.Encode,
 	Decode:   Messages{}.Decode,
 	Prefix:   []string{"model", "max_tokens"},
+	// Streams always end with usage.
+	Carried: wire.FStreamUsage,
 	Settings: []wire.Setting{
 		wire.StringSetting("model", wire.FModel, func(r *provider.Request) *string { return &r.Model }),
 		{Key: "max_tokens", Fields: wire.FMaxTokens, Enc: maxTokensEnc, Dec: maxTokensDec},
@@ -66,7 +68,8 @@ func maxTokensEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func maxTokensDec(r *provider.Request, v []byte) error {
+func maxTokensDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	n, err := wire.Int(v)
 	if err == nil {
 		r.MaxTokens = *n
@@ -135,7 +138,8 @@ func appendCacheControl(b []byte, c *convo.Cache) []byte {
 	return append(b, '}')
 }
 
-func toolsDec(r *provider.Request, v []byte) error {
+func toolsDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	return wire.Array(v, func(i int, item []byte) error {
 		var t provider.Tool
 		var typ string
@@ -152,10 +156,9 @@ func toolsDec(r *provider.Request, v []byte) error {
 			case "input_schema":
 				t.Parameters = v
 			case "strict":
-				if string(v) != "true" {
-					return false, nil
+				if string(v) != "null" {
+					t.Strict, err = wire.Bool(v)
 				}
-				t.Strict = true
 			case "cache_control":
 				c, ok := readCacheControl(v)
 				if !ok {
@@ -173,9 +176,6 @@ func toolsDec(r *provider.Request, v []byte) error {
 		if typ != "" && typ != "custom" {
 			r.Tools = append(r.Tools, wire.NativeTool(ProviderID, typ, item))
 			return nil
-		}
-		if typ == "custom" {
-			rest = append(wire.Members{{Key: "type", Val: []byte(`"custom"`)}}, rest...)
 		}
 		t.Native = rest.Native(ProviderID)
 		r.Tools = append(r.Tools, t)
@@ -231,9 +231,10 @@ func toolChoiceEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func toolChoiceDec(r *provider.Request, v []byte) error {
+func toolChoiceDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	var typ, name string
-	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+	err := d.Fields(v, func(k string, v []byte) (bool, error) {
 		var err error
 		switch k {
 		case "type":
@@ -244,6 +245,8 @@ func toolChoiceDec(r *provider.Request, v []byte) error {
 			var b bool
 			b, err = wire.Bool(v)
 			r.ParallelToolCalls = provider.Bool(!b)
+		default:
+			return false, nil
 		}
 		return true, err
 	})
@@ -256,6 +259,8 @@ func toolChoiceDec(r *provider.Request, v []byte) error {
 		r.ToolChoice.Mode = provider.ToolChoiceRequired
 	case "tool":
 		r.ToolChoice = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: name}
+	default:
+		d.Lost = true
 	}
 	return err
 }
@@ -301,10 +306,11 @@ func thinkingEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func thinkingDec(r *provider.Request, v []byte) error {
+func thinkingDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	var typ string
 	var budget int64
-	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+	err := d.Fields(v, func(k string, v []byte) (bool, error) {
 		var err error
 		switch k {
 		case "type":
@@ -315,6 +321,8 @@ func thinkingDec(r *provider.Request, v []byte) error {
 			if n != nil {
 				budget = *n
 			}
+		default:
+			return false, nil
 		}
 		return true, err
 	})
@@ -323,6 +331,8 @@ func thinkingDec(r *provider.Request, v []byte) error {
 		r.Reasoning = &provider.Reasoning{Budget: budget}
 	case "disabled":
 		r.Reasoning = &provider.Reasoning{Effort: provider.EffortNone}
+	default:
+		d.Lost = true
 	}
 	return err
 }
@@ -350,21 +360,26 @@ func outputEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func outputDec(r *provider.Request, v []byte) error {
+func outputDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	var typ string
-	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+	err := d.Fields(v, func(k string, v []byte) (bool, error) {
 		var err error
 		switch k {
 		case "type":
 			typ, err = wire.Str(v)
 		case "schema":
 			r.Output.Schema = v
+		default:
+			return false, nil
 		}
 		return true, err
 	})
 	if typ == "json_schema" {
 		r.Output.Type = provider.OutputJSONSchema
 		r.Output.Strict = true
+	} else {
+		d.Lost = true
 	}
 	return err
 }
@@ -381,14 +396,14 @@ func metadataEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func metadataDec(r *provider.Request, v []byte) error {
-	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+func metadataDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
 		if k != "user_id" {
-			return true, nil
+			return false, nil
 		}
 		var err error
 		r.User, err = wire.Str(v)
 		return true, err
 	})
-	return err
 }

@@ -66,7 +66,8 @@ var parallelSetting = wire.Setting{Key: "parallel_tool_calls", Fields: wire.FPar
 		}
 		return nil
 	},
-	Dec: func(r *provider.Request, v []byte) error {
+	Dec: func(d *wire.ReqDec, v []byte) error {
+		r := d.R
 		b, err := wire.Bool(v)
 		r.ParallelToolCalls = &b
 		return err
@@ -89,13 +90,14 @@ func maxTokensSetting(key, legacy string) wire.Setting {
 			if e.R.MaxTokens == 0 {
 				return nil
 			}
-			_, old := e.Own.Get(legacy)
+			old := e.Spelled(legacy)
 			if (key == legacy) == old {
 				e.O.Int(key, e.R.MaxTokens)
 			}
 			return nil
 		},
-		Dec: func(r *provider.Request, v []byte) error {
+		Dec: func(d *wire.ReqDec, v []byte) error {
+			r := d.R
 			n, err := wire.Int(v)
 			if err == nil {
 				r.MaxTokens = *n
@@ -164,7 +166,8 @@ func appendSep(b []byte, n int) []byte {
 	return b
 }
 
-func chatToolsDec(r *provider.Request, v []byte) error {
+func chatToolsDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	return wire.Array(v, func(i int, item []byte) error {
 		var t provider.Tool
 		var typ []byte
@@ -190,7 +193,7 @@ func chatToolsDec(r *provider.Request, v []byte) error {
 			return nil
 		}
 		if err := functionDec(&t, fn); err != nil {
-			return fmt.Errorf("function: %w", err)
+			return wire.At("function", err)
 		}
 		r.Tools = append(r.Tools, t)
 		return nil
@@ -210,10 +213,9 @@ func functionDec(t *provider.Tool, v []byte) error {
 		case "parameters":
 			t.Parameters = v
 		case "strict":
-			if string(v) != "true" {
-				return false, nil // false or null: kept as it was
+			if string(v) != "null" {
+				t.Strict, err = wire.Bool(v)
 			}
-			t.Strict = true
 		default:
 			return false, nil
 		}
@@ -242,32 +244,39 @@ func chatToolChoiceEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func chatToolChoiceDec(r *provider.Request, v []byte) error {
+func chatToolChoiceDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	if s, err := wire.Str(v); err == nil {
 		switch provider.ToolChoiceMode(s) {
 		case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
 			r.ToolChoice.Mode = provider.ToolChoiceMode(s)
+		default:
+			d.Lost = true
 		}
-		return nil // another string: kept in Native as it was
+		return nil
 	}
 	var name string
-	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
-		if k == "function" {
-			_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
-				if k == "name" {
-					var err error
-					name, err = wire.Str(v)
-					return true, err
+	err := d.Fields(v, func(k string, v []byte) (bool, error) {
+		switch k {
+		case "type":
+			return string(v) == `"function"`, nil
+		case "function":
+			return true, d.Fields(v, func(k string, v []byte) (bool, error) {
+				if k != "name" {
+					return false, nil
 				}
-				return false, nil
+				var err error
+				name, err = wire.Str(v)
+				return true, err
 			})
-			return true, err
 		}
 		return false, nil
 	})
-	if name != "" {
-		r.ToolChoice = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: name}
+	if name == "" {
+		d.Lost = true
+		return err
 	}
+	r.ToolChoice = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: name}
 	return err
 }
 
@@ -305,16 +314,19 @@ func chatFormatEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func chatFormatDec(r *provider.Request, v []byte) error {
+func chatFormatDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	var typ string
 	var js []byte
-	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+	err := d.Fields(v, func(k string, v []byte) (bool, error) {
 		var err error
 		switch k {
 		case "type":
 			typ, err = wire.Str(v)
 		case "json_schema":
 			js = v
+		default:
+			return false, nil
 		}
 		return true, err
 	})
@@ -328,18 +340,20 @@ func chatFormatDec(r *provider.Request, v []byte) error {
 		r.Output.Type = provider.OutputJSON
 	case "json_schema":
 		r.Output.Type = provider.OutputJSONSchema
-		return schemaFormatDec(&r.Output, js)
+		return schemaFormatDec(d, &r.Output, js)
+	default:
+		d.Lost = true
 	}
 	return nil
 }
 
 // schemaFormatDec reads the members of a JSON Schema output format (name,
 // description, schema, strict).
-func schemaFormatDec(o *provider.Output, v []byte) error {
+func schemaFormatDec(d *wire.ReqDec, o *provider.Output, v []byte) error {
 	if v == nil {
 		return nil
 	}
-	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
 		var err error
 		switch k {
 		case "name":
@@ -350,10 +364,11 @@ func schemaFormatDec(o *provider.Output, v []byte) error {
 			o.Schema = v
 		case "strict":
 			o.Strict, err = wire.Bool(v)
+		default:
+			return false, nil
 		}
 		return true, err
 	})
-	return err
 }
 
 // effortFor returns the effort to send for r's reasoning, mapping a
@@ -385,7 +400,8 @@ func chatEffortEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func chatEffortDec(r *provider.Request, v []byte) error {
+func chatEffortDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
 	s, err := wire.Str(v)
 	if err != nil {
 		return err
@@ -401,8 +417,9 @@ func streamOptionsEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
-func streamOptionsDec(r *provider.Request, v []byte) error {
-	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+func streamOptionsDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
 		if k == "include_usage" {
 			b, err := wire.Bool(v)
 			r.StreamUsage = b
@@ -410,5 +427,4 @@ func streamOptionsDec(r *provider.Request, v []byte) error {
 		}
 		return false, nil
 	})
-	return err
 }

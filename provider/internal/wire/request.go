@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -21,6 +22,9 @@ type Obj struct {
 	Buf  []byte
 	keys []string
 	n    int
+	// handled are keys whose native members were dealt with already
+	// (settings that replay their own spelling): Native skips them.
+	handled []string
 }
 
 // NewObj starts an object in buf (which may be nil).
@@ -153,6 +157,7 @@ func (o *Obj) Native(n convo.Native, providerID, path string, warns *[]provider.
 		}
 		for _, m := range ms {
 			switch {
+			case m.Key == AsRead, id == providerID && slices.Contains(o.handled, m.Key):
 			case id != providerID:
 				*warns = append(*warns, provider.WarnCode(provider.CodeNativeDropped,
 					path+"."+id+"."+m.Key, "%s's own setting is not sent to %s", id, providerID))
@@ -178,11 +183,11 @@ func Top(body []byte, l convo.Limits, keep func(key string, val []byte) (bool, e
 		k := string(key)
 		v, err := r.ReadRaw()
 		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
+			return At(k, err)
 		}
 		took, err := keep(k, v)
 		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
+			return At(k, err)
 		}
 		if !took {
 			rest = append(rest, Member{Key: k, Val: v})
@@ -247,7 +252,7 @@ func Strings(val []byte) ([]string, error) {
 	var out []string
 	err := r.ReadArray(func(i int) error {
 		if r.Peek() != jsonx.String {
-			return fmt.Errorf("[%d]: want a string", i)
+			return At("["+strconv.Itoa(i)+"]", errors.New("want a string"))
 		}
 		s, err := r.ReadString()
 		out = append(out, s)
@@ -392,6 +397,31 @@ type ReqEnc struct {
 	Provider string // the target's provider id
 }
 
+// asRead returns the value of key as the request was read, if it was kept
+// under AsRead.
+func (e *ReqEnc) asRead(key string) ([]byte, bool) {
+	obj, ok := e.Own.Get(AsRead)
+	if !ok {
+		return nil, false
+	}
+	var r jsonx.Reader
+	ms, err := ReadMembers(obj, e.Provider, &r)
+	if err != nil {
+		return nil, false
+	}
+	return ms.Get(key)
+}
+
+// Spelled reports whether the request was read with key, as it was
+// written or kept under AsRead.
+func (e *ReqEnc) Spelled(key string) bool {
+	if _, ok := e.Own.Get(key); ok {
+		return true
+	}
+	_, ok := e.asRead(key)
+	return ok
+}
+
 // Warn adds a warning.
 func (e *ReqEnc) Warn(code provider.Code, path, format string, args ...any) {
 	e.Warns = append(e.Warns, provider.WarnCode(code, path, format, args...))
@@ -405,9 +435,35 @@ type Setting struct {
 	// Enc writes the member when the request has it set. It may write
 	// nothing, and may look at e.Own for how the request spelled it.
 	Enc func(e *ReqEnc) error
-	// Dec reads the member's value into r.
-	Dec func(r *provider.Request, val []byte) error
+	// Dec reads the member's value into d.R, and says when the value held
+	// more than the fields can (d.Fields does for sub-members it leaves).
+	Dec func(d *ReqDec, val []byte) error
 }
+
+// ReqDec is the state of one request decoding a Setting reads into.
+type ReqDec struct {
+	R *provider.Request
+	// Lost is set when a member held something no field carries: the
+	// member is then kept in Native as it was read.
+	Lost bool
+}
+
+// Fields reads the members of the object v like the package's Fields,
+// marking d Lost when keep leaves any.
+func (d *ReqDec) Fields(v []byte, keep func(key string, val []byte) (bool, error)) error {
+	rest, err := Fields(v, keep)
+	if len(rest) > 0 {
+		d.Lost = true
+	}
+	return err
+}
+
+// AsRead is the key, in a request's Native object for a provider, of the
+// members kept as they were read because the encoder would spell them
+// differently (a number as 1.0, a single stop sequence as a string, the
+// legacy max_tokens). Their content is all in Request's fields: other
+// providers ignore them without a warning.
+const AsRead = "convo:as_read"
 
 // Format is what a codec tells EncodeRequest and DecodeRequest about its
 // request body.
@@ -484,7 +540,7 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 	}
 	// Native members named like a setting were handled with it.
 	for _, s := range f.Settings {
-		e.O.keys = append(e.O.keys, s.Key)
+		e.O.handled = append(e.O.handled, s.Key)
 	}
 	if err := e.O.Native(r.Native, f.Provider, "native", &e.Warns); err != nil {
 		return nil, e.Warns, err
@@ -516,10 +572,13 @@ func (f *Format) writeSetting(e *ReqEnc, s *Setting) error {
 	}
 	raw, ok := e.Own.Get(s.Key)
 	if !ok {
-		return nil
+		raw, ok = e.asRead(s.Key)
+		if !ok {
+			return nil
+		}
 	}
 	var z provider.Request
-	if err := s.Dec(&z, raw); err != nil {
+	if err := s.Dec(&ReqDec{R: &z}, raw); err != nil {
 		return fmt.Errorf("native.%s.%s: %w", f.Provider, s.Key, err)
 	}
 	mine := slices.Clone(e.O.Buf[start:])
@@ -568,8 +627,12 @@ func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Re
 		if s == nil {
 			return false, nil
 		}
-		if err := s.Dec(r, v); err != nil {
+		d := &ReqDec{R: r}
+		if err := s.Dec(d, v); err != nil {
 			return true, err
+		}
+		if d.Lost {
+			return false, nil // in Native, and other providers warn about it
 		}
 		e := &ReqEnc{R: r, O: &Obj{}, Target: f.Name, Provider: f.Provider}
 		if err := s.Enc(e); err != nil || !SameJSON(stripComma(e.O.Buf), append(append(jsonx.AppendString(nil, k), ':'), v...)) {
@@ -580,9 +643,10 @@ func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Re
 	if err != nil {
 		return nil, warns, fmt.Errorf("%s request: %w", f.Name, err)
 	}
-	if all := append(spelled, rest...); len(all) > 0 {
-		r.Native = all.Native(f.Provider)
+	if len(spelled) > 0 {
+		rest = append(rest, Member{Key: AsRead, Val: spelled.Object()})
 	}
+	r.Native = rest.Native(f.Provider)
 	warns, err = opts.Finish(warns)
 	if err != nil {
 		return nil, warns, err
@@ -622,7 +686,8 @@ func StringSetting(key string, f Field, field func(*provider.Request) *string) S
 			}
 			return nil
 		},
-		Dec: func(r *provider.Request, v []byte) error {
+		Dec: func(d *ReqDec, v []byte) error {
+			r := d.R
 			s, err := Str(v)
 			*field(r) = s
 			return err
@@ -639,7 +704,8 @@ func BoolSetting(key string, f Field, field func(*provider.Request) *bool) Setti
 			}
 			return nil
 		},
-		Dec: func(r *provider.Request, v []byte) error {
+		Dec: func(d *ReqDec, v []byte) error {
+			r := d.R
 			b, err := Bool(v)
 			*field(r) = b
 			return err
@@ -655,7 +721,8 @@ func FloatSetting(key string, f Field, field func(*provider.Request) **float64) 
 			}
 			return nil
 		},
-		Dec: func(r *provider.Request, v []byte) error {
+		Dec: func(d *ReqDec, v []byte) error {
+			r := d.R
 			if string(v) == "null" {
 				return nil
 			}
@@ -674,7 +741,8 @@ func IntSetting(key string, f Field, field func(*provider.Request) **int64) Sett
 			}
 			return nil
 		},
-		Dec: func(r *provider.Request, v []byte) error {
+		Dec: func(d *ReqDec, v []byte) error {
+			r := d.R
 			if string(v) == "null" {
 				return nil
 			}
@@ -693,7 +761,8 @@ func StopSetting(key string) Setting {
 			}
 			return nil
 		},
-		Dec: func(r *provider.Request, v []byte) error {
+		Dec: func(d *ReqDec, v []byte) error {
+			r := d.R
 			if s, err := Str(v); err == nil {
 				r.Stop = []string{s}
 				return nil
@@ -716,7 +785,8 @@ func MetadataSetting(key string) Setting {
 			}
 			return nil
 		},
-		Dec: func(r *provider.Request, v []byte) error {
+		Dec: func(d *ReqDec, v []byte) error {
+			r := d.R
 			if string(v) == "null" {
 				return nil
 			}
@@ -739,10 +809,34 @@ func Array(v []byte, fn func(i int, item []byte) error) error {
 			err = fn(i, item)
 		}
 		if err != nil {
-			return fmt.Errorf("[%d]: %w", i, err)
+			return At("["+strconv.Itoa(i)+"]", err)
 		}
 		return nil
 	})
+}
+
+// PathError is an error inside a request body with its place, such as
+// tools[3].function.name.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// At places err under the member or index step.
+func At(step string, err error) error {
+	var pe *PathError
+	if errors.As(err, &pe) && pe == err {
+		sep := "."
+		if strings.HasPrefix(pe.Path, "[") {
+			sep = ""
+		}
+		return &PathError{Path: step + sep + pe.Path, Err: pe.Err}
+	}
+	return &PathError{Path: step, Err: err}
 }
 
 // ToolNative writes the native members of tool i into its definition o.
