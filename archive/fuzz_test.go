@@ -102,4 +102,3 @@ func FuzzLLM(f *testing.F) {
 		}
 	})
 }
-
