@@ -47,7 +47,7 @@ func (e *chatEncoder) Write(d provider.Delta) error {
 		return nil
 	}
 	e.buf = e.buf[:0]
-	if !e.started {
+	if !e.started && d.Kind != provider.DeltaError {
 		e.started = true
 		id, model := wire.NewID("chatcmpl-"), e.opts.Model
 		if d.Origin != nil {

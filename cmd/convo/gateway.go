@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/store/backends"
+)
+
+func init() {
+	commands["gateway"] = command{
+		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE] (--upstream NAME=PROTOCOL@URL[,key-env=VAR] … --route MODEL_GLOB=NAME … | --config FILE)",
+		summary: "a proxy for provider SDKs that records every conversation in the store",
+		run:     runGateway,
+	}
+}
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// gatewayConfig is a parsed "convo gateway" command line.
+type gatewayConfig struct {
+	addr, db  string
+	opts      gateway.Options
+	tokenFrom string
+	ready     func(addr string) // tests: told the address listened on
+}
+
+func runGateway(e *env, args []string) error {
+	fs := flags(e, "gateway")
+	addr := fs.String("addr", "127.0.0.1:8787", "listen on `ADDR` (host:port)")
+	db := fs.String("db", backends.DefaultDSN, "the store: a SQLite `FILE`, or a postgres:// URL")
+	tokens := fs.String("tokens", "", "gateway tokens from `FILE`: \"TOKEN TENANT\" a line, as convo serve (default: $CONVO_TOKENS)")
+	config := fs.String("config", "", "upstreams and routes from a JSON `FILE` (docs/gateway.md)")
+	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
+	queue := fs.Int("queue", gateway.DefaultQueueSize, "hold at most `N` exchanges waiting to be recorded (more are dropped and counted)")
+	var ups, routes listFlag
+	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable)")
+	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins)")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	cfg := gatewayConfig{addr: *addr, db: *db}
+	if *config != "" {
+		if len(ups) > 0 || len(routes) > 0 {
+			return usagef("--config goes without --upstream and --route")
+		}
+		f, err := os.Open(*config)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if cfg.opts.Config, err = gateway.ParseConfig(f); err != nil {
+			return fmt.Errorf("%s: %w", *config, err)
+		}
+	}
+	for _, s := range ups {
+		u, err := gateway.ParseUpstream(s)
+		if err != nil {
+			return usagef("--upstream: %v", err)
+		}
+		cfg.opts.Config.Upstreams = append(cfg.opts.Config.Upstreams, u)
+	}
+	for _, s := range routes {
+		r, err := gateway.ParseRoute(s)
+		if err != nil {
+			return usagef("--route: %v", err)
+		}
+		cfg.opts.Config.Routes = append(cfg.opts.Config.Routes, r)
+	}
+	if len(cfg.opts.Config.Upstreams) == 0 {
+		return usagef("give --upstream and --route, or --config FILE")
+	}
+	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize = *maxBody, *queue
+	// The same tokens and tenants as convo serve.
+	sc := serveConfig{addr: *addr}
+	if err := sc.loadTokens(e, *tokens); err != nil {
+		return err
+	}
+	cfg.opts.Tokens, cfg.opts.Anonymous, cfg.tokenFrom = sc.opts.Tokens, sc.opts.Anonymous, sc.tokenFrom
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return runGatewayServer(ctx, e, cfg)
+}
+
+// runGatewayServer serves until ctx is done, then stops accepting
+// connections, lets the exchanges in flight finish, and writes every
+// recording they queued before it closes the store.
+func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error) {
+	st, err := backends.Open(ctx, cfg.db)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("closing %s: %w", redact(cfg.db), cerr)
+		}
+	}()
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	cfg.opts.Store, cfg.opts.Logger, cfg.opts.Getenv = st, log, e.getenv
+	gw, err := gateway.New(cfg.opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           gw,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	auth := "tokens from " + cfg.tokenFrom
+	if cfg.opts.Anonymous {
+		auth = "no authentication (loopback only)"
+	}
+	var names []string
+	for _, u := range cfg.opts.Config.Upstreams {
+		names = append(names, u.Name+"="+u.Protocol)
+	}
+	fmt.Fprintf(e.stderr, "convo gateway: listening on http://%s (store %s, %s; upstreams %s)\n", ln.Addr(), redact(cfg.db), auth, strings.Join(names, ", "))
+	if cfg.ready != nil {
+		cfg.ready(ln.Addr().String())
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(e.stderr, "convo gateway: shutting down: finishing exchanges in flight and their recordings (signal again to quit at once)")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	if err := gw.Close(sctx); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	s := gw.Stats()
+	fmt.Fprintf(e.stderr, "convo gateway: stopped (%d exchanges recorded, %d dropped, %d failed)\n", s.Recorded, s.Dropped, s.Failed)
+	return nil
+}

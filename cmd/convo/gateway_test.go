@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/store/sqlite"
+)
+
+func TestGatewayUsage(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "convo.db")
+	cfgFile := filepath.Join(dir, "gw.json")
+	os.WriteFile(cfgFile, []byte(`{"upstreams":[{"name":"a","protocol":"anthropic","url":"http://127.0.0.1:1"}],"routes":[{"model":"*","upstream":"a"}],"extra":1}`), 0o600)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no upstream", []string{"gateway", "--db", db}, 2, "give --upstream and --route, or --config FILE"},
+		{"bad upstream", []string{"gateway", "--db", db, "--upstream", "x"}, 2, "want NAME=PROTOCOL@URL"},
+		{"bad route", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "x"}, 2, "want MODEL_GLOB=UPSTREAM"},
+		{"unknown protocol", []string{"gateway", "--db", db, "--upstream", "a=grpc@http://h", "--route", "*=a"}, 1, `unknown protocol "grpc"`},
+		{"route to nowhere", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=b"}, 1, `no upstream "b"`},
+		{"missing key", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h,key-env=NOPE_KEY", "--route", "*=a"}, 1, "$NOPE_KEY is empty"},
+		{"config and flags", []string{"gateway", "--db", db, "--config", cfgFile, "--route", "*=a"}, 2, "--config goes without"},
+		{"config unknown member", []string{"gateway", "--db", db, "--config", cfgFile}, 1, `unknown field "extra"`},
+		{"open without tokens", []string{"gateway", "--addr", "0.0.0.0:0", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a"}, 2, "without authentication"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+			if code := run(e, tt.args); code != tt.code || !strings.Contains(errb.String(), tt.stderr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errb.String(), tt.code, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestGatewayRecordsBeforeExit: an exchange answered before shutdown is in
+// the store when the command returns, and the upstream key never reaches
+// the log.
+func TestGatewayRecordsBeforeExit(t *testing.T) {
+	sse, err := os.ReadFile("../../provider/anthropic/testdata/reply/tool_use.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "sk-secret-upstream" {
+			w.WriteHeader(401)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(sse)
+	}))
+	defer up.Close()
+	db := filepath.Join(t.TempDir(), "convo.db")
+	addrc := make(chan string, 1)
+	stderr := &syncBuffer{}
+	vars := map[string]string{"CONVO_TOKENS": "tok=alice", "UP_KEY": "sk-secret-upstream"}
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: stderr, getenv: func(k string) string { return vars[k] }}
+	cfg := gatewayConfig{addr: "127.0.0.1:0", db: db, ready: func(a string) { addrc <- a }}
+	cfg.opts.Config.Upstreams = []gateway.Upstream{{Name: "a", Protocol: "anthropic", URL: up.URL, KeyEnv: "UP_KEY"}}
+	cfg.opts.Config.Routes = []gateway.Route{{Model: "*", Upstream: "a"}}
+	cfg.opts.Tokens, cfg.tokenFrom = map[string]string{"tok": "alice"}, "$CONVO_TOKENS"
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- runGatewayServer(ctx, e, cfg) }()
+	base := "http://" + <-addrc
+	req, _ := http.NewRequest("POST", base+"/v1/messages", strings.NewReader(`{"model":"claude-x","stream":true,"max_tokens":10,"messages":[{"role":"user","content":"Weather?"}]}`))
+	req.Header.Set("X-Api-Key", "tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Equal(got, sse) {
+		t.Fatalf("%d %s", resp.StatusCode, got)
+	}
+	conv := resp.Header.Get("Convo-Conversation")
+	stop() // as SIGTERM does
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "stopped (1 exchanges recorded, 0 dropped, 0 failed)") || strings.Contains(stderr.String(), "sk-secret") {
+		t.Fatalf("stderr: %s", stderr.String())
+	}
+	st, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, _, err := st.Load(context.Background(), "alice", conv, 0)
+	if err != nil || len(h) != 2 || !h[1].HasToolCalls() {
+		t.Fatalf("%v %v", h, err)
+	}
+}

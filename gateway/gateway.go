@@ -1,0 +1,434 @@
+// Package gateway is the HTTP proxy of "convo gateway": applications keep
+// their provider's official SDK and change its base URL to the gateway's;
+// every exchange is recorded losslessly in a store.Store, and a client of
+// one provider can be routed to another's API.
+//
+// The gateway speaks each provider's protocol to clients — OpenAI Chat
+// Completions and Responses, Anthropic Messages, Gemini generateContent and
+// Ollama /api/chat, plain and streamed — and routes each request by its
+// model to an upstream (Config). When the client's protocol is the
+// upstream's, the request and reply bytes pass through unchanged, the
+// reply streamed to the client chunk by chunk as it arrives while a copy
+// is kept for the recording.
+//
+// Recording happens off the request path: a handler hands the exchange to
+// a bounded queue that one writer drains into the store. A request whose
+// history extends a stored conversation of the same tenant — recognised by
+// the fingerprint of what the provider sees of it, equal across protocols
+// — is appended to it; the Convo-Conversation request header names one
+// explicitly. Every response carries Convo-Conversation and
+// Convo-Message-Ids (the ids the request's new messages and the reply are
+// stored under).
+//
+// docs/gateway.md describes the configuration, the recording model and the
+// queue's behaviour.
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+	"github.com/convo-go/convo/store"
+)
+
+// Defaults for Options left zero.
+const (
+	DefaultMaxBodyBytes  = 32 << 20 // as convo serve
+	DefaultMaxReplyBytes = 64 << 20
+	DefaultQueueSize     = 4096
+	DefaultTimeout       = 10 * time.Minute
+)
+
+// Options configure a Gateway.
+type Options struct {
+	Config Config
+	// Store receives the recorded conversations.
+	Store store.Store
+	// Tokens maps gateway tokens to the tenant they act for, as in
+	// convo serve. Clients send their token where their SDK sends an API
+	// key: Authorization: Bearer, x-api-key or x-goog-api-key.
+	Tokens map[string]string
+	// Anonymous lets requests without a token through as tenant "".
+	Anonymous bool
+	// MaxBodyBytes bounds a request body (0: DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// MaxReplyBytes bounds the copy of a reply kept for recording
+	// (0: DefaultMaxReplyBytes). A longer reply still reaches the client
+	// whole; its recording is an error message saying it was too long.
+	MaxReplyBytes int64
+	// QueueSize bounds the exchanges waiting to be recorded
+	// (0: DefaultQueueSize). When it is full, a new recording is dropped
+	// and counted (Stats.Dropped): the client is never held up.
+	QueueSize int
+	// Timeout bounds one upstream exchange (0: DefaultTimeout).
+	Timeout time.Duration
+	// Client makes the upstream requests (nil: a client of its own).
+	Client *http.Client
+	// Getenv reads the upstream keys' environment variables (nil:
+	// os.Getenv).
+	Getenv func(string) string
+	// Logger receives a line per exchange and the recording errors; keys
+	// and bodies are never logged. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Gateway is the proxy, an http.Handler. Close it to drain the recordings.
+type Gateway struct {
+	opts   Options
+	ups    map[string]*upstream
+	tokens map[[sha256.Size]byte]string
+	rec    *recorder
+	client *http.Client
+	log    *slog.Logger
+	mux    *http.ServeMux
+}
+
+// upstream is a configured upstream with its key.
+type upstream struct {
+	Upstream
+	proto *protocol
+	key   string
+}
+
+// Stats counts recordings.
+type Stats struct {
+	Recorded int64 // exchanges written to the store
+	Dropped  int64 // exchanges not recorded because the queue was full or the gateway closing
+	Failed   int64 // exchanges the store refused (logged)
+}
+
+// New returns a Gateway. It reads the upstream keys from the environment
+// now, and refuses a configuration that cannot work.
+func New(opts Options) (*Gateway, error) {
+	if opts.Store == nil {
+		return nil, errors.New("gateway: nil store")
+	}
+	if err := opts.Config.check(); err != nil {
+		return nil, err
+	}
+	if len(opts.Tokens) == 0 && !opts.Anonymous {
+		return nil, errors.New("gateway: no tokens (set Anonymous for a gateway without authentication)")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxReplyBytes <= 0 {
+		opts.MaxReplyBytes = DefaultMaxReplyBytes
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = DefaultQueueSize
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	g := &Gateway{opts: opts, ups: map[string]*upstream{}, tokens: map[[sha256.Size]byte]string{}, log: opts.Logger}
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	for _, u := range opts.Config.Upstreams {
+		up := &upstream{Upstream: u, proto: protocols[u.Protocol]}
+		if u.KeyEnv != "" {
+			if up.key = opts.Getenv(u.KeyEnv); up.key == "" {
+				return nil, fmt.Errorf("gateway: upstream %q: $%s is empty", u.Name, u.KeyEnv)
+			}
+		}
+		g.ups[u.Name] = up
+	}
+	for tok, tenant := range opts.Tokens {
+		g.tokens[sha256.Sum256([]byte(tok))] = tenant
+	}
+	g.client = opts.Client
+	if g.client == nil {
+		// No overall timeout: a stream lasts as long as it lasts; the
+		// context of each exchange bounds it (Options.Timeout).
+		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	g.rec = newRecorder(opts.Store, opts.QueueSize, g.log)
+	g.mux = http.NewServeMux()
+	g.mux.HandleFunc("POST /v1/chat/completions", g.endpoint("openai-chat"))
+	g.mux.HandleFunc("POST /v1/responses", g.endpoint("openai-responses"))
+	g.mux.HandleFunc("POST /v1/messages", g.endpoint("anthropic"))
+	g.mux.HandleFunc("POST /v1beta/models/{call}", g.endpoint("gemini"))
+	g.mux.HandleFunc("POST /api/chat", g.endpoint("ollama"))
+	g.mux.HandleFunc("GET /v1/models", g.models)
+	return g, nil
+}
+
+// Stats returns the recording counters.
+func (g *Gateway) Stats() Stats {
+	return Stats{Recorded: g.rec.recorded.Load(), Dropped: g.rec.dropped.Load(), Failed: g.rec.failed.Load()}
+}
+
+// Close stops recording new exchanges and waits until every exchange
+// answered so far is written, or ctx ends. Call it after the HTTP server's
+// Shutdown, so the handlers in flight have handed their exchanges over.
+func (g *Gateway) Close(ctx context.Context) error { return g.rec.close(ctx) }
+
+// ServeHTTP serves the client-facing endpoints.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mux.ServeHTTP(w, r)
+}
+
+// tenant resolves the caller's token; ok is false when it is refused.
+func (g *Gateway) tenant(r *http.Request) (string, bool) {
+	tok := r.Header.Get("X-Api-Key")
+	if tok == "" {
+		tok = r.Header.Get("X-Goog-Api-Key")
+	}
+	if tok == "" {
+		if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+			tok = a[7:]
+		}
+	}
+	if tok == "" {
+		tok = r.URL.Query().Get("key") // Gemini's query-string key
+	}
+	if tok == "" {
+		return "", g.opts.Anonymous
+	}
+	h := sha256.Sum256([]byte(tok))
+	for k, t := range g.tokens {
+		// Compare hashes in constant time: a caller learns nothing from
+		// how long a wrong token took.
+		if subtle.ConstantTimeCompare(k[:], h[:]) == 1 {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// route returns the upstream for a model.
+func (g *Gateway) route(model string) *upstream {
+	for _, rt := range g.opts.Config.Routes {
+		if ok, _ := path.Match(rt.Model, model); ok {
+			return g.ups[rt.Upstream]
+		}
+	}
+	return nil
+}
+
+// models lists the routes' models in the OpenAI shape.
+func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
+	if _, ok := g.tenant(r); !ok {
+		writeError(w, protocols["openai-chat"], http.StatusUnauthorized, "invalid gateway token")
+		return
+	}
+	b := append([]byte(nil), `{"object":"list","data":[`...)
+	for i, rt := range g.opts.Config.Routes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = jsonx.AppendString(b, rt.Model)
+		b = append(b, `,"object":"model","created":0,"owned_by":`...)
+		b = jsonx.AppendString(b, rt.Upstream)
+		b = append(b, '}')
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, "]}"...))
+}
+
+// writeError answers with an error in the client's protocol.
+func writeError(w http.ResponseWriter, p *protocol, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(p.errorBody(status, msg))
+}
+
+// exchange is one client request being served.
+type exchange struct {
+	client  *protocol
+	up      *upstream
+	tenant  string
+	model   string
+	stream  bool
+	body    []byte
+	history convo.History
+	rec     *record
+	start   time.Time
+}
+
+func (g *Gateway) endpoint(name string) http.HandlerFunc {
+	cp := protocols[name]
+	return func(w http.ResponseWriter, r *http.Request) {
+		x := &exchange{client: cp, start: time.Now()}
+		tenant, ok := g.tenant(r)
+		if !ok {
+			writeError(w, cp, http.StatusUnauthorized, "invalid gateway token")
+			return
+		}
+		x.tenant = tenant
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeError(w, cp, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", g.opts.MaxBodyBytes))
+				return
+			}
+			writeError(w, cp, http.StatusBadRequest, "reading the request body: "+err.Error())
+			return
+		}
+		x.body = body
+		model, stream, err := peek(body)
+		if err != nil {
+			writeError(w, cp, http.StatusBadRequest, "request body: "+err.Error())
+			return
+		}
+		x.model, x.stream = model, stream != nil && *stream
+		switch name {
+		case "gemini":
+			call := r.PathValue("call")
+			m, method, _ := strings.Cut(call, ":")
+			x.model = m
+			switch method {
+			case "generateContent":
+			case "streamGenerateContent":
+				x.stream = true
+			default:
+				writeError(w, cp, http.StatusNotFound, "unknown method "+method)
+				return
+			}
+		case "ollama":
+			x.stream = stream == nil || *stream // Ollama streams unless told not to
+		}
+		if x.up = g.route(x.model); x.up == nil {
+			writeError(w, cp, http.StatusNotFound, fmt.Sprintf("no route for model %q", x.model))
+			return
+		}
+		g.prepare(r, x)
+		if x.up.proto == cp {
+			g.passThrough(w, r, x)
+		} else {
+			g.translate(w, r, x)
+		}
+		g.log.Info("gateway", "tenant", x.tenant, "client", cp.name, "upstream", x.up.Name, "model", x.model,
+			"stream", x.stream, "conversation", x.rec.conv, "ms", time.Since(x.start).Milliseconds())
+	}
+}
+
+// prepare decodes the request's history and decides where it is recorded,
+// so the response headers can name the conversation and message ids before
+// the reply starts.
+func (g *Gateway) prepare(r *http.Request, x *exchange) {
+	rec := &record{tenant: x.tenant, upstream: x.up.proto, streamed: x.stream, replyID: store.NewID("msg")}
+	x.rec = rec
+	codec, err := all.Lookup(x.client.name)
+	if err == nil {
+		x.history, _, err = codec.Decode(x.body, provider.Options{Repair: true})
+	}
+	if err != nil {
+		// The upstream may still take what convo cannot read: the
+		// exchange goes through and is recorded as what was understood.
+		g.log.Warn("gateway: request history not readable", "client", x.client.name, "err", err)
+		x.history = nil
+	}
+	n := 0
+	if id := r.Header.Get("Convo-Conversation"); id != "" {
+		rec.conv = id
+		stored, err := g.rec.stored(r.Context(), x.tenant, id, x.history)
+		switch {
+		case err != nil:
+			g.log.Warn("gateway: conversation lookup failed", "err", err)
+		case stored >= 0:
+			rec.exists, n = true, stored
+		}
+	} else {
+		conv, stored, err := g.rec.lookup(r.Context(), x.tenant, x.history)
+		if err != nil {
+			g.log.Warn("gateway: conversation lookup failed", "err", err)
+		}
+		if conv != "" {
+			rec.conv, rec.exists, n = conv, true, stored
+		} else {
+			rec.conv = store.NewID("conv")
+		}
+	}
+	rec.fp = &fingerprinter{}
+	for i := range x.history {
+		rec.fp.add(&x.history[i])
+	}
+	for i := n; i < len(x.history); i++ {
+		m := x.history[i]
+		if m.ID == "" {
+			m.ID = store.NewID("msg")
+		}
+		rec.msgs = append(rec.msgs, m)
+	}
+	if rec.exists && n > 0 {
+		g.pairResults(r.Context(), x, n)
+	}
+}
+
+// pairResults gives the new tool results the ids of the stored calls they
+// answer, where the client's protocol has no call ids (Ollama) and convo
+// made some up when it read the request: the stored calls have other
+// made-up ids, and results must name them.
+func (g *Gateway) pairResults(ctx context.Context, x *exchange, n int) {
+	made := map[string]string{} // made-up id in the request -> stored id
+	calls := x.history[n-1].ToolCalls()
+	for _, c := range calls {
+		if realID(c.ID) == "" {
+			made[c.ID] = ""
+		}
+	}
+	if len(made) == 0 {
+		return
+	}
+	c, err := g.opts.Store.Get(ctx, x.tenant, x.rec.conv)
+	if err != nil || c.Messages == 0 {
+		return
+	}
+	tail, _, err := g.opts.Store.Load(ctx, x.tenant, x.rec.conv, c.Messages-1)
+	if err != nil || len(tail) != 1 {
+		return
+	}
+	stored := tail[0].ToolCalls()
+	if len(stored) != len(calls) {
+		return
+	}
+	for i, sc := range calls {
+		if _, ok := made[sc.ID]; ok && stored[i].Name == sc.Name {
+			made[sc.ID] = stored[i].ID
+		}
+	}
+	for i := range x.rec.msgs {
+		m := &x.rec.msgs[i]
+		if !m.IsToolResult() {
+			continue
+		}
+		parts := append([]convo.Part(nil), m.Parts...)
+		for j := range parts {
+			if id := made[parts[j].ID]; id != "" && parts[j].Type == convo.TypeToolResult {
+				parts[j].ID = id
+			}
+		}
+		m.Parts = parts
+	}
+}
+
+// headers sets the Convo-Conversation and Convo-Message-Ids headers.
+func (x *exchange) headers(h http.Header) {
+	h.Set("Convo-Conversation", x.rec.conv)
+	ids := make([]string, 0, len(x.rec.msgs)+1)
+	for _, m := range x.rec.msgs {
+		ids = append(ids, m.ID)
+	}
+	h.Set("Convo-Message-Ids", strings.Join(append(ids, x.rec.replyID), ","))
+}

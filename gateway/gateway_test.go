@@ -1,0 +1,508 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/sqlite"
+)
+
+// recorded are recorded replies of each protocol, plain and streamed, with
+// tool calls, reasoning (signatures, encrypted content) and usage.
+var recorded = map[string]struct{ plain, stream string }{
+	"openai-chat":      {"../provider/openai/testdata/replies/chat/tools.json", "../provider/openai/testdata/replies/chat/tools.sse"},
+	"openai-responses": {"../provider/openai/testdata/replies/responses/tools.json", "../provider/openai/testdata/replies/responses/tools.sse"},
+	"anthropic":        {"../provider/anthropic/testdata/reply/tool_use.json", "../provider/anthropic/testdata/reply/tool_use.sse"},
+	"gemini":           {"../provider/gemini/testdata/replies/signed.json", "../provider/gemini/testdata/replies/signed.sse"},
+	"ollama":           {"../provider/ollama/testdata/replies/tools.json", "../provider/ollama/testdata/replies/tools.ndjson"},
+}
+
+// clientPaths are the gateway endpoints of each protocol.
+func clientPath(proto, model string, stream bool) string {
+	switch proto {
+	case "openai-chat":
+		return "/v1/chat/completions"
+	case "openai-responses":
+		return "/v1/responses"
+	case "anthropic":
+		return "/v1/messages"
+	case "gemini":
+		if stream {
+			return "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
+		}
+		return "/v1beta/models/" + model + ":generateContent"
+	}
+	return "/api/chat"
+}
+
+// fakeUpstream replays a recorded reply and remembers the last request.
+type fakeUpstream struct {
+	*httptest.Server
+	plain, stream []byte
+	ndjson        bool
+	status        int
+	retryAfter    string
+	cut           bool // end the stream half-way with a broken connection
+	last          atomic.Pointer[http.Request]
+	lastBody      atomic.Pointer[[]byte]
+}
+
+func newFake(t *testing.T, proto string) *fakeUpstream {
+	t.Helper()
+	f := &fakeUpstream{ndjson: proto == "ollama"}
+	var err error
+	if f.plain, err = os.ReadFile(recorded[proto].plain); err != nil {
+		t.Fatal(err)
+	}
+	if f.stream, err = os.ReadFile(recorded[proto].stream); err != nil {
+		t.Fatal(err)
+	}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		f.last.Store(r)
+		f.lastBody.Store(&body)
+		if f.status != 0 {
+			if f.retryAfter != "" {
+				w.Header().Set("Retry-After", f.retryAfter)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(f.status)
+			_, _ = w.Write([]byte(`{"error":{"message":"slow down","type":"rate_limit_error"}}`))
+			return
+		}
+		streamed := strings.Contains(r.URL.Path, "streamGenerateContent") || bytes.Contains(body, []byte(`"stream":true`)) ||
+			(f.ndjson && !bytes.Contains(body, []byte(`"stream":false`)))
+		if !streamed {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(f.plain)
+			return
+		}
+		ct := "text/event-stream"
+		if f.ndjson {
+			ct = "application/x-ndjson"
+		}
+		w.Header().Set("Content-Type", ct)
+		data := f.stream
+		if f.cut {
+			data = data[:len(data)/2]
+		}
+		// Chunk by chunk, flushed, as a provider streams.
+		for len(data) > 0 {
+			n := min(len(data), 97)
+			_, _ = w.Write(data[:n])
+			w.(http.Flusher).Flush()
+			data = data[n:]
+		}
+		if f.cut {
+			panic(http.ErrAbortHandler) // a broken connection
+		}
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+type rig struct {
+	gw  *gateway.Gateway
+	srv *httptest.Server
+	st  store.Store
+	up  *fakeUpstream
+}
+
+const token, tenant = "tok-alice", "alice"
+
+func newRig(t *testing.T, proto string, mod func(*gateway.Options)) *rig {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	up := newFake(t, proto)
+	opts := gateway.Options{
+		Config: gateway.Config{
+			Upstreams: []gateway.Upstream{{Name: "up", Protocol: proto, URL: up.URL + "/v1", KeyEnv: "UP_KEY"}},
+			Routes:    []gateway.Route{{Model: "*", Upstream: "up"}},
+		},
+		Store:  st,
+		Tokens: map[string]string{token: tenant},
+		Getenv: func(k string) string {
+			if k == "UP_KEY" {
+				return "sk-upstream-secret"
+			}
+			return ""
+		},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if proto == "anthropic" || proto == "gemini" || proto == "ollama" {
+		opts.Config.Upstreams[0].URL = up.URL
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	gw, err := gateway.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	return &rig{gw: gw, srv: srv, st: st, up: up}
+}
+
+// requestBody is what a client of proto sends for h.
+func requestBody(t *testing.T, proto, model string, h convo.History, stream bool) []byte {
+	t.Helper()
+	c, err := all.Lookup(proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, _, err := c.Encode(h, provider.Options{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := `{"model":"` + model + `",`
+	if proto == "gemini" {
+		head = "{"
+	}
+	if stream && proto != "gemini" && proto != "ollama" {
+		head += `"stream":true,`
+	}
+	if !stream && proto == "ollama" {
+		head += `"stream":false,`
+	}
+	return append([]byte(head), conv[1:]...)
+}
+
+func (rg *rig) post(t *testing.T, proto, model string, body []byte, stream bool, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", rg.srv.URL+clientPath(proto, model, stream), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	switch proto {
+	case "anthropic":
+		req.Header.Set("X-Api-Key", token)
+	case "gemini":
+		req.Header.Set("X-Goog-Api-Key", token)
+	default:
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func (rg *rig) drain(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rg.gw.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var protos = []string{"openai-chat", "openai-responses", "anthropic", "gemini", "ollama"}
+
+// TestPassThrough: for every protocol, plain and streamed, the client gets
+// the upstream's bytes unchanged; the upstream gets the client's bytes with
+// the upstream key instead of the gateway token; the store gets the
+// request's messages and the reply; a next request that carries the reply
+// back (in the client's own rendering) is appended to the same
+// conversation.
+func TestPassThrough(t *testing.T) {
+	for _, proto := range protos {
+		for _, stream := range []bool{false, true} {
+			name := proto + map[bool]string{false: "/plain", true: "/stream"}[stream]
+			t.Run(name, func(t *testing.T) {
+				rg := newRig(t, proto, nil)
+				model := "m-1"
+				h := convo.History{convo.System("Be brief."), convo.User("Weather in Paris?")}
+				body := requestBody(t, proto, model, h, stream)
+				resp := rg.post(t, proto, model, body, stream, nil)
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("status %d: %s", resp.StatusCode, got)
+				}
+				want := rg.up.plain
+				if stream {
+					want = rg.up.stream
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("client got other bytes than the upstream sent:\n%s", got)
+				}
+				conv := resp.Header.Get("Convo-Conversation")
+				ids := strings.Split(resp.Header.Get("Convo-Message-Ids"), ",")
+				if conv == "" || len(ids) != 3 {
+					t.Fatalf("headers: %v", resp.Header)
+				}
+				// The upstream saw the client's bytes and the upstream key only.
+				ur := rg.up.last.Load()
+				if !bytes.Equal(*rg.up.lastBody.Load(), body) {
+					t.Errorf("upstream got other bytes than the client sent")
+				}
+				for k, v := range ur.Header {
+					if strings.Contains(strings.Join(v, ","), token) {
+						t.Errorf("gateway token forwarded upstream in %s", k)
+					}
+				}
+				if !strings.Contains(ur.Header.Get("Authorization")+ur.Header.Get("X-Api-Key")+ur.Header.Get("X-Goog-Api-Key"), "sk-upstream-secret") {
+					t.Errorf("upstream key not sent: %v", ur.Header)
+				}
+
+				// A second turn, carrying the reply back as the client renders it.
+				reply := wantReply(t, proto, want, stream)
+				h2 := append(append(h[:len(h):len(h)], reply), convo.User("And tomorrow?"))
+				if reply.HasToolCalls() {
+					var results []convo.Part
+					for _, c := range reply.ToolCalls() {
+						results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
+					}
+					h2 = append(h[:len(h):len(h)], reply, convo.ToolResults(results...))
+				}
+				body2 := requestBody(t, proto, model, h2, stream)
+				resp2 := rg.post(t, proto, model, body2, stream, nil)
+				io.Copy(io.Discard, resp2.Body)
+				resp2.Body.Close()
+				if c2 := resp2.Header.Get("Convo-Conversation"); c2 != conv {
+					t.Errorf("second turn recorded in %s, want %s (continuation by fingerprint)", c2, conv)
+				}
+				rg.drain(t)
+
+				stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(stored) < 5 || !stored[len(stored)-1].IsAssistant() || !stored[3].IsToolResult() && !stored[3].IsUser() {
+					t.Fatalf("stored %v, want 2 asked, 1 reply, the next turn, 1 reply", roles(stored))
+				}
+				if stored[0].ID != ids[0] || stored[2].ID != ids[2] {
+					t.Errorf("stored ids %s %s, headers said %v", stored[0].ID, stored[2].ID, ids)
+				}
+				got2 := stored[2]
+				got2.ID, got2.Time = reply.ID, reply.Time
+				if !reflect.DeepEqual(got2, reply) {
+					t.Errorf("stored reply differs from the upstream's:\n got %+v\nwant %+v", got2, reply)
+				}
+				if st := rg.gw.Stats(); st.Recorded != 2 || st.Dropped != 0 || st.Failed != 0 {
+					t.Errorf("stats %+v", st)
+				}
+			})
+		}
+	}
+}
+
+func roles(h convo.History) []convo.Role {
+	var rs []convo.Role
+	for _, m := range h {
+		rs = append(rs, m.Role)
+	}
+	return rs
+}
+
+// wantReply decodes a recorded reply as convo reads it.
+func wantReply(t *testing.T, proto string, data []byte, stream bool) convo.Message {
+	t.Helper()
+	rc, _ := all.LookupReply(proto)
+	var m convo.Message
+	var err error
+	if stream {
+		m, _, err = rc.ReadStream(bytes.NewReader(data), provider.Options{})
+	} else {
+		m, _, err = rc.DecodeReply(data, provider.Options{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestUpstreamErrors: an upstream 429 reaches the client with its body and
+// Retry-After, and is recorded as an error message.
+func TestUpstreamErrors(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	rg.up.status, rg.up.retryAfter = 429, "7"
+	body := requestBody(t, "anthropic", "m", convo.History{convo.User("hi")}, true)
+	resp := rg.post(t, "anthropic", "m", body, true, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "7" || !bytes.Contains(got, []byte("slow down")) {
+		t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, got)
+	}
+	rg.drain(t)
+	h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
+	if err != nil || len(h) != 2 || !h[1].IsError() || !strings.Contains(h[1].Text(), "slow down") {
+		t.Fatalf("recorded %v, %v", h, err)
+	}
+}
+
+// TestMidStreamFailure: an upstream stream that breaks ends the client's
+// stream with its protocol's error event, and the partial reply and an
+// error message are recorded.
+func TestMidStreamFailure(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	rg.up.cut = true
+	body := requestBody(t, "anthropic", "m", convo.History{convo.User("hi")}, true)
+	resp := rg.post(t, "anthropic", "m", body, true, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.HasSuffix(got, []byte("\n\n")) || !bytes.Contains(got, []byte("event: error\n")) {
+		t.Fatalf("stream does not end with an error event:\n%s", got)
+	}
+	rg.drain(t)
+	h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
+	if err != nil || len(h) < 2 || !h[len(h)-1].IsError() {
+		t.Fatalf("recorded %v, %v", roles(h), err)
+	}
+}
+
+// TestAuth: a wrong or missing token is refused in the client's protocol.
+func TestAuth(t *testing.T) {
+	rg := newRig(t, "openai-chat", nil)
+	req, _ := http.NewRequest("POST", rg.srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("Authorization", "Bearer wrong")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var e struct {
+		Error struct{ Type string }
+	}
+	if resp.StatusCode != 401 || json.Unmarshal(got, &e) != nil || e.Error.Type != "authentication_error" {
+		t.Fatalf("%d %s", resp.StatusCode, got)
+	}
+	if rg.up.last.Load() != nil {
+		t.Fatal("an unauthenticated request reached the upstream")
+	}
+}
+
+// TestBodyLimit: a body over the limit is refused with 413 before any
+// upstream request.
+func TestBodyLimit(t *testing.T) {
+	rg := newRig(t, "anthropic", func(o *gateway.Options) { o.MaxBodyBytes = 100 })
+	body := requestBody(t, "anthropic", "m", convo.History{convo.User(strings.Repeat("x", 200))}, false)
+	resp := rg.post(t, "anthropic", "m", body, false, nil)
+	resp.Body.Close()
+	if resp.StatusCode != 413 || rg.up.last.Load() != nil {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// TestExplicitConversation: Convo-Conversation names the conversation an
+// exchange is recorded in.
+func TestExplicitConversation(t *testing.T) {
+	rg := newRig(t, "ollama", nil)
+	body := requestBody(t, "ollama", "m", convo.History{convo.User("hi")}, true)
+	resp := rg.post(t, "ollama", "m", body, true, map[string]string{"Convo-Conversation": "my-conv"})
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Convo-Conversation") != "my-conv" {
+		t.Fatal(resp.Header)
+	}
+	rg.drain(t)
+	if h, _, err := rg.st.Load(context.Background(), tenant, "my-conv", 0); err != nil || len(h) != 2 {
+		t.Fatalf("%v %v", roles(h), err)
+	}
+}
+
+// blockingStore holds every Create until release is closed.
+type blockingStore struct {
+	store.Store
+	release chan struct{}
+}
+
+func (b *blockingStore) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
+	<-b.release
+	return b.Store.Create(ctx, c, msgs...)
+}
+
+// TestQueueFull: with the writer held up and the queue full, exchanges are
+// still answered at once; the recordings that do not fit are dropped and
+// counted, the others written when the writer resumes — Close waits for
+// them.
+func TestQueueFull(t *testing.T) {
+	release := make(chan struct{})
+	rg := newRig(t, "openai-chat", func(o *gateway.Options) {
+		o.QueueSize = 2
+		o.Store = &blockingStore{Store: o.Store, release: release}
+	})
+	const n = 6
+	for i := 0; i < n; i++ {
+		body := requestBody(t, "openai-chat", "m", convo.History{convo.User("hi " + strings.Repeat("!", i))}, true)
+		resp := rg.post(t, "openai-chat", "m", body, true, nil)
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
+			t.Fatal(resp.StatusCode, err)
+		}
+		resp.Body.Close()
+	}
+	close(release)
+	rg.drain(t)
+	st := rg.gw.Stats()
+	// One record is with the writer, two wait in the queue.
+	if st.Recorded != 3 || st.Dropped != n-3 || st.Failed != 0 {
+		t.Fatalf("stats %+v, want 3 recorded and %d dropped", st, n-3)
+	}
+}
+
+// TestClientDisconnect: a client that goes away mid-stream cancels the
+// upstream request.
+func TestClientDisconnect(t *testing.T) {
+	cancelled := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":0}}}\n\n"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer upstream.Close()
+	rg := newRig(t, "anthropic", func(o *gateway.Options) { o.Config.Upstreams[0].URL = upstream.URL })
+	ctx, cancel := context.WithCancel(context.Background())
+	body := requestBody(t, "anthropic", "m", convo.History{convo.User("hi")}, true)
+	req, _ := http.NewRequestWithContext(ctx, "POST", rg.srv.URL+"/v1/messages", bytes.NewReader(body))
+	req.Header.Set("X-Api-Key", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 10)
+	if _, err := resp.Body.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream request was not cancelled")
+	}
+	rg.drain(t)
+	h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
+	if err != nil || !h[len(h)-1].IsError() {
+		t.Fatalf("recorded %v %v", roles(h), err)
+	}
+}

@@ -1,0 +1,199 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+)
+
+// upstreamRequest makes the request to the upstream: its endpoint, its key,
+// and of the client's headers only those the protocol defines for the
+// request itself (never the client's credentials).
+func (g *Gateway) upstreamRequest(ctx context.Context, r *http.Request, x *exchange, body []byte) (*http.Request, error) {
+	up := x.up
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.proto.endpoint(up.URL, x.model, x.stream), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if x.stream && !up.proto.ndjson {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if x.client == up.proto {
+		for _, k := range up.proto.forward {
+			if v := r.Header.Values(k); len(v) > 0 {
+				req.Header[http.CanonicalHeaderKey(k)] = v
+			}
+		}
+	}
+	if up.key != "" {
+		up.proto.auth(req.Header, up.key)
+	}
+	return req, nil
+}
+
+// call sends the upstream request. A transport failure is answered to the
+// client (502, or 504 for a timeout) and recorded; resp is nil then.
+func (g *Gateway) call(w http.ResponseWriter, r *http.Request, x *exchange, body []byte) (*http.Response, context.CancelFunc) {
+	// The client's context: a client that goes away cancels the upstream
+	// request.
+	ctx, cancel := context.WithTimeout(r.Context(), g.opts.Timeout)
+	req, err := g.upstreamRequest(ctx, r, x, body)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = g.client.Do(req); err == nil {
+			return resp, cancel
+		}
+	}
+	cancel()
+	status, msg := http.StatusBadGateway, "upstream "+x.up.Name+" unreachable"
+	if errors.Is(err, context.DeadlineExceeded) {
+		status, msg = http.StatusGatewayTimeout, "upstream "+x.up.Name+" timed out"
+	}
+	if r.Context().Err() != nil {
+		msg = "client disconnected before the upstream answered"
+	}
+	// The transport error is logged, not sent: it may name internal hosts.
+	g.log.Warn("gateway: upstream request failed", "upstream", x.up.Name, "err", err)
+	x.headers(w.Header())
+	writeError(w, x.client, status, msg)
+	x.rec.fail = msg
+	g.rec.enqueue(x.rec)
+	return nil, nil
+}
+
+// upstreamError relays an upstream error status: the body as is for the
+// same protocol, else its message in the client's shape; Retry-After is
+// kept either way. It is recorded as an error message.
+func (g *Gateway) upstreamError(w http.ResponseWriter, x *exchange, resp *http.Response) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	msg := upstreamMessage(body)
+	if msg == "" {
+		msg = fmt.Sprintf("upstream %s answered %s", x.up.Name, resp.Status)
+	}
+	x.headers(w.Header())
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		w.Header().Set("Retry-After", v)
+	}
+	if x.client == x.up.proto {
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(body)
+	} else {
+		writeError(w, x.client, resp.StatusCode, msg)
+	}
+	x.rec.fail = fmt.Sprintf("upstream %s: %d: %s", x.up.Name, resp.StatusCode, msg)
+	g.rec.enqueue(x.rec)
+}
+
+// upstreamMessage finds the message of an error body in any provider's
+// shape: {"error":{"message":…}}, {"error":"…"}, {"message":…}.
+func upstreamMessage(body []byte) string {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	var inner struct {
+		Message string `json:"message"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(e.Error, &inner) == nil && inner.Message != "":
+		return inner.Message
+	case json.Unmarshal(e.Error, &s) == nil && s != "":
+		return s
+	}
+	return e.Message
+}
+
+// passThrough forwards the request bytes unchanged and copies the reply to
+// the client as it arrives, keeping a copy for the recording.
+func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchange) {
+	resp, cancel := g.call(w, r, x, x.body)
+	if resp == nil {
+		return
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		g.upstreamError(w, x, resp)
+		return
+	}
+	h := w.Header()
+	x.headers(h)
+	h.Set("Content-Type", resp.Header.Get("Content-Type"))
+	for _, k := range []string{"Request-Id", "X-Request-Id", "Openai-Processing-Ms"} {
+		if v := resp.Header.Get(k); v != "" {
+			h.Set(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	var tap bytes.Buffer
+	over := false
+	buf := make([]byte, 32<<10)
+	var readErr error
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				readErr = fmt.Errorf("writing to the client: %w", werr)
+				break
+			}
+			if x.stream && flusher != nil {
+				flusher.Flush()
+			}
+			if !over {
+				if int64(tap.Len()+n) > g.opts.MaxReplyBytes {
+					over = true
+				} else {
+					tap.Write(buf[:n])
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+	}
+	switch {
+	case over:
+		x.rec.fail = fmt.Sprintf("reply longer than %d bytes: not recorded", g.opts.MaxReplyBytes)
+	case readErr != nil && r.Context().Err() != nil:
+		x.rec.fail = "client disconnected: the upstream request was cancelled"
+		x.rec.body = tap.Bytes()
+	case readErr != nil:
+		// The upstream failed mid-stream: the client's stream ends with
+		// its protocol's error event.
+		msg := "upstream " + x.up.Name + " failed mid-stream"
+		g.log.Warn("gateway: upstream failed mid-stream", "upstream", x.up.Name, "err", readErr)
+		if x.stream {
+			if enc, err := all.NewStreamEncoder(x.client.name, w, provider.StreamOptions{}); err == nil {
+				_ = enc.Write(provider.Delta{Kind: provider.DeltaError, Err: errors.New(msg)})
+			}
+		}
+		x.rec.fail = msg
+		x.rec.body = tap.Bytes()
+	default:
+		x.rec.body = tap.Bytes()
+	}
+	g.rec.enqueue(x.rec)
+}
+
+// translate serves a client whose protocol is not the upstream's.
+func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange) {
+	writeError(w, x.client, http.StatusNotImplemented, fmt.Sprintf("model %q is routed to a %s upstream: translation from %s is not available yet", x.model, x.up.proto.name, x.client.name))
+}

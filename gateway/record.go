@@ -1,0 +1,307 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+	"github.com/convo-go/convo/store"
+)
+
+// metaKey is the conversation metadata member holding the fingerprint of
+// the recorded conversation.
+const metaKey = "convo_gateway_fingerprint"
+
+// record is one exchange waiting to be written to the store.
+type record struct {
+	tenant  string
+	conv    string
+	exists  bool            // conv is stored: append, else create
+	msgs    []convo.Message // the request's messages the store does not hold yet
+	fp      *fingerprinter  // the request's fingerprint chain, extended by the reply
+	replyID string
+
+	// The reply, one of: reply (decoded already), or body in the
+	// upstream's protocol (the tap's copy of a pass-through), or fail.
+	reply    *convo.Message
+	body     []byte
+	upstream *protocol
+	streamed bool
+	fail     string // an error message to record instead of (or after) the reply
+}
+
+// recorder writes records to the store from one goroutine, so recording
+// never holds up a client: handlers hand a record over and return.
+type recorder struct {
+	st      store.Store
+	log     *slog.Logger
+	q       chan *record
+	done    chan struct{}
+	mu      sync.Mutex // guards closed, the send side of q, pending and written
+	closed  bool
+	pending map[string]int // records queued and not written, by tenant
+	written chan struct{}  // closed (and replaced) whenever a record is written
+
+	cacheMu sync.Mutex
+	cache   map[string]string // tenant \x00 fingerprint -> conversation id
+
+	recorded, dropped, failed atomic.Int64
+}
+
+// waitPending bounds how long a lookup waits for the tenant's queued
+// records to be written.
+const waitPending = 2 * time.Second
+
+// maxCache bounds the fingerprint cache; it is cleared when full (the
+// store answers the misses).
+const maxCache = 1 << 16
+
+func newRecorder(st store.Store, size int, log *slog.Logger) *recorder {
+	rc := &recorder{st: st, log: log, q: make(chan *record, size), done: make(chan struct{}), cache: map[string]string{},
+		pending: map[string]int{}, written: make(chan struct{})}
+	go rc.run()
+	return rc
+}
+
+// enqueue hands rec to the writer. A full queue drops the record (counted
+// in Stats and logged): the client's exchange has been answered already,
+// and memory stays bounded.
+func (rc *recorder) enqueue(rec *record) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.closed {
+		rc.dropped.Add(1)
+		rc.log.Warn("gateway: recording dropped: shutting down", "conversation", rec.conv)
+		return
+	}
+	select {
+	case rc.q <- rec:
+		rc.pending[rec.tenant]++
+	default:
+		rc.dropped.Add(1)
+		rc.log.Warn("gateway: recording dropped: queue full", "conversation", rec.conv, "queue", cap(rc.q))
+	}
+}
+
+func (rc *recorder) remember(tenant, fp, conv string) {
+	rc.cacheMu.Lock()
+	if len(rc.cache) >= maxCache {
+		clear(rc.cache)
+	}
+	rc.cache[tenant+"\x00"+fp] = conv
+	rc.cacheMu.Unlock()
+}
+
+// lookup finds the stored conversation a request continues: the one whose
+// fingerprint is that of the longest prefix of h ending with an assistant
+// message. It returns the conversation's id and how many messages of h it
+// holds.
+func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) (string, int, error) {
+	sums, lens := prefixes(h)
+	if len(sums) == 0 {
+		return "", 0, nil // nothing a provider answered: a new conversation
+	}
+	// A client that sends its next turn the moment a reply ends can be
+	// quicker than the writer: while the tenant has records queued, wait
+	// for them (a short, bounded wait, before the upstream request).
+	deadline := time.NewTimer(waitPending)
+	defer deadline.Stop()
+	for {
+		for i, fp := range sums {
+			rc.cacheMu.Lock()
+			conv, ok := rc.cache[tenant+"\x00"+fp]
+			rc.cacheMu.Unlock()
+			if ok {
+				return conv, lens[i], nil
+			}
+		}
+		rc.mu.Lock()
+		n, written := rc.pending[tenant], rc.written
+		rc.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-written:
+			continue
+		case <-deadline.C:
+		case <-ctx.Done():
+			return "", 0, ctx.Err()
+		}
+		break
+	}
+	// Not in memory (the gateway restarted, or another one recorded it):
+	// ask the store, for the two longest prefixes only.
+	for i, fp := range sums[:min(2, len(sums))] {
+		meta, _ := json.Marshal(map[string]string{metaKey: fp})
+		cs, _, err := rc.st.List(ctx, tenant, store.ListOptions{Limit: 1, Meta: meta})
+		if err != nil {
+			return "", 0, err
+		}
+		if len(cs) > 0 {
+			rc.remember(tenant, fp, cs[0].ID)
+			return cs[0].ID, lens[i], nil
+		}
+	}
+	return "", 0, nil
+}
+
+// stored returns how many messages of h the conversation conv holds, by its
+// recorded fingerprint; -1 when it does not exist.
+func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History) (int, error) {
+	c, err := rc.st.Get(ctx, tenant, conv)
+	if errors.Is(err, store.ErrNotFound) {
+		return -1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(c.Meta, &meta)
+	var fp string
+	_ = json.Unmarshal(meta[metaKey], &fp)
+	sums, lens := prefixes(h)
+	for i, s := range sums {
+		if s == fp {
+			return lens[i], nil
+		}
+	}
+	// The request does not extend what is stored (the client edited its
+	// history): its last turn — the messages after its last assistant
+	// message — is what is new.
+	if len(lens) > 0 {
+		return lens[0], nil
+	}
+	return 0, nil
+}
+
+func (rc *recorder) run() {
+	defer close(rc.done)
+	for rec := range rc.q {
+		if err := rc.write(rec); err != nil {
+			rc.failed.Add(1)
+			rc.log.Error("gateway: recording failed", "conversation", rec.conv, "err", err)
+		} else {
+			rc.recorded.Add(1)
+		}
+		rc.mu.Lock()
+		if rc.pending[rec.tenant]--; rc.pending[rec.tenant] <= 0 {
+			delete(rc.pending, rec.tenant)
+		}
+		close(rc.written)
+		rc.written = make(chan struct{})
+		rc.mu.Unlock()
+	}
+}
+
+// write stores one record.
+func (rc *recorder) write(rec *record) error {
+	msgs := rec.msgs
+	now := time.Now().UTC()
+	reply, fail := rec.reply, rec.fail
+	if reply == nil && rec.body != nil {
+		m, err := decodeReply(rec.upstream, rec.body, rec.streamed)
+		if err != nil && fail == "" {
+			fail = err.Error()
+		}
+		if len(m.Parts) > 0 || err == nil {
+			reply = &m
+		}
+	}
+	if reply != nil {
+		m := *reply
+		m.ID, m.Time = rec.replyID, now
+		msgs = append(msgs, m)
+		if rec.fp != nil {
+			rec.fp.add(&m)
+		}
+	}
+	if fail != "" {
+		e := convo.ErrorMessage(fail)
+		e.ID, e.Time = store.NewID("msg"), now
+		if reply == nil {
+			e.ID = rec.replyID
+		}
+		msgs = append(msgs, e)
+	}
+	for i := range msgs {
+		if msgs[i].Time.IsZero() {
+			msgs[i].Time = now
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var meta json.RawMessage
+	var fp string
+	if rec.fp != nil {
+		fp = rec.fp.sum()
+		meta, _ = json.Marshal(map[string]string{metaKey: fp})
+	}
+	if err := rc.store(ctx, rec, msgs, meta); err != nil {
+		return err
+	}
+	// Known once stored: a lookup that finds it can load it.
+	if fp != "" {
+		rc.remember(rec.tenant, fp, rec.conv)
+	}
+	return nil
+}
+
+func (rc *recorder) store(ctx context.Context, rec *record, msgs []convo.Message, meta json.RawMessage) error {
+	if !rec.exists {
+		_, err := rc.st.Create(ctx, store.Conversation{ID: rec.conv, Tenant: rec.tenant, Meta: meta}, msgs...)
+		if !errors.Is(err, store.ErrExists) {
+			return err
+		}
+		// Two requests of one new conversation raced: append to it.
+	}
+	if _, err := rc.st.Append(ctx, rec.tenant, rec.conv, store.AnyVersion, msgs...); err != nil {
+		return err
+	}
+	if meta != nil {
+		if _, err := rc.st.Update(ctx, rec.tenant, rec.conv, nil, meta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeReply decodes a reply the tap copied, in the upstream's protocol.
+func decodeReply(p *protocol, body []byte, streamed bool) (convo.Message, error) {
+	rc, err := all.LookupReply(p.name)
+	if err != nil {
+		return convo.Message{}, err
+	}
+	if streamed {
+		m, _, err := rc.ReadStream(bytes.NewReader(body), provider.Options{})
+		return m, err
+	}
+	m, _, err := rc.DecodeReply(body, provider.Options{})
+	return m, err
+}
+
+// close stops taking records and waits until the queue is written or ctx
+// ends.
+func (rc *recorder) close(ctx context.Context) error {
+	rc.mu.Lock()
+	if !rc.closed {
+		rc.closed = true
+		close(rc.q)
+	}
+	rc.mu.Unlock()
+	select {
+	case <-rc.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("gateway: %d recordings not written: %w", len(rc.q), ctx.Err())
+	}
+}
