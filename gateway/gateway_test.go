@@ -500,6 +500,10 @@ func TestClientDisconnect(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the upstream request was not cancelled")
 	}
+	// The handler records the exchange once it sees the upstream end.
+	for i := 0; rg.gw.Stats().Recorded == 0 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	rg.drain(t)
 	h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
 	if err != nil || !h[len(h)-1].IsError() {
