@@ -17,6 +17,8 @@ var chatRequest = &wire.Format{
 	Encode:   ChatCodec{}.Encode,
 	Decode:   ChatCodec{}.Decode,
 	Prefix:   []string{"model"},
+	API:      "chat",
+	Shared:   sharedMembers,
 	Settings: []wire.Setting{
 		modelSetting,
 		floatSetting("temperature", wire.FTemperature, func(r *provider.Request) **float64 { return &r.Temperature }),
@@ -54,6 +56,10 @@ func (ChatCodec) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 func (ChatCodec) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	return chatRequest.DecodeRequest(body, opts)
 }
+
+// sharedMembers are the members of Chat and Responses requests that mean
+// the same in both and have no Request field.
+var sharedMembers = []string{"store", "service_tier", "safety_identifier", "prompt_cache_retention", "top_logprobs"}
 
 var modelSetting = wire.StringSetting("model", wire.FModel, func(r *provider.Request) *string { return &r.Model })
 

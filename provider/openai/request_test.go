@@ -48,3 +48,9 @@ func TestRequestErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestResponsesRequestRoundTrip(t *testing.T) {
+	codectest.RequestRoundTrip(t, Responses(), "testdata/requests/responses_*.json")
+}
+
+var _ provider.RequestCodec = ResponsesCodec{}

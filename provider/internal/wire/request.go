@@ -157,7 +157,7 @@ func (o *Obj) Native(n convo.Native, providerID, path string, warns *[]provider.
 		}
 		for _, m := range ms {
 			switch {
-			case m.Key == AsRead, id == providerID && slices.Contains(o.handled, m.Key):
+			case m.Key == AsRead, m.Key == APIKey, id == providerID && slices.Contains(o.handled, m.Key):
 			case id != providerID:
 				*warns = append(*warns, provider.WarnCode(provider.CodeNativeDropped,
 					path+"."+id+"."+m.Key, "%s's own setting is not sent to %s", id, providerID))
@@ -465,6 +465,10 @@ func (d *ReqDec) Fields(v []byte, keep func(key string, val []byte) (bool, error
 // providers ignore them without a warning.
 const AsRead = "convo:as_read"
 
+// APIKey is the key, in a request's Native object for a provider, of the
+// API the request was read from when the provider has several (Format.API).
+const APIKey = "convo:api"
+
 // Format is what a codec tells EncodeRequest and DecodeRequest about its
 // request body.
 type Format struct {
@@ -478,6 +482,11 @@ type Format struct {
 	// Carried are fields the format carries outside the body (the model
 	// and streaming in Gemini's and Bedrock's URL).
 	Carried Field
+	// API tells apart the request formats of one provider (OpenAI's
+	// "chat" and "responses"): the native members of a request read in one
+	// are sent in the other only when listed in Shared.
+	API    string
+	Shared []string
 	// Prefix, when set, is written before the history's members (the
 	// model, by convention first).
 	Prefix []string
@@ -542,6 +551,18 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 	for _, s := range f.Settings {
 		e.O.handled = append(e.O.handled, s.Key)
 	}
+	if api := string(own.Value(APIKey)); f.API != "" && api != "" && api != `"`+f.API+`"` {
+		// Another API of the same provider (OpenAI Chat and Responses):
+		// only the members both take are sent.
+		for _, m := range own {
+			if m.Key != APIKey && m.Key != AsRead && !slices.Contains(f.Shared, m.Key) && !e.O.Has(m.Key) && !slices.Contains(e.O.handled, m.Key) {
+				e.O.handled = append(e.O.handled, m.Key)
+				e.Warn(provider.CodeNativeDropped, "native."+f.Provider+"."+m.Key,
+					"a setting of another %s API is not sent to %s", f.Provider, f.Name)
+			}
+		}
+	}
+	e.O.handled = append(e.O.handled, APIKey)
 	if err := e.O.Native(r.Native, f.Provider, "native", &e.Warns); err != nil {
 		return nil, e.Warns, err
 	}
@@ -645,6 +666,9 @@ func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Re
 	}
 	if len(spelled) > 0 {
 		rest = append(rest, Member{Key: AsRead, Val: spelled.Object()})
+	}
+	if f.API != "" && len(rest) > 0 {
+		rest = append(rest, Member{Key: APIKey, Val: jsonx.AppendString(nil, f.API)})
 	}
 	r.Native = rest.Native(f.Provider)
 	warns, err = opts.Finish(warns)

@@ -1,0 +1,346 @@
+package openai
+
+import (
+	"fmt"
+
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
+)
+
+// encryptedInclude is the include entry that asks for reasoning back in
+// encrypted form.
+const encryptedInclude = "reasoning.encrypted_content"
+
+// responsesRequest describes a whole Responses request body.
+var responsesRequest = &wire.Format{
+	Provider: ProviderID,
+	Name:     "openai-responses",
+	Conv:     []string{"input", "instructions"},
+	Encode:   ResponsesCodec{}.Encode,
+	Decode:   ResponsesCodec{}.Decode,
+	Prefix:   []string{"model"},
+	API:      "responses",
+	Shared:   sharedMembers,
+	// Streams always end with usage (response.completed).
+	Carried: wire.FStreamUsage,
+	Settings: []wire.Setting{
+		modelSetting,
+		floatSetting("temperature", wire.FTemperature, func(r *provider.Request) **float64 { return &r.Temperature }),
+		floatSetting("top_p", wire.FTopP, func(r *provider.Request) **float64 { return &r.TopP }),
+		maxTokensSetting("max_output_tokens", ""),
+		{Key: "tools", Fields: wire.FTools, Enc: respToolsEnc, Dec: respToolsDec},
+		{Key: "tool_choice", Fields: wire.FToolChoice, Enc: respToolChoiceEnc, Dec: respToolChoiceDec},
+		parallelSetting,
+		{Key: "text", Fields: wire.FOutput, Enc: respTextEnc, Dec: respTextDec},
+		{Key: "reasoning", Fields: wire.FReasoning, Enc: respReasoningEnc, Dec: respReasoningDec},
+		{Key: "include", Fields: wire.FReasoning, Enc: includeEnc, Dec: includeDec},
+		cacheKeySetting,
+		wire.BoolSetting("stream", wire.FStream, func(r *provider.Request) *bool { return &r.Stream }),
+		wire.StringSetting("user", wire.FUser, func(r *provider.Request) *string { return &r.User }),
+		wire.MetadataSetting("metadata"),
+	},
+}
+
+// EncodeRequest returns the whole Responses request body for r: model,
+// instructions and input, tools, tool_choice, text.format, reasoning,
+// include, sampling settings, streaming, and r's native "openai" members
+// (store, previous_response_id, service_tier, truncation, …). See
+// docs/providers.md for the table of settings.
+func (ResponsesCodec) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return responsesRequest.EncodeRequest(r, opts)
+}
+
+// DecodeRequest reads a whole Responses request body. Members with no
+// Request field are kept in Native["openai"]; hosted tools (web_search,
+// file_search, mcp, …) are kept whole as tools of type "openai:<type>".
+func (ResponsesCodec) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+	return responsesRequest.DecodeRequest(body, opts)
+}
+
+func respToolsEnc(e *wire.ReqEnc) error {
+	if len(e.R.Tools) == 0 {
+		return nil
+	}
+	e.O.Key("tools")
+	b := append(e.O.Buf, '[')
+	n := 0
+	for i := range e.R.Tools {
+		t := &e.R.Tools[i]
+		if t.Type != "" {
+			def, ok := wire.OwnTool(t, ProviderID)
+			if !ok || chatToolType(t.Type) {
+				e.Warns = append(e.Warns, wire.ForeignTool(i, t, "openai-responses"))
+				continue
+			}
+			b = append(appendSep(b, n), def...)
+			n++
+			continue
+		}
+		b = appendSep(b, n)
+		n++
+		fn := wire.NewObj(b)
+		fn.Str("type", "function")
+		fn.Str("name", t.Name)
+		if t.Description != "" {
+			fn.Str("description", t.Description)
+		}
+		if t.Parameters != nil {
+			fn.Raw("parameters", t.Parameters)
+		}
+		if t.Strict {
+			fn.Bool("strict", true)
+		}
+		if err := wire.ToolNative(e, fn, t, i); err != nil {
+			return err
+		}
+		b = fn.Close()
+		if t.Cache != nil {
+			e.Warn(provider.CodeSettingDropped, toolPath(i)+".cache", "openai-responses has no cache breakpoints on tools: left out")
+		}
+	}
+	e.O.Buf = append(b, ']')
+	return nil
+}
+
+func respToolsDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
+	return wire.Array(v, func(i int, item []byte) error {
+		var typ string
+		_, err := wire.Fields(item, func(k string, v []byte) (bool, error) {
+			if k == "type" {
+				var err error
+				typ, err = wire.Str(v)
+				return true, err
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		if typ != "function" {
+			r.Tools = append(r.Tools, wire.NativeTool(ProviderID, typ, item))
+			return nil
+		}
+		var t provider.Tool
+		if err := functionDec(&t, item); err != nil {
+			return err
+		}
+		// functionDec kept "type" among the members it does not know.
+		if ms, _ := wire.ReadMembers(t.Native[ProviderID], ProviderID, &jsonx.Reader{}); len(ms) == 1 {
+			t.Native = nil
+		} else {
+			t.Native = dropMember(ms, "type").Native(ProviderID)
+		}
+		r.Tools = append(r.Tools, t)
+		return nil
+	})
+}
+
+func dropMember(ms wire.Members, key string) wire.Members {
+	out := ms[:0:0]
+	for _, m := range ms {
+		if m.Key != key {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func respToolChoiceEnc(e *wire.ReqEnc) error {
+	c := e.R.ToolChoice
+	switch c.Mode {
+	case "":
+	case provider.ToolChoiceTool:
+		e.O.Key("tool_choice")
+		e.O.Buf = append(e.O.Buf, `{"type":"function","name":`...)
+		e.O.Buf = append(jsonx.AppendString(e.O.Buf, c.Name), '}')
+	case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
+		e.O.Str("tool_choice", string(c.Mode))
+	default:
+		return fmt.Errorf("unknown tool choice %q", c.Mode)
+	}
+	return nil
+}
+
+func respToolChoiceDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
+	if s, err := wire.Str(v); err == nil {
+		switch provider.ToolChoiceMode(s) {
+		case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
+			r.ToolChoice.Mode = provider.ToolChoiceMode(s)
+		default:
+			d.Lost = true
+		}
+		return nil
+	}
+	var name string
+	function := false
+	err := d.Fields(v, func(k string, v []byte) (bool, error) {
+		switch k {
+		case "type":
+			function = string(v) == `"function"`
+			return function, nil
+		case "name":
+			var err error
+			name, err = wire.Str(v)
+			return true, err
+		}
+		return false, nil
+	})
+	if !function || name == "" {
+		d.Lost = true
+		return err
+	}
+	r.ToolChoice = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: name}
+	return err
+}
+
+func respTextEnc(e *wire.ReqEnc) error {
+	o := e.R.Output
+	if o.Type == "" {
+		return nil
+	}
+	e.O.Key("text")
+	e.O.Buf = append(e.O.Buf, `{"format":`...)
+	f := wire.NewObj(e.O.Buf)
+	switch o.Type {
+	case provider.OutputText:
+		f.Str("type", "text")
+	case provider.OutputJSON:
+		f.Str("type", "json_object")
+	case provider.OutputJSONSchema:
+		f.Str("type", "json_schema")
+		name := o.Name
+		if name == "" {
+			name = "response"
+			e.Warn(provider.CodeSettingMapped, "output.name", "openai-responses needs a schema name: %q sent", name)
+		}
+		f.Str("name", name)
+		if o.Description != "" {
+			f.Str("description", o.Description)
+		}
+		if o.Schema != nil {
+			f.Raw("schema", o.Schema)
+		}
+		if o.Strict {
+			f.Bool("strict", true)
+		}
+	default:
+		return fmt.Errorf("unknown output type %q", o.Type)
+	}
+	e.O.Buf = append(f.Close(), '}')
+	return nil
+}
+
+func respTextDec(d *wire.ReqDec, v []byte) error {
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
+		if k != "format" {
+			return false, nil // verbosity: kept as it was
+		}
+		var typ string
+		err := d.Fields(v, func(k string, v []byte) (bool, error) {
+			var err error
+			if k == "type" {
+				typ, err = wire.Str(v)
+				return true, err
+			}
+			return true, nil
+		})
+		if err != nil {
+			return true, err
+		}
+		switch typ {
+		case "text":
+			d.R.Output.Type = provider.OutputText
+		case "json_object":
+			d.R.Output.Type = provider.OutputJSON
+		case "json_schema":
+			d.R.Output.Type = provider.OutputJSONSchema
+			return true, schemaFormatDec(d, &d.R.Output, dropTypeMember(v))
+		default:
+			d.Lost = true
+		}
+		return true, nil
+	})
+}
+
+// dropTypeMember returns the object v without its "type" member.
+func dropTypeMember(v []byte) []byte {
+	ms, err := wire.ReadMembers(v, ProviderID, &jsonx.Reader{})
+	if err != nil {
+		return v
+	}
+	return dropMember(ms, "type").Object()
+}
+
+func reasoningOf(r *provider.Request) *provider.Reasoning {
+	if r.Reasoning == nil {
+		r.Reasoning = &provider.Reasoning{}
+	}
+	return r.Reasoning
+}
+
+func respReasoningEnc(e *wire.ReqEnc) error {
+	rs := e.R.Reasoning
+	if rs == nil {
+		return nil
+	}
+	eff := effortFor(e, rs)
+	if eff == "" && rs.Summary == "" {
+		return nil
+	}
+	e.O.Key("reasoning")
+	o := wire.NewObj(e.O.Buf)
+	if eff != "" {
+		o.Str("effort", string(eff))
+	}
+	switch rs.Summary {
+	case "", "none":
+	default:
+		o.Str("summary", rs.Summary)
+	}
+	e.O.Buf = o.Close()
+	return nil
+}
+
+func respReasoningDec(d *wire.ReqDec, v []byte) error {
+	rs := reasoningOf(d.R)
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
+		var s string
+		var err error
+		switch k {
+		case "effort":
+			s, err = wire.Str(v)
+			rs.Effort = provider.Effort(s)
+		case "summary":
+			s, err = wire.Str(v)
+			rs.Summary = s
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+func includeEnc(e *wire.ReqEnc) error {
+	if e.R.Reasoning != nil && e.R.Reasoning.Encrypted {
+		e.O.Strings("include", []string{encryptedInclude})
+	}
+	return nil
+}
+
+func includeDec(d *wire.ReqDec, v []byte) error {
+	list, err := wire.Strings(v)
+	if err != nil {
+		return err
+	}
+	for _, s := range list {
+		if s == encryptedInclude {
+			reasoningOf(d.R).Encrypted = true
+		} else {
+			d.Lost = true // other includes: the member is kept as it was
+		}
+	}
+	return nil
+}
