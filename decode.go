@@ -620,7 +620,7 @@ func (d *decoder) part(p *Part, depth int) error {
 	}
 	switch {
 	case p.Type == "":
-		return errors.New("part has no type")
+		return errors.New("part has no type" + partHint(p))
 	case !p.Type.Known():
 		// Kept whole, so a newer writer's part survives a round trip here.
 		raw, err := jsonx.Compact(d.rawFrom(start), 0)

@@ -2,6 +2,7 @@ package convo
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -214,6 +215,11 @@ func (e *encoder) message(m *Message) error {
 	}
 	if err := e.parts(m.Parts); err != nil {
 		return err
+	}
+	if m.Meta != nil && !isObject(m.Meta) {
+		// Unmarshal refuses any other meta: writing it would make a
+		// document convo cannot read back.
+		return at(errors.New("meta must be a JSON object"), "meta")
 	}
 	if err := e.rawValue("meta", m.Meta); err != nil {
 		return err

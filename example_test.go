@@ -83,7 +83,7 @@ func ExampleHistory_Validate() {
 			fmt.Println(p)
 		}
 	}
-	// Output: messages[1].parts[0]: tool call "call_1" (get_weather) has no result before messages[2]
+	// Output: messages[1].parts[0]: tool call "call_1" (get_weather) has no result before messages[2] (Options.Repair repairs it when converting)
 }
 
 func ExampleHistory_Compact() {

@@ -2,6 +2,7 @@ package convo
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -9,9 +10,18 @@ import (
 // YAML, using the canonical field names. Nested maps with non-string keys
 // (as some YAML decoders produce) are accepted when every key is a string.
 // Errors name the place, like decoding does.
+//
+// A "content" member, as chat APIs and hand-written histories spell a
+// message, is coerced rather than kept aside (which would leave the message
+// empty): a string becomes one text part; an array becomes the parts, a
+// string element a text part and an object a canonical part. A message with
+// both content and parts is an error.
 func MessageFromMap(v map[string]any) (Message, error) {
 	norm, err := normalize(v, "")
 	if err != nil {
+		return Message{}, err
+	}
+	if err := coerceContent(norm.(map[string]any)); err != nil {
 		return Message{}, err
 	}
 	b, err := json.Marshal(norm)
@@ -92,4 +102,56 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// coerceContent turns a message map's "content" member into "parts" (see
+// MessageFromMap).
+func coerceContent(m map[string]any) error {
+	c, ok := m["content"]
+	if !ok {
+		return nil
+	}
+	if _, both := m["parts"]; both {
+		return &DecodeError{Path: "content", Err: errors.New(`a message has "content" or "parts", not both`)}
+	}
+	var parts []any
+	switch c := c.(type) {
+	case nil:
+	case string:
+		parts = []any{map[string]any{"type": TypeText, "text": c}}
+	case []any:
+		parts = make([]any, len(c))
+		for i, e := range c {
+			switch e := e.(type) {
+			case string:
+				parts[i] = map[string]any{"type": TypeText, "text": e}
+			case map[string]any:
+				parts[i] = e
+			default:
+				return &DecodeError{Path: index("content", i), Err: fmt.Errorf("want a string or a part object, got %s", kind(e))}
+			}
+		}
+	default:
+		return &DecodeError{Path: "content", Err: fmt.Errorf("want a string or an array of parts, got %s", kind(c))}
+	}
+	delete(m, "content")
+	if parts != nil {
+		m["parts"] = parts
+	}
+	return nil
+}
+
+// kind names a generic value's JSON kind for an error message.
+func kind(v any) string {
+	switch v.(type) {
+	case bool:
+		return "boolean"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	}
+	return "number"
 }

@@ -15,20 +15,42 @@ type History []Message
 type Problem struct {
 	Path string
 	Msg  string
+	// Unpaired marks a tool call left without a result in the middle of
+	// the history, or a result that answers no call: a conversion repairs
+	// it on request (provider.Options.Repair; --repair on the command
+	// line) by inserting an error result or dropping the orphan.
+	Unpaired bool
 }
 
-func (p Problem) String() string { return p.Path + ": " + p.Msg }
+// String returns the problem with its place, naming Options.Repair as the
+// fix of an unpaired call or result.
+func (p Problem) String() string { return p.Explain("Options.Repair") }
+
+// Explain returns the problem with its place and, for an unpaired call or
+// result, names fix as what repairs it, as the caller knows it: "--repair"
+// on a command line, "repair=true" in a query.
+func (p Problem) Explain(fix string) string {
+	s := p.Path + ": " + p.Msg
+	if p.Unpaired && fix != "" {
+		s += " (" + fix + " repairs it when converting)"
+	}
+	return s
+}
 
 // ValidationError lists every problem Validate found.
 type ValidationError struct {
 	Problems []Problem
 }
 
-func (e *ValidationError) Error() string {
+func (e *ValidationError) Error() string { return e.Explain("Options.Repair") }
+
+// Explain is Error naming fix as what repairs an unpaired tool call or
+// result (see Problem.Explain).
+func (e *ValidationError) Explain(fix string) string {
 	if len(e.Problems) == 1 {
-		return e.Problems[0].String()
+		return e.Problems[0].Explain(fix)
 	}
-	return fmt.Sprintf("%s (and %d more problems)", e.Problems[0], len(e.Problems)-1)
+	return fmt.Sprintf("%s (and %d more problems)", e.Problems[0].Explain(fix), len(e.Problems)-1)
 }
 
 // Validate checks h against the rules of format v1 and returns a
@@ -38,7 +60,14 @@ func (e *ValidationError) Error() string {
 //   - tool_call parts only in assistant messages, tool_result parts only in
 //     tool messages (and nothing else there);
 //   - every tool call is answered exactly once by the tool messages that
-//     directly follow its assistant message, and every result answers a call;
+//     directly follow its assistant message, and every result answers a
+//     call; calls still unanswered when the history ends are pending (what
+//     an agent holds between the model's reply and the tool run: see
+//     Pending), which is valid;
+//   - user, system and tool messages have parts; an assistant message has
+//     parts unless it records an effort change or a finish reason (a reply
+//     that produced nothing);
+//   - meta is a JSON object;
 //   - phase only on assistant, scope only on system, compacted (≥ 1) only on
 //     summary, finish and phase among their known values;
 //   - a media part has exactly one source, and inline data is valid base64;
@@ -51,7 +80,7 @@ func (h History) Validate() error {
 
 	closeCalls := func(before int) {
 		for _, c := range open {
-			v.addf(c.path, "tool call %q (%s) has no result before messages[%d]", c.id, c.name, before)
+			v.unpaired(c.path, "tool call %q (%s) has no result before messages[%d]", c.id, c.name, before)
 		}
 		open, openAt = nil, -1
 	}
@@ -110,9 +139,9 @@ func (h History) Validate() error {
 				}
 				if k < 0 {
 					if openAt >= 0 || p.ID == "" {
-						v.addf(pp, "tool result %q answers no open call", p.ID)
+						v.unpaired(pp, "tool result %q answers no open call", p.ID)
 					} else {
-						v.addf(pp, "tool result %q answers no call of the preceding assistant message", p.ID)
+						v.unpaired(pp, "tool result %q answers no call of the preceding assistant message", p.ID)
 					}
 					continue
 				}
@@ -120,10 +149,44 @@ func (h History) Validate() error {
 			}
 		}
 	}
-	if open != nil {
-		closeCalls(len(h))
-	}
+	// Calls still open here are pending: the history ends before their
+	// results, as it does while an agent runs its tools.
 	return v.err()
+}
+
+// Pending returns the tool calls of h still waiting for their results: the
+// calls of the last assistant message that the tool messages after it (and
+// nothing else follows it) do not answer. An agent holds such a history
+// between the model's reply and the tool run; it is valid, and a request
+// that ends on it is refused by some providers (provider.Prepare warns).
+func (h History) Pending() []Part {
+	k := len(h) - 1
+	for k >= 0 && h[k].Role == RoleTool {
+		k--
+	}
+	if k < 0 || h[k].Role != RoleAssistant {
+		return nil
+	}
+	var open []Part
+	for _, p := range h[k].Parts {
+		if p.Type == TypeToolCall {
+			open = append(open, p)
+		}
+	}
+	for _, m := range h[k+1:] {
+		for _, p := range m.Parts {
+			if p.Type != TypeToolResult {
+				continue
+			}
+			for j, c := range open {
+				if c.ID == p.ID {
+					open = append(open[:j], open[j+1:]...)
+					break
+				}
+			}
+		}
+	}
+	return open
 }
 
 type openCall struct {
@@ -138,6 +201,10 @@ func (v *validator) addf(path, format string, args ...any) {
 	v.problems = append(v.problems, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
+func (v *validator) unpaired(path, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Path: path, Msg: fmt.Sprintf(format, args...), Unpaired: true})
+}
+
 func (v *validator) err() error {
 	if len(v.problems) == 0 {
 		return nil
@@ -146,6 +213,9 @@ func (v *validator) err() error {
 }
 
 func (v *validator) messageFields(mp string, m Message) {
+	if len(m.Meta) > 0 && !isObject(m.Meta) {
+		v.addf(mp+".meta", "meta must be a JSON object")
+	}
 	if m.Phase != "" {
 		if m.Role != RoleAssistant {
 			v.addf(mp, "phase on a %s message (only assistant messages have a phase)", m.Role)
@@ -175,6 +245,16 @@ func (v *validator) messageFields(mp string, m Message) {
 			v.addf(mp+".usage", "negative token count")
 		}
 	}
+	if len(m.Parts) == 0 {
+		switch m.Role {
+		case RoleUser, RoleSystem, RoleTool:
+			v.addf(mp, "%s message has no parts%s", m.Role, foreignHint(m))
+		case RoleAssistant:
+			if m.Effort == "" && m.Finish == "" {
+				v.addf(mp, "assistant message has no parts (only an effort change or a reply that produced nothing, with its finish reason, may have none)%s", foreignHint(m))
+			}
+		}
+	}
 }
 
 func (v *validator) part(pp string, p *Part, inResult bool) {
@@ -183,7 +263,7 @@ func (v *validator) part(pp string, p *Part, inResult bool) {
 	}
 	switch p.Type {
 	case "":
-		v.addf(pp, "part has no type")
+		v.addf(pp, "part has no type%s", partHint(p))
 	case TypeText, TypeRefusal:
 	case TypeImage, TypeAudio, TypeVideo, TypeFile:
 		v.media(pp, p)

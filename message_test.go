@@ -175,10 +175,30 @@ func TestMessageFromMap(t *testing.T) {
 		{map[string]any{"role": "user", "parts": []any{map[string]any{"type": 3}}}, "parts[0].type: got number, want string"},
 		{map[string]any{"role": "user", "meta": map[any]any{1: "x"}}, "meta: map key 1 is not a string"},
 		{map[string]any{"role": "user", "x": func() {}}, "message: json: unsupported type"},
+		{map[string]any{"role": "user", "content": "hi", "parts": []any{}}, `content: a message has "content" or "parts", not both`},
+		{map[string]any{"role": "user", "content": 3}, "content: want a string or an array of parts, got number"},
+		{map[string]any{"role": "user", "content": []any{true}}, "content[0]: want a string or a part object, got boolean"},
+		{map[string]any{"role": "user", "content": []any{map[string]any{"type": 3}}}, "parts[0].type: got number, want string"},
 	} {
 		_, err := convo.MessageFromMap(tt.in)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: got %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	// content, as chat APIs spell a message, is coerced, never lost.
+	for _, tt := range []struct {
+		content any
+		want    []convo.Part
+	}{
+		{"hi", []convo.Part{convo.Text("hi")}},
+		{[]any{"a", map[string]any{"type": "text", "text": "b"}}, []convo.Part{convo.Text("a"), convo.Text("b")}},
+	} {
+		m, err := convo.MessageFromMap(map[string]any{"role": "user", "content": tt.content})
+		if err != nil {
+			t.Fatalf("content %v: %v", tt.content, err)
+		}
+		if want := convo.User("", tt.want...); !m.Equal(want) || len(m.Extra) != 0 {
+			t.Errorf("content %v: got %+v, want %+v", tt.content, m, want)
 		}
 	}
 	_, err = convo.HistoryFromMaps([]map[string]any{{"role": "user"}, {"role": "nobody"}})

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/convo-go/convo"
@@ -10,6 +11,33 @@ import (
 // NotRun is the text of the error result Repair inserts for a tool call that
 // has no result.
 const NotRun = "the tool was not run"
+
+// UnpairedError is returned (wrapped) by Prepare, and so by every codec's
+// Encode, for tool calls left without results in the middle of a history
+// and results that answer no call, when Options.Repair is off. Calls still
+// waiting for their results at the end of the history are pending, not
+// unpaired (see convo.History.Pending).
+type UnpairedError struct {
+	Problems []convo.Problem // each marked Unpaired, with its place
+}
+
+// Error lists every problem and names Options.Repair as the fix.
+func (e *UnpairedError) Error() string { return e.Explain("Options.Repair") }
+
+// Explain lists every problem and names fix as what repairs them, as the
+// caller knows it: "--repair" on a command line, "repair=true" in a query.
+func (e *UnpairedError) Explain(fix string) string {
+	var b strings.Builder
+	b.WriteString("unpaired tool calls: ")
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.Explain(""))
+	}
+	fmt.Fprintf(&b, " (%s repairs them, with a warning)", fix)
+	return b.String()
+}
 
 type call struct {
 	id, name string
@@ -36,7 +64,10 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 		}
 	}
 	var open []call // calls of the last assistant message
-	var problems []string
+	var problems []convo.Problem
+	unpaired := func(l loc, format string, args ...any) {
+		problems = append(problems, convo.Problem{Path: l.String(), Msg: fmt.Sprintf(format, args...), Unpaired: true})
+	}
 
 	// settle ends the tool run that follows an assistant message: at is the
 	// index in h of the message that ends it.
@@ -47,7 +78,7 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 				continue
 			}
 			if !p.opts.Repair {
-				problems = append(problems, fmt.Sprintf("%s: tool call %q (%s) has no result before %s", c.at, c.id, c.name, msgPath(at)))
+				unpaired(c.at, "tool call %q (%s) has no result before %s", c.id, c.name, msgPath(at))
 				continue
 			}
 			p.warn(c.at, "tool call %q (%s) had no result: an error result was inserted", c.id, c.name)
@@ -81,7 +112,7 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 				open = append(open, call{id: part.ID, name: part.Name, at: at(i).part(j)})
 			}
 		case convo.RoleTool:
-			parts, changed := p.results(h, i, open, &problems)
+			parts, changed := p.results(h, i, open, unpaired)
 			if changed {
 				diverge()
 				done = i + 1
@@ -100,15 +131,31 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 		}
 		done = i + 1
 	}
-	if len(open) > 0 {
+	// Calls still open here are pending: the history ends before their
+	// results, as it does while an agent runs its tools. That is a valid
+	// history, kept as it is; for a target that refuses such a request it
+	// is a warning naming the target's rule, and Repair (asked to make the
+	// request sendable) answers them with error results.
+	switch {
+	case p.t.Pending != "" && p.opts.Repair:
 		settle(len(h))
+	case p.t.Pending != "":
+		var ids []string
+		var first loc
+		for _, c := range open {
+			if !c.answered {
+				if ids == nil {
+					first = c.at
+				}
+				ids = append(ids, strconv.Quote(c.id))
+			}
+		}
+		if ids != nil {
+			p.warn(at(first.msg), "the history ends on tool calls without results (%s), which %s: run the tools and send their results first", strings.Join(ids, ", "), p.t.Pending)
+		}
 	}
 	if len(problems) > 0 {
-		msg := problems[0]
-		if len(problems) > 1 {
-			msg += fmt.Sprintf(" (and %d more: %s)", len(problems)-1, strings.Join(problems[1:], "; "))
-		}
-		return nil, nil, fmt.Errorf("unpaired tool calls: %s (use repair to fix)", msg)
+		return nil, nil, &UnpairedError{Problems: problems}
 	}
 	if out == nil {
 		orig = make([]int, len(h))
@@ -123,7 +170,7 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 // results pairs the results of tool message i with the open calls. It
 // returns the parts to send and whether they differ from the message's:
 // results get their call's id, and with Repair orphans are dropped.
-func (p *preparer) results(h convo.History, i int, open []call, problems *[]string) ([]convo.Part, bool) {
+func (p *preparer) results(h convo.History, i int, open []call, unpaired func(loc, string, ...any)) ([]convo.Part, bool) {
 	ps := h[i].Parts
 	var out []convo.Part // nil until something changes
 	changed := false
@@ -138,7 +185,7 @@ func (p *preparer) results(h convo.History, i int, open []call, problems *[]stri
 			k := match(open, part)
 			if k < 0 {
 				if !p.opts.Repair {
-					*problems = append(*problems, fmt.Sprintf("%s: tool result %q answers no call of %s", at(i).part(j), part.ID, precedingCall(h, i)))
+					unpaired(at(i).part(j), "tool result %q answers no call of %s", part.ID, precedingCall(h, i))
 				} else {
 					p.warn(at(i).part(j), "tool result %q answers no call: dropped", part.ID)
 				}

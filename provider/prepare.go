@@ -26,6 +26,12 @@ type Target struct {
 	// inResult tells whether p is inside a tool result. Nil means it takes
 	// every media part.
 	Media func(p convo.Part, inResult bool) bool
+	// Pending is the provider's rule when it refuses a request that ends
+	// on tool calls without results (what an agent holds before running
+	// its tools), e.g. "Anthropic requires a tool_result for every
+	// tool_use"; Prepare keeps such calls and warns with it. Empty when
+	// the target takes such a request.
+	Pending string
 	// ID sanitises a tool-call id for targets that restrict its characters;
 	// nil leaves ids alone. It must be deterministic.
 	ID func(id string) string
@@ -40,8 +46,11 @@ type Target struct {
 //   - a system message after the conversation started becomes user text
 //     unless the target takes system messages anywhere;
 //   - tool results are paired with their calls (by id, else by name and
-//     order); unpaired ones are an error naming both places, or, with
-//     Repair, are fixed with a warning;
+//     order); unpaired ones are an error naming both places (a
+//     *convo.ValidationError whose problems are marked Unpaired), or, with
+//     Repair, are fixed with a warning. Calls still without results when
+//     the history ends are pending, not unpaired: they are kept, with a
+//     warning naming the rule of a target that refuses them (Target.Pending);
 //   - reasoning the target cannot take is dropped, or sent as text when the
 //     options ask for it;
 //   - media the target cannot take is offered to Options.Resolve, then

@@ -321,3 +321,56 @@ func TestPrepareCopiesNothingWhenNothingChanges(t *testing.T) {
 		}
 	}
 }
+
+// Calls at the end of a history are pending, the state an agent holds
+// before running its tools: kept for every target, a warning naming the
+// rule of a target that refuses such a request, repaired only on request.
+func TestPreparePending(t *testing.T) {
+	h := convo.History{convo.User("q"), convo.Assistant("", call("a", "f"), call("b", "g")), convo.ToolResults(convo.ToolResult("a", "f", "1"))}
+	refuses := provider.Target{Provider: "x", Pending: "X refuses (rule)"}
+
+	out, warns, err := provider.Prepare(h, provider.Target{Provider: "x"}, provider.Options{})
+	if err != nil || len(warns) != 0 || len(out) != 3 {
+		t.Fatalf("a target that takes it: %d messages, %v, %v", len(out), warns, err)
+	}
+	out, warns, err = provider.Prepare(h, refuses, provider.Options{})
+	if err != nil || len(out) != 3 {
+		t.Fatalf("a target that refuses it: %d messages, %v", len(out), err)
+	}
+	if got, want := warnings(warns), `messages[1]: the history ends on tool calls without results ("b"), which X refuses (rule): run the tools and send their results first`; got != want {
+		t.Errorf("warning\n got %s\nwant %s", got, want)
+	}
+	var se *provider.StrictError
+	if _, _, err := provider.Prepare(h, refuses, provider.Options{Strict: true}); !errors.As(err, &se) {
+		t.Errorf("strict: %v", err)
+	}
+	out, warns, err = provider.Prepare(h, refuses, provider.Options{Repair: true})
+	if err != nil || len(out) != 4 || out[3].Parts[0].ID != "b" || !out[3].Parts[0].Error {
+		t.Fatalf("repair for a target that refuses it: %+v, %v", out, err)
+	}
+	if !strings.Contains(warnings(warns), `tool call "b" (g) had no result: an error result was inserted`) {
+		t.Errorf("repair warnings: %s", warnings(warns))
+	}
+	if out, _, err = provider.Prepare(h, provider.Target{Provider: "x"}, provider.Options{Repair: true}); err != nil || len(out) != 3 {
+		t.Errorf("repair for a target that takes it changed the history: %d messages, %v", len(out), err)
+	}
+}
+
+// An unanswered call in the middle is an error that names its place and the
+// message before which the result was due (never one past the end), and
+// names the fix as the caller knows it.
+func TestPrepareUnpairedError(t *testing.T) {
+	h := convo.History{convo.User("q"), convo.Assistant("", call("a", "f")), convo.User("next"), convo.ToolResults(convo.ToolResult("zz", "f", "1"))}
+	_, _, err := provider.Prepare(h, target, provider.Options{})
+	var ue *provider.UnpairedError
+	if !errors.As(err, &ue) || len(ue.Problems) != 2 {
+		t.Fatalf("got %v, want an UnpairedError with 2 problems", err)
+	}
+	want := `unpaired tool calls: messages[1].parts[0]: tool call "a" (f) has no result before messages[2]; messages[3].parts[0]: tool result "zz" answers no call of any assistant message (none directly precedes it) (Options.Repair repairs them, with a warning)`
+	if err.Error() != want {
+		t.Errorf("error\n got %s\nwant %s", err, want)
+	}
+	if got := ue.Explain("--repair"); !strings.HasSuffix(got, "(--repair repairs them, with a warning)") {
+		t.Errorf("Explain: %s", got)
+	}
+}

@@ -235,7 +235,7 @@ func TestAppend(t *testing.T) {
 			t.Fatalf("a conflicting append stored something: %d messages", len(h2))
 		}
 		// A message id used twice in the conversation.
-		ts.do(t, "POST", path, ts.alice, `{"version":3,"messages":[{"role":"user","id":"r1"}]}`).problem(t, 409, "exists")
+		ts.do(t, "POST", path, ts.alice, `{"version":3,"messages":[{"role":"user","id":"r1","parts":[{"type":"text","text":"x"}]}]}`).problem(t, 409, "exists")
 
 		for _, tt := range []struct {
 			name, body string
@@ -424,7 +424,7 @@ func TestMessages(t *testing.T) {
 func TestFork(t *testing.T) {
 	each(t, func(t *testing.T, open func(*testing.T) store.Store) {
 		ts := newServer(t, open(t), nil)
-		c := ts.create(t, ts.alice, `[{"role":"user","id":"u1"},{"role":"assistant","id":"a1"},{"role":"user","id":"u2"}]`)
+		c := ts.create(t, ts.alice, `[{"role":"user","id":"u1","parts":[{"type":"text","text":"x"}]},{"role":"assistant","id":"a1","parts":[{"type":"text","text":"x"}]},{"role":"user","id":"u2","parts":[{"type":"text","text":"x"}]}]`)
 		path := "/convo/v1/conversations/" + c.ID + "/fork"
 
 		var f conversation
@@ -536,10 +536,23 @@ func TestExport(t *testing.T) {
 		for _, q := range []string{"strict=maybe", "reasoning=keep", "media=drop", "system_role=admin", "gemini_bypass=2"} {
 			ts.do(t, "GET", path+"?format=anthropic&"+q, ts.alice, nil).problem(t, 400, "bad-request")
 		}
-		// An unpaired call: an error unless repaired.
-		broken := ts.create(t, ts.alice, "["+callF+"]")
-		ts.do(t, "GET", "/convo/v1/conversations/"+broken.ID+"/export?format=anthropic", ts.alice, nil).problem(t, 422, "invalid")
-		ts.do(t, "GET", "/convo/v1/conversations/"+broken.ID+"/export?format=anthropic&repair=true", ts.alice, nil).want(t, 200)
+		// A call still waiting for its result is what an agent holds
+		// before running its tools: exported, with a warning naming
+		// Anthropic's rule; an error only when strict; repair answers it.
+		pending := ts.create(t, ts.alice, "["+callF+"]")
+		var exp struct {
+			Request  json.RawMessage `json:"request"`
+			Warnings []struct{ Message string } `json:"warnings"`
+		}
+		ts.do(t, "GET", "/convo/v1/conversations/"+pending.ID+"/export?format=anthropic", ts.alice, nil).want(t, 200).decode(t, &exp)
+		if len(exp.Warnings) != 1 || !strings.Contains(exp.Warnings[0].Message, "Anthropic refuses") || !strings.Contains(string(exp.Request), "tool_use") {
+			t.Errorf("pending call export: %s %+v", exp.Request, exp.Warnings)
+		}
+		ts.do(t, "GET", "/convo/v1/conversations/"+pending.ID+"/export?format=anthropic&strict=true", ts.alice, nil).problem(t, 422, "invalid")
+		ts.do(t, "GET", "/convo/v1/conversations/"+pending.ID+"/export?format=anthropic&repair=true", ts.alice, nil).want(t, 200).decode(t, &exp)
+		if !strings.Contains(string(exp.Request), "tool_result") {
+			t.Errorf("repair did not answer the pending call: %s", exp.Request)
+		}
 
 		var formats struct {
 			Formats []string `json:"formats"`

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
 )
 
 // command is one subcommand. Each lives in its own file and adds itself to
@@ -82,8 +83,23 @@ func run(e *env, args []string) (code int) {
 		fmt.Fprintf(e.stderr, "convo %s: %v\nusage: convo %s %s\n", args[0], err, args[0], c.usage)
 		return 2
 	}
-	fmt.Fprintf(e.stderr, "convo %s: %s\n", args[0], oneLine(err.Error()))
+	fmt.Fprintf(e.stderr, "convo %s: %s\n", args[0], oneLine(explain(err)))
 	return 1
+}
+
+// explain is err's text naming the fix of unpaired tool calls as the
+// command line spells it (--repair), where the library says Options.Repair.
+func explain(err error) string {
+	s := err.Error()
+	var ue *provider.UnpairedError
+	if errors.As(err, &ue) {
+		s = strings.Replace(s, ue.Error(), ue.Explain("--repair"), 1)
+	}
+	var ve *convo.ValidationError
+	if errors.As(err, &ve) {
+		s = strings.Replace(s, ve.Error(), ve.Explain("--repair"), 1)
+	}
+	return s
 }
 
 // oneLine keeps an error to one line, as the CLI contract promises.

@@ -28,7 +28,7 @@ func runValidate(e *env, args []string) error {
 	var ve *convo.ValidationError
 	if err := h.Validate(); errors.As(err, &ve) {
 		for _, p := range ve.Problems {
-			fmt.Fprintln(e.stderr, p)
+			fmt.Fprintln(e.stderr, p.Explain("--repair"))
 		}
 		return fmt.Errorf("%d problems in %d messages", len(ve.Problems), len(h))
 	}

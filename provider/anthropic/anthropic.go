@@ -77,6 +77,7 @@ var target = provider.Target{
 	MidSystem: true,
 	Media:     acceptMedia,
 	ID:        sanitizeID,
+	Pending:   "Anthropic refuses (every tool_use block must have a tool_result block in the next message)",
 }
 
 // sanitizeID maps a tool-use id onto [A-Za-z0-9_-], the characters the API

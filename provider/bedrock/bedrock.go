@@ -55,6 +55,7 @@ var target = provider.Target{
 	Provider: ProviderID,
 	Media:    acceptMedia,
 	ID:       sanitizeID,
+	Pending:  "Bedrock refuses (it expects toolResult blocks in the next message for every toolUse id)",
 }
 
 func sanitizeID(id string) string { return provider.SanitizeID(id, MaxIDLen) }

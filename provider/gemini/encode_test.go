@@ -254,14 +254,21 @@ func TestEncodeRepair(t *testing.T) {
 	}
 	// A call whose id Decode made up went without it; so does the result
 	// Repair inserts for it, which carries no note of its own.
-	h, _, err := Codec().Decode([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]}]}`), provider.Options{})
+	h, _, err := Codec().Decode([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"text":"?"}]}]}`), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, _ = enc(t, h, provider.Options{Repair: true})
-	want = `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"error":"` + provider.NotRun + `"}}}]}]}`
+	want = `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"error":"` + provider.NotRun + `"}}},{"text":"?"}]}]}`
 	if out != want {
 		t.Errorf("got  %s\nwant %s", out, want)
+	}
+	// A call at the end is pending, not unpaired: Gemini takes it, and
+	// Repair has nothing to repair.
+	h = convo.History{convo.User("go"), convo.Assistant("", convo.ToolCall("c", "f", nil))}
+	out, warns = enc(t, h, provider.Options{Repair: true})
+	if want := `{"contents":[{"role":"user","parts":[{"text":"go"}]},{"role":"model","parts":[{"functionCall":{"id":"c","name":"f"}}]}]}`; out != want || warns != "" {
+		t.Errorf("pending call: got %s (warnings %q), want %s", out, warns, want)
 	}
 }
 

@@ -35,6 +35,7 @@ var chatTarget = provider.Target{
 	Provider:  ProviderID,
 	MidSystem: true,
 	Media:     chatMedia,
+	Pending:   "OpenAI Chat refuses (an assistant message with tool_calls must be followed by tool messages responding to each tool_call_id)",
 	ID: func(id string) string {
 		if len(id) <= chatIDMax {
 			return id

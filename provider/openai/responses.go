@@ -35,6 +35,7 @@ var respTarget = provider.Target{
 	Provider:  ProviderID,
 	MidSystem: true,
 	Media:     respMedia,
+	Pending:   "OpenAI Responses refuses (no tool output found for a function_call)",
 	ID: func(id string) string {
 		if len(id) <= respIDMax {
 			return id

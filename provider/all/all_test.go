@@ -1,0 +1,49 @@
+package all_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+)
+
+// A history that ends on calls without results is what every agent holds
+// between the model's reply and the tool run: every codec encodes it, and
+// those whose provider refuses such a request say so in a warning.
+func TestPendingCalls(t *testing.T) {
+	h := convo.History{convo.User("weather?"), convo.Assistant("", convo.ToolCall("call_1", "get_weather", json.RawMessage(`{"city":"Paris"}`)))}
+	if err := h.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	refuses := map[string]bool{"openai-chat": true, "openai-responses": true, "anthropic": true, "bedrock": true}
+	for _, c := range all.Codecs() {
+		t.Run(c.Name(), func(t *testing.T) {
+			body, warns, err := c.Encode(h, provider.Options{})
+			if err != nil {
+				t.Fatalf("Encode: %v", err)
+			}
+			if !strings.Contains(string(body), "get_weather") {
+				t.Errorf("the pending call is not in %s", body)
+			}
+			var pending []string
+			for _, w := range warns {
+				if strings.Contains(w.Msg, "ends on tool calls without results") {
+					pending = append(pending, w.String())
+				}
+			}
+			if refuses[c.Name()] != (len(pending) == 1) {
+				t.Errorf("refuses=%v, pending warnings %q", refuses[c.Name()], pending)
+			}
+			back, _, err := c.Decode(body, provider.Options{})
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if p := back.Pending(); len(p) != 1 || p[0].Name != "get_weather" {
+				t.Errorf("decoded pending calls %+v", p)
+			}
+		})
+	}
+}
