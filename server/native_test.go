@@ -541,7 +541,7 @@ func TestExport(t *testing.T) {
 		// Anthropic's rule; an error only when strict; repair answers it.
 		pending := ts.create(t, ts.alice, "["+callF+"]")
 		var exp struct {
-			Request  json.RawMessage `json:"request"`
+			Request  json.RawMessage            `json:"request"`
 			Warnings []struct{ Message string } `json:"warnings"`
 		}
 		ts.do(t, "GET", "/convo/v1/conversations/"+pending.ID+"/export?format=anthropic", ts.alice, nil).want(t, 200).decode(t, &exp)

@@ -261,6 +261,7 @@ func Check(open []Call, msgs convo.History) ([]Call, error) {
 		}
 		for _, p := range ve.Problems {
 			p.Path = shift(p.Path, offset)
+			p.Unpaired = false // an append is not a conversion: there is nothing to repair it with
 			problems = append(problems, p)
 		}
 	}
