@@ -38,6 +38,7 @@ const answerGrace = 5 * time.Second
 type exchange struct {
 	deadline time.Time
 	reserved int64
+	route    string // the pattern that served it, for metrics
 }
 
 type exchangeKey struct{}
@@ -50,7 +51,11 @@ type exchangeKey struct{}
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
-		x := &exchange{deadline: now.Add(s.opts.RequestTimeout)}
+		x, _ := r.Context().Value(exchangeKey{}).(*exchange)
+		if x == nil {
+			x = &exchange{}
+		}
+		x.deadline = now.Add(s.opts.RequestTimeout)
 		defer func() { s.inflight.Add(-x.reserved) }()
 		rc := http.NewResponseController(w)
 		// Errors mean the writer has no deadlines (a test recorder); the
@@ -61,7 +66,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithDeadline(context.WithValue(r.Context(), exchangeKey{}, x), x.deadline)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		r = r.WithContext(ctx)
+		next.ServeHTTP(w, r)
+		x.route = r.Pattern // the mux sets it on the request it was given
 	})
 }
 

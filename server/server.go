@@ -34,6 +34,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/store"
@@ -105,6 +107,11 @@ type Options struct {
 	// Items converts OpenAI Responses input items for the OpenAI-compatible
 	// API. Nil makes those routes answer 501 Not Implemented.
 	Items ItemCodec
+	// Metrics, when set, receives the server's Prometheus metrics
+	// (requests by route and status, their latency, the store's latency,
+	// request body bytes in flight), and GET /metrics serves what it
+	// gathers, without a token. docs/server.md lists the metrics.
+	Metrics *prometheus.Registry
 	// Logger receives one line per request and the details of internal
 	// errors, which clients never see. Nil means slog.Default().
 	Logger *slog.Logger
@@ -121,6 +128,7 @@ type Server struct {
 	handler http.Handler
 	// inflight counts the bytes of request bodies held (MaxInflightBytes).
 	inflight atomic.Int64
+	metrics  *metrics // nil without Options.Metrics
 }
 
 // New returns a Server over st. It reports an error for options that cannot
@@ -156,6 +164,14 @@ func New(st store.Store, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: %w", err)
 		}
 		s.tokens[sha256.Sum256([]byte(tok))] = tenant
+	}
+	if opts.Metrics != nil {
+		m, err := s.newMetrics(opts.Metrics)
+		if err != nil {
+			return nil, fmt.Errorf("server: registering metrics: %w", err)
+		}
+		s.metrics = m
+		s.st = timedStore{Store: st, h: m.store}
 	}
 	allow := map[string][]string{} // pattern → methods, for 405 answers
 	var patterns []string
@@ -317,14 +333,17 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		lw := &logWriter{ResponseWriter: w}
-		next.ServeHTTP(lw, r)
+		x := &exchange{}
+		next.ServeHTTP(lw, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+		took := time.Since(start)
+		s.metrics.request(x.route, r.Method, lw.status, took)
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("path", loggedPath(r.URL.Path)),
 			slog.Int("status", lw.status),
 			slog.Int64("bytes", lw.bytes),
 			slog.String("tenant", lw.tenant),
-			slog.Duration("took", time.Since(start)))
+			slog.Duration("took", took))
 	})
 }
 

@@ -165,6 +165,15 @@ func (e *env) input(args []string, limit int64) ([]byte, string, error) {
 	return b, name, nil
 }
 
+// envOr returns the environment variable name, or def when it is unset or
+// empty: the default of a flag that the environment may set.
+func (e *env) envOr(name, def string) string {
+	if v := e.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 // readHistory reads a canonical document from args[0] or stdin.
 func (e *env) readHistory(args []string) (convo.History, error) {
 	b, name, err := e.input(args, convo.DefaultLimits.MaxBytes)

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/provider/openai"
 	"github.com/convo-go/convo/server"
@@ -37,6 +40,7 @@ type serveConfig struct {
 	db        string
 	opts      server.Options
 	tokenFrom string // where the tokens came from, for the start-up line
+	jsonLog   bool   // log JSON lines, not text
 	// ready, when set, is told the address the server listens on.
 	ready func(addr string)
 	// wrap, when set, wraps the store (tests inject faults with it).
@@ -44,22 +48,8 @@ type serveConfig struct {
 }
 
 func runServe(e *env, args []string) error {
-	fs := flags(e, "serve")
-	addr := fs.String("addr", "127.0.0.1:8080", "listen on `ADDR` (host:port)")
-	db := fs.String("db", backends.DefaultDSN, "the store: a SQLite `FILE`, or a postgres:// URL")
-	tokens := fs.String("tokens", "", "bearer tokens from `FILE`: \"TOKEN TENANT\" a line (default: $CONVO_TOKENS, \"tok=tenant,…\")")
-	maxBody := fs.Int64("max-body", server.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
-	maxMsg := fs.Int64("max-message", server.DefaultMaxMessageBytes, "refuse messages larger than `N` bytes")
-	maxInflight := fs.Int64("max-inflight", server.DefaultMaxInflightBytes, "hold at most `N` bytes of request bodies at once (503 beyond)")
-	if _, err := parse(fs, args, 0); err != nil {
-		return err
-	}
-	if *maxBody <= 0 || *maxMsg <= 0 || *maxInflight <= 0 {
-		return usagef("--max-body, --max-message and --max-inflight must be positive")
-	}
-	cfg := serveConfig{addr: *addr, db: *db}
-	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes, cfg.opts.MaxInflightBytes = *maxBody, *maxMsg, *maxInflight
-	if err := cfg.loadTokens(e, *tokens); err != nil {
+	cfg, err := parseServe(e, args)
+	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -70,6 +60,33 @@ func runServe(e *env, args []string) error {
 		stop()
 	}()
 	return serve(ctx, e, cfg)
+}
+
+// parseServe reads the command line and the environment into a config.
+func parseServe(e *env, args []string) (serveConfig, error) {
+	fs := flags(e, "serve")
+	addr := fs.String("addr", e.envOr("CONVO_ADDR", "127.0.0.1:8080"), "listen on `ADDR` (host:port; default $CONVO_ADDR, else 127.0.0.1:8080)")
+	db := fs.String("db", e.envOr("CONVO_DB", backends.DefaultDSN), "the store: a SQLite `FILE`, or a postgres:// URL (default $CONVO_DB, else "+backends.DefaultDSN+")")
+	logFormat := fs.String("log-format", "text", "the request log's `FORMAT` on stderr: text or json")
+	tokens := fs.String("tokens", "", "bearer tokens from `FILE`: \"TOKEN TENANT\" a line (default: $CONVO_TOKENS, \"tok=tenant,…\")")
+	maxBody := fs.Int64("max-body", server.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
+	maxMsg := fs.Int64("max-message", server.DefaultMaxMessageBytes, "refuse messages larger than `N` bytes")
+	maxInflight := fs.Int64("max-inflight", server.DefaultMaxInflightBytes, "hold at most `N` bytes of request bodies at once (503 beyond)")
+	if _, err := parse(fs, args, 0); err != nil {
+		return serveConfig{}, err
+	}
+	if *maxBody <= 0 || *maxMsg <= 0 || *maxInflight <= 0 {
+		return serveConfig{}, usagef("--max-body, --max-message and --max-inflight must be positive")
+	}
+	if *logFormat != "text" && *logFormat != "json" {
+		return serveConfig{}, usagef("--log-format: want text or json, got %q", *logFormat)
+	}
+	cfg := serveConfig{addr: *addr, db: *db, jsonLog: *logFormat == "json"}
+	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes, cfg.opts.MaxInflightBytes = *maxBody, *maxMsg, *maxInflight
+	if err := cfg.loadTokens(e, *tokens); err != nil {
+		return serveConfig{}, err
+	}
+	return cfg, nil
 }
 
 // loadTokens reads the tokens from file, else from $CONVO_TOKENS. With
@@ -137,8 +154,14 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	if cfg.wrap != nil {
 		st = cfg.wrap(st)
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	var lh slog.Handler = slog.NewTextHandler(e.stderr, nil)
+	if cfg.jsonLog {
+		lh = slog.NewJSONHandler(e.stderr, nil)
+	}
+	log := slog.New(lh)
 	cfg.opts.Logger = log
+	cfg.opts.Metrics = prometheus.NewRegistry()
+	cfg.opts.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg.opts.Codecs = all.Codecs()
 	cfg.opts.Items = server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems}
 	h, err := server.New(st, cfg.opts)
@@ -159,7 +182,13 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	if cfg.opts.Anonymous {
 		auth = "no authentication (loopback only)"
 	}
-	fmt.Fprintf(e.stderr, "convo serve: listening on http://%s (store %s, %s)\n", ln.Addr(), redact(cfg.db), auth)
+	// The start and stop lines are for a person, unless the log is JSON:
+	// then they are log lines like the others.
+	say := func(msg string) { fmt.Fprintln(e.stderr, "convo serve: "+msg) }
+	if cfg.jsonLog {
+		say = func(msg string) { log.Info(msg) }
+	}
+	say(fmt.Sprintf("listening on http://%s (store %s, %s)", ln.Addr(), redact(cfg.db), auth))
 	if cfg.ready != nil {
 		cfg.ready(ln.Addr().String())
 	}
@@ -170,7 +199,7 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(e.stderr, "convo serve: shutting down: finishing requests in flight (signal again to quit at once)")
+	say("shutting down: finishing requests in flight (signal again to quit at once)")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
@@ -180,7 +209,7 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	fmt.Fprintln(e.stderr, "convo serve: stopped")
+	say("stopped")
 	return nil
 }
 

@@ -50,8 +50,8 @@ func runStore(e *env, args []string) error {
 		for _, name := range storeOrder {
 			fmt.Fprintf(e.stdout, "  convo store %s\n", storeCommands[name].usage)
 		}
-		fmt.Fprintf(e.stdout, "\nEach takes --db (default %s, a SQLite file in the working directory;\n"+
-			"or a postgres:// URL) and --tenant (default: the empty tenant).\n", backends.DefaultDSN)
+		fmt.Fprintf(e.stdout, "\nEach takes --db (default $CONVO_DB, else %s, a SQLite file in the working\n"+
+			"directory; or a postgres:// URL) and --tenant (default: the empty tenant).\n", backends.DefaultDSN)
 		return nil
 	}
 	sub, ok := storeCommands[args[0]]
@@ -69,7 +69,7 @@ type storeFlags struct {
 func newStoreFlags(e *env, name string) (*flag.FlagSet, storeFlags) {
 	fs := flags(e, "store "+name)
 	return fs, storeFlags{
-		db:     fs.String("db", backends.DefaultDSN, "the store: a SQLite `FILE`, or a postgres:// URL"),
+		db:     fs.String("db", e.envOr("CONVO_DB", backends.DefaultDSN), "the store: a SQLite `FILE`, or a postgres:// URL (default $CONVO_DB, else "+backends.DefaultDSN+")"),
 		tenant: fs.String("tenant", "", "the `TENANT` whose conversations to use"),
 	}
 }
