@@ -27,6 +27,9 @@ func FuzzAccumulate(f *testing.F) {
 	for _, name := range codectest.Files(f, "testdata/reply/*.sse") {
 		f.Add(bytes.Join(codectest.SSEData(codectest.ReadFile(f, name)), []byte("\n")))
 	}
+	for _, seed := range codectest.RecordedEvents(f, "testdata/recorded") {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		acc := ReplyCodec().NewAccumulator(provider.Options{})
 		for _, line := range bytes.Split(data, []byte("\n")) {

@@ -31,6 +31,9 @@ func FuzzAccumulate(f *testing.F) {
 	for _, file := range codectest.Files(f, "testdata/replies/*.sse") {
 		f.Add(bytes.Join(codectest.SSEData(codectest.ReadFile(f, file)), []byte("\n")))
 	}
+	for _, seed := range codectest.RecordedEvents(f, "testdata/recorded") {
+		f.Add(seed)
+	}
 	f.Add([]byte(`{"error":{"code":500,"message":"boom"}}`))
 	f.Add([]byte("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\",\"thought\":true},{\"text\":\"\",\"thoughtSignature\":\"x\"}]},\"index\":1}]}\n[DONE]"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -153,3 +153,25 @@ func SSEFromChunks(chunks []byte, named bool) []byte {
 	}
 	return out
 }
+
+// RecordedEvents returns, for every server-sent-events recording in dir
+// (*.sse and *.chunks.txt), the data of its events one a line: seeds that
+// give a fuzzer the shapes real providers send.
+func RecordedEvents(t TB, dir string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, pattern := range []string{"*.chunks.txt", "*.sse"} {
+		files, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		for _, f := range files {
+			data := ReadFile(t, f)
+			if pattern == "*.sse" {
+				data = bytes.Join(SSEData(data), []byte("\n"))
+			}
+			out = append(out, data)
+		}
+	}
+	return out
+}
