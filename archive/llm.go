@@ -212,6 +212,11 @@ func (l *llmDB) conversation(convID, respID string) (*Conversation, error) {
 			m.Parts = append(m.Parts, calls...)
 			m.Finish = convo.FinishToolUse
 		}
+		if len(m.Parts) == 0 {
+			// llm logged an empty response: keep it as the empty text it
+			// was (an assistant message needs parts).
+			m.Parts = []convo.Part{convo.Text("")}
+		}
 		h = append(h, m)
 	}
 	var warns []provider.Warning
