@@ -852,6 +852,9 @@ func (e *PathError) Unwrap() error { return e.Err }
 
 // At places err under the member or index step.
 func At(step string, err error) error {
+	if err == nil {
+		return nil
+	}
 	var pe *PathError
 	if errors.As(err, &pe) && pe == err {
 		sep := "."

@@ -1,0 +1,409 @@
+package gemini
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
+)
+
+var request = &wire.Format{
+	Provider: ProviderID,
+	Name:     Name,
+	Conv:     []string{"contents", "systemInstruction", "system_instruction"},
+	Encode:   GenerateContent{}.Encode,
+	Decode:   GenerateContent{}.Decode,
+	// The model and streaming are in the URL (models/M:generateContent,
+	// :streamGenerateContent); streams always carry usage.
+	Carried: wire.FModel | wire.FStream | wire.FStreamUsage,
+	Settings: []wire.Setting{
+		{Key: "tools", Fields: wire.FTools, Enc: toolsEnc, Dec: toolsDec},
+		{Key: "toolConfig", Fields: wire.FToolChoice, Enc: toolConfigEnc, Dec: toolConfigDec},
+		{Key: "generationConfig", Fields: wire.FOutput | wire.FMaxTokens | wire.FTemperature | wire.FTopP |
+			wire.FTopK | wire.FPresence | wire.FFrequency | wire.FSeed | wire.FStop | wire.FReasoning,
+			Enc: genConfigEnc, Dec: genConfigDec},
+	},
+}
+
+// EncodeRequest returns the whole generateContent request body for r:
+// systemInstruction and contents, tools (function declarations with their
+// JSON Schema as parametersJsonSchema, and Gemini's own tools kept in
+// Native), toolConfig, generationConfig with thinkingConfig, and r's native
+// "gemini" members (safetySettings, cachedContent, labels, …). The model
+// and streaming are not in the body: they choose the URL. See
+// docs/providers.md for the table of settings.
+func (GenerateContent) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return request.EncodeRequest(r, opts)
+}
+
+// DecodeRequest reads a whole generateContent request body. Members with
+// no Request field are kept in Native["gemini"]; tools other than function
+// declarations (googleSearch, codeExecution, …) are kept whole as tools of
+// type "gemini:<member>".
+func (GenerateContent) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+	return request.DecodeRequest(body, opts)
+}
+
+func toolsEnc(e *wire.ReqEnc) error {
+	if len(e.R.Tools) == 0 {
+		return nil
+	}
+	e.O.Key("tools")
+	b := append(e.O.Buf, '[')
+	n := 0
+	decls := -1 // function declarations go in one tools entry, where the first was
+	for i := range e.R.Tools {
+		t := &e.R.Tools[i]
+		if t.Type != "" {
+			def, ok := wire.OwnTool(t, ProviderID)
+			if !ok {
+				e.Warns = append(e.Warns, wire.ForeignTool(i, t, Name))
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, def...)
+			n++
+			continue
+		}
+		if decls >= 0 {
+			continue
+		}
+		decls = i
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `{"functionDeclarations":[`...)
+		m := 0
+		for j := i; j < len(e.R.Tools); j++ {
+			t := &e.R.Tools[j]
+			if t.Type != "" {
+				continue
+			}
+			if m > 0 {
+				b = append(b, ',')
+			}
+			m++
+			o := wire.NewObj(b)
+			o.Str("name", t.Name)
+			if t.Description != "" {
+				o.Str("description", t.Description)
+			}
+			if t.Parameters != nil {
+				// Full JSON Schema: Gemini takes it as parametersJsonSchema,
+				// where parameters takes only its OpenAPI subset.
+				o.Raw("parametersJsonSchema", t.Parameters)
+			}
+			if t.Strict {
+				e.Warn(provider.CodeSettingDropped, index("tools", j)+".strict", "gemini has no strict tools: left out")
+			}
+			if t.Cache != nil {
+				e.Warn(provider.CodeSettingDropped, index("tools", j)+".cache", "gemini has no cache breakpoints on tools: left out")
+			}
+			if err := wire.ToolNative(e, o, t, j); err != nil {
+				return err
+			}
+			b = o.Close()
+		}
+		b = append(b, "]}"...)
+	}
+	e.O.Buf = append(b, ']')
+	return nil
+}
+
+func toolsDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
+	return wire.Array(v, func(i int, item []byte) error {
+		var decls []byte
+		rest, err := wire.Fields(item, func(k string, v []byte) (bool, error) {
+			if k == "functionDeclarations" || k == "function_declarations" {
+				decls = v
+				return true, nil
+			}
+			return false, nil
+		})
+		if err != nil {
+			return err
+		}
+		if decls == nil {
+			typ := ""
+			if len(rest) > 0 {
+				typ = rest[0].Key
+			}
+			r.Tools = append(r.Tools, wire.NativeTool(ProviderID, typ, item))
+			return nil
+		}
+		if len(rest) > 0 {
+			d.Lost = true // other tools in the same entry: the member is kept as it was
+		}
+		return wire.At("functionDeclarations", wire.Array(decls, func(j int, v []byte) error {
+			var t provider.Tool
+			rest, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+				var err error
+				switch k {
+				case "name":
+					t.Name, err = wire.Str(v)
+				case "description":
+					t.Description, err = wire.Str(v)
+				case "parametersJsonSchema", "parameters_json_schema":
+					t.Parameters = v
+				case "parameters":
+					t.Parameters, err = FromOpenAPI(v)
+				default:
+					return false, nil
+				}
+				return true, err
+			})
+			if err != nil {
+				return err
+			}
+			t.Native = rest.Native(ProviderID)
+			r.Tools = append(r.Tools, t)
+			return nil
+		}))
+	})
+}
+
+func toolConfigEnc(e *wire.ReqEnc) error {
+	c := e.R.ToolChoice
+	var mode string
+	switch c.Mode {
+	case "":
+		return nil
+	case provider.ToolChoiceAuto:
+		mode = "AUTO"
+	case provider.ToolChoiceNone:
+		mode = "NONE"
+	case provider.ToolChoiceRequired, provider.ToolChoiceTool:
+		mode = "ANY"
+	default:
+		return fmt.Errorf("unknown tool choice %q", c.Mode)
+	}
+	e.O.Key("toolConfig")
+	e.O.Buf = append(e.O.Buf, `{"functionCallingConfig":{"mode":`...)
+	e.O.Buf = jsonx.AppendString(e.O.Buf, mode)
+	if c.Mode == provider.ToolChoiceTool {
+		e.O.Buf = append(e.O.Buf, `,"allowedFunctionNames":`...)
+		e.O.Buf = wire.AppendStrings(e.O.Buf, []string{c.Name})
+	}
+	e.O.Buf = append(e.O.Buf, "}}"...)
+	return nil
+}
+
+func toolConfigDec(d *wire.ReqDec, v []byte) error {
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
+		if k != "functionCallingConfig" && k != "function_calling_config" {
+			return false, nil
+		}
+		var mode string
+		var names []string
+		err := d.Fields(v, func(k string, v []byte) (bool, error) {
+			var err error
+			switch k {
+			case "mode":
+				mode, err = wire.Str(v)
+			case "allowedFunctionNames", "allowed_function_names":
+				names, err = wire.Strings(v)
+			default:
+				return false, nil
+			}
+			return true, err
+		})
+		c := &d.R.ToolChoice
+		switch {
+		case mode == "AUTO" && names == nil:
+			c.Mode = provider.ToolChoiceAuto
+		case mode == "NONE" && names == nil:
+			c.Mode = provider.ToolChoiceNone
+		case mode == "ANY" && names == nil:
+			c.Mode = provider.ToolChoiceRequired
+		case mode == "ANY" && len(names) == 1:
+			*c = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: names[0]}
+		default:
+			d.Lost = true // VALIDATED, several allowed names: kept as it was
+		}
+		return true, err
+	})
+}
+
+// gemini2 reports whether model is a Gemini 2.x model, which takes a
+// thinking budget rather than a level.
+func gemini2(model string) bool {
+	m := strings.TrimPrefix(model, "models/")
+	return strings.HasPrefix(m, "gemini-2") || strings.HasPrefix(m, "gemini-1")
+}
+
+func genConfigEnc(e *wire.ReqEnc) error {
+	r := e.R
+	o := wire.NewObj(nil)
+	if r.Temperature != nil {
+		o.Float("temperature", *r.Temperature)
+	}
+	if r.TopP != nil {
+		o.Float("topP", *r.TopP)
+	}
+	if r.TopK != nil {
+		o.Int("topK", *r.TopK)
+	}
+	if r.MaxTokens != 0 {
+		o.Int("maxOutputTokens", r.MaxTokens)
+	}
+	if len(r.Stop) > 0 {
+		o.Strings("stopSequences", r.Stop)
+	}
+	if r.PresencePenalty != nil {
+		o.Float("presencePenalty", *r.PresencePenalty)
+	}
+	if r.FrequencyPenalty != nil {
+		o.Float("frequencyPenalty", *r.FrequencyPenalty)
+	}
+	if r.Seed != nil {
+		o.Int("seed", *r.Seed)
+	}
+	switch r.Output.Type {
+	case "":
+	case provider.OutputText:
+		o.Str("responseMimeType", "text/plain")
+	case provider.OutputJSON:
+		o.Str("responseMimeType", "application/json")
+	case provider.OutputJSONSchema:
+		o.Str("responseMimeType", "application/json")
+		if r.Output.Schema != nil {
+			o.Raw("responseJsonSchema", r.Output.Schema)
+		}
+		if r.Output.Name != "" || r.Output.Description != "" {
+			e.Warn(provider.CodeSettingDropped, "output.name", "gemini takes no schema name or description: left out")
+		}
+	default:
+		return fmt.Errorf("unknown output type %q", r.Output.Type)
+	}
+	if rs := r.Reasoning; rs != nil {
+		if err := thinkingEnc(e, o, rs); err != nil {
+			return err
+		}
+	}
+	if len(o.Buf) == 1 {
+		return nil
+	}
+	e.O.Raw("generationConfig", o.Close())
+	return nil
+}
+
+func thinkingEnc(e *wire.ReqEnc, o *wire.Obj, rs *provider.Reasoning) error {
+	t := wire.NewObj(nil)
+	switch {
+	case rs.Budget != 0:
+		t.Int("thinkingBudget", rs.Budget)
+		if rs.Effort != "" {
+			e.Warn(provider.CodeSettingDropped, "reasoning.effort", "gemini takes a budget or a level: the budget is sent, effort %q left out", rs.Effort)
+		}
+	case rs.Effort == provider.EffortNone:
+		t.Int("thinkingBudget", 0)
+	case rs.Effort != "" && gemini2(e.R.Model):
+		b := provider.BudgetFor(rs.Effort)
+		if b < 0 {
+			return fmt.Errorf("reasoning effort %q has no budget in the reasoning table", rs.Effort)
+		}
+		e.Warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes a thinking budget: effort %q sent as %d tokens", e.R.Model, rs.Effort, b)
+		t.Int("thinkingBudget", b)
+	case rs.Effort != "":
+		t.Str("thinkingLevel", string(rs.Effort))
+	}
+	switch rs.Summary {
+	case "":
+	case "none":
+		t.Bool("includeThoughts", false)
+	default:
+		t.Bool("includeThoughts", true)
+	}
+	if len(t.Buf) > 1 {
+		o.Raw("thinkingConfig", t.Close())
+	}
+	return nil
+}
+
+func genConfigDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "temperature":
+			r.Temperature, err = wire.Float(v)
+		case "topP", "top_p":
+			r.TopP, err = wire.Float(v)
+		case "topK", "top_k":
+			r.TopK, err = wire.Int(v)
+		case "maxOutputTokens", "max_output_tokens":
+			var n *int64
+			if n, err = wire.Int(v); n != nil {
+				r.MaxTokens = *n
+			}
+		case "stopSequences", "stop_sequences":
+			r.Stop, err = wire.Strings(v)
+		case "presencePenalty", "presence_penalty":
+			r.PresencePenalty, err = wire.Float(v)
+		case "frequencyPenalty", "frequency_penalty":
+			r.FrequencyPenalty, err = wire.Float(v)
+		case "seed":
+			r.Seed, err = wire.Int(v)
+		case "responseMimeType", "response_mime_type":
+			var s string
+			s, err = wire.Str(v)
+			switch s {
+			case "application/json":
+				if r.Output.Type == "" {
+					r.Output.Type = provider.OutputJSON
+				}
+			case "text/plain":
+				r.Output.Type = provider.OutputText
+			default:
+				return false, err
+			}
+		case "responseJsonSchema", "response_json_schema":
+			r.Output.Type, r.Output.Schema = provider.OutputJSONSchema, v
+		case "responseSchema", "response_schema":
+			r.Output.Type = provider.OutputJSONSchema
+			r.Output.Schema, err = FromOpenAPI(v)
+		case "thinkingConfig", "thinking_config":
+			err = thinkingDec(d, v)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+func thinkingDec(d *wire.ReqDec, v []byte) error {
+	rs := &provider.Reasoning{}
+	d.R.Reasoning = rs
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "thinkingBudget", "thinking_budget":
+			var n *int64
+			if n, err = wire.Int(v); n != nil {
+				if rs.Budget = *n; *n == 0 {
+					rs.Effort = provider.EffortNone
+				}
+			}
+		case "thinkingLevel", "thinking_level":
+			var s string
+			s, err = wire.Str(v)
+			rs.Effort = provider.Effort(strings.ToLower(s))
+		case "includeThoughts", "include_thoughts":
+			var b bool
+			b, err = wire.Bool(v)
+			rs.Summary = "none"
+			if b {
+				rs.Summary = "auto"
+			}
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+}
