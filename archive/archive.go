@@ -452,6 +452,9 @@ func pair(h convo.History, place func(i int) string) (convo.History, []provider.
 	}
 	for i, m := range h {
 		m = fillCalls(m, i, place, &warns)
+		if m.Role == convo.RoleAssistant && len(m.Parts) == 0 && m.Finish == "" {
+			m.Finish = convo.FinishOther // a reply that produced nothing, for a reason not recorded
+		}
 		switch m.Role {
 		case convo.RoleTool:
 			var orphans []convo.Part

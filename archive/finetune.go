@@ -227,7 +227,7 @@ func imageFromURL(url, detail string) convo.Part {
 // fineTuneExample converts a conversation to one training example.
 func fineTuneExample(c *Conversation) (ftExample, []provider.Warning) {
 	var warns []provider.Warning
-	ex := ftExample{Messages: []ftMessage{}, Tools: c.Tools}
+	ex := ftExample{Messages: []ftMessage{}, Tools: wrapTools(c.Tools)}
 	if len(c.Meta) > 0 {
 		var meta struct {
 			Parallel *bool `json:"parallel_tool_calls"`
@@ -320,4 +320,55 @@ func fineTuneExample(c *Conversation) (ftExample, []provider.Warning) {
 		ex.Messages = append(ex.Messages, fm)
 	}
 	return ex, warns
+}
+
+// wrapTools puts bare function definitions ({"name","description",
+// "parameters"}, as ShareGPT keeps them) in the fine-tuning API's
+// {"type":"function","function":…}; entries with a type stay as they are.
+func wrapTools(tools json.RawMessage) json.RawMessage {
+	var list []map[string]json.RawMessage
+	if len(tools) == 0 || json.Unmarshal(tools, &list) != nil {
+		return tools
+	}
+	changed := false
+	out := make([]any, len(list))
+	for i, t := range list {
+		if _, ok := t["type"]; ok {
+			out[i] = t
+			continue
+		}
+		out[i] = map[string]any{"type": "function", "function": t}
+		changed = true
+	}
+	if !changed {
+		return tools
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return tools
+	}
+	return b
+}
+
+// unwrapTools is the other way: {"type":"function","function":f} becomes f.
+func unwrapTools(tools json.RawMessage) json.RawMessage {
+	var list []struct {
+		Type     string          `json:"type"`
+		Function json.RawMessage `json:"function"`
+	}
+	if len(tools) == 0 || json.Unmarshal(tools, &list) != nil {
+		return tools
+	}
+	out := make([]json.RawMessage, len(list))
+	for i, t := range list {
+		if t.Type != "function" || len(t.Function) == 0 {
+			return tools
+		}
+		out[i] = t.Function
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return tools
+	}
+	return b
 }

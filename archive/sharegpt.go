@@ -125,7 +125,7 @@ func readShareGPT(raw json.RawMessage, place string) (*Conversation, error) {
 // shareGPTRecordOf converts a conversation; what ShareGPT cannot hold is a
 // warning.
 func shareGPTRecordOf(c *Conversation) (shareGPTRecord, []provider.Warning) {
-	rec := shareGPTRecord{ID: c.ID, Turns: []shareGPTTurn{}, Tools: c.Tools}
+	rec := shareGPTRecord{ID: c.ID, Turns: []shareGPTTurn{}, Tools: unwrapTools(c.Tools)}
 	if len(rec.Tools) > 0 {
 		s, _ := json.Marshal(string(rec.Tools))
 		rec.Tools = s

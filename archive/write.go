@@ -27,56 +27,97 @@ type WriteOptions struct {
 // JSON array. It returns what the format could not hold, with places
 // prefixed by the conversation's index when there is more than one.
 func Write(w io.Writer, f Format, cs []*Conversation, opts WriteOptions) ([]provider.Warning, error) {
+	cw, err := NewWriter(w, f, opts)
+	if err != nil {
+		return nil, err
+	}
 	var warns []provider.Warning
-	note := func(i int, ws []provider.Warning) {
+	for i, c := range cs {
+		ws, err := cw.Write(c)
 		for _, x := range ws {
 			if len(cs) > 1 {
 				x.Path = fmt.Sprintf("conversations[%d].%s", i, x.Path)
 			}
 			warns = append(warns, x)
 		}
-	}
-	switch f {
-	case Markdown:
-		for i, c := range cs {
-			if i > 0 {
-				if _, err := io.WriteString(w, "\n---\n\n"); err != nil {
-					return warns, err
-				}
-			}
-			if _, err := io.WriteString(w, MarkdownOf(c, opts)); err != nil {
-				return warns, err
-			}
-		}
-		return warns, nil
-	case FineTune:
-		for i, c := range cs {
-			ex, ws := fineTuneExample(c)
-			note(i, ws)
-			b, err := json.Marshal(ex)
-			if err != nil {
-				return warns, err
-			}
-			if _, err := w.Write(append(b, '\n')); err != nil {
-				return warns, err
-			}
-		}
-		return warns, nil
-	case ShareGPT:
-		recs := make([]shareGPTRecord, len(cs))
-		for i, c := range cs {
-			var ws []provider.Warning
-			recs[i], ws = shareGPTRecordOf(c)
-			note(i, ws)
-		}
-		b, err := json.MarshalIndent(recs, "", "  ")
 		if err != nil {
 			return warns, err
 		}
-		_, err = w.Write(append(b, '\n'))
-		return warns, err
+	}
+	return warns, cw.Close()
+}
+
+// Writer writes conversations one at a time, so an export of any size is
+// written with memory bounded by one conversation.
+type Writer struct {
+	w    io.Writer
+	f    Format
+	opts WriteOptions
+	n    int
+}
+
+// NewWriter returns a writer of format f (Markdown, FineTune or ShareGPT).
+func NewWriter(w io.Writer, f Format, opts WriteOptions) (*Writer, error) {
+	switch f {
+	case Markdown, FineTune, ShareGPT:
+		return &Writer{w: w, f: f, opts: opts}, nil
 	}
 	return nil, fmt.Errorf("archive: cannot write format %q (writable: markdown, finetune, sharegpt)", f)
+}
+
+// Write writes one conversation and returns what the format could not
+// hold of it. Forks are not written: none of the formats has branches.
+func (cw *Writer) Write(c *Conversation) ([]provider.Warning, error) {
+	var warns []provider.Warning
+	if len(c.Forks) > 0 {
+		warns = append(warns, provider.Warnf("", "%d forks not written: %s has no branches", len(c.Forks), cw.f))
+	}
+	var b []byte
+	switch cw.f {
+	case Markdown:
+		if cw.n > 0 {
+			b = append(b, "\n---\n\n"...)
+		}
+		b = append(b, MarkdownOf(c, cw.opts)...)
+	case FineTune:
+		ex, ws := fineTuneExample(c)
+		warns = append(warns, ws...)
+		j, err := json.Marshal(ex)
+		if err != nil {
+			return warns, err
+		}
+		b = append(j, '\n')
+	case ShareGPT:
+		rec, ws := shareGPTRecordOf(c)
+		warns = append(warns, ws...)
+		j, err := json.MarshalIndent(rec, "  ", "  ")
+		if err != nil {
+			return warns, err
+		}
+		if cw.n == 0 {
+			b = append(b, "[\n  "...)
+		} else {
+			b = append(b, ",\n  "...)
+		}
+		b = append(b, j...)
+	}
+	cw.n++
+	_, err := cw.w.Write(b)
+	return warns, err
+}
+
+// Close ends the output (ShareGPT's array); it does not close the
+// underlying writer.
+func (cw *Writer) Close() error {
+	if cw.f != ShareGPT {
+		return nil
+	}
+	end := "\n]\n"
+	if cw.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(cw.w, end)
+	return err
 }
 
 // MarkdownOf renders a conversation as a Markdown transcript: a heading
@@ -141,14 +182,14 @@ func markdownPart(b *strings.Builder, p convo.Part, opts WriteOptions) {
 		}
 		fmt.Fprintf(b, "<details><summary>Reasoning</summary>\n\n%s\n\n</details>\n\n", text)
 	case convo.TypeToolCall:
-		args := string(p.Args)
-		if p.Args == nil {
-			args = p.ArgsRaw
-		} else if pretty, err := indentJSON(p.Args); err == nil {
-			args = pretty
-		}
 		fmt.Fprintf(b, "**Tool call** `%s` (%s)\n\n", oneLineMD(p.Name), oneLineMD(p.ID))
-		fence(b, "json", args)
+		if p.Args == nil {
+			fence(b, "", p.ArgsRaw) // not JSON: code, a query, whatever the tool takes
+		} else if pretty, err := indentJSON(p.Args); err == nil {
+			fence(b, "json", pretty)
+		} else {
+			fence(b, "json", string(p.Args))
+		}
 	case convo.TypeToolResult:
 		what := "Tool result"
 		if p.Error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/archive"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/store"
@@ -428,6 +429,10 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	if format == "" {
 		format = "convo"
 	}
+	if f, ok := archiveFormat(format); ok {
+		s.exportArchive(w, r, f)
+		return
+	}
 	var codec provider.Codec
 	var opts provider.Options
 	if format != "convo" && format != "lines" {
@@ -531,9 +536,13 @@ func (s *Server) formats(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, formatsJSON{Formats: s.formatNames()})
 }
 
-// formatNames lists the export formats: convo's own, then the codecs'.
+// formatNames lists the export formats: convo's own, the outside formats
+// of package archive, then the codecs'.
 func (s *Server) formatNames() []string {
 	names := []string{"convo", "lines"}
+	for _, f := range archive.Writable() {
+		names = append(names, string(f))
+	}
 	for _, c := range s.opts.Codecs {
 		names = append(names, c.Name())
 	}

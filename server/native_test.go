@@ -558,7 +558,7 @@ func TestExport(t *testing.T) {
 			Formats []string `json:"formats"`
 		}
 		ts.do(t, "GET", "/convo/v1/formats", ts.alice, nil).want(t, 200).decode(t, &formats)
-		if strings.Join(formats.Formats, ",") != "convo,lines,openai-chat,openai-responses,anthropic" {
+		if strings.Join(formats.Formats, ",") != "convo,lines,markdown,finetune,sharegpt,openai-chat,openai-responses,anthropic" {
 			t.Errorf("formats %v", formats.Formats)
 		}
 	})

@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/archive"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 )
 
 func init() {
 	commands["convert"] = command{
-		usage:   "--from F --to T [--strict] [--repair] [--reasoning drop|text] [--media error|placeholder] [--system-role system|developer] [--model M] [--lines] [FILE]",
+		usage:   "--from F --to T [--pick N|ID] [--embed-media] [--strict] [--repair] [--reasoning drop|text] [--media error|placeholder] [--system-role system|developer] [--model M] [--lines] [FILE]",
 		summary: "convert a history between convo and any provider's request format",
 		run:     runConvert,
 	}
@@ -23,7 +24,8 @@ func formatNames() string {
 	for _, c := range all.Codecs() {
 		names = append(names, c.Name())
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(names, ", ") + "; outside formats (see docs/archive.md): read " +
+		archiveNames(archive.Readable()) + ", written " + archiveNames(archive.Writable())
 }
 
 // convOptions are the conversion flags convert and reply share.
@@ -87,6 +89,8 @@ func runConvert(e *env, args []string) error {
 	lines := fs.Bool("lines", false, "with --to convo, write JSON Lines instead of the envelope")
 	var co convOptions
 	co.register(fs)
+	var af archiveFlags
+	af.register(fs)
 	args, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -94,6 +98,9 @@ func runConvert(e *env, args []string) error {
 	opts, err := co.options()
 	if err != nil {
 		return err
+	}
+	if isReadable(*from) || isWritable(*to) || isReadable(*to) {
+		return convertArchive(e, *from, *to, args, opts, af, *lines)
 	}
 	src, err := codec("from", *from)
 	if err != nil {

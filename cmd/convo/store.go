@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/archive"
 	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/backends"
 )
@@ -31,7 +32,7 @@ type storeCommand struct {
 }
 
 var storeCommands = map[string]storeCommand{
-	"import": {"import [--id ID] [--title T] [--meta JSON] [FILE]", storeImport},
+	"import": {"import [--from F] [--id ID] [--title T] [--meta JSON] [FILE]", storeImport},
 	"export": {"export [--lines] ID", storeExport},
 	"list":   {"list [--title TEXT] [--meta JSON] [--limit N] [--json]", storeList},
 	"show":   {"show [--json] ID", storeShow},
@@ -102,6 +103,7 @@ func storeImport(e *env, args []string) error {
 	id := fs.String("id", "", "the new conversation's `ID` (default: a new one)")
 	title := fs.String("title", "", "the conversation's `TITLE`")
 	metaFlag := fs.String("meta", "", "the conversation's metadata: a `JSON` object")
+	from := fs.String("from", "convo", "the input's format: convo, or an export of many conversations ("+archiveNames(archive.Readable())+")")
 	args, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -109,6 +111,12 @@ func storeImport(e *env, args []string) error {
 	meta, err := metaJSON(*metaFlag)
 	if err != nil {
 		return err
+	}
+	if *from != "convo" {
+		if *id != "" || *title != "" {
+			return usagef("--id and --title name one conversation: with --from %s each keeps its own", *from)
+		}
+		return storeImportArchive(e, sf, *from, meta, args)
 	}
 	h, err := e.readHistory(args)
 	if err != nil {
