@@ -433,7 +433,8 @@ func metaObject(kv ...any) json.RawMessage {
 // pair makes h valid in its tool pairing without losing anything: a tool
 // result that answers no call gets a call synthesised in an assistant
 // message before it, a call left unanswered before the conversation goes on
-// gets an error result. Both are warnings. place names message i.
+// gets an error result (calls still open at the end stay pending). Both are
+// warnings. place names message i.
 func pair(h convo.History, place func(i int) string) (convo.History, []provider.Warning) {
 	var warns []provider.Warning
 	out := make(convo.History, 0, len(h))
@@ -521,7 +522,7 @@ func pair(h convo.History, place func(i int) string) (convo.History, []provider.
 			}
 		}
 	}
-	closeOpen(len(h) - 1)
+	// Calls still open at the end are pending: a history may end so.
 	return out, warns
 }
 
