@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -534,6 +535,14 @@ type formatsJSON struct {
 // GET /convo/v1/formats
 func (s *Server) formats(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, formatsJSON{Formats: s.formatNames()})
+}
+
+// exportFor answers an export of conversation id for tenant, as the export
+// route does: the viewer's downloads go through it.
+func (s *Server) exportFor(w http.ResponseWriter, r *http.Request, tenant, id string) {
+	r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+	r.SetPathValue("id", id)
+	s.export(w, r)
 }
 
 // formatNames lists the export formats: convo's own, the outside formats

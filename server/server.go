@@ -38,6 +38,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/server/ui"
 	"github.com/convo-go/convo/store"
 )
 
@@ -115,6 +116,9 @@ type Options struct {
 	// Logger receives one line per request and the details of internal
 	// errors, which clients never see. Nil means slog.Default().
 	Logger *slog.Logger
+	// UI serves the transcript viewer (package server/ui) under /ui/,
+	// with the same tokens and tenants as the API.
+	UI bool
 }
 
 // Server is the HTTP API over a store. Make one with New; it is an
@@ -198,6 +202,14 @@ func New(st store.Store, opts Options) (*Server, error) {
 			s.problem(w, r, &apiError{status: http.StatusMethodNotAllowed, kind: "method-not-allowed",
 				detail: r.Method + " is not served here; try " + methods})
 		})
+	}
+	if opts.UI {
+		v, err := ui.New(st, ui.Options{Tokens: opts.Tokens, Anonymous: opts.Anonymous, Formats: s.formatNames,
+			Export: s.exportFor, Logger: opts.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.mux.Handle(ui.Prefix, v)
 	}
 	s.mux.HandleFunc("/", s.notFound)
 	s.handler = s.recoverer(s.logRequests(s.guard(s.mux)))

@@ -72,6 +72,7 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	maxBody := fs.Int64("max-body", server.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
 	maxMsg := fs.Int64("max-message", server.DefaultMaxMessageBytes, "refuse messages larger than `N` bytes")
 	maxInflight := fs.Int64("max-inflight", server.DefaultMaxInflightBytes, "hold at most `N` bytes of request bodies at once (503 beyond)")
+	viewer := fs.Bool("ui", true, "serve the transcript viewer under /ui/")
 	if _, err := parse(fs, args, 0); err != nil {
 		return serveConfig{}, err
 	}
@@ -83,6 +84,7 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	}
 	cfg := serveConfig{addr: *addr, db: *db, jsonLog: *logFormat == "json"}
 	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes, cfg.opts.MaxInflightBytes = *maxBody, *maxMsg, *maxInflight
+	cfg.opts.UI = *viewer
 	if err := cfg.loadTokens(e, *tokens); err != nil {
 		return serveConfig{}, err
 	}
@@ -189,6 +191,9 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 		say = func(msg string) { log.Info(msg) }
 	}
 	say(fmt.Sprintf("listening on http://%s (store %s, %s)", ln.Addr(), redact(cfg.db), auth))
+	if cfg.opts.UI {
+		say(fmt.Sprintf("the viewer is at http://%s/ui/", ln.Addr()))
+	}
 	if cfg.ready != nil {
 		cfg.ready(ln.Addr().String())
 	}
