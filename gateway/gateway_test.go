@@ -183,6 +183,9 @@ func requestBody(t *testing.T, proto, model string, h convo.History, stream bool
 	if stream && proto != "gemini" && proto != "ollama" {
 		head += `"stream":true,`
 	}
+	if stream && proto == "openai-chat" {
+		head += `"stream_options":{"include_usage":true},`
+	}
 	if !stream && proto == "ollama" {
 		head += `"stream":false,`
 	}
@@ -508,5 +511,130 @@ func TestClientDisconnect(t *testing.T) {
 	h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
 	if err != nil || !h[len(h)-1].IsError() {
 		t.Fatalf("recorded %v %v", roles(h), err)
+	}
+}
+
+// view is what every protocol carries of a reply.
+type view struct {
+	Text, Reasoning string
+	Calls           []string
+	Input, Output   int64
+}
+
+func viewOf(m convo.Message) view {
+	var v view
+	for _, p := range m.Parts {
+		switch p.Type {
+		case convo.TypeText, convo.TypeRefusal:
+			v.Text += p.Text
+		case convo.TypeReasoning:
+			v.Reasoning += p.Text + strings.Join(p.Summary, "\n\n")
+		case convo.TypeToolCall:
+			var args any
+			_ = json.Unmarshal(p.Args, &args)
+			b, _ := json.Marshal(args)
+			v.Calls = append(v.Calls, p.ID+" "+p.Name+" "+string(b))
+		}
+	}
+	if m.Usage != nil {
+		v.Input, v.Output = m.Usage.Input, m.Usage.Output
+	}
+	return v
+}
+
+// TestTranslate: for every pair of client and upstream protocols, plain and
+// streamed, the client reads the upstream's reply in its own protocol (its
+// text, reasoning, tool calls and usage), the store holds the upstream's
+// reply as convo reads it, and the client's next turn — carrying the reply
+// back in the client's rendering — continues the same conversation. Pairs
+// whose requests cannot be converted yet are answered 501.
+func TestTranslate(t *testing.T) {
+	for _, client := range protos {
+		for _, upstream := range protos {
+			if client == upstream {
+				continue
+			}
+			for _, stream := range []bool{false, true} {
+				name := client + "->" + upstream + map[bool]string{false: "/plain", true: "/stream"}[stream]
+				t.Run(name, func(t *testing.T) {
+					rg := newRig(t, upstream, nil)
+					model := "m-1"
+					h := convo.History{convo.System("Be brief."), convo.User("Weather in Paris?")}
+					body := requestBody(t, client, model, h, stream)
+					resp := rg.post(t, client, model, body, stream, nil)
+					got, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					_, e1 := all.LookupRequest(client)
+					_, e2 := all.LookupRequest(upstream)
+					if e1 != nil || e2 != nil {
+						if resp.StatusCode != http.StatusNotImplemented {
+							t.Fatalf("status %d, want 501: %s", resp.StatusCode, got)
+						}
+						return
+					}
+					if resp.StatusCode != 200 {
+						t.Fatalf("status %d: %s", resp.StatusCode, got)
+					}
+					upData := rg.up.plain
+					if stream {
+						upData = rg.up.stream
+					}
+					want := wantReply(t, upstream, upData, stream)
+					seen := wantReply(t, client, got, stream)
+					if gv, wv := viewOf(seen), viewOf(want); !reflect.DeepEqual(gv, wv) {
+						t.Fatalf("client saw\n %+v\nupstream sent\n %+v\n%s", gv, wv, got)
+					}
+					conv := resp.Header.Get("Convo-Conversation")
+
+					h2 := append(h[:len(h):len(h)], seen, convo.User("And tomorrow?"))
+					if seen.HasToolCalls() {
+						var results []convo.Part
+						for _, c := range seen.ToolCalls() {
+							results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
+						}
+						h2 = append(h[:len(h):len(h)], seen, convo.ToolResults(results...))
+					}
+					resp2 := rg.post(t, client, model, requestBody(t, client, model, h2, stream), stream, nil)
+					io.Copy(io.Discard, resp2.Body)
+					resp2.Body.Close()
+					if c2 := resp2.Header.Get("Convo-Conversation"); c2 != conv {
+						t.Errorf("second turn recorded in %s, want %s", c2, conv)
+					}
+					rg.drain(t)
+					stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
+					if err != nil || len(stored) < 5 {
+						t.Fatalf("stored %v, %v", roles(stored), err)
+					}
+					r := stored[2]
+					r.ID, r.Time = want.ID, want.Time
+					if !reflect.DeepEqual(r, want) {
+						t.Errorf("stored reply differs from the upstream's:\n got %+v\nwant %+v", r, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestTranslateMidStreamFailure: an Anthropic stream that breaks reaches an
+// OpenAI Chat client as an error chunk, and is recorded as an error.
+func TestTranslateMidStreamFailure(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	rg.up.cut = true
+	body := requestBody(t, "openai-chat", "m", convo.History{convo.User("hi")}, true)
+	resp := rg.post(t, "openai-chat", "m", body, true, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, `data: {"error":{"message":`) {
+		t.Fatalf("stream does not end with an error chunk:\n%s", got)
+	}
+	for i := 0; rg.gw.Stats().Recorded == 0 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	rg.drain(t)
+	h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
+	if err != nil || !h[len(h)-1].IsError() {
+		t.Fatalf("recorded %v, %v", roles(h), err)
 	}
 }

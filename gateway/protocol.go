@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/stream"
 )
 
 // protocol is what the gateway knows of one wire format's HTTP API.
@@ -83,6 +85,22 @@ func protocolNames() []string {
 }
 
 func bearer(h http.Header, key string) { h.Set("Authorization", "Bearer "+key) }
+
+// source reads the events of a stream in the protocol's framing.
+func (p *protocol) source(r io.Reader) stream.Source {
+	if p.ndjson {
+		return stream.NewNDJSON(r)
+	}
+	return stream.NewSSE(r)
+}
+
+// contentType is the media type of the protocol's streamed replies.
+func (p *protocol) contentType() string {
+	if p.ndjson {
+		return "application/x-ndjson"
+	}
+	return "text/event-stream"
+}
 
 func openaiError(status int, msg string) []byte {
 	typ := "server_error"

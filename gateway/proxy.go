@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 )
@@ -193,7 +194,136 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 	g.rec.enqueue(x.rec)
 }
 
-// translate serves a client whose protocol is not the upstream's.
+// translate serves a client whose protocol is not the upstream's: the
+// whole request is converted (provider.Request), and the reply or stream
+// is converted into the client's protocol as it arrives — the upstream's
+// stream read into deltas, the deltas written by the client's stream
+// encoder, the upstream's accumulator folding the same events for the
+// recording.
 func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange) {
-	writeError(w, x.client, http.StatusNotImplemented, fmt.Sprintf("model %q is routed to a %s upstream: translation from %s is not available yet", x.model, x.up.proto.name, x.client.name))
+	from, err1 := all.LookupRequest(x.client.name)
+	to, err2 := all.LookupRequest(x.up.proto.name)
+	replies, err3 := all.LookupReply(x.up.proto.name)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		writeError(w, x.client, http.StatusNotImplemented, fmt.Sprintf("model %q is routed to a %s upstream: requests cannot be translated from %s to %s yet", x.model, x.up.proto.name, x.client.name, x.up.proto.name))
+		return
+	}
+	req, warns, err := from.DecodeRequest(x.body, provider.Options{Repair: true})
+	if err != nil {
+		writeError(w, x.client, http.StatusBadRequest, "request: "+err.Error())
+		return
+	}
+	req.Model, req.Stream = x.model, x.stream
+	if req.Stream {
+		req.StreamUsage = true // the recording wants the usage whatever the client asked
+	}
+	if req.MaxTokens == 0 && x.up.proto.name == "anthropic" {
+		req.MaxTokens = defaultMaxTokens // required by Anthropic, optional elsewhere
+	}
+	body, w2, err := to.EncodeRequest(req, provider.Options{Repair: true, Model: x.model})
+	if err != nil {
+		writeError(w, x.client, http.StatusBadRequest, fmt.Sprintf("request cannot be sent to %s: %v", x.up.proto.name, err))
+		return
+	}
+	if warns = append(warns, w2...); len(warns) > 0 {
+		g.log.Info("gateway: translation warnings", "client", x.client.name, "upstream", x.up.proto.name, "warnings", len(warns), "first", warns[0].String())
+	}
+	resp, cancel := g.call(w, r, x, body)
+	if resp == nil {
+		return
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		g.upstreamError(w, x, resp)
+		return
+	}
+	sopts := provider.StreamOptions{Model: x.model, OmitUsage: x.client.name == "openai-chat" && !includeUsage(x.body)}
+	x.headers(w.Header())
+	if !x.stream {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, g.opts.MaxReplyBytes))
+		var m convo.Message
+		if err == nil {
+			m, _, err = replies.DecodeReply(data, provider.Options{})
+		}
+		if err != nil {
+			writeError(w, x.client, http.StatusBadGateway, "upstream "+x.up.Name+" sent a reply convo cannot read")
+			g.log.Warn("gateway: upstream reply unreadable", "upstream", x.up.Name, "err", err)
+			x.rec.fail = "upstream reply unreadable: " + err.Error()
+			g.rec.enqueue(x.rec)
+			return
+		}
+		out, _ := all.EncodeReply(x.client.name, m, sopts)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+		x.rec.reply = &m
+		g.rec.enqueue(x.rec)
+		return
+	}
+	w.Header().Set("Content-Type", x.client.contentType())
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	enc, _ := all.NewStreamEncoder(x.client.name, w, sopts)
+	dr := provider.NewDeltaReader(replies.NewAccumulator(provider.Options{}))
+	src := x.up.proto.source(resp.Body)
+	var deltas []provider.Delta
+	var werr, serr error
+	for werr == nil {
+		ev, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			deltas, err = dr.Add(deltas[:0], ev)
+		}
+		if err != nil {
+			serr = err
+			break
+		}
+		for _, d := range deltas {
+			if werr = enc.Write(d); werr != nil {
+				break
+			}
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	// The end: the rest of the reply, or the error event of the
+	// client's protocol for a stream that failed or was cut.
+	deltas, m, _, ferr := dr.Finish(deltas[:0])
+	if werr == nil {
+		for _, d := range deltas {
+			_ = enc.Write(d)
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	switch {
+	case r.Context().Err() != nil:
+		x.rec.fail = "client disconnected: the upstream request was cancelled"
+	case serr != nil || ferr != nil:
+		g.log.Warn("gateway: upstream failed mid-stream", "upstream", x.up.Name, "err", errors.Join(serr, ferr))
+		x.rec.fail = "upstream " + x.up.Name + " failed mid-stream"
+	}
+	if len(m.Parts) > 0 || x.rec.fail == "" {
+		x.rec.reply = &m
+	}
+	g.rec.enqueue(x.rec)
+}
+
+// defaultMaxTokens is the max_tokens sent to Anthropic for a request that
+// set none.
+const defaultMaxTokens = 4096
+
+// includeUsage reports whether an OpenAI Chat request asked for the usage
+// chunk (stream_options.include_usage).
+func includeUsage(body []byte) bool {
+	var v struct {
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	return json.Unmarshal(body, &v) == nil && v.StreamOptions.IncludeUsage
 }

@@ -177,6 +177,26 @@ func TestStreamTranscode(t *testing.T) {
 					if !reflect.DeepEqual(gv, wv) {
 						t.Errorf("\n got %+v\nwant %+v\n%s", gv, wv, out)
 					}
+					// The whole reply, not streamed, says the same.
+					body, err := all.EncodeReply(f.format, want, provider.StreamOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					rc, _ := all.LookupReply(f.format)
+					plain, _, err := rc.DecodeReply(body, provider.Options{})
+					if err != nil {
+						t.Fatalf("reply: %v\n%s", err, body)
+					}
+					pv := viewOf(plain)
+					if wv.Finish == "" {
+						pv.Finish = ""
+					}
+					if reasoningParts(want) > 1 {
+						pv.Reasoning = gv.Reasoning // as above: one channel in some formats
+					}
+					if !reflect.DeepEqual(pv, gv) {
+						t.Errorf("reply:\n got %+v\nwant %+v\n%s", pv, gv, body)
+					}
 				})
 			}
 		}

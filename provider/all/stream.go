@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/anthropic"
 	"github.com/convo-go/convo/provider/gemini"
@@ -35,4 +36,23 @@ func NewStreamEncoder(name string, w io.Writer, opts provider.StreamOptions) (pr
 		return nil, fmt.Errorf("%w %q for stream encoding (known: %s)", provider.ErrUnknownFormat, name, strings.Join(names, ", "))
 	}
 	return f(w, opts), nil
+}
+
+// replyEncoders maps format names to their whole-reply encoders.
+var replyEncoders = map[string]func(convo.Message, provider.StreamOptions) []byte{
+	"openai-chat":      openai.EncodeChatReply,
+	"openai-responses": openai.EncodeResponsesReply,
+	"anthropic":        anthropic.EncodeReply,
+	"gemini":           gemini.EncodeReply,
+	"ollama":           ollama.EncodeReply,
+}
+
+// EncodeReply returns a non-streamed response body in the format called
+// name for an assistant message.
+func EncodeReply(name string, m convo.Message, opts provider.StreamOptions) ([]byte, error) {
+	f, ok := replyEncoders[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q for reply encoding", provider.ErrUnknownFormat, name)
+	}
+	return f(m, opts), nil
 }

@@ -87,20 +87,7 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 		delete(e.parts, d.Index)
 		switch part := d.Part; {
 		case part.Type == convo.TypeToolCall:
-			args := part.Args
-			if args == nil {
-				args = []byte("{}")
-			}
-			b := append([]byte(nil), `"content":"","tool_calls":[{"id":`...)
-			b = jsonx.AppendString(b, part.ID)
-			b = append(b, `,"function":{"index":`...)
-			b = strconv.AppendInt(b, int64(e.calls), 10)
-			e.calls++
-			b = append(b, `,"name":`...)
-			b = jsonx.AppendString(b, part.Name)
-			b = append(b, `,"arguments":`...)
-			b = append(b, args...)
-			e.line(string(append(b, "}}]"...)), "")
+			e.line(string(e.appendCalls(append([]byte(nil), `"content":"","tool_calls":`...), []convo.Part{*part})), "")
 		case !p.text && part.Type == convo.TypeReasoning && part.Text == "" && len(part.Summary) > 0:
 			e.text(part.Type, strings.Join(part.Summary, "\n\n"))
 		case !p.text && part.Text != "":
@@ -109,20 +96,7 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 	case provider.DeltaUsage:
 		e.usage = d.Usage
 	case provider.DeltaFinish:
-		e.done = true
-		reason := "stop"
-		if d.Finish == convo.FinishLength {
-			reason = "length"
-		}
-		tail := append([]byte(nil), `,"done":true,"done_reason":`...)
-		tail = jsonx.AppendString(tail, reason)
-		if u := e.usage; u != nil {
-			tail = append(tail, `,"prompt_eval_count":`...)
-			tail = strconv.AppendInt(tail, u.Input, 10)
-			tail = append(tail, `,"eval_count":`...)
-			tail = strconv.AppendInt(tail, u.Output, 10)
-		}
-		e.line(`"content":""`, string(tail))
+		e.finishLine(`"content":""`, d.Finish)
 	case provider.DeltaError:
 		e.done = true
 		msg := "the upstream stream failed"
@@ -144,4 +118,63 @@ func (e *streamEncoder) text(t convo.PartType, s string) {
 		key = `"content":"","thinking":`
 	}
 	e.line(string(jsonx.AppendString([]byte(key), s)), "")
+}
+
+// finishLine appends the last line: message members, done, done_reason and
+// the token counts.
+func (e *streamEncoder) finishLine(message string, f convo.Finish) {
+	e.done = true
+	reason := "stop"
+	if f == convo.FinishLength {
+		reason = "length"
+	}
+	tail := append([]byte(nil), `,"done":true,"done_reason":`...)
+	tail = jsonx.AppendString(tail, reason)
+	if u := e.usage; u != nil {
+		tail = append(tail, `,"prompt_eval_count":`...)
+		tail = strconv.AppendInt(tail, u.Input, 10)
+		tail = append(tail, `,"eval_count":`...)
+		tail = strconv.AppendInt(tail, u.Output, 10)
+	}
+	e.line(message, string(tail))
+}
+
+// appendCalls appends a tool_calls array; function indexes count on from
+// the calls already sent.
+func (e *streamEncoder) appendCalls(b []byte, calls []convo.Part) []byte {
+	b = append(b, '[')
+	for i := range calls {
+		p := &calls[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		args := p.Args
+		if args == nil {
+			args = []byte("{}")
+		}
+		b = append(b, '{')
+		if p.ID != "" {
+			b = jsonx.AppendString(append(b, `"id":`...), p.ID)
+			b = append(b, ',')
+		}
+		b = append(b, `"function":{"index":`...)
+		b = strconv.AppendInt(b, int64(e.calls), 10)
+		e.calls++
+		b = jsonx.AppendString(append(b, `,"name":`...), p.Name)
+		b = append(append(b, `,"arguments":`...), args...)
+		b = append(b, "}}"...)
+	}
+	return append(b, ']')
+}
+
+// appendMessage appends the members of a whole reply's message.
+func (e *streamEncoder) appendMessage(b []byte, content, thinking string, calls []convo.Part) []byte {
+	b = jsonx.AppendString(append(b, `"content":`...), content)
+	if thinking != "" {
+		b = jsonx.AppendString(append(b, `,"thinking":`...), thinking)
+	}
+	if len(calls) > 0 {
+		b = e.appendCalls(append(b, `,"tool_calls":`...), calls)
+	}
+	return b
 }
