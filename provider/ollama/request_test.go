@@ -1,0 +1,22 @@
+package ollama
+
+import (
+	"testing"
+
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
+)
+
+func TestRequestRoundTrip(t *testing.T) {
+	codectest.RequestRoundTrip(t, codec{}, "testdata/whole/*.json")
+}
+
+// Ollama streams unless told not to.
+func TestRequestStreamDefault(t *testing.T) {
+	r, _, err := codec{}.DecodeRequest([]byte(`{"model":"m","messages":[]}`), provider.Options{})
+	if err != nil || !r.Stream {
+		t.Fatalf("stream = %v, %v", r, err)
+	}
+}
+
+var _ provider.RequestCodec = codec{}
