@@ -10,6 +10,7 @@ import (
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 var _ provider.ReplyCodec = ChatCodec{}
@@ -289,8 +290,9 @@ type chatAcc struct {
 
 	content, refusal, reasoning textBuf
 	calls                       []callAcc
-	fn                          *callAcc // the deprecated function_call
-	annotations                 []byte   // elements, comma-separated
+	fn                          *callAcc     // the deprecated function_call
+	annotations                 []byte       // elements, comma-separated
+	extra                       wire.Members // other delta members, merged (mergeDelta)
 	audio                       audioAcc
 	logContent, logRefusal      []byte
 	finish                      []byte // raw finish_reason
@@ -583,7 +585,16 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			}
 			return atKey(a.audioDelta(r), key)
 		default:
-			return r.Skip()
+			// Kept and merged, so a streamed reply holds what the same
+			// reply read whole keeps in its native members.
+			if r.ReadNull() {
+				return nil
+			}
+			v, err := r.ReadRaw()
+			if err == nil {
+				a.extra = a.extra.Set(string(key), mergeDelta(a.extra.Value(string(key)), v))
+			}
+			return atKey(err, key)
 		}
 		if r.ReadNull() {
 			return nil
@@ -814,6 +825,12 @@ func (a *chatAcc) body() []byte {
 			b = jsonx.AppendString(b, string(a.audio.transcript.b))
 		}
 		b = append(b, '}')
+	}
+	for _, m := range a.extra {
+		b = append(b, ',')
+		b = jsonx.AppendString(b, m.Key)
+		b = append(b, ':')
+		b = append(b, m.Val...)
 	}
 	b = append(b, `},"finish_reason":`...)
 	if a.finish != nil {
