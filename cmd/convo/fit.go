@@ -140,11 +140,11 @@ func writeFitReport(w io.Writer, r *fit.Result, c *tokens.Counter) {
 		if j-i > 1 {
 			where = fmt.Sprintf("messages[%d:%d]", r.Excluded[i].Index, r.Excluded[j-1].Index+1)
 		}
-		fmt.Fprintf(w, "  %s (%s, %d tokens): %s\n", where, plural(j-i, "messages"), tok, r.Excluded[i].Reason)
+		fmt.Fprintf(w, "  %s (%s, %s): %s\n", where, plural(j-i, "messages"), plural(tok, "tokens"), r.Excluded[i].Reason)
 		i = j
 	}
 	for _, ch := range r.Changed {
-		fmt.Fprintf(w, "  messages[%d] (%s, now messages[%d]): %s, %d tokens saved\n", ch.Index, ch.Role, ch.At, ch.What, ch.Saved)
+		fmt.Fprintf(w, "  messages[%d] (%s, now messages[%d]): %s, %s saved\n", ch.Index, ch.Role, ch.At, ch.What, plural(ch.Saved, "tokens"))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)

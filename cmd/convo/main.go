@@ -60,6 +60,10 @@ func run(e *env, args []string) (code int) {
 			code = 1
 		}
 	}()
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(e.stdout, version())
+		return 0
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(e.stdout)
 		if len(args) == 0 {
@@ -83,7 +87,10 @@ func run(e *env, args []string) (code int) {
 		fmt.Fprintf(e.stderr, "convo %s: %v\nusage: convo %s %s\n", args[0], err, args[0], c.usage)
 		return 2
 	}
-	fmt.Fprintf(e.stderr, "convo %s: %s\n", args[0], oneLine(explain(err)))
+	// A library error that names its package ("fit: …") would say the
+	// command's name twice.
+	msg := strings.TrimPrefix(oneLine(explain(err)), args[0]+": ")
+	fmt.Fprintf(e.stderr, "convo %s: %s\n", args[0], msg)
 	return 1
 }
 
@@ -116,7 +123,8 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'convo COMMAND -h' for a command's flags. Exit codes: 0 ok, 1 invalid input, 2 usage.")
+	fmt.Fprintln(w, "\nRun 'convo COMMAND -h' for a command's flags and an example; 'convo --version' for the version.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 invalid input, 2 usage.")
 }
 
 // flags returns a flag set for a command that reports errors as usage
@@ -124,6 +132,7 @@ func printHelp(w io.Writer) {
 func flags(e *env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("convo "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
+	setUsage(fs, e.stderr, name)
 	return fs
 }
 

@@ -42,7 +42,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "help", args: []string{"help"}, code: 0, stdout: "validate"},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderr: `unknown command "frobnicate"`},
 		{name: "validate ok", args: []string{"validate", valid}, code: 0, stdout: "ok: 5 messages"},
-		{name: "validate stdin", args: []string{"validate"}, stdin: `[{"role":"user","parts":[{"type":"text","text":"hi"}]}]`, code: 0, stdout: "ok: 1 messages"},
+		{name: "validate stdin", args: []string{"validate"}, stdin: `[{"role":"user","parts":[{"type":"text","text":"hi"}]}]`, code: 0, stdout: "ok: 1 message\n"},
 		{name: "validate problems", args: []string{"validate"}, stdin: `[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"f","args":{}}]},{"role":"user","phase":"final","parts":[{"type":"text","text":"x"}]}]`,
 			code: 1, stderr: "messages[0].parts[0]: tool call \"c\" (f) has no result before messages[1] (--repair repairs it when converting)\nmessages[1]: phase on a user message"},
 		{name: "convert unpaired call", args: []string{"convert", "--from", "convo", "--to", "anthropic"},

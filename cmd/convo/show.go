@@ -120,7 +120,7 @@ func (t transcript) message(i int, m convo.Message) {
 		head = append(head, "this turn only")
 	}
 	if m.Compacted > 0 {
-		head = append(head, fmt.Sprintf("replaces %d messages", m.Compacted))
+		head = append(head, "replaces "+plural(m.Compacted, "messages"))
 	}
 	if m.Phase != "" {
 		head = append(head, esc(string(m.Phase)))

@@ -31,12 +31,17 @@ type storeCommand struct {
 	run   func(e *env, args []string) error
 }
 
-var storeCommands = map[string]storeCommand{
-	"import": {"import [--from F] [--id ID] [--title T] [--meta JSON] [FILE]", storeImport},
-	"export": {"export [--lines] ID", storeExport},
-	"list":   {"list [--title TEXT] [--meta JSON] [--limit N] [--json]", storeList},
-	"show":   {"show [--json] ID", storeShow},
-	"rm":     {"rm ID…", storeRemove},
+// storeCommands is filled in by init: the subcommands' help reads it.
+var storeCommands map[string]storeCommand
+
+func init() {
+	storeCommands = map[string]storeCommand{
+		"import": {"import [--from F] [--id ID] [--title T] [--meta JSON] [FILE]", storeImport},
+		"export": {"export [--lines] ID", storeExport},
+		"list":   {"list [--title TEXT] [--meta JSON] [--limit N] [--json]", storeList},
+		"show":   {"show [--json] ID", storeShow},
+		"rm":     {"rm ID…", storeRemove},
+	}
 }
 
 var storeOrder = []string{"import", "export", "list", "show", "rm"}

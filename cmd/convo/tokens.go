@@ -136,7 +136,7 @@ func writeTokensTable(w io.Writer, r tokens.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	total := fmt.Sprintf("total %d tokens (%s)", r.Tokens, describe(r))
+	total := fmt.Sprintf("total %s (%s)", plural(r.Tokens, "tokens"), describe(r))
 	if r.Context > 0 {
 		total += fmt.Sprintf(" of a %d-token window", r.Context)
 	}
@@ -164,8 +164,9 @@ func writeTokensJSON(w io.Writer, r tokens.Result) error {
 
 // plural is "1 message", "2 messages".
 func plural(n int, what string) string {
+	what = strings.TrimSuffix(what, "s")
 	if n == 1 {
 		return "1 " + what
 	}
-	return fmt.Sprint(n) + " " + strings.TrimSuffix(what, "s") + "s"
+	return fmt.Sprint(n) + " " + what + "s"
 }

@@ -30,8 +30,8 @@ func runValidate(e *env, args []string) error {
 		for _, p := range ve.Problems {
 			fmt.Fprintln(e.stderr, p.Explain("--repair"))
 		}
-		return fmt.Errorf("%d problems in %d messages", len(ve.Problems), len(h))
+		return fmt.Errorf("%s in %s", plural(len(ve.Problems), "problems"), plural(len(h), "messages"))
 	}
-	fmt.Fprintf(e.stdout, "ok: %d messages\n", len(h))
+	fmt.Fprintf(e.stdout, "ok: %s\n", plural(len(h), "messages"))
 	return nil
 }

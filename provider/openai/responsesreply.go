@@ -269,11 +269,8 @@ func (a *respAcc) Add(ev provider.Event) error {
 	if string(ev.Data) == "[DONE]" {
 		return nil // some compatible servers end with it
 	}
+	// The caller that feeds the events names the event (stream.Feed does).
 	if err := a.event(ev.Data); err != nil {
-		var ae *APIError
-		if !errors.As(err, &ae) {
-			err = fmt.Errorf("event %d: %w", a.events-1, err)
-		}
 		a.err = err
 		return err
 	}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestEveryHelpHasExample: every command's and store subcommand's -h shows
+// its synopsis, an example and its flags, on stderr, exit 0.
+func TestEveryHelpHasExample(t *testing.T) {
+	var names []string
+	for n := range commands {
+		if n != "boom" {
+			names = append(names, n)
+		}
+	}
+	for n := range storeCommands {
+		names = append(names, "store "+n)
+	}
+	for _, n := range names {
+		if n == "store" {
+			continue // its -h lists the subcommands (TestStoreHelp)
+		}
+		args := append(strings.Fields(n), "-h")
+		_, errs, code := runCLI(t, "", args...)
+		if code != 0 {
+			t.Errorf("%s -h: exit %d", n, code)
+		}
+		for _, want := range []string{"usage: " + synopsis(n), "Example:\n  " + examples[n], "Flags:"} {
+			if examples[n] == "" || !strings.Contains(errs, want) {
+				t.Errorf("convo %s -h lacks %q:\n%s", n, want, errs)
+			}
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := runCLI(t, "", "--version")
+	// A test binary has build info: its module version is "(devel)".
+	if code != 0 || !strings.HasPrefix(out, "convo ") || !strings.Contains(out, "go1.") {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n          int
+		what, want string
+	}{
+		{0, "messages", "0 messages"}, {1, "messages", "1 message"}, {2, "message", "2 messages"},
+		{1, "problems", "1 problem"}, {1, "tokens", "1 token"}, {3, "blocks", "3 blocks"},
+	} {
+		if got := plural(tc.n, tc.what); got != tc.want {
+			t.Errorf("plural(%d, %q) = %q, want %q", tc.n, tc.what, got, tc.want)
+		}
+	}
+	_, errs, _ := runCLI(t, `[{"role":"user","phase":"final","parts":[{"type":"text","text":"hi"}]}]`, "validate")
+	if !strings.Contains(errs, "1 problem in 1 message") {
+		t.Errorf("validate: %q", errs)
+	}
+}
+
+// TestNoDoubledPrefix: an error says the command's name once, and a stream
+// error names its event once.
+func TestNoDoubledPrefix(t *testing.T) {
+	commands["fit2"] = command{run: func(*env, []string) error { return errors.New("fit2: budget must be positive") }}
+	defer delete(commands, "fit2")
+	_, errs, _ := runCLI(t, "", "fit2")
+	if errs != "convo fit2: budget must be positive\n" {
+		t.Errorf("got %q", errs)
+	}
+	stream := "data: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\ndata: {\"type\":\"response.output_text.delta\",\"delta\":1}\n\n"
+	_, errs, code := runCLI(t, stream, "reply", "--from", "openai-responses", "--stream")
+	if code != 1 || strings.Count(errs, "event 1") != 1 {
+		t.Errorf("exit %d: %q", code, errs)
+	}
+}
