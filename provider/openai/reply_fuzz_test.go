@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // FuzzAccumulate feeds arbitrary bytes to both reply decoders: as a stream
@@ -20,6 +21,14 @@ func FuzzAccumulate(f *testing.F) {
 			f.Add(readFile(f, file))
 		}
 	}
+	// Real recorded streams, and a delta member merged by its index.
+	for _, dir := range []string{"chat", "responses"} {
+		for _, seed := range codectest.RecordedEvents(f, filepath.Join("testdata", "recorded", dir)) {
+			f.Add(codectest.SSEFromChunks(seed, dir == "responses"))
+		}
+	}
+	f.Add([]byte(`data: {"choices":[{"index":0,"delta":{"reasoning_details":[{"index":0,"text":"a"}]}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{"reasoning_details":[{"index":0,"text":"b"},{"index":9}],"x":{"y":"z"}}}]}` + "\n\n"))
 	f.Add([]byte(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":-1,"id":"c","function":{"name":"f","arguments":"{"}}]}}]}` + "\n\n"))
 	f.Add([]byte(`data: {"type":"response.output_text.delta","output_index":3,"content_index":2,"delta":"x"}` + "\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
