@@ -244,7 +244,7 @@ func statsOf(h convo.History) stats {
 	var s stats
 	for _, m := range h {
 		if s.FirstUser == "" && m.Role == convo.RoleUser {
-			s.FirstUser = firstWords(m.Text(), 160)
+			s.FirstUser = firstWords(plainMarkdown.Replace(m.Text()), 160)
 		}
 		if m.Role != convo.RoleAssistant {
 			continue
@@ -269,6 +269,10 @@ func statsOf(h convo.History) stats {
 	}
 	return s
 }
+
+// plainMarkdown drops the Markdown marks that would show as clutter in a
+// line of plain text.
+var plainMarkdown = strings.NewReplacer("**", "", "__", "", "`", "", "#", "")
 
 // total is a usage's total: the reported one, or input plus output.
 func total(u *convo.Usage) int64 {
