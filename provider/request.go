@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/convo-go/convo"
 )
@@ -200,3 +201,42 @@ func Int(n int64) *int64 { return &n }
 
 // Bool returns a pointer to b, for Request's optional settings.
 func Bool(b bool) *bool { return &b }
+
+// Settings returns the names of the fields of r set besides History, as
+// warnings name them ("model", "tools", "temperature", "native.openai").
+func (r *Request) Settings() []string {
+	var out []string
+	add := func(set bool, name string) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add(r.Model != "", "model")
+	add(len(r.Tools) > 0, "tools")
+	add(r.ToolChoice.Mode != "", "tool_choice")
+	add(r.ParallelToolCalls != nil, "parallel_tool_calls")
+	add(r.Output.Type != "", "output")
+	add(r.MaxTokens != 0, "max_tokens")
+	add(r.Temperature != nil, "temperature")
+	add(r.TopP != nil, "top_p")
+	add(r.TopK != nil, "top_k")
+	add(r.PresencePenalty != nil, "presence_penalty")
+	add(r.FrequencyPenalty != nil, "frequency_penalty")
+	add(r.Seed != nil, "seed")
+	add(len(r.Stop) > 0, "stop")
+	add(r.Reasoning != nil, "reasoning")
+	add(r.CacheKey != "", "cache_key")
+	add(r.Stream, "stream")
+	add(r.StreamUsage, "stream_usage")
+	add(r.User != "", "user")
+	add(len(r.Metadata) > 0, "metadata")
+	ids := make([]string, 0, len(r.Native))
+	for id := range r.Native {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		out = append(out, "native."+id)
+	}
+	return out
+}

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	commands["convert"] = command{
-		usage:   "--from F --to T [--pick N|ID] [--embed-media] [--strict] [--repair] [--reasoning drop|text] [--media error|placeholder] [--system-role system|developer] [--model M] [--lines] [FILE]",
+		usage:   "--from F --to T [--messages-only] [--pick N|ID] [--embed-media] [--strict] [--repair] [--reasoning drop|text] [--media error|placeholder] [--system-role system|developer] [--model M] [--lines] [FILE]",
 		summary: "convert a history between convo and any provider's request format",
 		run:     runConvert,
 	}
@@ -87,6 +87,7 @@ func runConvert(e *env, args []string) error {
 	from := fs.String("from", "", "input format: "+formatNames())
 	to := fs.String("to", "", "output format: "+formatNames())
 	lines := fs.Bool("lines", false, "with --to convo, write JSON Lines instead of the envelope")
+	messagesOnly := fs.Bool("messages-only", false, "convert only the conversation members (messages, system), not the model, tools and settings")
 	var co convOptions
 	co.register(fs)
 	var af archiveFlags
@@ -115,6 +116,11 @@ func runConvert(e *env, args []string) error {
 		return err
 	}
 
+	if !*messagesOnly && src != nil {
+		if rs, ok := src.(provider.RequestCodec); ok {
+			return convertRequest(e, rs, dst, body, name, opts, *lines)
+		}
+	}
 	var h convo.History
 	if src == nil {
 		h, err = convo.Unmarshal(body)
@@ -145,5 +151,44 @@ func runConvert(e *env, args []string) error {
 		return err
 	}
 	_, err = e.stdout.Write(out)
+	return err
+}
+
+// convertRequest converts a whole request: model, tools, settings and the
+// conversation. To convo, only the conversation is written, and every
+// setting left out is a warning.
+func convertRequest(e *env, src provider.RequestCodec, dst provider.Codec, body []byte, name string, opts provider.Options, lines bool) error {
+	r, warns, err := src.DecodeRequest(body, opts)
+	e.warn(warns)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var out []byte
+	if dst == nil {
+		for _, s := range r.Settings() {
+			e.warn([]provider.Warning{provider.WarnCode(provider.CodeSettingDropped, s,
+				"a convo history has no request settings: left out (convert to a provider format to keep them)")})
+		}
+		if lines {
+			out, err = convo.MarshalLines(r.History)
+		} else {
+			out, err = convo.Marshal(r.History)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(out)
+		return err
+	}
+	rd, ok := dst.(provider.RequestCodec)
+	if !ok {
+		return fmt.Errorf("%s takes no whole requests: use --messages-only", dst.Name())
+	}
+	out, warns, err = rd.EncodeRequest(r, opts)
+	e.warn(warns)
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(append(out, '\n'))
 	return err
 }

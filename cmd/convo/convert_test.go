@@ -69,3 +69,37 @@ func TestConvertStrict(t *testing.T) {
 		t.Fatalf("bad provider input: exit %d: %q", code, errs)
 	}
 }
+
+// A whole request keeps its model, tools and settings through convert;
+// --messages-only keeps only the conversation; to convo, settings are
+// warned about.
+func TestConvertWholeRequest(t *testing.T) {
+	in := `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required","temperature":0.2,"seed":1}`
+	out, errs, code := runCLI(t, in, "convert", "--from", "openai-chat", "--to", "anthropic")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &body); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"model", "max_tokens", "messages", "tools", "tool_choice", "temperature"} {
+		if body[k] == nil {
+			t.Errorf("no %q in %s", k, out)
+		}
+	}
+	if string(body["tool_choice"]) != `{"type":"any"}` {
+		t.Errorf("tool_choice = %s", body["tool_choice"])
+	}
+	if !strings.Contains(errs, "warning: seed: anthropic has no such setting") {
+		t.Errorf("no warning for seed: %q", errs)
+	}
+	out, _, code = runCLI(t, in, "convert", "--from", "openai-chat", "--to", "anthropic", "--messages-only")
+	if code != 0 || strings.Contains(out, "tools") || !strings.Contains(out, "messages") {
+		t.Errorf("--messages-only: exit %d: %s", code, out)
+	}
+	_, errs, code = runCLI(t, in, "convert", "--from", "openai-chat", "--to", "convo")
+	if code != 0 || !strings.Contains(errs, "warning: tools: a convo history has no request settings") {
+		t.Errorf("to convo: exit %d: %s", code, errs)
+	}
+}

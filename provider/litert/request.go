@@ -1,0 +1,44 @@
+package litert
+
+import (
+	"github.com/convo-go/convo/provider"
+)
+
+// EncodeRequest returns the messages array for r's history. A LiteRT-LM
+// conversation is restored from its messages alone: the model, tools and
+// sampling settings are the engine's and the conversation config's, set in
+// code on the device. Every setting r has is therefore left out with a
+// warning (CodeSettingDropped), as are r's native members.
+func (codec) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	inner := opts
+	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
+	out, warns, err := codec{}.Encode(r.History, inner)
+	if err != nil {
+		return nil, warns, err
+	}
+	for _, s := range r.Settings() {
+		warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, s,
+			"litert has no such setting in its messages: left out (set it in the engine or conversation config)"))
+	}
+	warns, err = opts.Finish(warns)
+	if err != nil {
+		return nil, warns, err
+	}
+	return out, warns, nil
+}
+
+// DecodeRequest reads a messages array into a request that has only a
+// history.
+func (codec) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+	inner := opts
+	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
+	h, warns, err := codec{}.Decode(body, inner)
+	if err != nil {
+		return nil, warns, err
+	}
+	warns, err = opts.Finish(warns)
+	if err != nil {
+		return nil, warns, err
+	}
+	return &provider.Request{History: h}, warns, nil
+}
