@@ -11,6 +11,8 @@ type statsKey struct {
 
 type statsEntry struct {
 	version int64
+	count   int    // messages summed
+	lastID  string // the id of the last of them
 	stats   stats
 }
 
@@ -28,18 +30,20 @@ func newStatsCache(max int) *statsCache {
 	return &statsCache{max: max, m: map[statsKey]statsEntry{}}
 }
 
-func (c *statsCache) get(k statsKey, version int64) (stats, bool) {
+// get returns the entry of k, if any: current when its version is the
+// conversation's.
+func (c *statsCache) get(k statsKey) (statsEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[k]
-	return e.stats, ok && e.version == version
+	return e, ok
 }
 
-func (c *statsCache) put(k statsKey, version int64, s stats) {
+func (c *statsCache) put(k statsKey, e statsEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {
 		clear(c.m)
 	}
-	c.m[k] = statsEntry{version, s}
+	c.m[k] = e
 }

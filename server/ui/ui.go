@@ -414,7 +414,7 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s, err := u.statsOf(r.Context(), v.tenant, c, nil)
+			s, err := u.statsOf(r.Context(), v.tenant, c)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				u.log.Warn("ui: summing up a conversation", "id", c.ID, "err", err)
 			}
@@ -425,23 +425,37 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	u.render(w, r, http.StatusOK, "list.html", page{Title: "Conversations", Data: listData{Rows: rows, Next: next}})
 }
 
-// statsOf returns the stats of c at its version: from the cache, else
-// from h when it is the whole conversation, else by loading it.
-func (u *UI) statsOf(ctx context.Context, tenant string, c store.Conversation, h convo.History) (stats, error) {
+// statsOf returns the stats of conversation c at its version: from the
+// cache; after appends, the cached ones plus those of the new messages
+// alone; else summed from one load of the whole conversation.
+func (u *UI) statsOf(ctx context.Context, tenant string, c store.Conversation) (stats, error) {
 	key := statsKey{tenant: tenant, id: c.ID, created: c.Created.UnixMicro()}
-	if s, ok := u.stats.get(key, c.Version); ok {
-		return s, nil
+	e, ok := u.stats.get(key)
+	if ok && e.version == c.Version {
+		return e.stats, nil
 	}
-	if h == nil {
-		var err error
-		h, c, err = u.st.Load(ctx, tenant, c.ID, 0)
-		if err != nil {
-			return stats{}, err
+	var h convo.History
+	var err error
+	if ok && e.count > 0 && c.Messages > e.count {
+		// Messages are only ever added at the end, so if the last one
+		// summed is still at its index, every one before it is too.
+		h, c, err = u.st.LoadRange(ctx, tenant, c.ID, e.count-1, -1)
+		if err == nil && len(h) > 0 && h[0].ID == e.lastID {
+			e.stats = e.stats.add(statsOf(h[1:]))
+			e.version, e.count, e.lastID = c.Version, e.count+len(h)-1, h[len(h)-1].ID
+			u.stats.put(key, e)
+			return e.stats, nil
 		}
 	}
-	s := statsOf(h)
-	u.stats.put(key, c.Version, s)
-	return s, nil
+	if h, c, err = u.st.Load(ctx, tenant, c.ID, 0); err != nil {
+		return stats{}, err
+	}
+	e = statsEntry{version: c.Version, count: len(h), stats: statsOf(h)}
+	if len(h) > 0 {
+		e.lastID = h[len(h)-1].ID
+	}
+	u.stats.put(key, e)
+	return e.stats, nil
 }
 
 type convData struct {
@@ -454,36 +468,17 @@ type convData struct {
 	Formats  []string
 }
 
-// ranger is a store that loads a range of messages (store.Store's
-// LoadRange where the store has it).
-type ranger interface {
-	LoadRange(ctx context.Context, tenant, id string, from, n int) (convo.History, store.Conversation, error)
-}
-
 // loadPage loads the messages of a page from index from: the page, and a
-// few messages after it in which results of its last calls may be.
+// few messages after it in which results of its last calls may be. The
+// stats of the whole conversation come from the cache while its version
+// stands, else from one load of the whole.
 func (u *UI) loadPage(ctx context.Context, tenant, id string, from int) (store.Conversation, convo.History, convo.History, stats, error) {
 	const lookahead = 8
-	var h convo.History
-	var c store.Conversation
-	var err error
-	rg, ranged := u.st.(ranger)
-	if ranged {
-		h, c, err = rg.LoadRange(ctx, tenant, id, from, messagesPage+lookahead)
-	} else {
-		h, c, err = u.st.Load(ctx, tenant, id, 0)
-		if err == nil {
-			h = h[min(from, len(h)):]
-		}
-	}
+	h, c, err := u.st.LoadRange(ctx, tenant, id, from, messagesPage+lookahead)
 	if err != nil {
 		return c, nil, nil, stats{}, err
 	}
-	var whole convo.History
-	if !ranged && from == 0 {
-		whole = h
-	}
-	s, err := u.statsOf(ctx, tenant, c, whole)
+	s, err := u.statsOf(ctx, tenant, c)
 	if err != nil {
 		return c, nil, nil, stats{}, err
 	}

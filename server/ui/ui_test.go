@@ -273,6 +273,12 @@ func TestForkDeleteExport(t *testing.T) {
 	if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="every.lines.jsonl"`) || strings.Count(d.body, "\n") != 10 {
 		t.Fatalf("export lines: %q", cd)
 	}
+	// Whatever the export route offers, the viewer offers and downloads.
+	get(t, c, e.URL+"/ui/c/every").has(t, `<option value="markdown">markdown</option>`)
+	d = get(t, c, e.URL+"/ui/c/every/export?format=markdown").want(t, http.StatusOK)
+	if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="every.markdown.md"`) || !strings.Contains(d.body, "Lyon") {
+		t.Fatalf("export markdown: %q", cd)
+	}
 	get(t, c, e.URL+"/ui/c/every/export?format=nope").want(t, http.StatusBadRequest)
 	get(t, c, e.URL+"/ui/c/nope/export").want(t, http.StatusNotFound)
 
@@ -378,4 +384,34 @@ func TestLoopbackOnly(t *testing.T) {
 		t.Fatalf("localhost: %v %v", res.StatusCode, err)
 	}
 	res.Body.Close()
+}
+
+// TestStatsFollowChanges checks the totals a page shows after appends
+// (summed from the new messages only) and after a deletion (summed again).
+func TestStatsFollowChanges(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.create(t, "", "s", "Stats", fixture.Long(4))
+	cl := e.client(t)
+	get(t, cl, e.URL+"/ui/c/s").has(t, "<b>241</b> tokens")
+	m := convo.Assistant("more")
+	m.ID, m.Usage, m.Origin = "added", &convo.Usage{Input: 1000, Output: 1}, &convo.Origin{Provider: "anthropic", Model: "new-model"}
+	c, err := e.st.Append(context.Background(), "", "s", c.Version, convo.User("again"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get(t, cl, e.URL+"/ui/c/s").has(t, "<b>1,242</b> tokens", `<span class="chip model">new-model</span>`, `<span class="chip prov">anthropic</span>`)
+	get(t, cl, e.URL+"/ui/").has(t, "1,242 tokens", "6 messages")
+	if _, err := e.st.DeleteMessage(context.Background(), "", "s", c.Version, "added"); err != nil {
+		t.Fatal(err)
+	}
+	p := get(t, cl, e.URL+"/ui/c/s").has(t, "<b>241</b> tokens")
+	if strings.Contains(p.body, "new-model") {
+		t.Fatal("the deleted message's model is still listed")
+	}
+	// A new conversation under the id of a deleted one has its own stats.
+	if err := e.st.Delete(context.Background(), "", "s"); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, "", "s", "Stats", fixture.Long(2))
+	get(t, cl, e.URL+"/ui/c/s").has(t, "<b>120</b> tokens")
 }

@@ -270,6 +270,35 @@ func statsOf(h convo.History) stats {
 	return s
 }
 
+// add returns the stats of a conversation made of s's messages followed
+// by t's.
+func (s stats) add(t stats) stats {
+	out := s
+	if out.FirstUser == "" {
+		out.FirstUser = t.FirstUser
+	}
+	out.Models = slices.Clone(s.Models)
+	for _, m := range t.Models {
+		if !slices.Contains(out.Models, m) {
+			out.Models = append(out.Models, m)
+		}
+	}
+	out.Providers = slices.Clone(s.Providers)
+	for _, p := range t.Providers {
+		if !slices.Contains(out.Providers, p) {
+			out.Providers = append(out.Providers, p)
+		}
+	}
+	out.Usage.Input += t.Usage.Input
+	out.Usage.Output += t.Usage.Output
+	out.Usage.CacheRead += t.Usage.CacheRead
+	out.Usage.CacheWrite += t.Usage.CacheWrite
+	out.Usage.Reasoning += t.Usage.Reasoning
+	out.Usage.Total += t.Usage.Total
+	out.Assistant += t.Assistant
+	return out
+}
+
 // plainMarkdown drops the Markdown marks that would show as clutter in a
 // line of plain text.
 var plainMarkdown = strings.NewReplacer("**", "", "__", "", "`", "", "#", "")
