@@ -2,8 +2,10 @@ package provider
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/convo-go/convo"
 )
@@ -32,6 +34,11 @@ type Target struct {
 	// tool_use"; Prepare keeps such calls and warns with it. Empty when
 	// the target takes such a request.
 	Pending string
+	// Prefill is the provider's rule when it refuses a request that ends
+	// on an assistant message (a prefill) whose last text ends in white
+	// space; Prepare trims that white space with a warning naming it.
+	// Signed reasoning is never touched. Empty when the target takes it.
+	Prefill string
 	// ID sanitises a tool-call id for targets that restrict its characters;
 	// nil leaves ids alone. It must be deterministic.
 	ID func(id string) string
@@ -78,6 +85,7 @@ func PrepareIndexed(h convo.History, t Target, opts Options) (out convo.History,
 }
 
 type preparer struct {
+	h     convo.History // the caller's history, to name places in it
 	t     Target
 	opts  Options
 	warns []Warning
@@ -118,6 +126,7 @@ func (p *preparer) warn(l loc, format string, args ...any) {
 func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 
 func (p *preparer) run(h convo.History) (convo.History, []int, error) {
+	p.h = h
 	paired, orig, err := p.pair(h)
 	if err != nil {
 		return nil, nil, err
@@ -184,9 +193,54 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 		}
 	}
 	if out == nil {
-		return paired, orig, nil
+		out, from = paired, orig
+	}
+	if p.t.Prefill != "" {
+		out, from = p.trimPrefill(out, from)
 	}
 	return out, from, nil
+}
+
+// trimPrefill trims the trailing white space of the last part of a final
+// assistant message when it is text, for targets that refuse it; a part
+// left empty goes, and so does a message left empty. h is copied, never
+// changed in place.
+func (p *preparer) trimPrefill(h convo.History, from []int) (convo.History, []int) {
+	n := len(h) - 1
+	for n >= 0 && h[n].Role == convo.RoleAssistant && len(h[n].Parts) == 0 {
+		n-- // an empty assistant message sends nothing: the one before is the last
+	}
+	if n < 0 || h[n].Role != convo.RoleAssistant {
+		return h, from
+	}
+	m := h[n]
+	k := len(m.Parts) - 1
+	last := m.Parts[k]
+	if last.Type != convo.TypeText && last.Type != convo.TypeRefusal { // a refusal goes as text
+		return h, from // reasoning (signed or not), calls and media stay as they are
+	}
+	trimmed := strings.TrimRightFunc(last.Text, unicode.IsSpace)
+	if trimmed == last.Text {
+		return h, from
+	}
+	l := at(from[n])
+	if from[n] >= 0 && len(p.h[from[n]].Parts) == len(m.Parts) {
+		l = l.part(k) // Prepare dropped nothing before it: the part is where the caller had it
+	}
+	h = slices.Clone(h)
+	m.Parts = slices.Clone(m.Parts)
+	if trimmed == "" {
+		m.Parts = m.Parts[:k]
+		p.warn(l, "white space at the end of the final assistant message left out: %s", p.t.Prefill)
+	} else {
+		m.Parts[k].Text = trimmed
+		p.warn(l, "trailing white space of the final assistant message trimmed: %s", p.t.Prefill)
+	}
+	if len(m.Parts) == 0 {
+		return slices.Delete(h, n, n+1), slices.Delete(slices.Clone(from), n, n+1)
+	}
+	h[n] = m
+	return h, from
 }
 
 func clip(s string) string {

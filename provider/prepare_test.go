@@ -374,3 +374,55 @@ func TestPrepareUnpairedError(t *testing.T) {
 		t.Errorf("Explain: %s", got)
 	}
 }
+
+// A request ending on an assistant message (a prefill) whose last text ends
+// in white space is refused by Anthropic and Bedrock: Prepare trims it for
+// targets with a Prefill rule, never touching signed reasoning, and leaves
+// the caller's history alone.
+func TestPreparePrefill(t *testing.T) {
+	refuses := provider.Target{Provider: "anthropic", Prefill: "X refuses it"}
+	signed := convo.Part{Type: convo.TypeReasoning, Text: "think  ", Signature: "sig", Provider: "anthropic"}
+	tests := []struct {
+		name string
+		h    convo.History
+		want []convo.Part // parts of the last message sent, nil when it is left out
+		warn string
+	}{
+		{"trailing space", convo.History{convo.User("q"), convo.Assistant("The answer is ")},
+			[]convo.Part{convo.Text("The answer is")}, "messages[1].parts[0]: trailing white space of the final assistant message trimmed: X refuses it"},
+		{"after signed reasoning", convo.History{convo.User("q"), convo.Assistant("", signed, convo.Text("So \n"))},
+			[]convo.Part{signed, convo.Text("So")}, "messages[1].parts[1]: trailing white space"},
+		{"only white space", convo.History{convo.User("q"), convo.Assistant("", signed, convo.Text(" \n"))},
+			[]convo.Part{signed}, "messages[1].parts[1]: white space at the end of the final assistant message left out"},
+		{"signed reasoning last", convo.History{convo.User("q"), convo.Assistant("", convo.Text("a "), signed)},
+			[]convo.Part{convo.Text("a "), signed}, ""},
+		{"not a prefill", convo.History{convo.User("q"), convo.Assistant("a "), convo.User("b ")},
+			[]convo.Part{convo.Text("b ")}, ""},
+		{"message left empty", convo.History{convo.User("q"), convo.Assistant("  ")}, nil, "messages[1].parts[0]: white space at the end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, _ := convo.Marshal(tt.h)
+			out, warns, err := provider.Prepare(tt.h, refuses, provider.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after, _ := convo.Marshal(tt.h); string(after) != string(before) {
+				t.Fatalf("the caller's history changed")
+			}
+			switch last := out[len(out)-1]; {
+			case tt.want == nil && len(out) != len(tt.h)-1:
+				t.Errorf("the empty prefill was not left out: %+v", out)
+			case tt.want != nil && !(convo.Message{Parts: last.Parts}).Equal(convo.Message{Parts: tt.want}):
+				t.Errorf("parts %+v, want %+v", last.Parts, tt.want)
+			}
+			if got := warnings(warns); (tt.warn == "") != (got == "") || !strings.Contains(got, tt.warn) {
+				t.Errorf("warnings %q, want %q", got, tt.warn)
+			}
+			// Targets without the rule send it as it is.
+			if out, _, _ := provider.Prepare(tt.h, target, provider.Options{}); len(out) != len(tt.h) {
+				t.Errorf("a target without the rule changed the history")
+			}
+		})
+	}
+}

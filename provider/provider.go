@@ -69,7 +69,9 @@ type Options struct {
 	// Model is the target model, for rules that depend on it.
 	Model string
 	// GeminiBypass puts Gemini 3's documented bypass thought signature on
-	// foreign function calls, which Gemini 3 otherwise rejects.
+	// foreign function calls, which Gemini 3 otherwise rejects. The Gemini
+	// codec does so by itself when Model names a Gemini 3 model; set it
+	// for a model convo does not recognise.
 	GeminiBypass bool
 	// Resolve, when set, is offered every media part the target cannot take
 	// as it is (a URL for a target that needs bytes, say). It returns a

@@ -44,7 +44,7 @@ func (o *convOptions) register(fs interface {
 	fs.StringVar(&o.media, "media", "error", "media the target cannot take: error or placeholder")
 	fs.StringVar(&o.system, "system-role", "system", "role of system messages for openai-chat: system or developer")
 	fs.StringVar(&o.model, "model", "", "the target model, for rules that depend on it")
-	fs.BoolVar(&o.gemini, "gemini-bypass", false, "put Gemini 3's bypass signature on foreign function calls")
+	fs.BoolVar(&o.gemini, "gemini-bypass", false, "put Gemini 3's bypass signature on foreign function calls (automatic when --model names a Gemini 3 model)")
 }
 
 func (o *convOptions) options() (provider.Options, error) {

@@ -47,3 +47,25 @@ func TestPendingCalls(t *testing.T) {
 		})
 	}
 }
+
+// Anthropic and Bedrock refuse a prefill that ends in white space: their
+// codecs trim it with a warning; every other codec sends it as it is.
+func TestPrefillWhiteSpace(t *testing.T) {
+	h := convo.History{convo.User("Capital of France?"), convo.Assistant("The capital is ")}
+	trims := map[string]bool{"anthropic": true, "bedrock": true}
+	for _, c := range all.Codecs() {
+		t.Run(c.Name(), func(t *testing.T) {
+			body, warns, err := c.Encode(h, provider.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			trimmed := strings.Contains(string(body), `"The capital is"`)
+			if trimmed != trims[c.Name()] || trimmed == strings.Contains(string(body), `"The capital is "`) {
+				t.Errorf("trimmed=%v in %s", trimmed, body)
+			}
+			if trims[c.Name()] != (len(warns) == 1) {
+				t.Errorf("warnings %v", warns)
+			}
+		})
+	}
+}

@@ -77,6 +77,7 @@ var target = provider.Target{
 	MidSystem: true,
 	Media:     acceptMedia,
 	ID:        sanitizeID,
+	Prefill:   "Anthropic refuses a final assistant message that ends in white space",
 	Pending:   "Anthropic refuses (every tool_use block must have a tool_result block in the next message)",
 }
 

@@ -55,6 +55,7 @@ var target = provider.Target{
 	Provider: ProviderID,
 	Media:    acceptMedia,
 	ID:       sanitizeID,
+	Prefill:  "Bedrock refuses a final assistant message that ends in white space",
 	Pending:  "Bedrock refuses (it expects toolResult blocks in the next message for every toolUse id)",
 }
 

@@ -36,9 +36,18 @@ func (GenerateContent) Encode(h convo.History, opts provider.Options) ([]byte, [
 	for i := range ph {
 		size += ph[i].EstimatedBytes()
 	}
-	e := encoder{buf: make([]byte, 0, size), warns: warns, opts: opts, content: -1}
+	e := encoder{buf: make([]byte, 0, size), warns: warns, opts: opts, content: -1,
+		bypass: opts.GeminiBypass || Gemini3(opts.Model)}
 	if err := e.request(ph); err != nil {
 		return nil, e.warns, err
+	}
+	if len(e.bypassed) > 0 {
+		why := "Options.GeminiBypass is set"
+		if Gemini3(opts.Model) {
+			why = "model " + strconv.Quote(opts.Model) + " is a Gemini 3 model, which refuses function calls of the current turn without a thought signature"
+		}
+		e.warn(e.bypassed[0], "%s: Google's documented bypass signature was put on %d function calls from another provider (%s)",
+			why, len(e.bypassed), strings.Join(e.bypassed, ", "))
 	}
 	return e.buf, e.warns, opts.Check(e.warns)
 }
@@ -58,6 +67,8 @@ type encoder struct {
 	last     convo.Role          // role of the message written last
 	calls    map[string]sentCall // the calls of the last assistant message, by id
 	bypassAt int                 // part of the current message that gets BypassSignature, or -1
+	bypass   bool                // put BypassSignature on unsigned calls (Gemini 3 or Options.GeminiBypass)
+	bypassed []string            // where it went, for the one warning
 }
 
 type member struct{ key, val []byte }
@@ -173,7 +184,7 @@ func (e *encoder) message(m *convo.Message) error {
 		if j > 0 && side == convo.RoleAssistant && note(p, NewContent) {
 			e.openContent(side)
 		}
-		if side == convo.RoleAssistant && e.nparts == 0 && e.opts.GeminiBypass {
+		if side == convo.RoleAssistant && e.nparts == 0 && e.bypass {
 			e.bypassAt = e.findBypass(m.Parts, j)
 		}
 		if err := e.part(p, j, m.Role); err != nil {
@@ -558,6 +569,7 @@ func (e *encoder) call(p *convo.Part, j int, path func() string) error {
 	e.buf = append(e.buf, '}')
 	if j == e.bypassAt {
 		e.buf = append(e.buf, `,"thoughtSignature":"`+BypassSignature+`"`...)
+		e.bypassed = append(e.bypassed, e.path())
 	}
 	return nil
 }

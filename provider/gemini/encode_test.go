@@ -330,6 +330,35 @@ func TestEncodeBypass(t *testing.T) {
 	if strings.Contains(out, BypassSignature) {
 		t.Errorf("bypass without the option: %s", out)
 	}
+	out, _ = enc(t, h, provider.Options{Model: "gemini-2.5-pro"})
+	if strings.Contains(out, BypassSignature) {
+		t.Errorf("bypass for Gemini 2.5: %s", out)
+	}
+	// A Gemini 3 model gets it without the option, with one warning for
+	// the whole request.
+	for _, model := range []string{"gemini-3-pro-preview", "models/gemini-3-flash-preview"} {
+		got, warns := enc(t, h, provider.Options{Model: model})
+		if n := strings.Count(got, sig); n != 2 {
+			t.Errorf("%s: %d bypass signatures, want 2: %s", model, n, got)
+		}
+		want := `contents[1].parts[1]: model "` + model + `" is a Gemini 3 model, which refuses function calls of the current turn without a thought signature: Google's documented bypass signature was put on 2 function calls from another provider (contents[1].parts[1], contents[5].parts[0])`
+		if warns != want+"\n" {
+			t.Errorf("%s: warnings\n got %s\nwant %s", model, warns, want)
+		}
+	}
+}
+
+func TestGemini3(t *testing.T) {
+	for model, want := range map[string]bool{
+		"gemini-3-pro-preview": true, "gemini-3-flash": true, "gemini-3": true, "gemini-3.1-pro-preview": true,
+		"models/gemini-3-pro-preview": true, "projects/p/locations/global/publishers/google/models/gemini-3-pro-preview": true,
+		"Gemini-3-Pro": true,
+		"gemini-2.5-pro": false, "gemini-30": false, "gemini-1.5-flash": false, "": false, "gemma-3-27b-it": false, "models/gemini-2.0-flash": false,
+	} {
+		if got := Gemini3(model); got != want {
+			t.Errorf("Gemini3(%q) = %v, want %v", model, got, want)
+		}
+	}
 }
 
 // TestEncodeBypassSplitStep: a step that Decode read from several model

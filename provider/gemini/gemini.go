@@ -43,8 +43,24 @@ const ProviderID = "gemini"
 // for function calls it did not produce (history from another provider or
 // built by hand): Gemini 3 models reject a current-turn functionCall without
 // a signature. Encode puts it on the first functionCall of each step that
-// has no signature of its own, and only when Options.GeminiBypass is set.
+// has no signature of its own when Options.Model names a Gemini 3 model
+// (see Gemini3) or Options.GeminiBypass is set, with one warning per
+// request.
 const BypassSignature = "context_engineering_is_the_way_to_go"
+
+// Gemini3 reports whether model names a Gemini 3 model, as a request's
+// model or a Vertex AI resource names it: "gemini-3-pro-preview",
+// "models/gemini-3-flash", "gemini-3.1-pro",
+// "projects/p/locations/l/publishers/google/models/gemini-3-pro".
+// Encode puts BypassSignature on foreign function calls for these models;
+// Options.GeminiBypass does it for a model this does not recognise.
+func Gemini3(model string) bool {
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	rest, ok := strings.CutPrefix(strings.ToLower(model), "gemini-3")
+	return ok && (rest == "" || rest[0] == '-' || rest[0] == '.')
+}
 
 // VertexBypassSignature is the same bypass value as documented for Vertex
 // AI. Encode does not use it; it is here for callers who post-process a
