@@ -352,7 +352,7 @@ func TestGemini3(t *testing.T) {
 	for model, want := range map[string]bool{
 		"gemini-3-pro-preview": true, "gemini-3-flash": true, "gemini-3": true, "gemini-3.1-pro-preview": true,
 		"models/gemini-3-pro-preview": true, "projects/p/locations/global/publishers/google/models/gemini-3-pro-preview": true,
-		"Gemini-3-Pro": true,
+		"Gemini-3-Pro":   true,
 		"gemini-2.5-pro": false, "gemini-30": false, "gemini-1.5-flash": false, "": false, "gemma-3-27b-it": false, "models/gemini-2.0-flash": false,
 	} {
 		if got := Gemini3(model); got != want {
