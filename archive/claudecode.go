@@ -200,7 +200,9 @@ func ccHistory(entries []ccEntry, idx []int, warns *[]provider.Warning) convo.Hi
 			base.Origin = &convo.Origin{Provider: "anthropic", Model: m.Model, ResponseID: m.ID}
 			base.Finish = anthropicFinish(m.StopReason)
 			if u := m.Usage; u != nil {
-				base.Usage = &convo.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
+				// convo's input counts every input token, cached or not (as the
+				// Anthropic codec reads usage).
+				base.Usage = &convo.Usage{Input: u.Input + u.CacheRead + u.CacheWrite, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
 			}
 		} else if e.IsCompact {
 			// The summary Claude Code wrote when it compacted the session: it
