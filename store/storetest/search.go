@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+
+	"pgregory.net/rapid"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/store"
@@ -158,4 +161,85 @@ func testSearch(t *testing.T, s store.Store) {
 	wantErr(t, "Search with a bad cursor", err, store.ErrInvalid)
 	_, _, err = s.Search(ctx(t), "t", "paris", store.SearchOptions{Limit: -1})
 	wantErr(t, "Search with a negative limit", err, store.ErrInvalid)
+}
+
+// searchVocabulary is what the search model writes messages from: words in
+// several scripts and cases, digits, and the separators between them.
+var (
+	searchVocabulary = []string{"paris", "Paris", "PARIS", "café", "CAFÉ", "Ärger", "ärger", "東京駅", "straße",
+		"x1", "2026", "get_weather", "o'clock", "e-mail", "a.b", "ünïcödé", "Ωmega", "ωmega", "naïve"}
+	searchSeparators = []string{" ", ", ", "\n", " - ", "/", "(", ")", ": ", `"`, "…", "\t"}
+)
+
+// testSearchModel stores random messages and checks every search against a
+// plain model of what Search means: the messages whose lower-cased runs of
+// letters and digits include every query word.
+func testSearchModel(t *testing.T, s store.Store) {
+	n := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		n++
+		id := fmt.Sprintf("sm%d", n)
+		tenant := fmt.Sprintf("search-model-%d", n)
+		var h convo.History
+		texts := map[string]string{}
+		for i := range rapid.IntRange(1, 8).Draw(rt, "messages") {
+			var b strings.Builder
+			for j := range rapid.IntRange(1, 6).Draw(rt, "words") {
+				if j > 0 {
+					b.WriteString(rapid.SampledFrom(searchSeparators).Draw(rt, "sep"))
+				}
+				b.WriteString(rapid.SampledFrom(searchVocabulary).Draw(rt, "word"))
+			}
+			m := convo.User(b.String())
+			m.ID = fmt.Sprintf("m%d", i)
+			h = append(h, m)
+			texts[m.ID] = b.String()
+		}
+		if _, err := s.Create(t.Context(), store.Conversation{ID: id, Tenant: tenant}, h...); err != nil {
+			rt.Fatalf("Create: %v", err)
+		}
+		for range 4 {
+			query := rapid.SampledFrom(searchVocabulary).Draw(rt, "query")
+			if rapid.Bool().Draw(rt, "two words") {
+				query += " " + rapid.SampledFrom(searchVocabulary).Draw(rt, "query2")
+			}
+			want := map[string]bool{}
+			qw := wordsOf(query)
+			for mid, text := range texts {
+				have := map[string]bool{}
+				for _, w := range wordsOf(text) {
+					have[w] = true
+				}
+				all := true
+				for _, w := range qw {
+					all = all && have[w]
+				}
+				if all {
+					want[mid] = true
+				}
+			}
+			hits, _, err := s.Search(t.Context(), tenant, query, store.SearchOptions{Limit: store.MaxSearchLimit})
+			if err != nil {
+				rt.Fatalf("Search(%q): %v", query, err)
+			}
+			got := map[string]bool{}
+			for _, hit := range hits {
+				got[hit.MessageID] = true
+			}
+			if len(got) != len(want) {
+				rt.Fatalf("Search(%q) found %v, the model %v\nmessages %q", query, got, want, texts)
+			}
+			for mid := range want {
+				if !got[mid] {
+					rt.Fatalf("Search(%q) found %v, the model %v\nmessages %q", query, got, want, texts)
+				}
+			}
+		}
+	})
+}
+
+// wordsOf is the model's word splitter: lower-cased runs of letters and
+// digits.
+func wordsOf(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 }

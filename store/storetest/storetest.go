@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentAppend", testConcurrentAppend},
 		{"ExportImport", testExportImport},
 		{"Search", testSearch},
+		{"SearchModel", testSearchModel},
 		{"Model", testModel},
 	}
 	for _, tc := range tests {
