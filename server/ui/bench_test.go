@@ -2,6 +2,8 @@ package ui_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/server"
 	"github.com/convo-go/convo/server/ui/internal/fixture"
 	"github.com/convo-go/convo/store"
 )
@@ -25,13 +28,27 @@ func serve(b *testing.B, h http.Handler, path string) *httptest.ResponseRecorder
 }
 
 // BenchmarkConversationPage serves the first page of a conversation of
-// 10,000 messages: "cached" while its stats are known (the reader comes
-// back), "changed" after every append (the stats are summed again from a
-// load of the whole conversation).
+// 10,000 messages: "first-view" by a server that has not shown it before
+// (its totals are summed from a load of the whole conversation), "cached"
+// while its totals are known (the reader comes back), "changed" after
+// every append (the new messages are added to the totals), and a page from
+// the middle.
 func BenchmarkConversationPage(b *testing.B) {
 	e := newEnv(b, nil)
 	c := e.create(b, "", "long", "Long", fixture.Long(10000))
 	h := e.Config.Handler
+	b.Run("messages=10000/first-view", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			fresh, err := server.New(e.st, server.Options{Anonymous: true, UI: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			serve(b, fresh, "/ui/c/long")
+		}
+	})
 	b.Run("messages=10000/cached", func(b *testing.B) {
 		serve(b, h, "/ui/c/long")
 		b.ReportAllocs()
