@@ -6,6 +6,7 @@ import (
 	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
-func TestCutStreams(t *testing.T) {
-	codectest.Cut(t, ReplyCodec(), "testdata/reply/*.sse")
+// TestContract runs the rules every codec keeps (codectest.Contract).
+func TestContract(t *testing.T) {
+	codectest.Contract(t, Messages{}, Messages{}, "testdata/reply/*.sse", "testdata/roundtrip/*.json")
 }

@@ -246,13 +246,23 @@ func TestStreamBadEvents(t *testing.T) {
 }
 
 func TestStreamWarnings(t *testing.T) {
-	acc, err := feed(msgStart,
+	events := []string{msgStart,
 		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
 		`{"type":"content_block_delta","index":0,"delta":{"type":"shiny_new_delta","x":1}}`,
 		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}`,
 		`{"type":"brand_new_event","data":{}}`,
 		`{"type":"message_stop"}`,
-		`{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`)
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`}
+	// Options.Strict turns those warnings into an error.
+	strict := ReplyCodec().NewAccumulator(provider.Options{Strict: true})
+	for _, e := range events {
+		_ = strict.Add(provider.Event{Data: []byte(e)})
+	}
+	var se *provider.StrictError
+	if _, _, err := strict.Message(); !errors.As(err, &se) {
+		t.Errorf("strict: got %v, want a *provider.StrictError", err)
+	}
+	acc, err := feed(events...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 //     is still available from Message.
 func (Messages) NewAccumulator(opts provider.Options) provider.Accumulator {
 	lim := opts.DecodeLimits()
-	a := &accumulator{lim: lim}
+	a := &accumulator{lim: lim, opts: opts}
 	a.d.reply = true
 	a.d.r = &a.r
 	return a
@@ -36,6 +36,7 @@ func (Messages) NewAccumulator(opts provider.Options) provider.Accumulator {
 
 type accumulator struct {
 	lim     convo.Limits
+	opts    provider.Options
 	r       jsonx.Reader
 	d       replyReader
 	h       head
@@ -547,5 +548,5 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	for _, i := range open {
 		warns = append(warns, provider.Warnf("content block "+i, "never stopped: kept as it stood at message_stop"))
 	}
-	return m, warns, nil
+	return m, warns, a.opts.Check(warns)
 }

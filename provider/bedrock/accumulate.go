@@ -577,7 +577,7 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	case !a.meta:
 		warns = append(warns, provider.Warnf("", "the stream has no metadata event: usage unknown"))
 	}
-	return m, warns, nil
+	return m, warns, a.opts.Check(warns)
 }
 
 func (a *accumulator) build(final bool) (convo.Message, []provider.Warning) {

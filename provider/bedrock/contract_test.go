@@ -6,7 +6,8 @@ import (
 	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
-func TestCutStreams(t *testing.T) {
-	codectest.Cut(t, ReplyCodec(), "testdata/replies/*.bin")
-	codectest.Cut(t, ReplyCodec(), "testdata/replies/*.jsonl")
+// TestContract runs the rules every codec keeps (codectest.Contract).
+func TestContract(t *testing.T) {
+	codectest.Contract(t, Converse{}, Converse{}, "testdata/replies/*.bin", "testdata/requests/*.json")
+	codectest.Contract(t, Converse{}, Converse{}, "testdata/replies/*.jsonl", "testdata/requests/*.json")
 }

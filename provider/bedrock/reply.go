@@ -56,7 +56,7 @@ func (Converse) DecodeReply(body []byte, opts provider.Options) (convo.Message, 
 	}
 	m := d.h[0]
 	r.finish(&m, opts)
-	return m, d.warns, nil
+	return m, d.warns, opts.Check(d.warns)
 }
 
 // output reads the output union: a message from the assistant.

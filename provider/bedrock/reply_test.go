@@ -296,6 +296,10 @@ func TestStreamWarnings(t *testing.T) {
 	if len(m.Parts) != 1 || m.Parts[0].ArgsRaw != `{"a":` || m.Parts[0].Args != nil || m.Finish != convo.FinishOther {
 		t.Errorf("message %+v", m)
 	}
+	var se *provider.StrictError
+	if _, _, err := (Converse{}).ReadStream(strings.NewReader(in), provider.Options{Strict: true}); !errors.As(err, &se) {
+		t.Errorf("strict: got %v, want a *provider.StrictError", err)
+	}
 }
 
 func TestDecodeReplyErrors(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
-func TestCutStreams(t *testing.T) {
-	codectest.Cut(t, ReplyCodec(), "testdata/replies/*.sse")
+// TestContract runs the rules every codec keeps (codectest.Contract).
+func TestContract(t *testing.T) {
+	codectest.Contract(t, GenerateContent{}, GenerateContent{}, "testdata/replies/*.sse", "testdata/roundtrip/*.json")
 }

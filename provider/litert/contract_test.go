@@ -6,6 +6,7 @@ import (
 	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
-func TestCutStreams(t *testing.T) {
-	codectest.Cut(t, ReplyCodec(), "testdata/replies/*.jsonl")
+// TestContract runs the rules every codec keeps (codectest.Contract).
+func TestContract(t *testing.T) {
+	codectest.Contract(t, Codec(), ReplyCodec(), "testdata/replies/*.jsonl", "testdata/requests/*.json")
 }

@@ -6,7 +6,8 @@ import (
 	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
-func TestCutStreams(t *testing.T) {
-	codectest.Cut(t, Chat(), "testdata/replies/chat/*.sse")
-	codectest.Cut(t, Responses(), "testdata/replies/responses/*.sse")
+// TestContract runs the rules every codec keeps (codectest.Contract).
+func TestContract(t *testing.T) {
+	codectest.Contract(t, Chat(), Chat(), "testdata/replies/chat/*.sse", "testdata/chat/*.json")
+	codectest.Contract(t, Responses(), Responses(), "testdata/replies/responses/*.sse", "testdata/responses/*.json")
 }

@@ -62,7 +62,7 @@ func (ResponsesCodec) Decode(body []byte, opts provider.Options) (convo.History,
 	if h == nil {
 		h = convo.History{}
 	}
-	return h, d.warns, nil
+	return h, d.warns, opts.Check(d.warns)
 }
 
 // DecodeItems decodes Responses input items — the form the Conversations API
