@@ -298,10 +298,12 @@ func (a *accumulator) build() convo.Message {
 	m.Parts = append(m.Parts, imageParts(a.images)...)
 	for j := range a.calls {
 		c := &a.calls[j]
-		// Ids Ollama left out are made from the reply's time as well as
-		// the call's place, so two replies that call the same tool do not
-		// share an id.
-		m.Parts = append(m.Parts, c.part(provider.SynthID(0, j, string(a.createdAt)+"/"+c.name)))
+		// Ids Ollama left out are made from what the call says (model,
+		// name, arguments) and its place, as Gemini's and LiteRT-LM's are:
+		// never from the line's time, which changes from line to line, so a
+		// call has the same id in every snapshot, in the final message and
+		// in the same reply read whole.
+		m.Parts = append(m.Parts, c.part(provider.SynthID(0, j, a.model+"\x00"+c.name+"\x00"+string(c.args))))
 	}
 	if len(m.Parts) == 0 {
 		m.Parts = nil

@@ -205,3 +205,37 @@ func TestReplyInRequest(t *testing.T) {
 		t.Errorf("the result pairs with %q, want %q", id, want)
 	}
 }
+
+// TestSynthesisedIDsStable: a call Ollama sent without an id has one id from
+// the snapshot it first appears in to the final message, although every line
+// carries a new created_at — a gateway streams the id before the reply ends.
+func TestSynthesisedIDsStable(t *testing.T) {
+	data, err := os.ReadFile("testdata/replies/tools.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	seen := map[int]string{}
+	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if err := acc.Add(provider.Event{Data: l}); err != nil {
+			t.Fatal(err)
+		}
+		for j, p := range acc.Snapshot().Parts {
+			if p.Type == convo.TypeToolCall && seen[j] == "" {
+				seen[j] = p.ID
+			}
+		}
+	}
+	final, _, err := acc.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 {
+		t.Fatal("the fixture has no tool calls")
+	}
+	for j, id := range seen {
+		if got := final.Parts[j].ID; got != id {
+			t.Errorf("parts[%d]: id %q in the first snapshot, %q in the final message", j, id, got)
+		}
+	}
+}
