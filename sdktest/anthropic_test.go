@@ -282,6 +282,9 @@ func TestAnthropicEncodingsFitSDK(t *testing.T) {
 // the reply did not have).
 func TestAnthropicStreamMatchesSDKAccumulate(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "provider", "anthropic", "testdata", "reply", "*.sse"))
+	// and the real streams recorded from the API
+	recorded, _ := filepath.Glob(filepath.Join("..", "provider", "anthropic", "testdata", "recorded", "*.sse"))
+	files = append(files, recorded...)
 	n := 0
 	for _, f := range files {
 		base := filepath.Base(f)
@@ -294,13 +297,13 @@ func TestAnthropicStreamMatchesSDKAccumulate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sdkMsg, err := anthSDKAccumulate(data)
+			sdkRaw, err := anthSDKAccumulateRaw(data, strings.Contains(base, "compaction"))
 			if err != nil {
 				t.Fatalf("SDK: %v", err)
 			}
-			want, _, err := anth.ReplyCodec().DecodeReply([]byte(sdkMsg.RawJSON()), provider.Options{})
+			want, _, err := anth.ReplyCodec().DecodeReply([]byte(sdkRaw), provider.Options{})
 			if err != nil {
-				t.Fatalf("DecodeReply of the SDK's message: %v\n%s", err, sdkMsg.RawJSON())
+				t.Fatalf("DecodeReply of the SDK's message: %v\n%s", err, sdkRaw)
 			}
 			got, _, err := anth.ReplyCodec().ReadStream(bytes.NewReader(data), provider.Options{})
 			if err != nil {
@@ -333,6 +336,25 @@ func TestAnthropicStreamErrorsLikeSDK(t *testing.T) {
 	if len(sdkMsg.Content) != 1 || got.Text() != sdkMsg.Content[0].Text {
 		t.Errorf("partial text: convo %q, SDK %+v", got.Text(), sdkMsg.Content)
 	}
+}
+
+// anthSDKAccumulateRaw returns the wire JSON of the message the SDK
+// accumulates from data; beta uses its beta accumulator, the only one that
+// knows beta blocks such as compaction.
+func anthSDKAccumulateRaw(data []byte, beta bool) (string, error) {
+	if !beta {
+		msg, err := anthSDKAccumulate(data)
+		return msg.RawJSON(), err
+	}
+	res := &http.Response{Body: io.NopCloser(bytes.NewReader(data)), Header: http.Header{"Content-Type": {"text/event-stream"}}}
+	st := ssestream.NewStream[anthropic.BetaRawMessageStreamEventUnion](ssestream.NewDecoder(res), nil)
+	var msg anthropic.BetaMessage
+	for st.Next() {
+		if err := msg.Accumulate(st.Current()); err != nil {
+			return msg.RawJSON(), err
+		}
+	}
+	return msg.RawJSON(), st.Err()
 }
 
 func anthSDKAccumulate(data []byte) (anthropic.Message, error) {

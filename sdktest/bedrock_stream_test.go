@@ -212,7 +212,10 @@ func TestEventStreamAWSVectors(t *testing.T) {
 // with convo's accumulated message.
 func TestBedrockSDKReadsConvoStreams(t *testing.T) {
 	files, _ := filepath.Glob("../provider/bedrock/testdata/replies/*.bin")
-	if len(files) < 5 {
+	// and the real ConverseStream bodies recorded from AWS
+	recorded, _ := filepath.Glob("../provider/bedrock/testdata/recorded/*.eventstream")
+	files = append(files, recorded...)
+	if len(files) < 5 || len(recorded) == 0 {
 		t.Fatalf("only %d streams", len(files))
 	}
 	for _, f := range files {

@@ -51,20 +51,19 @@ type accumulator struct {
 
 // sblock is a content block being streamed.
 type sblock struct {
-	typ      string
-	part     convo.Part   // as content_block_start gave it (known types)
-	members  wire.Members // the whole block, for types convo keeps opaque
-	opaque   bool
-	text     []byte // text_delta / thinking_delta
-	sig      []byte // signature_delta
-	input    []byte // input_json_delta
-	hasInput bool
-	cites    [][]byte // citations_delta
-	content  []byte   // compaction_delta
-	hasCont  bool
-	stopped  bool
-	done     *convo.Part // the final part, once stopped
-	warn     string      // a problem found when it stopped
+	typ        string
+	part       convo.Part   // as content_block_start gave it (known types)
+	members    wire.Members // the whole block, for types convo keeps opaque
+	opaque     bool
+	text       []byte // text_delta / thinking_delta
+	sig        []byte // signature_delta
+	input      []byte // input_json_delta
+	hasInput   bool
+	cites      [][]byte     // citations_delta
+	compaction wire.Members // compaction_delta members
+	stopped    bool
+	done       *convo.Part // the final part, once stopped
+	warn       string      // a problem found when it stopped
 }
 
 // event is one stream event as read; strings alias the event's data.
@@ -375,15 +374,15 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 		piece, ok = dl.citation, dl.citation != nil && (b.opaque || b.typ == "text")
 		b.cites = append(b.cites, piece)
 	case "compaction_delta":
-		// A compaction block streams its summary as pieces of its "content"
-		// string, which the SDKs append; dropping them loses the summary.
-		var err error
-		if raw := dl.members.Value("content"); raw != nil {
-			piece, err = jsonx.NewReader(raw, 0).ReadStringBytes()
-			ok = err == nil && b.opaque
+		// A compaction block's summary ("content", and "encrypted_content"
+		// when there is one) arrives whole in a delta, which replaces the
+		// block's members as the SDK's accumulator does; ignoring it loses
+		// the summary.
+		ok = b.opaque
+		for _, m := range dl.members {
+			b.compaction = b.compaction.Set(m.Key, m.Val)
+			piece = append(piece, m.Val...)
 		}
-		b.content = append(b.content, piece...)
-		b.hasCont = b.hasCont || ok
 	default:
 		a.warn("unknown delta %q ignored", dl.typ)
 		return nil
@@ -454,8 +453,8 @@ func (b *sblock) finalOpaque() (convo.Part, string) {
 	if len(b.cites) > 0 {
 		ms = ms.Set("citations", appendCitations(ms.Value("citations"), b.cites))
 	}
-	if b.hasCont {
-		ms = ms.Set("content", jsonx.AppendString(nil, string(b.content)))
+	for _, m := range b.compaction {
+		ms = ms.Set(m.Key, m.Val)
 	}
 	return provider.OpaquePart(ProviderID, b.typ, ms.Object()), warn
 }
