@@ -43,6 +43,7 @@ import (
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/telemetry"
 )
 
 // Defaults for Options left zero.
@@ -84,6 +85,12 @@ type Options struct {
 	// Logger receives a line per exchange and the recording errors; keys
 	// and bodies are never logged. Nil means slog.Default().
 	Logger *slog.Logger
+	// Telemetry, when set, makes an OpenTelemetry span of every recorded
+	// exchange after the GenAI semantic conventions (see package
+	// telemetry), a child of the client's trace when its request carried
+	// one. Spans are made as exchanges are recorded: a dropped recording
+	// has none.
+	Telemetry *telemetry.Tracer
 }
 
 // Gateway is the proxy, an http.Handler. Close it to drain the recordings.
@@ -161,6 +168,7 @@ func New(opts Options) (*Gateway, error) {
 		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	g.rec = newRecorder(opts.Store, opts.QueueSize, g.log)
+	g.rec.tel = opts.Telemetry
 	g.mux = http.NewServeMux()
 	g.mux.HandleFunc("POST /v1/chat/completions", g.endpoint("openai-chat"))
 	g.mux.HandleFunc("POST /v1/responses", g.endpoint("openai-responses"))
@@ -313,6 +321,7 @@ func (g *Gateway) endpoint(name string) http.HandlerFunc {
 			return
 		}
 		g.prepare(r, x)
+		g.startSpan(r, x)
 		if x.up.proto == cp {
 			g.passThrough(w, r, x)
 		} else {

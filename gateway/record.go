@@ -15,6 +15,7 @@ import (
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/telemetry"
 )
 
 // metaKey is the conversation metadata member holding the fingerprint of
@@ -37,6 +38,8 @@ type record struct {
 	upstream *protocol
 	streamed bool
 	fail     string // an error message to record instead of (or after) the reply
+
+	span *exchangeSpan // for the exchange's span, when the gateway makes spans
 }
 
 // recorder writes records to the store from one goroutine, so recording
@@ -44,6 +47,7 @@ type record struct {
 type recorder struct {
 	st      store.Store
 	log     *slog.Logger
+	tel     *telemetry.Tracer // nil: no spans
 	q       chan *record
 	done    chan struct{}
 	mu      sync.Mutex // guards closed, the send side of q, pending and written
@@ -76,6 +80,9 @@ func newRecorder(st store.Store, size int, log *slog.Logger) *recorder {
 // in Stats and logged): the client's exchange has been answered already,
 // and memory stays bounded.
 func (rc *recorder) enqueue(rec *record) {
+	if rec.span != nil {
+		rec.span.end = time.Now() // the exchange ends as it is handed over
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
@@ -217,6 +224,7 @@ func (rc *recorder) write(rec *record) error {
 			reply = &m
 		}
 	}
+	rc.emitSpan(rec, reply, fail)
 	if reply != nil {
 		m := *reply
 		m.ID, m.Time = rec.replyID, now

@@ -19,7 +19,7 @@ import (
 
 func init() {
 	commands["gateway"] = command{
-		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE] (--upstream NAME=PROTOCOL@URL[,key-env=VAR] … --route MODEL_GLOB=NAME … | --config FILE)",
+		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE] [--otlp URL [--otel-content]] (--upstream NAME=PROTOCOL@URL[,key-env=VAR] … --route MODEL_GLOB=NAME … | --config FILE)",
 		summary: "a proxy for provider SDKs that records every conversation in the store",
 		run:     runGateway,
 	}
@@ -37,6 +37,10 @@ type gatewayConfig struct {
 	opts      gateway.Options
 	tokenFrom string
 	ready     func(addr string) // tests: told the address listened on
+	// otlp is the OTLP/HTTP traces endpoint spans go to ("": none);
+	// otelContent puts the messages in them.
+	otlp        string
+	otelContent bool
 }
 
 func runGateway(e *env, args []string) error {
@@ -47,13 +51,15 @@ func runGateway(e *env, args []string) error {
 	config := fs.String("config", "", "upstreams and routes from a JSON `FILE` (docs/gateway.md)")
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
 	queue := fs.Int("queue", gateway.DefaultQueueSize, "hold at most `N` exchanges waiting to be recorded (more are dropped and counted)")
+	otlp := fs.String("otlp", "", "export an OpenTelemetry span per exchange to the OTLP/HTTP traces endpoint `URL` (http://127.0.0.1:4318/v1/traces)")
+	otelContent := fs.Bool("otel-content", false, "with --otlp, put the messages in the spans (off: they may be sensitive)")
 	var ups, routes listFlag
 	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable)")
 	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins)")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	cfg := gatewayConfig{addr: *addr, db: *db}
+	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent}
 	if *config != "" {
 		if len(ups) > 0 || len(routes) > 0 {
 			return usagef("--config goes without --upstream and --route")
@@ -115,6 +121,10 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	}()
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	cfg.opts.Store, cfg.opts.Logger, cfg.opts.Getenv = st, log, e.getenv
+	stopTelemetry, err := cfg.setupTelemetry(ctx)
+	if err != nil {
+		return err
+	}
 	gw, err := gateway.New(cfg.opts)
 	if err != nil {
 		return err
@@ -156,6 +166,9 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	}
 	if err := gw.Close(sctx); err != nil {
 		return err
+	}
+	if err := stopTelemetry(sctx); err != nil { // the last recordings' spans
+		fmt.Fprintf(e.stderr, "convo gateway: exporting spans: %v\n", err)
 	}
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/telemetry"
+)
+
+// exchangeSpan is what the span of one exchange needs, gathered while the
+// exchange is served and emitted when its record is written (the reply is
+// decoded there, off the client's path).
+type exchangeSpan struct {
+	parent     trace.SpanContext // the client's trace, when its request carried one
+	req        telemetry.Request
+	start, end time.Time
+}
+
+// startSpan notes the exchange's request for its span, when the gateway
+// makes spans.
+func (g *Gateway) startSpan(r *http.Request, x *exchange) {
+	if g.opts.Telemetry == nil {
+		return
+	}
+	req := telemetry.Request{Provider: providerOf(x.up.Protocol), Model: x.model, ConversationID: x.rec.conv,
+		History: x.history, Stream: x.stream}
+	if u, err := url.Parse(x.up.URL); err == nil {
+		req.ServerAddress = u.Hostname()
+		if p, err := strconv.Atoi(u.Port()); err == nil {
+			req.ServerPort = p
+		} else if u.Scheme == "https" {
+			req.ServerPort = 443
+		} else if u.Scheme == "http" {
+			req.ServerPort = 80
+		}
+		if ip := net.ParseIP(req.ServerAddress); ip != nil {
+			req.ServerAddress = ip.String()
+		}
+	}
+	// The client's trace: a span already in the request's context (the
+	// gateway wrapped in instrumented middleware), else a W3C traceparent.
+	parent := trace.SpanContextFromContext(r.Context())
+	if !parent.IsValid() {
+		parent = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+	}
+	x.rec.span = &exchangeSpan{parent: parent, req: req, start: x.start}
+}
+
+// providerOf maps a protocol to convo's provider id.
+func providerOf(protocol string) string {
+	if strings.HasPrefix(protocol, "openai") {
+		return "openai"
+	}
+	return protocol
+}
+
+// emitSpan makes the span of a recorded exchange: the reply, or the
+// failure recorded for it.
+func (rc *recorder) emitSpan(rec *record, reply *convo.Message, fail string) {
+	s := rec.span
+	if rc.tel == nil || s == nil {
+		return
+	}
+	var m convo.Message
+	if reply != nil {
+		m = *reply
+	}
+	var err error
+	if fail != "" {
+		err = errors.New(fail)
+	}
+	ctx := context.Background()
+	if s.parent.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, s.parent)
+	}
+	end := s.end
+	if end.IsZero() {
+		end = time.Now()
+	}
+	rc.tel.Record(ctx, s.req, m, err, s.start, end)
+}
