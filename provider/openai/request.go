@@ -142,7 +142,11 @@ func chatToolsEnc(e *wire.ReqEnc) error {
 			fn.Str("description", t.Description)
 		}
 		if t.Parameters != nil {
-			fn.Raw("parameters", t.Parameters)
+			schema, err := strictSchema(e, t.Parameters, t.Strict, toolPath(i)+".parameters")
+			if err != nil {
+				return err
+			}
+			fn.Raw("parameters", schema)
 		}
 		if t.Strict {
 			fn.Bool("strict", true)
@@ -308,7 +312,11 @@ func chatFormatEnc(e *wire.ReqEnc) error {
 			js.Str("description", o.Description)
 		}
 		if o.Schema != nil {
-			js.Raw("schema", o.Schema)
+			schema, err := strictSchema(e, o.Schema, o.Strict, "output.schema")
+			if err != nil {
+				return err
+			}
+			js.Raw("schema", schema)
 		}
 		if o.Strict {
 			js.Bool("strict", true)
@@ -433,4 +441,15 @@ func streamOptionsDec(d *wire.ReqDec, v []byte) error {
 		}
 		return false, nil
 	})
+}
+
+// strictSchema returns schema in OpenAI's strict dialect when strict is
+// set (see provider.TranslateSchema), and as it is otherwise.
+func strictSchema(e *wire.ReqEnc, schema []byte, strict bool, path string) ([]byte, error) {
+	if !strict {
+		return schema, nil
+	}
+	out, warns, err := provider.TranslateSchema(schema, provider.DialectOpenAIStrict, path)
+	e.Warns = append(e.Warns, warns...)
+	return out, err
 }

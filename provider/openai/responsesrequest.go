@@ -86,7 +86,11 @@ func respToolsEnc(e *wire.ReqEnc) error {
 			fn.Str("description", t.Description)
 		}
 		if t.Parameters != nil {
-			fn.Raw("parameters", t.Parameters)
+			schema, err := strictSchema(e, t.Parameters, t.Strict, toolPath(i)+".parameters")
+			if err != nil {
+				return err
+			}
+			fn.Raw("parameters", schema)
 		}
 		if t.Strict {
 			fn.Bool("strict", true)
@@ -221,7 +225,11 @@ func respTextEnc(e *wire.ReqEnc) error {
 			f.Str("description", o.Description)
 		}
 		if o.Schema != nil {
-			f.Raw("schema", o.Schema)
+			schema, err := strictSchema(e, o.Schema, o.Strict, "output.schema")
+			if err != nil {
+				return err
+			}
+			f.Raw("schema", schema)
 		}
 		if o.Strict {
 			f.Bool("strict", true)
