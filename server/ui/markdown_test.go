@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -49,4 +50,40 @@ func TestSafeURL(t *testing.T) {
 			t.Errorf("safeURL(%q) = %v, want %v", u, got, want)
 		}
 	}
+}
+
+var (
+	rawTag     = regexp.MustCompile(`(?i)<(script|style|iframe|object|embed|svg|math|form|input[^>]*type="?(text|password|submit)|img|link|meta|base)\b`)
+	handlerAt  = regexp.MustCompile(`(?i)<[a-z][^<>]*\son[a-z]+\s*=`)
+	unsafeLink = regexp.MustCompile(`(?i)(href|src)\s*=\s*"\s*([a-z][a-z0-9+.-]*):`)
+)
+
+// FuzzMarkdown renders anything and checks the output for what must never
+// be in it: elements that run or load something, event handler attributes,
+// links with a scheme other than http, https and mailto.
+func FuzzMarkdown(f *testing.F) {
+	for _, s := range []string{
+		"<script>alert(1)</script>", "[x](javascript:alert(1))", "![x](data:image/svg+xml,<svg onload=alert(1)>)",
+		"<img src=x onerror=alert(1)>", "<a href=\"javascript:x\">x</a>", "<JAVASCRIPT:alert(1)>", "[x]: javascript:alert(1)\n\n[y][x]",
+		"```\n<script>\n```", "| a |\n|---|\n| <svg onload=x> |", "<style>*{}</style>", "[x](  javascript:alert(1))",
+		"[x](java\tscript:alert(1))", "<iframe srcdoc=x>", "www.example.com/<script>", "x@example.com",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := string(markdown(s))
+		if m := rawTag.FindString(out); m != "" {
+			t.Fatalf("markdown(%q) holds %q:\n%s", s, m, out)
+		}
+		if m := handlerAt.FindString(out); m != "" {
+			t.Fatalf("markdown(%q) holds an event handler %q:\n%s", s, m, out)
+		}
+		for _, m := range unsafeLink.FindAllStringSubmatch(out, -1) {
+			switch strings.ToLower(m[2]) {
+			case "http", "https", "mailto":
+			default:
+				t.Fatalf("markdown(%q) links to scheme %q:\n%s", s, m[2], out)
+			}
+		}
+	})
 }
