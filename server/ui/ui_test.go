@@ -18,7 +18,9 @@ import (
 	"github.com/convo-go/convo/server"
 	"github.com/convo-go/convo/server/ui/internal/fixture"
 	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/postgres"
 	"github.com/convo-go/convo/store/sqlite"
+	"github.com/convo-go/convo/store/storetest"
 )
 
 // env is a server with the viewer over a SQLite store.
@@ -33,6 +35,24 @@ func newEnv(t testing.TB, tokens map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newEnvOver(t, st, tokens)
+}
+
+// backends runs f with an env over each store: SQLite, and PostgreSQL when
+// CONVO_TEST_POSTGRES names a server.
+func backends(t *testing.T, tokens map[string]string, f func(t *testing.T, e *env)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, newEnv(t, tokens)) })
+	t.Run("postgres", func(t *testing.T) {
+		st, err := postgres.Open(t.Context(), storetest.PostgresDSN(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(t, newEnvOver(t, st, tokens))
+	})
+}
+
+func newEnvOver(t testing.TB, st store.Store, tokens map[string]string) *env {
+	t.Helper()
 	t.Cleanup(func() { st.Close() })
 	h, err := server.New(st, server.Options{Tokens: tokens, Anonymous: len(tokens) == 0, UI: true, Codecs: all.Codecs(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -122,45 +142,46 @@ func (p page) csrf(t testing.TB) string {
 }
 
 func TestConversationPage(t *testing.T) {
-	e := newEnv(t, nil)
-	e.create(t, "", "every", "A weekend in Lyon", fixture.Every())
-	c := e.client(t)
-	p := get(t, c, e.URL+"/ui/c/every").want(t, http.StatusOK)
-	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
-		t.Fatalf("Content-Security-Policy %q", csp)
-	}
-	p.has(t,
-		"<title>A weekend in Lyon · convo</title>",
-		`class="msg role-system"`, `turn-scoped`, "System · this turn",
-		`class="name">Alice</span>`, `datetime="2026-11-29T09:31:00Z"`,
-		`<img src="data:image/png;base64,iVBOR`, `<audio controls preload="metadata" src="data:audio/wav;base64,UklGR`,
-		"wishlist.txt", `href="https://example.com/lyon.jpg"`,
-		`<details class="reasoning">`, `<span class="badge sig"`, "Redacted reasoning", "encrypted · ", "Planning around the rain",
-		`class="badge phase">commentary`, `class="badge phase">final`, "anthropic · claude-sonnet-4-5",
-		`<code class="fn">get_weather</code>`, `&#34;city&#34;: &#34;Lyon&#34;`, `<span class="badge ok">result</span>`,
-		`<details class="result failed"`, `<span class="badge err">error</span>`, "timetable service unavailable",
-		`<th align="left">Day</th>`, `<code class="language-go">`, `<a href="https://www.sncf-connect.com/" rel="nofollow noopener noreferrer">`,
-		`&#34;budget_eur&#34;: 600`, `<span class="badge warn">refusal</span>`,
-		"8 earlier messages compacted into this summary", `class="msg role-error"`, "529 overloaded_error",
-		"in 1,840 · out 212 · cache read 1,024", "<b>2,052</b> tokens", "<b>4,848</b> tokens", "in 4,150",
-		`<option value="anthropic">anthropic</option>`,
-	)
-	// The tool message's results are shown beside their calls; its anchor stays.
-	p.has(t, `<div class="anchor" id="m-4"></div>`)
-	if strings.Count(p.body, "timetable service unavailable") != 1 {
-		t.Error("a tool result is shown twice")
-	}
-	// Calls waiting for results cannot end a fork; the others can.
-	if strings.Contains(p.body, `name="at" value="4"`) || !strings.Contains(p.body, `name="at" value="5"`) {
-		t.Error("fork buttons: the message with calls must not have one, its results' must")
-	}
-	get(t, c, e.URL+"/ui/c/nope").want(t, http.StatusNotFound).has(t, "There is no such conversation.")
-	get(t, c, e.URL+"/ui/c/every?from=x").want(t, http.StatusBadRequest)
-	get(t, c, e.URL+"/ui/nothing/here").want(t, http.StatusNotFound)
-	st := get(t, c, e.URL+"/ui/static/style.css").want(t, http.StatusOK)
-	if !strings.HasPrefix(st.header.Get("Content-Type"), "text/css") || st.header.Get("Content-Security-Policy") == "" {
-		t.Errorf("style.css headers %v", st.header)
-	}
+	backends(t, nil, func(t *testing.T, e *env) {
+		e.create(t, "", "every", "A weekend in Lyon", fixture.Every())
+		c := e.client(t)
+		p := get(t, c, e.URL+"/ui/c/every").want(t, http.StatusOK)
+		if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+			t.Fatalf("Content-Security-Policy %q", csp)
+		}
+		p.has(t,
+			"<title>A weekend in Lyon · convo</title>",
+			`class="msg role-system"`, `turn-scoped`, "System · this turn",
+			`class="name">Alice</span>`, `datetime="2026-11-29T09:31:00Z"`,
+			`<img src="data:image/png;base64,iVBOR`, `<audio controls preload="metadata" src="data:audio/wav;base64,UklGR`,
+			"wishlist.txt", `href="https://example.com/lyon.jpg"`,
+			`<details class="reasoning">`, `<span class="badge sig"`, "Redacted reasoning", "encrypted · ", "Planning around the rain",
+			`class="badge phase">commentary`, `class="badge phase">final`, "anthropic · claude-sonnet-4-5",
+			`<code class="fn">get_weather</code>`, `&#34;city&#34;: &#34;Lyon&#34;`, `<span class="badge ok">result</span>`,
+			`<details class="result failed"`, `<span class="badge err">error</span>`, "timetable service unavailable",
+			`<th align="left">Day</th>`, `<code class="language-go">`, `<a href="https://www.sncf-connect.com/" rel="nofollow noopener noreferrer">`,
+			`&#34;budget_eur&#34;: 600`, `<span class="badge warn">refusal</span>`,
+			"8 earlier messages compacted into this summary", `class="msg role-error"`, "529 overloaded_error",
+			"in 1,840 · out 212 · cache read 1,024", "<b>2,052</b> tokens", "<b>4,848</b> tokens", "in 4,150",
+			`<option value="anthropic">anthropic</option>`,
+		)
+		// The tool message's results are shown beside their calls; its anchor stays.
+		p.has(t, `<div class="anchor" id="m-4"></div>`)
+		if strings.Count(p.body, "timetable service unavailable") != 1 {
+			t.Error("a tool result is shown twice")
+		}
+		// Calls waiting for results cannot end a fork; the others can.
+		if strings.Contains(p.body, `name="at" value="4"`) || !strings.Contains(p.body, `name="at" value="5"`) {
+			t.Error("fork buttons: the message with calls must not have one, its results' must")
+		}
+		get(t, c, e.URL+"/ui/c/nope").want(t, http.StatusNotFound).has(t, "There is no such conversation.")
+		get(t, c, e.URL+"/ui/c/every?from=x").want(t, http.StatusBadRequest)
+		get(t, c, e.URL+"/ui/nothing/here").want(t, http.StatusNotFound)
+		st := get(t, c, e.URL+"/ui/static/style.css").want(t, http.StatusOK)
+		if !strings.HasPrefix(st.header.Get("Content-Type"), "text/css") || st.header.Get("Content-Security-Policy") == "" {
+			t.Errorf("style.css headers %v", st.header)
+		}
+	})
 }
 
 var (
@@ -196,13 +217,14 @@ func TestHostileContent(t *testing.T) {
 }
 
 func TestSearchPage(t *testing.T) {
-	e := newEnv(t, nil)
-	e.create(t, "", "every", "A weekend in Lyon", fixture.Every())
-	c := e.client(t)
-	p := get(t, c, e.URL+"/ui/?q=museums").want(t, http.StatusOK)
-	p.has(t, `href="/ui/c/every?at=8#m-8"`, "<mark>museums</mark>", "A weekend in Lyon")
-	get(t, c, e.URL+"/ui/?q=%21%21").want(t, http.StatusOK).has(t, "Nothing to search for")
-	get(t, c, e.URL+"/ui/?q=zeppelin").want(t, http.StatusOK).has(t, "No message holds all of these words.")
+	backends(t, nil, func(t *testing.T, e *env) {
+		e.create(t, "", "every", "A weekend in Lyon", fixture.Every())
+		c := e.client(t)
+		p := get(t, c, e.URL+"/ui/?q=museums").want(t, http.StatusOK)
+		p.has(t, `href="/ui/c/every?at=8#m-8"`, "<mark>museums</mark>", "A weekend in Lyon")
+		get(t, c, e.URL+"/ui/?q=%21%21").want(t, http.StatusOK).has(t, "Nothing to search for")
+		get(t, c, e.URL+"/ui/?q=zeppelin").want(t, http.StatusOK).has(t, "No message holds all of these words.")
+	})
 }
 
 func TestListPaging(t *testing.T) {
@@ -248,119 +270,121 @@ func TestMessagePaging(t *testing.T) {
 }
 
 func TestForkDeleteExport(t *testing.T) {
-	e := newEnv(t, nil)
-	e.create(t, "", "every", "A weekend in Lyon", fixture.Every())
-	c := e.client(t)
-	tok := get(t, c, e.URL+"/ui/c/every").csrf(t)
+	backends(t, nil, func(t *testing.T, e *env) {
+		e.create(t, "", "every", "A weekend in Lyon", fixture.Every())
+		c := e.client(t)
+		tok := get(t, c, e.URL+"/ui/c/every").csrf(t)
 
-	f := post(t, c, e.URL+"/ui/c/every/fork", url.Values{"csrf": {tok}, "at": {"6"}}).want(t, http.StatusSeeOther)
-	loc := f.header.Get("Location")
-	id, _, _ := strings.Cut(strings.TrimPrefix(loc, "/ui/c/"), "?")
-	fc, err := e.st.Get(context.Background(), "", id)
-	if err != nil || fc.Messages != 6 || fc.ForkedFrom != "every" || fc.Title != "Fork of A weekend in Lyon" {
-		t.Fatalf("fork at %s: %+v %v", loc, fc, err)
-	}
-	get(t, c, e.URL+loc).want(t, http.StatusOK).has(t, `forked from <a href="/ui/c/every?at=6">every</a>`)
+		f := post(t, c, e.URL+"/ui/c/every/fork", url.Values{"csrf": {tok}, "at": {"6"}}).want(t, http.StatusSeeOther)
+		loc := f.header.Get("Location")
+		id, _, _ := strings.Cut(strings.TrimPrefix(loc, "/ui/c/"), "?")
+		fc, err := e.st.Get(context.Background(), "", id)
+		if err != nil || fc.Messages != 6 || fc.ForkedFrom != "every" || fc.Title != "Fork of A weekend in Lyon" {
+			t.Fatalf("fork at %s: %+v %v", loc, fc, err)
+		}
+		get(t, c, e.URL+loc).want(t, http.StatusOK).has(t, `forked from <a href="/ui/c/every?at=6">every</a>`)
 
-	// A format that cannot carry something says so on a page, not in a
-	// file; placeholders make it carry what it can.
-	get(t, c, e.URL+"/ui/c/every/export?format=anthropic").want(t, http.StatusUnprocessableEntity).has(t, "cannot take audio")
-	d := get(t, c, e.URL+"/ui/c/every/export?format=anthropic&media=placeholder").want(t, http.StatusOK)
-	if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `attachment; filename="every.anthropic.json"`) || !strings.Contains(d.body, `"format":"anthropic"`) {
-		t.Fatalf("export: %q %.200s", cd, d.body)
-	}
-	d = get(t, c, e.URL+"/ui/c/every/export?format=lines").want(t, http.StatusOK)
-	if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="every.lines.jsonl"`) || strings.Count(d.body, "\n") != 10 {
-		t.Fatalf("export lines: %q", cd)
-	}
-	// Whatever the export route offers, the viewer offers and downloads.
-	get(t, c, e.URL+"/ui/c/every").has(t, `<option value="markdown">markdown</option>`)
-	d = get(t, c, e.URL+"/ui/c/every/export?format=markdown").want(t, http.StatusOK)
-	if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="every.markdown.md"`) || !strings.Contains(d.body, "Lyon") {
-		t.Fatalf("export markdown: %q", cd)
-	}
-	get(t, c, e.URL+"/ui/c/every/export?format=nope").want(t, http.StatusBadRequest)
-	get(t, c, e.URL+"/ui/c/nope/export").want(t, http.StatusNotFound)
+		// A format that cannot carry something says so on a page, not in a
+		// file; placeholders make it carry what it can.
+		get(t, c, e.URL+"/ui/c/every/export?format=anthropic").want(t, http.StatusUnprocessableEntity).has(t, "cannot take audio")
+		d := get(t, c, e.URL+"/ui/c/every/export?format=anthropic&media=placeholder").want(t, http.StatusOK)
+		if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `attachment; filename="every.anthropic.json"`) || !strings.Contains(d.body, `"format":"anthropic"`) {
+			t.Fatalf("export: %q %.200s", cd, d.body)
+		}
+		d = get(t, c, e.URL+"/ui/c/every/export?format=lines").want(t, http.StatusOK)
+		if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="every.lines.jsonl"`) || strings.Count(d.body, "\n") != 10 {
+			t.Fatalf("export lines: %q", cd)
+		}
+		// Whatever the export route offers, the viewer offers and downloads.
+		get(t, c, e.URL+"/ui/c/every").has(t, `<option value="markdown">markdown</option>`)
+		d = get(t, c, e.URL+"/ui/c/every/export?format=markdown").want(t, http.StatusOK)
+		if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="every.markdown.md"`) || !strings.Contains(d.body, "Lyon") {
+			t.Fatalf("export markdown: %q", cd)
+		}
+		get(t, c, e.URL+"/ui/c/every/export?format=nope").want(t, http.StatusBadRequest)
+		get(t, c, e.URL+"/ui/c/nope/export").want(t, http.StatusNotFound)
 
-	// State changes need the CSRF token and a same-site request.
-	post(t, c, e.URL+"/ui/c/every/delete", url.Values{}).want(t, http.StatusForbidden)
-	post(t, c, e.URL+"/ui/c/every/delete", url.Values{"csrf": {"00" + tok[2:]}}).want(t, http.StatusForbidden)
-	post(t, c, e.URL+"/ui/c/every/delete", url.Values{"csrf": {tok}}, "Sec-Fetch-Site", "cross-site").want(t, http.StatusForbidden)
-	post(t, c, e.URL+"/ui/c/every/delete", url.Values{"csrf": {tok}}, "Origin", "http://evil.example").want(t, http.StatusForbidden)
-	post(t, c, e.URL+"/ui/c/every/fork", url.Values{"csrf": {tok}, "at": {"99"}}).want(t, http.StatusBadRequest)
-	if _, err := e.st.Get(context.Background(), "", "every"); err != nil {
-		t.Fatal("a refused delete deleted")
-	}
-	post(t, c, e.URL+"/ui/c/every/delete", url.Values{"csrf": {tok}}, "Sec-Fetch-Site", "same-origin").want(t, http.StatusSeeOther)
-	if _, err := e.st.Get(context.Background(), "", "every"); err == nil {
-		t.Fatal("delete did not delete")
-	}
-	get(t, c, e.URL+loc).want(t, http.StatusOK) // the fork keeps its copy
+		// State changes need the CSRF token and a same-site request.
+		post(t, c, e.URL+"/ui/c/every/delete", url.Values{}).want(t, http.StatusForbidden)
+		post(t, c, e.URL+"/ui/c/every/delete", url.Values{"csrf": {"00" + tok[2:]}}).want(t, http.StatusForbidden)
+		post(t, c, e.URL+"/ui/c/every/delete", url.Values{"csrf": {tok}}, "Sec-Fetch-Site", "cross-site").want(t, http.StatusForbidden)
+		post(t, c, e.URL+"/ui/c/every/delete", url.Values{"csrf": {tok}}, "Origin", "http://evil.example").want(t, http.StatusForbidden)
+		post(t, c, e.URL+"/ui/c/every/fork", url.Values{"csrf": {tok}, "at": {"99"}}).want(t, http.StatusBadRequest)
+		if _, err := e.st.Get(context.Background(), "", "every"); err != nil {
+			t.Fatal("a refused delete deleted")
+		}
+		post(t, c, e.URL+"/ui/c/every/delete", url.Values{"csrf": {tok}}, "Sec-Fetch-Site", "same-origin").want(t, http.StatusSeeOther)
+		if _, err := e.st.Get(context.Background(), "", "every"); err == nil {
+			t.Fatal("delete did not delete")
+		}
+		get(t, c, e.URL+loc).want(t, http.StatusOK) // the fork keeps its copy
+	})
 }
 
 func TestSignInAndTenants(t *testing.T) {
-	e := newEnv(t, map[string]string{"tok-alice": "alice", "tok-bob": "bob"})
-	e.create(t, "alice", "a1", "Alice's", fixture.Long(4))
-	e.create(t, "bob", "b1", "Bob's secret", fixture.Long(4))
-	anon := e.client(t)
-	r := get(t, anon, e.URL+"/ui/c/a1").want(t, http.StatusSeeOther)
-	if loc := r.header.Get("Location"); loc != "/ui/signin?next=%2Fui%2Fc%2Fa1" {
-		t.Fatalf("redirect to %q", loc)
-	}
-	post(t, anon, e.URL+"/ui/c/a1/delete", url.Values{}).want(t, http.StatusUnauthorized)
-	get(t, anon, e.URL+"/ui/signin").want(t, http.StatusOK).has(t, `type="password"`)
-	post(t, anon, e.URL+"/ui/signin", url.Values{"token": {"wrong"}}).want(t, http.StatusUnauthorized).has(t, "not one this server knows")
-	post(t, anon, e.URL+"/ui/signin", url.Values{"token": {"tok-alice"}}, "Sec-Fetch-Site", "cross-site").want(t, http.StatusForbidden)
-
-	alice := e.client(t)
-	in := post(t, alice, e.URL+"/ui/signin", url.Values{"token": {"tok-alice"}, "next": {"/ui/c/a1"}}).want(t, http.StatusSeeOther)
-	if loc := in.header.Get("Location"); loc != "/ui/c/a1" {
-		t.Fatalf("after sign-in: %q", loc)
-	}
-	ck := in.header.Get("Set-Cookie")
-	for _, want := range []string{"convo_session=tok-alice", "Path=/ui/", "HttpOnly", "SameSite=Strict", "Max-Age="} {
-		if !strings.Contains(ck, want) {
-			t.Errorf("cookie %q lacks %q", ck, want)
+	backends(t, map[string]string{"tok-alice": "alice", "tok-bob": "bob"}, func(t *testing.T, e *env) {
+		e.create(t, "alice", "a1", "Alice's", fixture.Long(4))
+		e.create(t, "bob", "b1", "Bob's secret", fixture.Long(4))
+		anon := e.client(t)
+		r := get(t, anon, e.URL+"/ui/c/a1").want(t, http.StatusSeeOther)
+		if loc := r.header.Get("Location"); loc != "/ui/signin?next=%2Fui%2Fc%2Fa1" {
+			t.Fatalf("redirect to %q", loc)
 		}
-	}
-	// An outside next is not followed.
-	o := post(t, e.client(t), e.URL+"/ui/signin", url.Values{"token": {"tok-alice"}, "next": {"//evil.example/"}})
-	if loc := o.header.Get("Location"); loc != "/ui/" {
-		t.Fatalf("next=//evil.example/ redirects to %q", loc)
-	}
+		post(t, anon, e.URL+"/ui/c/a1/delete", url.Values{}).want(t, http.StatusUnauthorized)
+		get(t, anon, e.URL+"/ui/signin").want(t, http.StatusOK).has(t, `type="password"`)
+		post(t, anon, e.URL+"/ui/signin", url.Values{"token": {"wrong"}}).want(t, http.StatusUnauthorized).has(t, "not one this server knows")
+		post(t, anon, e.URL+"/ui/signin", url.Values{"token": {"tok-alice"}}, "Sec-Fetch-Site", "cross-site").want(t, http.StatusForbidden)
 
-	p := get(t, alice, e.URL+"/ui/").want(t, http.StatusOK).has(t, "Alice&#39;s", `class="tenant" title="tenant">alice<`)
-	if strings.Contains(p.body, "Bob") {
-		t.Fatal("alice's list shows bob's conversation")
-	}
-	if strings.Contains(get(t, alice, e.URL+"/ui/?q=question").body, "/ui/c/b1") {
-		t.Fatal("alice's search finds bob's messages")
-	}
-	// Another tenant's conversation is exactly a missing one.
-	foreign := get(t, alice, e.URL+"/ui/c/b1").want(t, http.StatusNotFound)
-	missing := get(t, alice, e.URL+"/ui/c/zz").want(t, http.StatusNotFound)
-	if foreign.body != missing.body {
-		t.Fatal("another tenant's conversation answers unlike a missing one")
-	}
-	tok := get(t, alice, e.URL+"/ui/c/a1").want(t, http.StatusOK).csrf(t)
-	for _, u := range []string{"/ui/c/b1/messages?from=0", "/ui/c/b1/export"} {
-		get(t, alice, e.URL+u).want(t, http.StatusNotFound)
-	}
-	post(t, alice, e.URL+"/ui/c/b1/fork", url.Values{"csrf": {tok}, "at": {"1"}}).want(t, http.StatusNotFound)
-	post(t, alice, e.URL+"/ui/c/b1/delete", url.Values{"csrf": {tok}}).want(t, http.StatusNotFound)
-	if _, err := e.st.Get(context.Background(), "bob", "b1"); err != nil {
-		t.Fatal("alice deleted bob's conversation")
-	}
-	// Bob's CSRF token is not alice's.
-	bob := e.client(t)
-	post(t, bob, e.URL+"/ui/signin", url.Values{"token": {"tok-bob"}}).want(t, http.StatusSeeOther)
-	post(t, bob, e.URL+"/ui/c/b1/delete", url.Values{"csrf": {tok}}).want(t, http.StatusForbidden)
+		alice := e.client(t)
+		in := post(t, alice, e.URL+"/ui/signin", url.Values{"token": {"tok-alice"}, "next": {"/ui/c/a1"}}).want(t, http.StatusSeeOther)
+		if loc := in.header.Get("Location"); loc != "/ui/c/a1" {
+			t.Fatalf("after sign-in: %q", loc)
+		}
+		ck := in.header.Get("Set-Cookie")
+		for _, want := range []string{"convo_session=tok-alice", "Path=/ui/", "HttpOnly", "SameSite=Strict", "Max-Age="} {
+			if !strings.Contains(ck, want) {
+				t.Errorf("cookie %q lacks %q", ck, want)
+			}
+		}
+		// An outside next is not followed.
+		o := post(t, e.client(t), e.URL+"/ui/signin", url.Values{"token": {"tok-alice"}, "next": {"//evil.example/"}})
+		if loc := o.header.Get("Location"); loc != "/ui/" {
+			t.Fatalf("next=//evil.example/ redirects to %q", loc)
+		}
 
-	out := post(t, alice, e.URL+"/ui/signout", url.Values{"csrf": {tok}}).want(t, http.StatusSeeOther)
-	if !strings.Contains(out.header.Get("Set-Cookie"), "Max-Age=0") {
-		t.Fatalf("sign-out cookie %q", out.header.Get("Set-Cookie"))
-	}
-	get(t, alice, e.URL+"/ui/").want(t, http.StatusSeeOther)
+		p := get(t, alice, e.URL+"/ui/").want(t, http.StatusOK).has(t, "Alice&#39;s", `class="tenant" title="tenant">alice<`)
+		if strings.Contains(p.body, "Bob") {
+			t.Fatal("alice's list shows bob's conversation")
+		}
+		if strings.Contains(get(t, alice, e.URL+"/ui/?q=question").body, "/ui/c/b1") {
+			t.Fatal("alice's search finds bob's messages")
+		}
+		// Another tenant's conversation is exactly a missing one.
+		foreign := get(t, alice, e.URL+"/ui/c/b1").want(t, http.StatusNotFound)
+		missing := get(t, alice, e.URL+"/ui/c/zz").want(t, http.StatusNotFound)
+		if foreign.body != missing.body {
+			t.Fatal("another tenant's conversation answers unlike a missing one")
+		}
+		tok := get(t, alice, e.URL+"/ui/c/a1").want(t, http.StatusOK).csrf(t)
+		for _, u := range []string{"/ui/c/b1/messages?from=0", "/ui/c/b1/export"} {
+			get(t, alice, e.URL+u).want(t, http.StatusNotFound)
+		}
+		post(t, alice, e.URL+"/ui/c/b1/fork", url.Values{"csrf": {tok}, "at": {"1"}}).want(t, http.StatusNotFound)
+		post(t, alice, e.URL+"/ui/c/b1/delete", url.Values{"csrf": {tok}}).want(t, http.StatusNotFound)
+		if _, err := e.st.Get(context.Background(), "bob", "b1"); err != nil {
+			t.Fatal("alice deleted bob's conversation")
+		}
+		// Bob's CSRF token is not alice's.
+		bob := e.client(t)
+		post(t, bob, e.URL+"/ui/signin", url.Values{"token": {"tok-bob"}}).want(t, http.StatusSeeOther)
+		post(t, bob, e.URL+"/ui/c/b1/delete", url.Values{"csrf": {tok}}).want(t, http.StatusForbidden)
+
+		out := post(t, alice, e.URL+"/ui/signout", url.Values{"csrf": {tok}}).want(t, http.StatusSeeOther)
+		if !strings.Contains(out.header.Get("Set-Cookie"), "Max-Age=0") {
+			t.Fatalf("sign-out cookie %q", out.header.Get("Set-Cookie"))
+		}
+		get(t, alice, e.URL+"/ui/").want(t, http.StatusSeeOther)
+	})
 }
 
 // TestLoopbackOnly checks that without tokens the viewer answers only
@@ -389,29 +413,30 @@ func TestLoopbackOnly(t *testing.T) {
 // TestStatsFollowChanges checks the totals a page shows after appends
 // (summed from the new messages only) and after a deletion (summed again).
 func TestStatsFollowChanges(t *testing.T) {
-	e := newEnv(t, nil)
-	c := e.create(t, "", "s", "Stats", fixture.Long(4))
-	cl := e.client(t)
-	get(t, cl, e.URL+"/ui/c/s").has(t, "<b>241</b> tokens")
-	m := convo.Assistant("more")
-	m.ID, m.Usage, m.Origin = "added", &convo.Usage{Input: 1000, Output: 1}, &convo.Origin{Provider: "anthropic", Model: "new-model"}
-	c, err := e.st.Append(context.Background(), "", "s", c.Version, convo.User("again"), m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	get(t, cl, e.URL+"/ui/c/s").has(t, "<b>1,242</b> tokens", `<span class="chip model">new-model</span>`, `<span class="chip prov">anthropic</span>`)
-	get(t, cl, e.URL+"/ui/").has(t, "1,242 tokens", "6 messages")
-	if _, err := e.st.DeleteMessage(context.Background(), "", "s", c.Version, "added"); err != nil {
-		t.Fatal(err)
-	}
-	p := get(t, cl, e.URL+"/ui/c/s").has(t, "<b>241</b> tokens")
-	if strings.Contains(p.body, "new-model") {
-		t.Fatal("the deleted message's model is still listed")
-	}
-	// A new conversation under the id of a deleted one has its own stats.
-	if err := e.st.Delete(context.Background(), "", "s"); err != nil {
-		t.Fatal(err)
-	}
-	e.create(t, "", "s", "Stats", fixture.Long(2))
-	get(t, cl, e.URL+"/ui/c/s").has(t, "<b>120</b> tokens")
+	backends(t, nil, func(t *testing.T, e *env) {
+		c := e.create(t, "", "s", "Stats", fixture.Long(4))
+		cl := e.client(t)
+		get(t, cl, e.URL+"/ui/c/s").has(t, "<b>241</b> tokens")
+		m := convo.Assistant("more")
+		m.ID, m.Usage, m.Origin = "added", &convo.Usage{Input: 1000, Output: 1}, &convo.Origin{Provider: "anthropic", Model: "new-model"}
+		c, err := e.st.Append(context.Background(), "", "s", c.Version, convo.User("again"), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		get(t, cl, e.URL+"/ui/c/s").has(t, "<b>1,242</b> tokens", `<span class="chip model">new-model</span>`, `<span class="chip prov">anthropic</span>`)
+		get(t, cl, e.URL+"/ui/").has(t, "1,242 tokens", "6 messages")
+		if _, err := e.st.DeleteMessage(context.Background(), "", "s", c.Version, "added"); err != nil {
+			t.Fatal(err)
+		}
+		p := get(t, cl, e.URL+"/ui/c/s").has(t, "<b>241</b> tokens")
+		if strings.Contains(p.body, "new-model") {
+			t.Fatal("the deleted message's model is still listed")
+		}
+		// A new conversation under the id of a deleted one has its own stats.
+		if err := e.st.Delete(context.Background(), "", "s"); err != nil {
+			t.Fatal(err)
+		}
+		e.create(t, "", "s", "Stats", fixture.Long(2))
+		get(t, cl, e.URL+"/ui/c/s").has(t, "<b>120</b> tokens")
+	})
 }
