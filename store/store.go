@@ -110,7 +110,7 @@ type Conversation struct {
 type ListOptions struct {
 	Limit int    // at most this many (0: DefaultListLimit; more than MaxListLimit: MaxListLimit)
 	After string // the cursor returned by the previous page
-	Title string // only conversations whose title contains this (case-sensitive)
+	Title string // only conversations whose title contains this, ignoring case
 	// Meta, a JSON object, keeps conversations whose metadata has all these
 	// top-level members with equal values. Values compare as JSON: numbers
 	// by value (1.0 equals 1), objects regardless of member order, arrays

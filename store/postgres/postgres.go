@@ -595,7 +595,7 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 // use the index on (tenant, created, id). The metadata filter keeps rows
 // whose metadata has every member of $3 with an equal jsonb value.
 const (
-	listWhere = `tenant = $1 AND ($2 = '' OR strpos(title, $2) > 0)
+	listWhere = `tenant = $1 AND ($2 = '' OR strpos(lower(title), lower($2)) > 0)
 		AND ($3::text IS NULL OR NOT EXISTS (
 			SELECT 1 FROM jsonb_each($3::jsonb) f WHERE (meta::jsonb) -> f.key IS DISTINCT FROM f.value))`
 	listFirst = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `

@@ -953,10 +953,10 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 // use the index on (tenant, created, id).
 const (
 	listFirst = `SELECT ` + convCols + ` FROM conversations
-		WHERE tenant = ?1 AND (?2 = '' OR instr(title, ?2) > 0) AND (?3 IS NULL OR convo_meta_match(meta, ?3))
+		WHERE tenant = ?1 AND (?2 = '' OR instr(convo_lower(title), convo_lower(?2)) > 0) AND (?3 IS NULL OR convo_meta_match(meta, ?3))
 		ORDER BY created DESC, id DESC LIMIT ?4`
 	listAfter = `SELECT ` + convCols + ` FROM conversations
-		WHERE tenant = ?1 AND (?2 = '' OR instr(title, ?2) > 0) AND (?3 IS NULL OR convo_meta_match(meta, ?3))
+		WHERE tenant = ?1 AND (?2 = '' OR instr(convo_lower(title), convo_lower(?2)) > 0) AND (?3 IS NULL OR convo_meta_match(meta, ?3))
 		AND (created, id) < (?5, ?6)
 		ORDER BY created DESC, id DESC LIMIT ?4`
 )
@@ -1143,6 +1143,12 @@ var registerFuncs = sync.OnceFunc(func() {
 			return nil, fmt.Errorf("convo_search_text: %w", err)
 		}
 		return backend.SearchText(m), nil
+	})
+	// SQLite's lower() folds ASCII only; List's title filter ignores case
+	// in every script.
+	msqlite.MustRegisterDeterministicScalarFunction("convo_lower", 1, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		s, _ := args[0].(string)
+		return strings.ToLower(s), nil
 	})
 	msqlite.MustRegisterDeterministicScalarFunction("convo_meta_match", 2, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		meta, _ := args[0].(string)

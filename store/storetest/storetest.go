@@ -793,6 +793,7 @@ func testListFilters(t *testing.T, s store.Store) {
 		{"c", "Budget", `{"project":"money","n":2}`},
 		{"d", "Trip to Rome", ``},
 		{"e", "Tripe recipes 100%_", `{"project":"food","tags":["y","x"],"o":{"j":2,"k":1}}`},
+		{"f", "Notes d'été", ``},
 	}
 	for _, c := range convs {
 		var meta json.RawMessage
@@ -807,7 +808,10 @@ func testListFilters(t *testing.T, s store.Store) {
 		want        []string
 	}{
 		{"Trip", "", []string{"a", "d", "e"}},
-		{"Paris", "", []string{"a"}}, // case-sensitive
+		{"Paris", "", []string{"a", "b"}}, // case-insensitive
+		{"pARIS", "", []string{"a", "b"}},
+		{"ÉTÉ", "", []string{"f"}}, // beyond ASCII
+		{"TRIP", "", []string{"a", "d", "e"}},
 		{"100%_", "", []string{"e"}}, // no LIKE wildcards
 		{"%", "", []string{"e"}},
 		{"", `{"project":"travel"}`, []string{"a", "b"}},
@@ -818,7 +822,7 @@ func testListFilters(t *testing.T, s store.Store) {
 		{"", `{"o":{"j":2,"k":1}}`, []string{"a", "e"}},
 		{"", `{"o":{"k":1}}`, nil}, // members compare whole
 		{"", `{"missing":null}`, nil},
-		{"", `{}`, []string{"a", "b", "c", "d", "e"}},
+		{"", `{}`, []string{"a", "b", "c", "d", "e", "f"}},
 		{"Trip", `{"project":"travel"}`, []string{"a"}},
 	}
 	for _, tc := range tests {
