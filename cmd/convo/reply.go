@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/convo-go/convo"
@@ -11,7 +13,7 @@ import (
 
 func init() {
 	commands["reply"] = command{
-		usage:   "--from F [--stream] [FILE]",
+		usage:   "--from F [--stream] [--partial] [--strict] [FILE]",
 		summary: "turn a provider response (or a captured stream) into one assistant message",
 		run:     runReply,
 	}
@@ -20,7 +22,8 @@ func init() {
 func runReply(e *env, args []string) error {
 	fs := flags(e, "reply")
 	from := fs.String("from", "", "the provider format of the response: "+formatNames())
-	stream := fs.Bool("stream", false, "the input is a captured stream (SSE, NDJSON, AWS event-stream, LiteRT chunks)")
+	stream := fs.Bool("stream", false, "the input is a captured stream (SSE, NDJSON, AWS event-stream, LiteRT chunks); without it a stream is recognised by its first bytes")
+	partial := fs.Bool("partial", false, "on a stream cut off before its end, print what arrived, marked \"incomplete\" in its meta (the exit code stays 1)")
 	strict := fs.Bool("strict", false, "treat every warning as an error")
 	args, err := parse(fs, args, 1)
 	if err != nil {
@@ -34,28 +37,71 @@ func runReply(e *env, args []string) error {
 		return usageError{err.Error()}
 	}
 	opts := provider.Options{Strict: *strict}
-	body, name, err := e.input(args, opts.DecodeLimits().MaxBytes)
-	if err != nil {
-		return err
-	}
-	var m convo.Message
-	var warns []provider.Warning
-	if *stream {
-		m, warns, err = rc.ReadStream(bytes.NewReader(body), opts)
-	} else {
-		m, warns, err = rc.DecodeReply(body, opts)
-	}
+	m, warns, name, err := e.readReply(rc, args, opts, *stream)
 	e.warn(warns)
 	if err == nil {
 		err = opts.Check(warns)
 	}
-	if err != nil {
+	if err != nil && !(*partial && errors.Is(err, provider.ErrIncomplete)) {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	out, err := convo.AppendMessage(nil, m)
 	if err != nil {
-		return err
+		m.Meta = markIncomplete(m.Meta)
 	}
-	_, err = e.stdout.Write(append(out, '\n'))
-	return err
+	out, merr := convo.AppendMessage(nil, m)
+	if merr != nil {
+		return merr
+	}
+	if _, werr := e.stdout.Write(append(out, '\n')); werr != nil {
+		return werr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (printed what arrived, marked incomplete)", name, err)
+	}
+	return nil
+}
+
+// readReply reads a provider's reply from args[0] or stdin: a response
+// body, or a captured stream when stream is set or the input looks like
+// one (see isStream).
+func (e *env) readReply(rc provider.ReplyCodec, args []string, opts provider.Options, stream bool) (convo.Message, []provider.Warning, string, error) {
+	body, name, err := e.input(args, opts.DecodeLimits().MaxBytes)
+	if err != nil {
+		return convo.Message{}, nil, name, err
+	}
+	if stream || isStream(body) {
+		m, warns, err := rc.ReadStream(bytes.NewReader(body), opts)
+		return m, warns, name, err
+	}
+	m, warns, err := rc.DecodeReply(body, opts)
+	return m, warns, name, err
+}
+
+// isStream tells a captured stream from a response body: a body is one
+// JSON value; Server-Sent Events begin with a field name or a comment,
+// NDJSON and LiteRT chunks are several JSON values, and AWS event-stream is
+// binary.
+func isStream(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] == '{' || b[0] == '[' {
+		// Several lines of JSON; one broken value is a broken body, and
+		// is reported as one.
+		return !json.Valid(b) && bytes.Contains(bytes.TrimSpace(b), []byte("\n"))
+	}
+	return true
+}
+
+// markIncomplete adds "incomplete": true to a message's metadata, so a
+// reader of a partial reply cannot take it for a whole one.
+func markIncomplete(meta json.RawMessage) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if len(meta) > 0 && json.Unmarshal(meta, &m) != nil {
+		m = map[string]json.RawMessage{"meta": meta}
+	}
+	m["incomplete"] = json.RawMessage("true")
+	b, _ := json.Marshal(m)
+	return b
 }

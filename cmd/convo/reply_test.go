@@ -57,3 +57,47 @@ func TestReplyErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyRecognisesStream: a captured stream needs no --stream.
+func TestReplyRecognisesStream(t *testing.T) {
+	dir := "../../provider/anthropic/testdata/reply/"
+	body, _, _ := runCLI(t, "", "reply", "--from", "anthropic", dir+"interleaved.json")
+	stream, errs, code := runCLI(t, "", "reply", "--from", "anthropic", dir+"interleaved.sse")
+	if code != 0 || stream != body {
+		t.Fatalf("exit %d %s\nstream %s\nbody   %s", code, errs, stream, body)
+	}
+	for in, want := range map[string]bool{
+		`{"id":"x"}`: false, " \n[1,2]\n": false, `{"id":`: false, "": false,
+		"event: message_start\ndata: {}\n\n": true, ": comment\n\n": true, "data: {}\n\n": true,
+		"{\"a\":1}\n{\"b\":2}\n": true, "\x00\x00\x00\x10binary": true,
+	} {
+		if got := isStream([]byte(in)); got != want {
+			t.Errorf("isStream(%q) = %v", in, got)
+		}
+	}
+}
+
+// TestReplyPartial: a stream cut off fails; with --partial what arrived is
+// printed, marked incomplete, and the exit code is still 1.
+func TestReplyPartial(t *testing.T) {
+	sse, err := os.ReadFile("../../provider/anthropic/testdata/reply/interleaved.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := string(sse[:len(sse)*2/3])
+	out, errs, code := runCLI(t, cut, "reply", "--from", "anthropic")
+	if code != 1 || out != "" || !strings.Contains(errs, "incomplete") {
+		t.Fatalf("without --partial: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	out, errs, code = runCLI(t, cut, "reply", "--from", "anthropic", "--partial")
+	if code != 1 || !strings.Contains(errs, "printed what arrived") {
+		t.Fatalf("--partial: exit %d, stderr %q", code, errs)
+	}
+	m, err := convo.UnmarshalMessage([]byte(out))
+	if err != nil {
+		t.Fatalf("--partial printed no message: %v\n%s", err, out)
+	}
+	if string(m.Meta) != `{"incomplete":true}` || len(m.Parts) == 0 {
+		t.Errorf("meta %s, %d parts", m.Meta, len(m.Parts))
+	}
+}

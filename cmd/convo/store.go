@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -41,10 +44,11 @@ func init() {
 		"list":   {"list [--title TEXT] [--meta JSON] [--limit N] [--json]", storeList},
 		"show":   {"show [--json] ID", storeShow},
 		"rm":     {"rm ID…", storeRemove},
+		"append": {"append [--version N] [--from F] ID [FILE]", storeAppend},
 	}
 }
 
-var storeOrder = []string{"import", "export", "list", "show", "rm"}
+var storeOrder = []string{"import", "append", "export", "list", "show", "rm"}
 
 func runStore(e *env, args []string) error {
 	if len(args) == 0 {
@@ -92,6 +96,26 @@ func (f storeFlags) open() (context.Context, store.Store, func(), error) {
 	return ctx, s, func() { s.Close(); stop() }, nil
 }
 
+// openExisting opens the store like open, but only a SQLite file that
+// exists: reading commands (list, show, export, rm, append) never leave an
+// empty database behind a mistyped --db.
+func (f storeFlags) openExisting() (context.Context, store.Store, func(), error) {
+	if path, ok := sqlitePath(*f.db); ok {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil, fmt.Errorf("no database at %s (convo store import creates one)", path)
+		}
+	}
+	return f.open()
+}
+
+// sqlitePath is the file of a SQLite data source name (backends.Open).
+func sqlitePath(dsn string) (string, bool) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return "", false
+	}
+	return strings.TrimPrefix(dsn, "sqlite:"), true
+}
+
 // metaJSON checks a --meta flag: empty is none.
 func metaJSON(m string) (json.RawMessage, error) {
 	if m == "" {
@@ -106,7 +130,7 @@ func metaJSON(m string) (json.RawMessage, error) {
 func storeImport(e *env, args []string) error {
 	fs, sf := newStoreFlags(e, "import")
 	id := fs.String("id", "", "the new conversation's `ID` (default: a new one)")
-	title := fs.String("title", "", "the conversation's `TITLE`")
+	title := fs.String("title", "", "the conversation's `TITLE` (default: the start of its first user message, else the file's name)")
 	metaFlag := fs.String("meta", "", "the conversation's metadata: a `JSON` object")
 	from := fs.String("from", "convo", "the input's format: convo, or an export of many conversations ("+archiveNames(archive.Readable())+")")
 	args, err := parse(fs, args, 1)
@@ -132,12 +156,38 @@ func storeImport(e *env, args []string) error {
 		return err
 	}
 	defer done()
+	if *title == "" {
+		*title = defaultTitle(h, args)
+	}
 	c, err := s.Create(ctx, store.Conversation{ID: *id, Tenant: *sf.tenant, Title: *title, Meta: meta}, h...)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, c.ID)
 	return nil
+}
+
+// defaultTitle names an imported conversation given no --title: by the
+// first line of its first user message, as chat applications do, else by
+// the file it came from. The canonical format has no title, so without
+// this every import would be untitled.
+func defaultTitle(h convo.History, args []string) string {
+	for _, m := range h {
+		if m.Role != convo.RoleUser {
+			continue
+		}
+		if t, _, _ := strings.Cut(strings.TrimSpace(m.Text()), "\n"); t != "" {
+			if r := []rune(t); len(r) > 80 {
+				t = strings.TrimSpace(string(r[:79])) + "…"
+			}
+			return t
+		}
+	}
+	if len(args) > 0 && args[0] != "-" {
+		base := filepath.Base(args[0])
+		return strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	return ""
 }
 
 // oneID parses a subcommand whose one argument is a conversation id.
@@ -159,7 +209,7 @@ func storeExport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, s, done, err := sf.open()
+	ctx, s, done, err := sf.openExisting()
 	if err != nil {
 		return err
 	}
@@ -183,7 +233,7 @@ func storeList(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, s, done, err := sf.open()
+	ctx, s, done, err := sf.openExisting()
 	if err != nil {
 		return err
 	}
@@ -253,7 +303,7 @@ func storeShow(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, s, done, err := sf.open()
+	ctx, s, done, err := sf.openExisting()
 	if err != nil {
 		return err
 	}
@@ -306,7 +356,7 @@ func storeRemove(e *env, args []string) error {
 	if len(args) == 0 {
 		return usagef("missing conversation ID")
 	}
-	ctx, s, done, err := sf.open()
+	ctx, s, done, err := sf.openExisting()
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,7 @@ func TestStoreErrors(t *testing.T) {
 			"stdin: messages[0].parts[0].text: got number, want string"},
 		{"import invalid history", `[{"role":"user","parts":[{"type":"tool_call","id":"c","name":"f","args":{}}]}]`, []string{"store", "import", "--db", db}, 1,
 			"messages[0].parts[0]: tool_call in a user message"},
-		{"bad database", "", []string{"store", "list", "--db", filepath.Join(t.TempDir(), "no", "dir.db")}, 1, "opening"},
+		{"bad database", "", []string{"store", "import", "--db", filepath.Join(t.TempDir(), "no", "dir.db"), "../../testdata/v1/example.json"}, 1, "opening"},
 		{"bad postgres URL", "", []string{"store", "list", "--db", "postgres://%zz"}, 1, "opening postgres://%zz"},
 	}
 	for _, tc := range tests {
@@ -175,5 +175,73 @@ func TestStorePostgres(t *testing.T) {
 	out, _, code = runCLI(t, "", "store", "list", "--db", db, "--json")
 	if code != 0 || !strings.Contains(out, `"id":"pg"`) {
 		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+}
+
+// TestStoreReadersCreateNothing: list, show, export and rm of a database
+// that does not exist say so and leave no file behind.
+func TestStoreReadersCreateNothing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "typo.db")
+	for _, args := range [][]string{{"list"}, {"show", "x"}, {"export", "x"}, {"rm", "x"}} {
+		full := append([]string{"store"}, args[0], "--db", db)
+		full = append(full, args[1:]...)
+		_, errs, code := runCLI(t, "", full...)
+		if code != 1 || !strings.Contains(errs, "no database at "+db) {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Fatalf("%v created %s", args, db)
+		}
+	}
+}
+
+// TestStoreAppend: a message or a provider's reply goes at the end of a
+// stored conversation, with the version check.
+func TestStoreAppend(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "convo.db")
+	hist := `[{"role":"user","parts":[{"type":"text","text":"Plan a trip to Rome\nwith kids"}]}]`
+	id, errs, code := runCLI(t, hist, "store", "import", "--db", db)
+	if code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	id = strings.TrimSpace(id)
+	out, _, _ := runCLI(t, "", "store", "list", "--db", db, "--json")
+	if !strings.Contains(out, `"title":"Plan a trip to Rome"`) {
+		t.Errorf("import kept no title: %s", out)
+	}
+	out, errs, code = runCLI(t, "", "store", "append", "--db", db, "--from", "anthropic", id, "../../provider/anthropic/testdata/reply/interleaved.sse")
+	if code != 0 || out != id+": version 2, 2 messages\n" {
+		t.Fatalf("append reply: exit %d %q %s", code, out, errs)
+	}
+	user := `{"role":"user","parts":[{"type":"text","text":"thanks"}]}`
+	_, errs, code = runCLI(t, user, "store", "append", "--db", db, "--version", "1", id)
+	if code != 1 || !strings.Contains(errs, "is at version 2, not 1") {
+		t.Fatalf("stale version: exit %d %s", code, errs)
+	}
+	out, errs, code = runCLI(t, user, "store", "append", "--db", db, "--version", "2", id)
+	if code != 0 || out != id+": version 3, 3 messages\n" {
+		t.Fatalf("append: exit %d %q %s", code, out, errs)
+	}
+	_, errs, code = runCLI(t, user, "store", "append", "--db", db, "nope")
+	if code != 1 || !strings.Contains(errs, "not found") {
+		t.Fatalf("unknown id: exit %d %s", code, errs)
+	}
+}
+
+func TestDefaultTitle(t *testing.T) {
+	long := strings.Repeat("é", 100)
+	for _, tc := range []struct {
+		h    convo.History
+		args []string
+		want string
+	}{
+		{convo.History{convo.System("be brief"), convo.User("  Hello there\nmore")}, nil, "Hello there"},
+		{convo.History{convo.User(long)}, nil, strings.Repeat("é", 79) + "…"},
+		{convo.History{convo.Assistant("hi")}, []string{"/x/chat-42.json"}, "chat-42"},
+		{nil, []string{"-"}, ""},
+	} {
+		if got := defaultTitle(tc.h, tc.args); got != tc.want {
+			t.Errorf("defaultTitle = %q, want %q", got, tc.want)
+		}
 	}
 }
