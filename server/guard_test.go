@@ -130,7 +130,7 @@ func TestInflightBudget(t *testing.T) {
 	// The holder's reservation is taken once its handler runs; wait for it
 	// by retrying until the second request is refused.
 	var res response
-	for range 100 {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		res = ts.do(t, "POST", "/convo/v1/conversations", ts.alice, body)
 		if res.status == 503 {
 			break
