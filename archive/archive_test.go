@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/zip"
 	"bytes"
 	"database/sql"
 	"encoding/json"
@@ -380,5 +381,42 @@ func TestRecordLimit(t *testing.T) {
 	r3, _ := NewReader(strings.NewReader(lines), FineTune, Options{MaxBytes: 1000})
 	if _, err := r3.Next(); err == nil || !strings.Contains(err.Error(), "lines[0]: larger than 1000 bytes") {
 		t.Errorf("err = %v, want lines[0] too large", err)
+	}
+}
+
+// TestOpenZip reads an export as it is downloaded: a zip file with the
+// shards in a folder and other files beside them.
+func TestOpenZip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "export.zip")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for _, name := range []string{"conversations-000.json", "conversations-001.json", "export_manifest.json"} {
+		b, err := os.ReadFile("testdata/chatgpt-shards/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := zw.Create("export-2026/" + name)
+		w.Write(b)
+	}
+	w, _ := zw.Create("export-2026/chat.html")
+	io.WriteString(w, "<html></html>")
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err := Open(path, ChatGPT, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cs := readAll(t, r)
+	if len(cs) != 2 || cs[0].ID != "c-000" || cs[1].ID != "c-001" {
+		t.Fatalf("read %d conversations", len(cs))
+	}
+	if _, err := Open(path, Claude, Options{}); err == nil || !strings.Contains(err.Error(), "no claude conversations") {
+		t.Errorf("a ChatGPT zip read as Claude: %v", err)
 	}
 }

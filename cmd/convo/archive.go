@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/archive"
 	"github.com/convo-go/convo/provider"
 )
@@ -164,7 +163,11 @@ func convertArchive(e *env, from, to string, args []string, opts provider.Option
 			return err
 		}
 	}
-	return e.writeHistory(chosen.History, to, opts, lines)
+	dst, err := codec("to", to)
+	if err != nil {
+		return err
+	}
+	return e.writeHistory(chosen.History, dst, opts, lines)
 }
 
 // picked reports whether conversation i is the one --pick names.
@@ -205,13 +208,7 @@ func (e *env) conversations(from string, args []string, opts provider.Options) (
 	if err != nil {
 		return nil, nil, name, err
 	}
-	var h convo.History
-	var ws []provider.Warning
-	if src == nil {
-		h, err = convo.Unmarshal(body)
-	} else {
-		h, ws, err = src.Decode(body, opts)
-	}
+	h, ws, err := decodeHistory(src, body, opts)
 	if err != nil {
 		return nil, nil, name, fmt.Errorf("%s: %w", name, err)
 	}
@@ -223,33 +220,6 @@ func (e *env) conversations(from string, args []string, opts provider.Options) (
 		done = true
 		return &archive.Conversation{History: h}, ws, nil
 	}, func() {}, name, nil
-}
-
-// writeHistory writes h in canonical form or a provider's request format.
-func (e *env) writeHistory(h convo.History, to string, opts provider.Options, lines bool) error {
-	dst, err := codec("to", to)
-	if err != nil {
-		return err
-	}
-	var out []byte
-	switch {
-	case dst == nil && lines:
-		out, err = convo.MarshalLines(h)
-	case dst == nil:
-		out, err = convo.Marshal(h)
-	default:
-		var warns []provider.Warning
-		out, warns, err = dst.Encode(h, opts)
-		e.warn(warns)
-		if err == nil && (len(out) == 0 || out[len(out)-1] != '\n') {
-			out = append(out, '\n')
-		}
-	}
-	if err != nil {
-		return err
-	}
-	_, err = e.stdout.Write(out)
-	return err
 }
 
 // storeImportArchive is convo store import --from F: every conversation of

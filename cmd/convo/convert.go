@@ -121,21 +121,30 @@ func runConvert(e *env, args []string) error {
 			return convertRequest(e, rs, dst, body, name, opts, *lines)
 		}
 	}
-	var h convo.History
-	if src == nil {
-		h, err = convo.Unmarshal(body)
-	} else {
-		var warns []provider.Warning
-		h, warns, err = src.Decode(body, opts)
-		e.warn(warns)
-	}
+	h, warns, err := decodeHistory(src, body, opts)
+	e.warn(warns)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	return e.writeHistory(h, dst, opts, *lines)
+}
 
+// decodeHistory reads a canonical document (src nil) or a provider's
+// request body.
+func decodeHistory(src provider.Codec, body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+	if src == nil {
+		h, err := convo.Unmarshal(body)
+		return h, nil, err
+	}
+	return src.Decode(body, opts)
+}
+
+// writeHistory writes h in canonical form (dst nil) or as dst's request.
+func (e *env) writeHistory(h convo.History, dst provider.Codec, opts provider.Options, lines bool) error {
 	var out []byte
+	var err error
 	switch {
-	case dst == nil && *lines:
+	case dst == nil && lines:
 		out, err = convo.MarshalLines(h)
 	case dst == nil:
 		out, err = convo.Marshal(h)
