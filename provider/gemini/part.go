@@ -23,6 +23,11 @@ type wirePart struct {
 	part    convo.Part // media, functionCall or functionResponse as read
 	hasID   bool       // functionCall / functionResponse carried an id
 	opaque  []byte     // the whole part object, for a kind convo has no type for
+
+	// A functionCall streamed in pieces (see partial.go): willContinue on
+	// the call, and the partialArgs of a name-less piece.
+	cont    bool
+	partial []partialArg
 }
 
 // dataKind maps a part member name to the wire name of the data field it
@@ -55,6 +60,9 @@ func dataKind(key string) string {
 type partReader struct {
 	r   *jsonx.Reader
 	aux jsonx.Reader // reused for values read a second time (function responses)
+	// stream: reading a stream chunk, where a functionCall may be a piece
+	// of a call streamed in pieces (no name, partialArgs, willContinue).
+	stream bool
 }
 
 // readPart reads one Part object into wp. inResponse restricts it to what a
@@ -282,6 +290,18 @@ func (d *partReader) call(wp *wirePart) error {
 			raw, err := r.ReadRaw()
 			p.Args = raw
 			return convo.ErrorAt(err, "args")
+		case "willContinue", "will_continue":
+			if d.stream {
+				b, err := r.ReadBool()
+				wp.cont = b
+				return convo.ErrorAt(err, "willContinue")
+			}
+		case "partialArgs", "partial_args":
+			if d.stream {
+				pa, err := readPartialArgs(r)
+				wp.partial = pa
+				return convo.ErrorAt(err, "partialArgs")
+			}
 		}
 		raw, err := r.ReadRaw()
 		nested = nested.add(bstr(key), raw)
@@ -290,7 +310,7 @@ func (d *partReader) call(wp *wirePart) error {
 	if err != nil {
 		return err
 	}
-	if p.Name == "" {
+	if p.Name == "" && !d.stream {
 		return errors.New("functionCall has no name")
 	}
 	wp.nested("functionCall", nested)

@@ -283,3 +283,76 @@ func TestSnapshot(t *testing.T) {
 		t.Error("snapshot after the end differs from the message")
 	}
 }
+
+// TestStreamedArgs: a functionCall streamed in pieces (partialArgs) shows
+// its arguments so far in every snapshot, and malformed pieces fail with
+// the place named.
+func TestStreamedArgs(t *testing.T) {
+	chunk := func(fc string) provider.Event {
+		return provider.Event{Data: []byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":` + fc + `}]},"index":0}]}`)}
+	}
+	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	for _, fc := range []string{
+		`{"name":"search","willContinue":true}`,
+		`{"partialArgs":[{"jsonPath":"$.q","stringValue":"conv","willContinue":true}],"willContinue":true}`,
+	} {
+		if err := acc.Add(chunk(fc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := string(acc.Snapshot().Parts[0].Args); got != `{"q":"conv"}` {
+		t.Errorf("snapshot args %s", got)
+	}
+	if err := acc.Add(chunk(`{"partialArgs":[{"jsonPath":"$.q","stringValue":"o"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := acc.Add(provider.Event{Data: []byte(`{"candidates":[{"content":{"role":"model","parts":[{"text":"x"}]},"finishReason":"STOP","index":0}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	m, warns, err := acc.Message()
+	if err != nil || len(warns) != 0 || string(m.Parts[0].Args) != `{"q":"convo"}` || m.Parts[0].Name != "search" {
+		t.Fatalf("message %+v, %v, %v", m.Parts, warns, err)
+	}
+
+	// Never closed: kept as it stood, with a warning.
+	acc = ReplyCodec().NewAccumulator(provider.Options{})
+	_ = acc.Add(chunk(`{"name":"f","willContinue":true}`))
+	_ = acc.Add(chunk(`{"partialArgs":[{"jsonPath":"$.a","numberValue":1}],"willContinue":true}`))
+	_ = acc.Add(provider.Event{Data: []byte(`{"candidates":[{"finishReason":"STOP","index":0}]}`)})
+	m, warns, err = acc.Message()
+	if err != nil || string(m.Parts[0].Args) != `{"a":1}` || len(warns) != 1 || !strings.Contains(warns[0].String(), `streamed functionCall "f" never closed`) {
+		t.Errorf("unclosed: %s %v %v", m.Parts[0].Args, warns, err)
+	}
+
+	for _, tt := range []struct {
+		name   string
+		pieces []string
+		want   string
+	}{
+		{"piece without a call", []string{`{"partialArgs":[{"jsonPath":"$.a","numberValue":1}]}`}, "functionCall has no name and no streamed call is open"},
+		{"no path", []string{`{"name":"f","willContinue":true}`, `{"partialArgs":[{"numberValue":1}]}`}, "partialArgs[0]: partial argument has no jsonPath"},
+		{"two values", []string{`{"name":"f","willContinue":true}`, `{"partialArgs":[{"jsonPath":"$.a","numberValue":1,"boolValue":true}]}`}, "has 2 values, want one"},
+		{"bad path", []string{`{"name":"f","willContinue":true}`, `{"partialArgs":[{"jsonPath":"a.b","numberValue":1}]}`}, `jsonPath "a.b" does not start with $`},
+		{"huge index", []string{`{"name":"f","willContinue":true}`, `{"partialArgs":[{"jsonPath":"$.a[99999999]","numberValue":1}]}`}, "bad index"},
+		{"object then array", []string{`{"name":"f","willContinue":true}`, `{"partialArgs":[{"jsonPath":"$.a.b","numberValue":1},{"jsonPath":"$.a[0]","numberValue":2}]}`}, "$.a[0]: the path needs an object"},
+		{"through a value", []string{`{"name":"f","willContinue":true}`, `{"partialArgs":[{"jsonPath":"$.a","numberValue":1},{"jsonPath":"$.a.b","numberValue":2}]}`}, "the path goes through a value"},
+		{"second call while open", []string{`{"name":"f","willContinue":true}`, `{"name":"g"}`}, `call "g" began before the streamed call "f" was closed`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			acc := ReplyCodec().NewAccumulator(provider.Options{})
+			var err error
+			for _, p := range tt.pieces {
+				if err = acc.Add(chunk(p)); err != nil {
+					break
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "parts[0].functionCall") {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// A request's functionCall still needs its name.
+	if _, _, err := Codec().Decode([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"partialArgs":[]}}]}]}`), provider.Options{}); err == nil || !strings.Contains(err.Error(), "functionCall has no name") {
+		t.Errorf("request decode: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/convo-go/convo"
@@ -30,6 +31,7 @@ func (GenerateContent) NewAccumulator(opts provider.Options) provider.Accumulato
 func newAccumulator(opts provider.Options) *accumulator {
 	a := &accumulator{opts: opts}
 	a.pr.r = &a.reader
+	a.pr.stream = true
 	return a
 }
 
@@ -46,6 +48,9 @@ type accumulator struct {
 	// so Snapshot is cheap and the run stays linear).
 	run     strings.Builder
 	runOpen bool
+	// call is the functionCall being streamed in pieces (its part's
+	// index and arguments so far), or nil.
+	call *streamedCall
 
 	finish    string
 	blocked   bool
@@ -97,7 +102,10 @@ func (a *accumulator) Add(ev provider.Event) error {
 		a.warns = append(a.warns, provider.Warnf("candidates", "candidates besides the first left out"))
 	}
 	for j := range resp.parts {
-		a.addPart(&resp.parts[j])
+		if err := a.addPart(&resp.parts[j]); err != nil {
+			a.err = fmt.Errorf("chunk %d: candidates[0].content.parts[%d].functionCall: %w", n, j, err)
+			return a.err
+		}
 	}
 	if resp.finish != "" {
 		a.finish = resp.finish
@@ -136,16 +144,29 @@ next:
 	return dst
 }
 
+type streamedCall struct {
+	index int // in a.parts
+	args  *argsBuilder
+}
+
 // addPart folds one part of a chunk into the message.
-func (a *accumulator) addPart(wp *wirePart) {
+func (a *accumulator) addPart(wp *wirePart) error {
+	if wp.kind == "functionCall" {
+		if wp.part.Name == "" {
+			return a.piece(wp)
+		}
+		if a.call != nil {
+			return fmt.Errorf("call %q began before the streamed call %q was closed", wp.part.Name, a.parts[a.call.index].Name)
+		}
+	}
 	plain := wp.kind == "text" && !wp.hasSig && len(wp.extra) == 0 && (!wp.hasTh || wp.thought)
 	if plain {
 		if len(wp.text) == 0 {
-			return // nothing in it: no text, no signature
+			return nil // nothing in it: no text, no signature
 		}
 		if a.runOpen && (a.parts[len(a.parts)-1].Type == convo.TypeReasoning) == wp.thought {
 			a.run.Write(wp.text)
-			return
+			return nil
 		}
 		a.closeRun()
 		p := convo.Part{Type: convo.TypeText}
@@ -155,7 +176,7 @@ func (a *accumulator) addPart(wp *wirePart) {
 		a.parts = append(a.parts, p)
 		a.run.Write(wp.text)
 		a.runOpen = true
-		return
+		return nil
 	}
 	// A signed or otherwise annotated part is never joined to its
 	// neighbours, so its signature stays exactly where it came.
@@ -169,6 +190,31 @@ func (a *accumulator) addPart(wp *wirePart) {
 		// later than the call.
 		mark(p, SyntheticID)
 	}
+	if p.Type == convo.TypeToolCall && wp.cont {
+		a.call = &streamedCall{index: j, args: newArgsBuilder()}
+		if err := a.call.args.seed(p.Args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// piece folds a name-less functionCall: partial arguments of the call
+// being streamed, and, without willContinue, its end.
+func (a *accumulator) piece(wp *wirePart) error {
+	if a.call == nil {
+		return errors.New("functionCall has no name and no streamed call is open (a name-less piece must follow a call with willContinue)")
+	}
+	for _, pa := range wp.partial {
+		if err := a.call.args.apply(pa); err != nil {
+			return err
+		}
+	}
+	if !wp.cont {
+		a.parts[a.call.index].Args = a.call.args.root.json(nil)
+		a.call = nil
+	}
+	return nil
 }
 
 func (a *accumulator) closeRun() {
@@ -187,6 +233,9 @@ func (a *accumulator) build() convo.Message {
 	copy(parts, a.parts)
 	if a.runOpen {
 		parts[len(parts)-1].Text = a.run.String()
+	}
+	if a.call != nil {
+		parts[a.call.index].Args = a.call.args.root.json(nil) // the arguments so far
 	}
 	for j := range parts {
 		p := &parts[j]
@@ -212,13 +261,17 @@ func (a *accumulator) Snapshot() convo.Message { return a.build() }
 // the stream failed or ended early.
 func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	m := a.build()
+	warns := a.warns
 	switch {
 	case a.err != nil:
-		return m, a.warns, a.err
+		return m, warns, a.err
 	case a.finish == "" && !a.blocked:
-		return m, a.warns, fmt.Errorf("gemini: the stream ended after %d events, before a finishReason: %w", a.events, provider.ErrIncomplete)
+		return m, warns, fmt.Errorf("gemini: the stream ended after %d events, before a finishReason: %w", a.events, provider.ErrIncomplete)
+	case a.call != nil:
+		warns = append(slices.Clip(warns), provider.Warnf(index("parts", a.call.index),
+			"streamed functionCall %q never closed: its arguments are kept as they stood", a.parts[a.call.index].Name))
 	}
-	return m, a.warns, a.opts.Check(a.warns)
+	return m, warns, a.opts.Check(warns)
 }
 
 // ReadStream reads a whole streamGenerateContent reply from r: Server-Sent
