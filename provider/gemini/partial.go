@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -151,6 +152,19 @@ func (b *argsBuilder) apply(a partialArg) error {
 		b.open = n
 	}
 	return nil
+}
+
+// prefix returns the arguments so far as the JSON text they begin with:
+// without the brackets still to close, and without the closing quote of a
+// string still arriving. While pieces come in path order (as Gemini sends
+// them) it is a prefix of the final arguments.
+func (b *argsBuilder) prefix() string {
+	s := b.root.json(nil)
+	s = bytes.TrimRight(s, "}]")
+	if b.open != nil {
+		s = s[:len(s)-1] // the string's closing quote
+	}
+	return string(s)
 }
 
 // step is one step of a JSON path: a member name or an array index.

@@ -235,7 +235,9 @@ func (a *accumulator) build() convo.Message {
 		parts[len(parts)-1].Text = a.run.String()
 	}
 	if a.call != nil {
-		parts[a.call.index].Args = a.call.args.root.json(nil) // the arguments so far
+		// The arguments so far, as the JSON text they begin with (as
+		// other providers stream arguments): a prefix of the final ones.
+		parts[a.call.index].Args, parts[a.call.index].ArgsRaw = nil, a.call.args.prefix()
 	}
 	for j := range parts {
 		p := &parts[j]
@@ -268,6 +270,7 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 	case a.finish == "" && !a.blocked:
 		return m, warns, fmt.Errorf("gemini: the stream ended after %d events, before a finishReason: %w", a.events, provider.ErrIncomplete)
 	case a.call != nil:
+		m.Parts[a.call.index].Args, m.Parts[a.call.index].ArgsRaw = a.call.args.root.json(nil), ""
 		warns = append(slices.Clip(warns), provider.Warnf(index("parts", a.call.index),
 			"streamed functionCall %q never closed: its arguments are kept as they stood", a.parts[a.call.index].Name))
 	}
