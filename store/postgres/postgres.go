@@ -717,26 +717,15 @@ const searchQuery = `SELECT c.pk, c.id, c.tenant, c.title, c.meta, c.version, c.
 
 // Search finds the tenant's messages that hold every word of query.
 func (s *Store) Search(ctx context.Context, tenant, query string, opts store.SearchOptions) ([]store.Hit, string, error) {
-	words, err := backend.QueryWords(query)
-	if err != nil {
+	q, ok, err := backend.ParseSearch(tenant, query, opts)
+	if err != nil || !ok {
 		return nil, "", err
-	}
-	limit, err := backend.SearchLimit(opts.Limit)
-	if err != nil {
-		return nil, "", err
-	}
-	cur, after, err := backend.ParseSearchCursor(opts.After)
-	if err != nil {
-		return nil, "", err
-	}
-	if !backend.Findable(tenant) {
-		return nil, "", nil
 	}
 	var curConv, curPos *int64
-	if after {
-		curConv, curPos = &cur.Conv, &cur.Pos
+	if q.After != nil {
+		curConv, curPos = &q.After.Conv, &q.After.Pos
 	}
-	rows, err := s.pool.Query(ctx, searchQuery, tenant, strings.Join(words, " "), limit+1, curConv, curPos)
+	rows, err := s.pool.Query(ctx, searchQuery, tenant, strings.Join(q.Words, " "), q.Limit+1, curConv, curPos)
 	if err != nil {
 		return nil, "", wrap(err)
 	}
@@ -744,16 +733,16 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 	var out []store.Hit
 	var last backend.SearchCursor
 	for rows.Next() {
-		if len(out) == limit {
+		if len(out) == q.Limit {
 			return out, last.String(), nil
 		}
 		var r row
 		var meta, open *string
 		var pos int64
-		var h store.Hit
-		var role, text string
+		var index int
+		var id, role, text string
 		err := rows.Scan(&r.pk, &r.ID, &r.Tenant, &r.Title, &meta, &r.Version, &r.Messages, &r.nextPos, &open,
-			&r.ForkedFrom, &r.ForkedAt, &r.Created, &r.Updated, &pos, &h.MessageID, &role, &text, &h.Index)
+			&r.ForkedFrom, &r.ForkedAt, &r.Created, &r.Updated, &pos, &id, &role, &text, &index)
 		if err != nil {
 			return nil, "", wrap(err)
 		}
@@ -761,9 +750,7 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 			r.Meta = json.RawMessage(*meta)
 		}
 		r.Created, r.Updated = r.Created.UTC(), r.Updated.UTC()
-		h.Conversation, h.Role = r.Conversation, convo.Role(role)
-		h.Snippet, h.Highlights = backend.Snippet(text, words)
-		out = append(out, h)
+		out = append(out, q.Hit(r.Conversation, id, index, role, text))
 		last = backend.SearchCursor{Conv: r.pk, Pos: pos}
 	}
 	if err := rows.Err(); err != nil {

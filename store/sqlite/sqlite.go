@@ -1061,34 +1061,23 @@ const convColsC = `c.pk, c.id, c.tenant, c.title, c.meta, c.version, c.messages,
 
 // Search finds the tenant's messages that hold every word of query.
 func (s *Store) Search(ctx context.Context, tenant, query string, opts store.SearchOptions) ([]store.Hit, string, error) {
-	words, err := backend.QueryWords(query)
-	if err != nil {
+	q, ok, err := backend.ParseSearch(tenant, query, opts)
+	if err != nil || !ok {
 		return nil, "", err
-	}
-	limit, err := backend.SearchLimit(opts.Limit)
-	if err != nil {
-		return nil, "", err
-	}
-	cur, after, err := backend.ParseSearchCursor(opts.After)
-	if err != nil {
-		return nil, "", err
-	}
-	if !backend.Findable(tenant) {
-		return nil, "", nil
 	}
 	// Every word a quoted string: FTS5 syntax in the query is never
 	// interpreted, and the words are ANDed.
-	quoted := make([]string, len(words))
-	for i, w := range words {
+	quoted := make([]string, len(q.Words))
+	for i, w := range q.Words {
 		quoted[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
 	}
-	args := []any{strings.Join(quoted, " "), tenant, limit + 1}
-	q := searchFirst
-	if after {
-		q = searchAfter
-		args = append(args, cur.Conv<<32|cur.Pos)
+	args := []any{strings.Join(quoted, " "), tenant, q.Limit + 1}
+	stmt := searchFirst
+	if q.After != nil {
+		stmt = searchAfter
+		args = append(args, q.After.Conv<<32|q.After.Pos)
 	}
-	rows, err := ppool{s.r, s.rp}.QueryContext(ctx, q, args...)
+	rows, err := ppool{s.r, s.rp}.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, "", wrap(err)
 	}
@@ -1096,16 +1085,16 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 	var out []store.Hit
 	var last backend.SearchCursor
 	for rows.Next() {
-		if len(out) == limit {
+		if len(out) == q.Limit {
 			return out, last.String(), nil
 		}
 		var r row
 		var meta, open []byte
 		var created, updated, pos int64
-		var h store.Hit
-		var role, text string
+		var index int
+		var id, role, text string
 		err := rows.Scan(&r.pk, &r.ID, &r.Tenant, &r.Title, &meta, &r.Version, &r.Messages, &r.nextPos, &open,
-			&r.ForkedFrom, &r.ForkedAt, &created, &updated, &pos, &h.MessageID, &role, &text, &h.Index)
+			&r.ForkedFrom, &r.ForkedAt, &created, &updated, &pos, &id, &role, &text, &index)
 		if err != nil {
 			return nil, "", wrap(err)
 		}
@@ -1113,9 +1102,7 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 			r.Meta = json.RawMessage(meta)
 		}
 		r.Created, r.Updated = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
-		h.Conversation, h.Role = r.Conversation, convo.Role(role)
-		h.Snippet, h.Highlights = backend.Snippet(text, words)
-		out = append(out, h)
+		out = append(out, q.Hit(r.Conversation, id, index, role, text))
 		last = backend.SearchCursor{Conv: r.pk, Pos: pos}
 	}
 	if err := rows.Err(); err != nil {

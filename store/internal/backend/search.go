@@ -274,3 +274,37 @@ func SearchLimit(n int) (int, error) {
 	}
 	return n, nil
 }
+
+// Search is a checked search request.
+type Search struct {
+	Words []string      // the distinct query words, lower-cased
+	Limit int           // the page size
+	After *SearchCursor // where the page starts; nil for the first
+}
+
+// ParseSearch checks the arguments of store.Store.Search. ok is false when
+// nothing can match (a tenant no store could hold), with no error.
+func ParseSearch(tenant, query string, opts store.SearchOptions) (s Search, ok bool, err error) {
+	if s.Words, err = QueryWords(query); err != nil {
+		return s, false, err
+	}
+	if s.Limit, err = SearchLimit(opts.Limit); err != nil {
+		return s, false, err
+	}
+	cur, after, err := ParseSearchCursor(opts.After)
+	if err != nil {
+		return s, false, err
+	}
+	if after {
+		s.After = &cur
+	}
+	return s, Findable(tenant), nil
+}
+
+// Hit is the result for message id at index, with the snippet of its text
+// around the query words.
+func (s Search) Hit(c store.Conversation, id string, index int, role, text string) store.Hit {
+	h := store.Hit{Conversation: c, MessageID: id, Index: index, Role: convo.Role(role)}
+	h.Snippet, h.Highlights = Snippet(text, s.Words)
+	return h
+}
