@@ -1,0 +1,343 @@
+package sdktest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"google.golang.org/genai"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/sqlite"
+)
+
+// gwRecorded are the recorded replies each fake upstream replays: tool
+// calls, reasoning with signatures or encrypted content, usage.
+var gwRecorded = map[string][2]string{
+	"openai-chat":      {"openai/testdata/replies/chat/tools.json", "openai/testdata/replies/chat/tools.sse"},
+	"openai-responses": {"openai/testdata/replies/responses/tools.json", "openai/testdata/replies/responses/tools.sse"},
+	"anthropic":        {"anthropic/testdata/reply/tool_use.json", "anthropic/testdata/reply/tool_use.sse"},
+	"gemini":           {"gemini/testdata/replies/tools.json", "gemini/testdata/replies/tools.sse"},
+}
+
+const gwToken, gwTenant = "tok-sdk", "sdk"
+
+type gwRig struct {
+	url  string
+	gw   *gateway.Gateway
+	st   store.Store
+	want convo.Message // the upstream's streamed reply as convo reads it
+}
+
+// newGatewayRig starts a fake upstream of protocol up replaying its
+// recorded stream, and a gateway routing every model to it.
+func newGatewayRig(t *testing.T, up string) *gwRig {
+	t.Helper()
+	files := gwRecorded[up]
+	plain, err := os.ReadFile(filepath.Join("..", "provider", files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sse, err := os.ReadFile(filepath.Join("..", "provider", files[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !strings.Contains(r.URL.Path, "stream") && !bytes.Contains(body, []byte(`"stream":true`)) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(plain)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for data := sse; len(data) > 0; {
+			n := min(len(data), 113)
+			w.Write(data[:n])
+			w.(http.Flusher).Flush()
+			data = data[n:]
+		}
+	}))
+	t.Cleanup(fake.Close)
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	base := fake.URL
+	if strings.HasPrefix(up, "openai") {
+		base += "/v1"
+	}
+	gw, err := gateway.New(gateway.Options{
+		Config: gateway.Config{
+			Upstreams: []gateway.Upstream{{Name: "up", Protocol: up, URL: base}},
+			Routes:    []gateway.Route{{Model: "*", Upstream: "up"}},
+		},
+		Store:  st,
+		Tokens: map[string]string{gwToken: gwTenant},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	rc, _ := all.LookupReply(up)
+	want, _, err := rc.ReadStream(bytes.NewReader(sse), provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gwRig{url: srv.URL, gw: gw, st: st, want: want}
+}
+
+// stored drains the gateway's recordings and returns the one conversation
+// recorded.
+func (rg *gwRig) stored(t *testing.T) convo.History {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// The handler hands the exchange over once the client has the reply.
+	for i := 0; rg.gw.Stats().Recorded == 0 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := rg.gw.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cs, _, err := rg.st.List(ctx, gwTenant, store.ListOptions{})
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("%d conversations, %v", len(cs), err)
+	}
+	h, _, err := rg.st.Load(ctx, gwTenant, cs[0].ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// checkStored: the store holds the question and the upstream's reply as
+// convo reads it, whatever the client's protocol.
+func (rg *gwRig) checkStored(t *testing.T, question string) {
+	t.Helper()
+	h := rg.stored(t)
+	if len(h) != 2 || h[0].Text() != question {
+		t.Fatalf("stored %d messages, first %q", len(h), h[0].Text())
+	}
+	got := h[1]
+	got.ID, got.Time = rg.want.ID, rg.want.Time
+	if !reflect.DeepEqual(got, rg.want) {
+		t.Fatalf("stored reply differs from the upstream's:\n got %+v\nwant %+v", got, rg.want)
+	}
+}
+
+// calls returns "id name args" of the reply's tool calls, arguments
+// canonical.
+func gwCalls(m convo.Message) []string {
+	var out []string
+	for _, c := range m.ToolCalls() {
+		out = append(out, c.ID+" "+c.Name+" "+canon(string(c.Args)))
+	}
+	return out
+}
+
+func canon(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestGatewayOpenAIChatSDK: openai-go streams a chat completion through the
+// gateway from an OpenAI Chat upstream (pass-through) and from an Anthropic
+// one (translated); its ChatCompletionAccumulator gets the upstream's text,
+// tool calls and usage, and the store the upstream's reply.
+func TestGatewayOpenAIChatSDK(t *testing.T) {
+	for _, up := range []string{"openai-chat", "anthropic"} {
+		t.Run(up, func(t *testing.T) {
+			rg := newGatewayRig(t, up)
+			client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
+			stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+				Model:         "gpt-test",
+				Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
+				StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+			})
+			var acc openai.ChatCompletionAccumulator
+			for stream.Next() {
+				if !acc.AddChunk(stream.Current()) {
+					t.Fatal("the SDK accumulator refused a chunk")
+				}
+			}
+			if err := stream.Err(); err != nil {
+				t.Fatal(err)
+			}
+			msg := acc.Choices[0].Message
+			var calls []string
+			for _, c := range msg.ToolCalls {
+				calls = append(calls, c.ID+" "+c.Function.Name+" "+canon(c.Function.Arguments))
+			}
+			if !reflect.DeepEqual(calls, gwCalls(rg.want)) || msg.Content != textOf(rg.want) {
+				t.Fatalf("SDK got %q %v, upstream sent %q %v", msg.Content, calls, textOf(rg.want), gwCalls(rg.want))
+			}
+			if acc.Usage.PromptTokens != rg.want.Usage.Input || acc.Usage.CompletionTokens != rg.want.Usage.Output {
+				t.Fatalf("usage %+v, want %+v", acc.Usage, rg.want.Usage)
+			}
+			rg.checkStored(t, "Weather in Paris?")
+		})
+	}
+}
+
+func textOf(m convo.Message) string {
+	var s string
+	for _, p := range m.Parts {
+		if p.Type == convo.TypeText {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// TestGatewayResponsesSDK: openai-go streams a Responses reply through the
+// gateway; the response.completed event holds the upstream's reasoning
+// text and function calls, as its events carry them.
+func TestGatewayResponsesSDK(t *testing.T) {
+	rg := newGatewayRig(t, "openai-responses")
+	client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
+	stream := client.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
+		Model: "gpt-test",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Weather in Paris?")},
+	})
+	var completed bool
+	var calls []string
+	var text string
+	for stream.Next() {
+		switch ev := stream.Current(); ev.Type {
+		case "response.completed":
+			completed = true
+		case "response.output_text.delta":
+			text += ev.Delta
+		case "response.output_item.done":
+			if it := ev.Item; it.Type == "function_call" {
+				calls = append(calls, it.CallID+" "+it.Name+" "+canon(it.Arguments.OfString))
+			}
+		}
+	}
+	if err := stream.Err(); err != nil || !completed {
+		t.Fatalf("%v, completed: %v", err, completed)
+	}
+	if text != textOf(rg.want) || !reflect.DeepEqual(calls, gwCalls(rg.want)) {
+		t.Fatalf("SDK got %q %v, upstream sent %q %v", text, calls, textOf(rg.want), gwCalls(rg.want))
+	}
+	rg.checkStored(t, "Weather in Paris?")
+}
+
+// TestGatewayAnthropicSDK: anthropic-sdk-go streams a message with tools and
+// thinking through the gateway from an Anthropic upstream (pass-through:
+// thinking and its signature intact) and from an OpenAI Chat one
+// (translated); Message.Accumulate gets the upstream's blocks.
+func TestGatewayAnthropicSDK(t *testing.T) {
+	for _, up := range []string{"anthropic", "openai-chat"} {
+		t.Run(up, func(t *testing.T) {
+			rg := newGatewayRig(t, up)
+			client := anthropic.NewClient(aoption.WithBaseURL(rg.url), aoption.WithAPIKey(gwToken), aoption.WithMaxRetries(0))
+			stream := client.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{
+				Model:     "claude-test",
+				MaxTokens: 2048,
+				Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Weather in Paris?"))},
+				Tools: []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather",
+					InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"city": map[string]any{"type": "string"}}}}}},
+				Thinking: anthropic.ThinkingConfigParamOfEnabled(1024),
+			})
+			var msg anthropic.Message
+			for stream.Next() {
+				if err := msg.Accumulate(stream.Current()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := stream.Err(); err != nil {
+				t.Fatal(err)
+			}
+			var text, thinking, sig string
+			var calls []string
+			for _, b := range msg.Content {
+				switch b.Type {
+				case "text":
+					text += b.Text
+				case "thinking":
+					thinking, sig = thinking+b.Thinking, sig+b.Signature
+				case "tool_use":
+					calls = append(calls, b.ID+" "+b.Name+" "+canon(string(b.Input)))
+				}
+			}
+			var wantThinking, wantSig string
+			for _, p := range rg.want.Parts {
+				if p.Type == convo.TypeReasoning {
+					wantThinking += p.Text
+					if p.Provider == "anthropic" {
+						wantSig += p.Signature
+					}
+				}
+			}
+			if text != textOf(rg.want) || !reflect.DeepEqual(calls, gwCalls(rg.want)) || thinking != wantThinking || sig != wantSig {
+				t.Fatalf("SDK got %q %v thinking %q sig %q\nupstream sent %q %v thinking %q sig %q", text, calls, thinking, sig, textOf(rg.want), gwCalls(rg.want), wantThinking, wantSig)
+			}
+			if msg.Usage.OutputTokens != rg.want.Usage.Output {
+				t.Fatalf("usage %+v, want %+v", msg.Usage, rg.want.Usage)
+			}
+			rg.checkStored(t, "Weather in Paris?")
+		})
+	}
+}
+
+// TestGatewayGenaiSDK: genai streams generateContent through the gateway
+// from a Gemini upstream: thoughts with their signature, function calls.
+func TestGatewayGenaiSDK(t *testing.T) {
+	rg := newGatewayRig(t, "gemini")
+	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey: gwToken, Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: rg.url},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	var calls []string
+	for resp, err := range c.Models.GenerateContentStream(context.Background(), "gemini-test", genai.Text("Weather in Paris?"), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range resp.Candidates[0].Content.Parts {
+			if p.FunctionCall != nil {
+				b, _ := json.Marshal(p.FunctionCall.Args)
+				calls = append(calls, p.FunctionCall.Name+" "+string(b))
+			} else if !p.Thought {
+				text += p.Text
+			}
+		}
+	}
+	var want []string
+	for _, c := range rg.want.ToolCalls() {
+		want = append(want, c.Name+" "+canon(string(c.Args)))
+	}
+	if text != textOf(rg.want) || !reflect.DeepEqual(calls, want) {
+		t.Fatalf("SDK got %q %v, upstream sent %q %v", text, calls, textOf(rg.want), want)
+	}
+	rg.checkStored(t, "Weather in Paris?")
+}
