@@ -216,10 +216,17 @@ func textOf(m convo.Message) string {
 }
 
 // TestGatewayResponsesSDK: openai-go streams a Responses reply through the
-// gateway; the response.completed event holds the upstream's reasoning
+// gateway from a Responses upstream (pass-through) and an Anthropic one
+// (translated); the response.completed event holds the upstream's reasoning
 // text and function calls, as its events carry them.
 func TestGatewayResponsesSDK(t *testing.T) {
-	rg := newGatewayRig(t, "openai-responses")
+	for _, up := range []string{"openai-responses", "anthropic"} {
+		t.Run(up, func(t *testing.T) { testResponsesSDK(t, up) })
+	}
+}
+
+func testResponsesSDK(t *testing.T, up string) {
+	rg := newGatewayRig(t, up)
 	client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
 	stream := client.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
 		Model: "gpt-test",
@@ -308,9 +315,16 @@ func TestGatewayAnthropicSDK(t *testing.T) {
 }
 
 // TestGatewayGenaiSDK: genai streams generateContent through the gateway
-// from a Gemini upstream: thoughts with their signature, function calls.
+// from a Gemini upstream (pass-through) and an Anthropic one (translated):
+// text and function calls.
 func TestGatewayGenaiSDK(t *testing.T) {
-	rg := newGatewayRig(t, "gemini")
+	for _, up := range []string{"gemini", "anthropic"} {
+		t.Run(up, func(t *testing.T) { testGenaiSDK(t, up) })
+	}
+}
+
+func testGenaiSDK(t *testing.T, up string) {
+	rg := newGatewayRig(t, up)
 	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 		APIKey: gwToken, Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: rg.url},
 	})
