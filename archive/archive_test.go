@@ -146,9 +146,12 @@ func readAll(t *testing.T, r *Reader) []*Conversation {
 }
 
 // makeLLM builds an llm logs.db from the SQL sample.
-func makeLLM(t testing.TB) string {
+func makeLLM(t testing.TB) string { return makeLLMFrom(t, "testdata/llm/logs.sql") }
+
+// makeLLMFrom builds an llm logs.db from a SQL script.
+func makeLLMFrom(t testing.TB, sqlFile string) string {
 	t.Helper()
-	script, err := os.ReadFile("testdata/llm/logs.sql")
+	script, err := os.ReadFile(sqlFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,12 +179,13 @@ func TestReadSamples(t *testing.T) {
 		{"claude-code", "testdata/claude-code/session.jsonl", ClaudeCode},
 		{"sharegpt", "testdata/sharegpt/sample.json", ShareGPT},
 		{"finetune", "testdata/finetune/sample.jsonl", FineTune},
-		{"llm", "", LLM},
+		{"llm", "testdata/llm/logs.sql", LLM},
+		{"llm-nodes", "testdata/llm/logs-nodes.sql", LLM},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.path
 			if tc.f == LLM {
-				path = makeLLM(t)
+				path = makeLLMFrom(t, tc.path)
 			}
 			r, err := Open(path, tc.f, Options{})
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/convo-go/convo"
@@ -53,7 +54,7 @@ func (l *llmDB) has(table, column string) bool { return l.columns[table][column]
 
 func newLLMReader(ctx context.Context, db *sql.DB) (*Reader, error) {
 	l := &llmDB{db: db, ctx: ctx, columns: map[string]map[string]bool{}}
-	for _, t := range []string{"responses", "conversations", "tool_calls", "tool_results", "prompt_attachments", "attachments"} {
+	for _, t := range []string{"responses", "conversations", "tool_calls", "tool_results", "prompt_attachments", "attachments", "messages", "parts", "nodes"} {
 		rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", t)
 		if err != nil {
 			return nil, fmt.Errorf("reading the schema: %w", err)
@@ -114,6 +115,10 @@ func newLLMReader(ctx context.Context, db *sql.DB) (*Reader, error) {
 type llmResponse struct {
 	id, model, prompt, system, response, reasoning, datetime string
 	input, output                                            sql.NullInt64
+	// The node-tree schema (llm's messages, parts and nodes tables): the
+	// leaf of what the response sent, where its new input began, and the
+	// leaf after its output.
+	inputNode, firstInputNode, outputNode string
 }
 
 func (l *llmDB) conversation(convID, respID string) (*Conversation, error) {
@@ -130,7 +135,8 @@ func (l *llmDB) conversation(convID, respID string) (*Conversation, error) {
 		return "NULL"
 	}
 	q := `SELECT id, coalesce(model, ''), coalesce(prompt, ''), coalesce(system, ''), coalesce(response, ''), ` +
-		col("reasoning") + `, coalesce(datetime_utc, ''), ` + num("input_tokens") + `, ` + num("output_tokens") +
+		col("reasoning") + `, coalesce(datetime_utc, ''), ` + num("input_tokens") + `, ` + num("output_tokens") + `, ` +
+		col("input_node_id") + `, ` + col("first_input_node_id") + `, ` + col("output_node_id") +
 		` FROM responses WHERE `
 	arg := convID
 	if convID == "" {
@@ -146,7 +152,8 @@ func (l *llmDB) conversation(convID, respID string) (*Conversation, error) {
 	var rs []llmResponse
 	for rows.Next() {
 		var r llmResponse
-		if err := rows.Scan(&r.id, &r.model, &r.prompt, &r.system, &r.response, &r.reasoning, &r.datetime, &r.input, &r.output); err != nil {
+		if err := rows.Scan(&r.id, &r.model, &r.prompt, &r.system, &r.response, &r.reasoning, &r.datetime, &r.input, &r.output,
+			&r.inputNode, &r.firstInputNode, &r.outputNode); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -175,6 +182,14 @@ func (l *llmDB) conversation(convID, respID string) (*Conversation, error) {
 			c.Created = t
 		}
 		c.Updated = t
+		if r.outputNode != "" && l.columns["nodes"] != nil && l.columns["parts"] != nil {
+			msgs, err := l.nodeMessages(r, t, place, &c.Warnings)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", place, err)
+			}
+			h = append(h, msgs...)
+			continue
+		}
 		if r.system != "" && r.system != system {
 			h = append(h, convo.Message{Role: convo.RoleSystem, Time: t, Parts: []convo.Part{convo.Text(r.system)}})
 		}
@@ -313,24 +328,53 @@ func (l *llmDB) attachments(respID, place string, warns *[]provider.Warning) ([]
 		if err := rows.Scan(&id, &mt, &path, &u, &content); err != nil {
 			return nil, err
 		}
-		if mt == "" && len(content) > 0 {
-			mt = "application/octet-stream"
-		}
-		p := convo.Part{Type: mediaType(mt), MediaType: mt}
-		switch {
-		case len(content) > 0:
-			p.Data = base64.StdEncoding.EncodeToString(content)
-		case u != "":
-			p.URL = u
-		case path != "":
-			p.URL = (&url.URL{Scheme: "file", Path: path}).String()
-		default:
+		p, ok := attachmentPart(mt, path, u, content)
+		if !ok {
 			*warns = append(*warns, provider.Warnf(place+".attachments["+id+"]", "skipped: no content, url or path"))
 			continue
 		}
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// attachment reads one attachment by id.
+func (l *llmDB) attachment(id string) (convo.Part, bool, error) {
+	if l.columns["attachments"] == nil {
+		return convo.Part{}, false, nil
+	}
+	var mt, path, u string
+	var content []byte
+	err := l.db.QueryRowContext(l.ctx, `SELECT coalesce(type, ''), coalesce(path, ''), coalesce(url, ''), content FROM attachments WHERE id = ?`, id).
+		Scan(&mt, &path, &u, &content)
+	if err == sql.ErrNoRows {
+		return convo.Part{}, false, nil
+	}
+	if err != nil {
+		return convo.Part{}, false, err
+	}
+	p, ok := attachmentPart(mt, path, u, content)
+	return p, ok, nil
+}
+
+// attachmentPart makes a media part of an attachment: its bytes inline,
+// else its URL, else its local path as a file: URL.
+func attachmentPart(mt, path, u string, content []byte) (convo.Part, bool) {
+	if mt == "" && len(content) > 0 {
+		mt = "application/octet-stream"
+	}
+	p := convo.Part{Type: mediaType(mt), MediaType: mt}
+	switch {
+	case len(content) > 0:
+		p.Data = base64.StdEncoding.EncodeToString(content)
+	case u != "":
+		p.URL = u
+	case path != "":
+		p.URL = (&url.URL{Scheme: "file", Path: path}).String()
+	default:
+		return convo.Part{}, false
+	}
+	return p, true
 }
 
 // mediaType picks the part type for a MIME type.
@@ -344,4 +388,165 @@ func mediaType(mt string) convo.PartType {
 		return convo.TypeVideo
 	}
 	return convo.TypeFile
+}
+
+// nodeMessages reads a response of llm's node-tree schema: the messages of
+// its new input (from first_input_node_id down to input_node_id) and of its
+// output (after input_node_id down to output_node_id), each with its typed
+// parts in order.
+func (l *llmDB) nodeMessages(r llmResponse, t time.Time, place string, warns *[]provider.Warning) ([]convo.Message, error) {
+	var in []string
+	var err error
+	if r.inputNode != "" {
+		stop := r.firstInputNode
+		if stop == "" {
+			stop = r.inputNode
+		}
+		if in, err = l.chain(r.inputNode, stop, true); err != nil {
+			return nil, err
+		}
+	}
+	out, err := l.chain(r.outputNode, r.inputNode, false)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []convo.Message
+	for k, id := range append(in, out...) {
+		ms, err := l.nodeMessage(id, t, fmt.Sprintf("%s.nodes[%q]", place, id), warns)
+		if err != nil {
+			return nil, err
+		}
+		for i := range ms {
+			if k >= len(in) && ms[i].Role == convo.RoleAssistant {
+				if r.model != "" {
+					ms[i].Origin = &convo.Origin{Model: r.model}
+				}
+				if ms[i].HasToolCalls() {
+					ms[i].Finish = convo.FinishToolUse
+				}
+			}
+		}
+		msgs = append(msgs, ms...)
+	}
+	// The response's id and usage go on its last assistant message.
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == convo.RoleAssistant {
+			msgs[i].ID = r.id
+			if r.input.Valid || r.output.Valid {
+				msgs[i].Usage = &convo.Usage{Input: r.input.Int64, Output: r.output.Int64}
+			}
+			break
+		}
+	}
+	return msgs, nil
+}
+
+// chain returns the node ids from stop (included or not) down to leaf,
+// root first. A broken parent link or a cycle ends it.
+func (l *llmDB) chain(leaf, stop string, includeStop bool) ([]string, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for id := leaf; id != "" && !seen[id]; {
+		seen[id] = true
+		if id == stop {
+			if includeStop {
+				ids = append(ids, id)
+			}
+			break
+		}
+		ids = append(ids, id)
+		var parent sql.NullString
+		err := l.db.QueryRowContext(l.ctx, `SELECT parent_id FROM nodes WHERE id = ?`, id).Scan(&parent)
+		if err == sql.ErrNoRows {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		id = parent.String
+	}
+	slices.Reverse(ids)
+	return ids, nil
+}
+
+// nodeMessage converts the message at a node; its tool results become a
+// tool message of their own, before the rest.
+func (l *llmDB) nodeMessage(node string, t time.Time, place string, warns *[]provider.Warning) ([]convo.Message, error) {
+	var msgID, role string
+	err := l.db.QueryRowContext(l.ctx, `SELECT coalesce(n.message_id, ''), coalesce(m.role, '')
+		FROM nodes n LEFT JOIN messages m ON m.id = n.message_id WHERE n.id = ?`, node).Scan(&msgID, &role)
+	if err == sql.ErrNoRows || (err == nil && msgID == "") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := convo.Message{Time: t}
+	switch role {
+	case "user", "assistant", "system":
+		m.Role = convo.Role(role)
+	case "tool":
+		m.Role = convo.RoleTool
+	default:
+		*warns = append(*warns, provider.Warnf(place, "skipped: a message of role %q", role))
+		return nil, nil
+	}
+	rows, err := l.db.QueryContext(l.ctx, `SELECT coalesce(type, ''), coalesce(text, ''), coalesce(name, ''), coalesce(arguments, ''),
+		coalesce(output, ''), coalesce(tool_call_id, ''), coalesce(exception, ''), coalesce(attachment_id, '')
+		FROM parts WHERE message_id = ? ORDER BY "order", id`, msgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var results []convo.Part
+	for k := 0; rows.Next(); k++ {
+		var typ, text, name, args, output, callID, exception, attID string
+		if err := rows.Scan(&typ, &text, &name, &args, &output, &callID, &exception, &attID); err != nil {
+			return nil, err
+		}
+		pp := fmt.Sprintf("%s.parts[%d]", place, k)
+		switch typ {
+		case "text":
+			m.Parts = append(m.Parts, convo.Text(text))
+		case "reasoning":
+			if text == "" {
+				*warns = append(*warns, provider.Warnf(pp, "skipped: redacted reasoning (the log keeps no payload)"))
+				continue
+			}
+			m.Parts = append(m.Parts, convo.Reasoning(text))
+		case "tool_call":
+			p := convo.Part{Type: convo.TypeToolCall, ID: callID, Name: name}
+			p.Args, p.ArgsRaw = callArgs(mustString(args))
+			m.Parts = append(m.Parts, p)
+		case "tool_result":
+			p := convo.ToolResult(callID, name, output)
+			if exception != "" {
+				p = convo.ToolError(callID, name, textOf(output, exception))
+			}
+			results = append(results, p)
+		case "attachment":
+			p, ok, err := l.attachment(attID)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				*warns = append(*warns, provider.Warnf(pp, "skipped: attachment %q has no content, url or path", attID))
+				continue
+			}
+			m.Parts = append(m.Parts, p)
+		default:
+			*warns = append(*warns, provider.Warnf(pp, "skipped: unknown part type %q", typ))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []convo.Message
+	if len(results) > 0 {
+		out = append(out, convo.Message{Role: convo.RoleTool, Time: t, Parts: results})
+	}
+	if len(m.Parts) > 0 && m.Role != convo.RoleTool {
+		out = append(out, m)
+	}
+	return out, nil
 }
