@@ -580,3 +580,24 @@ func dedupe(ws []provider.Warning) []provider.Warning {
 	}
 	return out
 }
+
+// forksOf makes the forks of a tree-shaped conversation: for every leaf
+// but the main line's, its branch past the messages it shares with main.
+// A leaf whose branch holds nothing of its own is left out.
+func forksOf(main convo.History, leaves []string, mainLeaf string, history func(leaf string) convo.History) []Fork {
+	var forks []Fork
+	for _, l := range leaves {
+		if l == mainLeaf {
+			continue
+		}
+		h := history(l)
+		at := 0
+		for at < len(h) && at < len(main) && h[at].Equal(main[at]) {
+			at++
+		}
+		if at < len(h) {
+			forks = append(forks, Fork{At: at, History: h[at:], Leaf: l})
+		}
+	}
+	return forks
+}

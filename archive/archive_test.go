@@ -424,3 +424,25 @@ func TestOpenZip(t *testing.T) {
 		t.Errorf("a ChatGPT zip read as Claude: %v", err)
 	}
 }
+
+// TestClaudeTree: a newer Claude export keeps edited and regenerated
+// branches in chat_messages; only the branch to current_leaf_message_uuid
+// is the main line, the others are forks.
+func TestClaudeTree(t *testing.T) {
+	r, err := Open("testdata/claude/conversations.json", Claude, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := readAll(t, r)
+	c := cs[2]
+	var ids []string
+	for _, m := range c.History {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, " ") != "b-1 b-2r b-3 b-4" {
+		t.Errorf("main line %v, want the branch to the current leaf b-4", ids)
+	}
+	if len(c.Forks) != 2 || c.Forks[0].Leaf != "b-2" || c.Forks[0].At != 1 || c.Forks[1].Leaf != "b-3e" || c.Forks[1].At != 2 {
+		t.Errorf("forks %+v", c.Forks)
+	}
+}

@@ -123,24 +123,11 @@ func readChatGPT(raw json.RawMessage, place string) (*Conversation, error) {
 	}
 	main := t.path(leaf)
 	c.History = t.convert(main)
-	onMain := map[string]bool{}
-	for _, id := range main {
-		onMain[id] = true
+	mainLeaf := ""
+	if len(main) > 0 {
+		mainLeaf = main[len(main)-1]
 	}
-	for _, l := range t.leaves() {
-		if onMain[l] {
-			continue
-		}
-		h := t.convert(t.path(l))
-		at := 0
-		for at < len(h) && at < len(c.History) && h[at].Equal(c.History[at]) {
-			at++
-		}
-		if at == len(h) {
-			continue // nothing of its own
-		}
-		c.Forks = append(c.Forks, Fork{At: at, History: h[at:], Leaf: l})
-	}
+	c.Forks = forksOf(c.History, t.leaves(), mainLeaf, func(l string) convo.History { return t.convert(t.path(l)) })
 	c.Warnings = dedupe(c.Warnings)
 	return c, nil
 }

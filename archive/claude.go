@@ -25,8 +25,10 @@ type claudeConversation struct {
 	CreatedAt string          `json:"created_at"`
 	UpdatedAt string          `json:"updated_at"`
 	Messages  []claudeMessage `json:"chat_messages"`
-	Model     string          `json:"model"`
-	Project   *struct {
+	// CurrentLeaf is the last message of the branch shown (newer exports).
+	CurrentLeaf string `json:"current_leaf_message_uuid"`
+	Model       string `json:"model"`
+	Project     *struct {
 		UUID string `json:"uuid"`
 		Name string `json:"name"`
 	} `json:"project"`
@@ -34,6 +36,7 @@ type claudeConversation struct {
 
 type claudeMessage struct {
 	UUID        string        `json:"uuid"`
+	Parent      string        `json:"parent_message_uuid"`
 	Text        string        `json:"text"`
 	Sender      string        `json:"sender"`
 	CreatedAt   string        `json:"created_at"`
@@ -92,8 +95,72 @@ func readClaude(raw json.RawMessage, place string) (*Conversation, error) {
 		project = cc.Project.Name
 	}
 	c.Meta = metaObject("source", "claude", "summary", cc.Summary, "model", cc.Model, "project", project)
-	var h convo.History
+
+	// Newer exports are trees: every message names its parent (the root a
+	// sentinel uuid), edits and regenerations leave the abandoned branches
+	// in chat_messages, and current_leaf_message_uuid is the one shown.
+	// Older exports are the list, in order.
+	byID := map[string]int{}
+	tree := false
 	for i, m := range cc.Messages {
+		byID[m.UUID] = i
+		tree = tree || m.Parent != ""
+	}
+	if !tree {
+		all := make([]int, len(cc.Messages))
+		for i := range all {
+			all[i] = i
+		}
+		c.History = claudeHistory(&cc, all, place, &c.Warnings)
+		return c, nil
+	}
+	hasChild := map[string]bool{}
+	for _, m := range cc.Messages {
+		hasChild[m.Parent] = true
+	}
+	var leaves []string
+	latest := ""
+	for _, m := range cc.Messages {
+		if !hasChild[m.UUID] {
+			leaves = append(leaves, m.UUID)
+			if latest == "" || m.CreatedAt > cc.Messages[byID[latest]].CreatedAt {
+				latest = m.UUID
+			}
+		}
+	}
+	leaf := cc.CurrentLeaf
+	if _, ok := byID[leaf]; !ok {
+		c.Warnings = append(c.Warnings, provider.Warnf(place+".current_leaf_message_uuid", "%q is not a message: the main line ends at the latest leaf %q", leaf, latest))
+		leaf = latest
+	}
+	path := func(leaf string) []int {
+		var idx []int
+		seen := map[string]bool{}
+		for id := leaf; !seen[id]; {
+			i, ok := byID[id]
+			if !ok {
+				break // the root's sentinel parent, or a parent not in the export
+			}
+			seen[id] = true
+			idx = append(idx, i)
+			id = cc.Messages[i].Parent
+		}
+		slices.Reverse(idx)
+		return idx
+	}
+	c.History = claudeHistory(&cc, path(leaf), place, &c.Warnings)
+	c.Forks = forksOf(c.History, leaves, leaf, func(l string) convo.History {
+		return claudeHistory(&cc, path(l), place, &c.Warnings)
+	})
+	c.Warnings = dedupe(c.Warnings)
+	return c, nil
+}
+
+// claudeHistory converts the messages at idx, in that order.
+func claudeHistory(cc *claudeConversation, idx []int, place string, warns *[]provider.Warning) convo.History {
+	var h convo.History
+	for _, i := range idx {
+		m := cc.Messages[i]
 		path := fmt.Sprintf("%s.chat_messages[%d]", place, i)
 		var role convo.Role
 		switch m.Sender {
@@ -102,7 +169,7 @@ func readClaude(raw json.RawMessage, place string) (*Conversation, error) {
 		case "assistant":
 			role = convo.RoleAssistant
 		default:
-			c.Warnings = append(c.Warnings, provider.Warnf(path+".sender", "skipped: unknown sender %q", m.Sender))
+			*warns = append(*warns, provider.Warnf(path+".sender", "skipped: unknown sender %q", m.Sender))
 			continue
 		}
 		base := convo.Message{Role: role, ID: m.UUID, Time: parseTime(m.CreatedAt)}
@@ -113,12 +180,12 @@ func readClaude(raw json.RawMessage, place string) (*Conversation, error) {
 		if len(blocks) == 0 && m.Text != "" {
 			blocks = []claudeBlock{{Type: "text", Text: m.Text}}
 		}
-		msgs := splitAtResults(base, blocks, path+".content", &c.Warnings)
+		msgs := splitAtResults(base, blocks, path+".content", warns)
 		if role == convo.RoleUser {
 			var extra []convo.Part
 			for k, a := range m.Attachments {
 				if a.ExtractedContent == "" {
-					c.Warnings = append(c.Warnings, provider.Warnf(fmt.Sprintf("%s.attachments[%d]", path, k), "skipped: %q has no extracted content", a.FileName))
+					*warns = append(*warns, provider.Warnf(fmt.Sprintf("%s.attachments[%d]", path, k), "skipped: %q has no extracted content", a.FileName))
 					continue
 				}
 				mt := a.FileType
@@ -128,7 +195,7 @@ func readClaude(raw json.RawMessage, place string) (*Conversation, error) {
 				extra = append(extra, convo.Part{Type: convo.TypeFile, MediaType: mt, Name: a.FileName, Text: a.ExtractedContent})
 			}
 			for k, f := range m.Files {
-				c.Warnings = append(c.Warnings, provider.Warnf(fmt.Sprintf("%s.files[%d]", path, k), "skipped: the export holds only the name of %q", f.FileName))
+				*warns = append(*warns, provider.Warnf(fmt.Sprintf("%s.files[%d]", path, k), "skipped: the export holds only the name of %q", f.FileName))
 			}
 			if len(extra) > 0 {
 				if len(msgs) == 0 {
@@ -139,10 +206,9 @@ func readClaude(raw json.RawMessage, place string) (*Conversation, error) {
 		}
 		h = append(h, msgs...)
 	}
-	var warns []provider.Warning
-	c.History, warns = pair(h, func(i int) string { return fmt.Sprintf("%s.messages[%d]", place, i) })
-	c.Warnings = append(c.Warnings, warns...)
-	return c, nil
+	h, pw := pair(h, func(i int) string { return fmt.Sprintf("%s.messages[%d]", place, i) })
+	*warns = append(*warns, pw...)
+	return h
 }
 
 // splitAtResults converts the content blocks of one message. Tool results

@@ -157,21 +157,12 @@ func readClaudeCode(c *Conversation, entries []ccEntry) {
 	c.History = ccHistory(entries, path(last), &c.Warnings)
 	var leaves []string
 	for id := range byID {
-		if !hasChild[id] && id != last {
+		if !hasChild[id] {
 			leaves = append(leaves, id)
 		}
 	}
 	slices.SortFunc(leaves, func(a, b string) int { return byID[a] - byID[b] })
-	for _, l := range leaves {
-		h := ccHistory(entries, path(l), &c.Warnings)
-		at := 0
-		for at < len(h) && at < len(c.History) && h[at].Equal(c.History[at]) {
-			at++
-		}
-		if at < len(h) {
-			c.Forks = append(c.Forks, Fork{At: at, History: h[at:], Leaf: l})
-		}
-	}
+	c.Forks = forksOf(c.History, leaves, last, func(l string) convo.History { return ccHistory(entries, path(l), &c.Warnings) })
 	c.Warnings = dedupe(c.Warnings)
 }
 
