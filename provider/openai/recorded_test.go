@@ -16,9 +16,6 @@ func TestRecorded(t *testing.T) {
 	})
 	t.Run("responses", func(t *testing.T) {
 		frame := func(chunks []byte) []byte { return codectest.SSEFromChunks(chunks, true) }
-		skip := map[string]string{
-			"derived-annotations-empty-terminal-output.sse": "issue 10: a terminal response.completed with an empty output erases every item streamed before it",
-		}
-		codectest.Recorded(t, "testdata/recorded/responses", Responses(), frame, skip)
+		codectest.Recorded(t, "testdata/recorded/responses", Responses(), frame, nil)
 	})
 }

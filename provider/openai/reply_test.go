@@ -11,6 +11,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // replyCodecs are the two reply codecs with their fixture directories.
@@ -388,5 +389,71 @@ func TestStreamLimits(t *testing.T) {
 		if err := acc.Add(provider.Event{Data: []byte(bad)}); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
+	}
+}
+
+// TestResponsesTerminalMerge: a terminal response.completed whose output is
+// empty or partial (as some compatible servers and proxies send it) loses
+// nothing the events streamed; the terminal copy of an item is preferred.
+func TestResponsesTerminalMerge(t *testing.T) {
+	stream := string(codectest.ReadFile(t, "testdata/replies/responses/tools.sse"))
+	whole, _, err := Responses().ReadStream(strings.NewReader(stream), provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// withOutput returns the stream with the terminal response's output
+	// changed by edit.
+	withOutput := func(edit func([]any) []any) string {
+		var out []string
+		for _, line := range strings.Split(stream, "\n") {
+			if rest, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(rest, `"type":"response.completed"`) {
+				var ev map[string]any
+				if err := json.Unmarshal([]byte(rest), &ev); err != nil {
+					t.Fatal(err)
+				}
+				resp := ev["response"].(map[string]any)
+				resp["output"] = edit(resp["output"].([]any))
+				b, _ := json.Marshal(ev)
+				line = "data: " + string(b)
+			}
+			out = append(out, line)
+		}
+		return strings.Join(out, "\n")
+	}
+	read := func(s string) convo.Message {
+		t.Helper()
+		m, _, err := Responses().ReadStream(strings.NewReader(s), provider.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if n := len(whole.Parts); n < 3 {
+		t.Fatalf("fixture has %d parts, want several items", n)
+	}
+	for name, edit := range map[string]func([]any) []any{
+		"empty":        func([]any) []any { return []any{} },
+		"last only":    func(o []any) []any { return o[len(o)-1:] },
+		"first only":   func(o []any) []any { return o[:1] },
+		"out of order": func(o []any) []any { return append(o[1:len(o):len(o)], o[0]) },
+	} {
+		if got := read(withOutput(edit)); !got.Equal(whole) {
+			t.Errorf("%s terminal output: got %s\nwant %s", name, codectest.MessageJSON(t, got), codectest.MessageJSON(t, whole))
+		}
+	}
+	// The terminal copy wins where it has one.
+	got := read(withOutput(func(o []any) []any {
+		for _, it := range o {
+			item := it.(map[string]any)
+			if item["type"] == "function_call" {
+				item["arguments"] = `{"city":"Terminal"}`
+				return []any{item}
+			}
+		}
+		t.Fatal("no function_call in the fixture")
+		return nil
+	}))
+	if !strings.Contains(string(codectest.MessageJSON(t, got)), `"Terminal"`) || len(got.Parts) != len(whole.Parts) {
+		t.Errorf("terminal copy not preferred: %s", codectest.MessageJSON(t, got))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/convo-go/convo"
@@ -658,8 +659,8 @@ func setMember(obj []byte, key string, val []byte) []byte {
 }
 
 // response writes the response object the events so far add up to: the
-// terminal response, with the items the events built when it has no output
-// (or before it came), else the last response.created / in_progress one.
+// terminal response (else the last response.created / in_progress one)
+// with the items the events built merged into its output (see merge).
 func (a *respAcc) response() []byte {
 	resp := a.terminal
 	if resp == nil {
@@ -667,35 +668,130 @@ func (a *respAcc) response() []byte {
 		if resp == nil {
 			resp = []byte(`{"status":"in_progress"}`)
 		}
-	} else if outputPresent(resp) {
-		return resp
+	}
+	term, hasOutput := outputItems(resp)
+	merged, same := a.merge(term)
+	if hasOutput && same {
+		return resp // the terminal copy holds every item: as it came
 	}
 	items := []byte{'['}
-	n := 0
-	for _, it := range a.items {
-		if it == nil {
-			continue
-		}
-		if n > 0 {
+	for i, it := range merged {
+		if i > 0 {
 			items = append(items, ',')
 		}
-		n++
-		items = append(items, it.build()...)
+		items = append(items, it...)
 	}
 	return setMember(resp, "output", append(items, ']'))
 }
 
-// outputPresent reports whether a response object has a non-null output.
-func outputPresent(resp []byte) bool {
-	found := false
+// merge joins the items the events built with the items of the terminal
+// response's output. Some compatible servers and proxies send a terminal
+// event whose output is empty or partial: nothing streamed may be lost. An
+// item is matched by its id, else by its output index and type when the
+// terminal item there has no id the events used (servers that give items
+// new ids in the terminal copy); the terminal copy of an item is preferred,
+// the streamed one kept when the terminal has none; a terminal item the
+// events never announced takes its own index. same reports that the result
+// is the terminal output as it is.
+func (a *respAcc) merge(term [][]byte) (out [][]byte, same bool) {
+	used := make([]bool, len(term))
+	built := make([][]byte, len(a.items))
+	streamed := map[string]bool{}
+	for k, it := range a.items {
+		if it != nil {
+			built[k] = it.build()
+			if id := itemMember(built[k], "id"); id != "" {
+				streamed[id] = true
+			}
+		}
+	}
+	byID := map[string]int{}
+	for j, t := range term {
+		if id := itemMember(t, "id"); id != "" {
+			byID[id] = j
+		}
+	}
+	type slot struct {
+		index int
+		item  []byte
+	}
+	var slots []slot
+	same = true
+	for k, it := range a.items {
+		if it == nil {
+			continue
+		}
+		j, ok := byID[itemMember(built[k], "id")]
+		if !ok && k < len(term) && !used[k] && !streamed[itemMember(term[k], "id")] && itemMember(term[k], "type") == it.typ {
+			j, ok = k, true
+		}
+		if ok && !used[j] {
+			used[j] = true
+			same = same && j == k
+			slots = append(slots, slot{k, term[j]})
+			continue
+		}
+		same = false
+		slots = append(slots, slot{k, built[k]})
+	}
+	for j, t := range term {
+		if used[j] {
+			continue
+		}
+		at := j
+		for _, s := range slots {
+			if s.index == at {
+				at = -1 // taken by a streamed item: after the others
+				break
+			}
+		}
+		if at < 0 {
+			at = len(a.items) + j
+		}
+		slots = append(slots, slot{at, t})
+	}
+	slices.SortStableFunc(slots, func(x, y slot) int { return x.index - y.index })
+	out = make([][]byte, len(slots))
+	for i, s := range slots {
+		out[i] = s.item
+	}
+	return out, same && len(out) == len(term)
+}
+
+// outputItems returns the items of a response object's output and whether
+// it has a non-null output.
+func outputItems(resp []byte) (items [][]byte, present bool) {
 	r := jsonx.NewReader(resp, 0)
 	_ = r.ReadObject(func(key []byte) error {
-		if string(key) == "output" && r.Peek() != jsonx.Null {
-			found = true
+		if string(key) != "output" || r.Peek() == jsonx.Null {
+			return r.Skip()
+		}
+		present = true
+		if r.Peek() != jsonx.Array {
+			return r.Skip() // not an array: decoding reports it
+		}
+		return r.ReadArray(func(int) error {
+			raw, err := r.ReadRaw()
+			items = append(items, raw)
+			return err
+		})
+	})
+	return items, present
+}
+
+// itemMember returns the string member key of an item object, or "".
+func itemMember(item []byte, key string) string {
+	var v string
+	r := jsonx.NewReader(item, 0)
+	_ = r.ReadObject(func(k []byte) error {
+		if string(k) == key && r.Peek() == jsonx.String {
+			s, err := r.ReadString()
+			v = s
+			return err
 		}
 		return r.Skip()
 	})
-	return found
+	return v
 }
 
 func (a *respAcc) decode() (convo.Message, []provider.Warning, error) {
