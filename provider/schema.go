@@ -24,6 +24,12 @@ const (
 	// "responseSchema" take: $ref inlined and $defs removed, type lists as
 	// "nullable", const as a one-value enum, other keywords left out.
 	DialectGemini Dialect = "gemini"
+	// DialectOllama is what Ollama's /api/chat keeps of a tool's
+	// parameters (its api.ToolFunctionParameters and api.ToolProperty
+	// types): type, properties, required, items and $defs at the top;
+	// type, description, enum, items, properties and anyOf in a property.
+	// Ollama drops everything else before the model sees it.
+	DialectOllama Dialect = "ollama"
 )
 
 // Limits of TranslateSchema: a schema is refused beyond them, with an error,
@@ -50,6 +56,12 @@ var geminiKeywords = []string{"type", "format", "title", "description", "nullabl
 	"minItems", "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
 	"pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum", "maximum"}
 
+// ollamaTop and ollamaProperty are the members Ollama's types keep.
+var (
+	ollamaTop      = []string{"type", "$defs", "items", "required", "properties"}
+	ollamaProperty = []string{"anyOf", "type", "items", "description", "enum", "properties"}
+)
+
 // ErrSchema is wrapped by the errors of TranslateSchema.
 var ErrSchema = errors.New("invalid schema")
 
@@ -75,6 +87,8 @@ func TranslateSchema(schema []byte, d Dialect, path string) ([]byte, []Warning, 
 		}
 	case DialectGemini:
 		out, err = t.gemini(root, path, nil)
+	case DialectOllama:
+		out = t.ollama(root, path, ollamaTop)
 	default:
 		return nil, nil, fmt.Errorf("%s: unknown schema dialect %q", path, d)
 	}
@@ -447,4 +461,41 @@ func (t *translator) resolve(ref string) (*node, error) {
 		}
 	}
 	return n, nil
+}
+
+// ollama leaves out of n what Ollama's types do not keep; keep lists the
+// members kept at this level. items and $defs are kept whole (Ollama keeps
+// them as any JSON).
+func (t *translator) ollama(n *node, path string, keep []string) *node {
+	if !n.isObj {
+		return n
+	}
+	out := &node{isObj: true}
+	for _, m := range n.obj {
+		if !slices.Contains(keep, m.key) {
+			t.warn(path+"."+m.key, "Ollama keeps no %q in tool parameters: left out", m.key)
+			t.changed = true
+			continue
+		}
+		switch m.key {
+		case "properties":
+			if m.val.isObj {
+				props := &node{isObj: true}
+				for _, pm := range m.val.obj {
+					props.obj = append(props.obj, member{pm.key, t.ollama(pm.val, path+".properties."+pm.key, ollamaProperty)})
+				}
+				m.val = props
+			}
+		case "anyOf":
+			if m.val.isArr {
+				alts := &node{isArr: true}
+				for j, v := range m.val.arr {
+					alts.arr = append(alts.arr, t.ollama(v, fmt.Sprintf("%s.anyOf[%d]", path, j), ollamaProperty))
+				}
+				m.val = alts
+			}
+		}
+		out.obj = append(out.obj, m)
+	}
+	return out
 }

@@ -30,6 +30,9 @@ func TestTranslateSchema(t *testing.T) {
 		{"gemini drops unknown keywords", `{"type":"object","properties":{"d":{"type":"string","format":"date","if":{"type":"string"}}},"patternProperties":{"^x":{}}}`,
 			DialectGemini, `{"type":"object","properties":{"d":{"type":"string","format":"date"}}}`,
 			[]string{`p.patternProperties: Gemini's schemas have no "patternProperties": left out`, `p.properties.d.if: Gemini's schemas have no "if": left out`}},
+		{"ollama keeps what its types keep", `{"type":"object","properties":{"a":{"type":"string","minLength":1,"enum":["x"]},"o":{"type":"object","properties":{"b":{"type":"integer","minimum":0}}}},"required":["a"],"additionalProperties":false}`,
+			DialectOllama, `{"type":"object","properties":{"a":{"type":"string","enum":["x"]},"o":{"type":"object","properties":{"b":{"type":"integer"}}}},"required":["a"]}`,
+			[]string{`p.properties.a.minLength: Ollama keeps no "minLength" in tool parameters: left out`, `p.properties.o.properties.b.minimum: Ollama keeps no "minimum" in tool parameters: left out`, `p.additionalProperties: Ollama keeps no "additionalProperties" in tool parameters: left out`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, warns, err := TranslateSchema([]byte(c.in), c.d, "p")
@@ -125,7 +128,7 @@ func FuzzTranslateSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":["string","null"]}}}`))
 	f.Add([]byte(`{"$ref":"#","anyOf":[{"const":1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, d := range []Dialect{DialectOpenAIStrict, DialectGemini} {
+		for _, d := range []Dialect{DialectOpenAIStrict, DialectGemini, DialectOllama} {
 			out, _, err := TranslateSchema(b, d, "p")
 			if err == nil {
 				if _, err := parseNode(out); err != nil {

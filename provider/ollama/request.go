@@ -87,7 +87,12 @@ func toolsEnc(e *wire.ReqEnc) error {
 			fn.Str("description", t.Description)
 		}
 		if t.Parameters != nil {
-			fn.Raw("parameters", t.Parameters)
+			schema, warns, err := provider.TranslateSchema(t.Parameters, provider.DialectOllama, fmt.Sprintf("tools[%d].parameters", i))
+			e.Warns = append(e.Warns, warns...)
+			if err != nil {
+				return err
+			}
+			fn.Raw("parameters", schema)
 		}
 		if t.Strict {
 			e.Warn(provider.CodeSettingDropped, fmt.Sprintf("tools[%d].strict", i), "ollama has no strict tools: left out")
