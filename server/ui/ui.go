@@ -60,8 +60,9 @@ const (
 	messagesPage = 50 // messages of a conversation
 )
 
-// cookieName holds the signed-in token.
-const cookieName = "convo_session"
+// CookieName is the cookie that holds a signed-in visitor's token
+// (HttpOnly, SameSite=Strict, path Prefix).
+const CookieName = "convo_session"
 
 // sessionAge is how long a sign-in lasts.
 const sessionAge = 12 * time.Hour
@@ -180,7 +181,7 @@ func visitorOf(r *http.Request) visitor {
 // who resolves the request's visitor: the cookie's token, else anonymous
 // when allowed.
 func (u *UI) who(r *http.Request) (visitor, bool) {
-	if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {
+	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
 		if tenant, ok := u.tokens[sha256.Sum256([]byte(c.Value))]; ok {
 			return visitor{tenant: tenant, csrf: mac([]byte(c.Value), "csrf"), signed: true}, true
 		}
@@ -351,7 +352,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 			Data: "That token is not one this server knows."})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: Prefix, MaxAge: int(sessionAge.Seconds()),
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: Prefix, MaxAge: int(sessionAge.Seconds()),
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
@@ -359,7 +360,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 // POST /ui/signout
 func (u *UI) signout(w http.ResponseWriter, r *http.Request) {
 	u.session(func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1,
+		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: Prefix, MaxAge: -1,
 			HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 		target := Prefix + "signin"
 		if len(u.tokens) == 0 {

@@ -237,7 +237,6 @@ type stats struct {
 	Models    []string
 	Providers []string
 	Usage     convo.Usage
-	Assistant int // assistant messages
 }
 
 func statsOf(h convo.History) stats {
@@ -249,7 +248,6 @@ func statsOf(h convo.History) stats {
 		if m.Role != convo.RoleAssistant {
 			continue
 		}
-		s.Assistant++
 		if m.Origin != nil {
 			if m.Origin.Model != "" && !slices.Contains(s.Models, m.Origin.Model) {
 				s.Models = append(s.Models, m.Origin.Model)
@@ -295,7 +293,6 @@ func (s stats) add(t stats) stats {
 	out.Usage.CacheWrite += t.Usage.CacheWrite
 	out.Usage.Reasoning += t.Usage.Reasoning
 	out.Usage.Total += t.Usage.Total
-	out.Assistant += t.Assistant
 	return out
 }
 
