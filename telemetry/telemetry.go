@@ -456,3 +456,39 @@ func (p Part) MarshalJSON() ([]byte, error) {
 	}
 	return append(b, '}'), nil
 }
+
+// RecordHistory makes the spans of a recorded conversation, one per
+// exchange: every assistant message is the reply to the messages before
+// it. An exchange starts at the time of the message before its reply and
+// ends at the reply's (now, when the history has no times). The request's
+// model and provider, when empty, are the reply's origin. It returns how
+// many spans it made.
+func (t *Tracer) RecordHistory(ctx context.Context, req Request, h convo.History) int {
+	n := 0
+	for i, m := range h {
+		if m.Role != convo.RoleAssistant {
+			continue
+		}
+		r := req
+		r.History = h[:i]
+		if o := m.Origin; o != nil {
+			if r.Model == "" {
+				r.Model = o.Model
+			}
+			if r.Provider == "" {
+				r.Provider = o.Provider
+			}
+		}
+		end := m.Time
+		if end.IsZero() {
+			end = time.Now()
+		}
+		start := end
+		if i > 0 && !h[i-1].Time.IsZero() && h[i-1].Time.Before(end) {
+			start = h[i-1].Time
+		}
+		t.Record(ctx, r, m, nil, start, end)
+		n++
+	}
+	return n
+}

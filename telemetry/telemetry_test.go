@@ -337,3 +337,41 @@ func TestOTLP(t *testing.T) {
 		t.Errorf("failed span %v", failed)
 	}
 }
+
+// TestRecordHistory: a recorded conversation becomes a span per exchange,
+// each with the messages before its reply as input.
+func TestRecordHistory(t *testing.T) {
+	doc, err := os.ReadFile("../examples/weather.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := convo.Unmarshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tracetest.NewSpanRecorder()
+	tr := New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), Options{CaptureContent: true})
+	n := tr.RecordHistory(context.Background(), Request{ConversationID: "weather"}, h)
+	var replies int
+	for _, m := range h {
+		if m.IsAssistant() {
+			replies++
+		}
+	}
+	spans := rec.Ended()
+	if n != replies || len(spans) != replies || replies < 2 {
+		t.Fatalf("%d spans reported, %d ended, for %d replies", n, len(spans), replies)
+	}
+	last := attrs(spans[len(spans)-1].Attributes())
+	in := last[AttrInputMessages].AsString()
+	if !strings.Contains(in, `"type":"tool_call_response"`) || last[AttrConversationID].AsString() != "weather" {
+		t.Errorf("the last exchange's input lacks the tool result: %s", in)
+	}
+	if err := checkSchema("gen-ai-input-messages.json", []byte(in)); err != nil {
+		t.Error(err)
+	}
+	first := attrs(spans[0].Attributes())
+	if strings.Contains(first[AttrInputMessages].AsString(), "tool_call_response") {
+		t.Errorf("the first exchange sees what came after it: %s", first[AttrInputMessages].AsString())
+	}
+}
