@@ -325,7 +325,7 @@ func roles(h convo.History) []convo.Role {
 // wantReply decodes a recorded reply as convo reads it.
 func wantReply(t *testing.T, proto string, data []byte, stream bool) convo.Message {
 	t.Helper()
-	rc, _ := all.LookupReply(proto)
+	rc, _ := all.Lookup(proto)
 	var m convo.Message
 	var err error
 	if stream {

@@ -203,7 +203,7 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange) {
 	from, err1 := all.LookupRequest(x.client.name)
 	to, err2 := all.LookupRequest(x.up.proto.name)
-	replies, err3 := all.LookupReply(x.up.proto.name)
+	replies, err3 := all.Lookup(x.up.proto.name)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		writeError(w, x.client, http.StatusNotImplemented, fmt.Sprintf("model %q is routed to a %s upstream: requests cannot be translated from %s to %s yet", x.model, x.up.proto.name, x.client.name, x.up.proto.name))
 		return

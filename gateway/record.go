@@ -285,7 +285,7 @@ func (rc *recorder) store(ctx context.Context, rec *record, msgs []convo.Message
 
 // decodeReply decodes a reply the tap copied, in the upstream's protocol.
 func decodeReply(p *protocol, body []byte, streamed bool) (convo.Message, error) {
-	rc, err := all.LookupReply(p.name)
+	rc, err := all.Lookup(p.name)
 	if err != nil {
 		return convo.Message{}, err
 	}

@@ -59,7 +59,7 @@ func TestDeltaReader(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rc, err := all.LookupReply(s.format)
+				rc, err := all.Lookup(s.format)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -241,7 +241,7 @@ func TestSanitizeID(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
-	if _, err := provider.Lookup(nil, "x"); !errors.Is(err, provider.ErrUnknownFormat) {
+	if _, err := provider.Lookup[provider.Codec](nil, "x"); !errors.Is(err, provider.ErrUnknownFormat) {
 		t.Fatalf("got %v", err)
 	}
 }

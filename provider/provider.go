@@ -157,8 +157,8 @@ var ErrIncomplete = errors.New("incomplete reply")
 // ErrUnknownFormat is returned (wrapped) for a format name no codec has.
 var ErrUnknownFormat = errors.New("unknown format")
 
-// Lookup finds the codec called name among codecs.
-func Lookup(codecs []Codec, name string) (Codec, error) {
+// Lookup finds the codec (or Format) called name among codecs.
+func Lookup[C Codec](codecs []C, name string) (C, error) {
 	names := make([]string, 0, len(codecs))
 	for _, c := range codecs {
 		if c.Name() == name {
@@ -166,5 +166,6 @@ func Lookup(codecs []Codec, name string) (Codec, error) {
 		}
 		names = append(names, c.Name())
 	}
-	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, name, strings.Join(names, ", "))
+	var zero C
+	return zero, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, name, strings.Join(names, ", "))
 }

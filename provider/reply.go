@@ -39,3 +39,16 @@ type ReplyCodec interface {
 	// accumulates it.
 	ReadStream(r io.Reader, opts Options) (convo.Message, []Warning, error)
 }
+
+// Format is one provider wire format: the request codec and the reply codec
+// of the same API in one value. Every provider package returns one Format
+// per wire format it speaks, from a constructor named after the API
+// (openai.Chat, openai.Responses, anthropic.Messages, gemini.GenerateContent,
+// ollama.Chat, bedrock.Converse, litert.Conversation).
+//
+// A Format also encodes and decodes whole request bodies (RequestCodec,
+// which includes Codec).
+type Format interface {
+	RequestCodec
+	ReplyCodec
+}

@@ -86,7 +86,7 @@ func encode(t *testing.T, format, framing string, ds []provider.Delta) ([]byte, 
 			t.Fatal(err)
 		}
 	}
-	rc, err := all.LookupReply(format)
+	rc, err := all.Lookup(format)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestStreamTranscode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rc, _ := all.LookupReply(s.format)
+			rc, _ := all.Lookup(s.format)
 			dr := provider.NewDeltaReader(rc.NewAccumulator(provider.Options{}))
 			src := source(s.framing, bytes.NewReader(data))
 			var ds []provider.Delta
@@ -182,7 +182,7 @@ func TestStreamTranscode(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					rc, _ := all.LookupReply(f.format)
+					rc, _ := all.Lookup(f.format)
 					plain, _, err := rc.DecodeReply(body, provider.Options{})
 					if err != nil {
 						t.Fatalf("reply: %v\n%s", err, body)

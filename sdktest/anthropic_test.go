@@ -141,14 +141,14 @@ func TestAnthropicSDKRequestsRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, _, err := anth.Codec().Decode(body, provider.Options{})
+			h, _, err := anth.Messages().Decode(body, provider.Options{})
 			if err != nil {
 				t.Fatalf("decode: %v\n%s", err, body)
 			}
 			if err := h.Validate(); err != nil {
 				t.Errorf("decoded history is not valid: %v", err)
 			}
-			out, warns, err := anth.Codec().Encode(h, provider.Options{Strict: true})
+			out, warns, err := anth.Messages().Encode(h, provider.Options{Strict: true})
 			if err != nil {
 				t.Fatalf("encode: %v %v", err, warns)
 			}
@@ -179,11 +179,11 @@ func anthConvoRequests(t *testing.T) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, _, err := anth.Codec().Decode(body, provider.Options{})
+		h, _, err := anth.Messages().Decode(body, provider.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		enc, _, err := anth.Codec().Encode(h, provider.Options{})
+		enc, _, err := anth.Messages().Encode(h, provider.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -199,7 +199,7 @@ func anthConvoRequests(t *testing.T) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		enc, _, err := anth.Codec().Encode(h, provider.Options{Repair: true, Media: provider.MediaPlaceholder})
+		enc, _, err := anth.Messages().Encode(h, provider.Options{Repair: true, Media: provider.MediaPlaceholder})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -245,11 +245,11 @@ func TestAnthropicEncodingsFitSDK(t *testing.T) {
 	reqs := anthConvoRequests(t)
 	for name, params := range anthSDKRequests() {
 		body, _ := json.Marshal(params)
-		h, _, err := anth.Codec().Decode(body, provider.Options{})
+		h, _, err := anth.Messages().Decode(body, provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		enc, _, err := anth.Codec().Encode(h, provider.Options{})
+		enc, _, err := anth.Messages().Encode(h, provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,11 +301,11 @@ func TestAnthropicStreamMatchesSDKAccumulate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("SDK: %v", err)
 			}
-			want, _, err := anth.ReplyCodec().DecodeReply([]byte(sdkRaw), provider.Options{})
+			want, _, err := anth.Messages().DecodeReply([]byte(sdkRaw), provider.Options{})
 			if err != nil {
 				t.Fatalf("DecodeReply of the SDK's message: %v\n%s", err, sdkRaw)
 			}
-			got, _, err := anth.ReplyCodec().ReadStream(bytes.NewReader(data), provider.Options{})
+			got, _, err := anth.Messages().ReadStream(bytes.NewReader(data), provider.Options{})
 			if err != nil {
 				t.Fatalf("convo: %v", err)
 			}
@@ -329,7 +329,7 @@ func TestAnthropicStreamErrorsLikeSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	sdkMsg, sdkErr := anthSDKAccumulate(data)
-	got, _, err := anth.ReplyCodec().ReadStream(bytes.NewReader(data), provider.Options{})
+	got, _, err := anth.Messages().ReadStream(bytes.NewReader(data), provider.Options{})
 	if sdkErr == nil || err == nil || !strings.Contains(sdkErr.Error(), "Overloaded") || !strings.Contains(err.Error(), "Overloaded") {
 		t.Fatalf("errors: SDK %v, convo %v", sdkErr, err)
 	}

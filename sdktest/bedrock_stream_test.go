@@ -274,7 +274,7 @@ func TestBedrockSDKReadsConvoStreams(t *testing.T) {
 			}
 			es.Close()
 
-			m, _, err := bedrock.ReplyCodec().ReadStream(bytes.NewReader(bin), provider.Options{})
+			m, _, err := bedrock.Converse().ReadStream(bytes.NewReader(bin), provider.Options{})
 			if sdkErr != nil || err != nil {
 				// Both must see the failure (the exception fixture), with
 				// the provider's message.

@@ -211,7 +211,7 @@ func TestBedrockSDKRequestRoundTrip(t *testing.T) {
 			t.Errorf("the SDK's request has no %s", want)
 		}
 	}
-	h, warns, err := bedrock.Codec().Decode(sent, provider.Options{})
+	h, warns, err := bedrock.Converse().Decode(sent, provider.Options{})
 	if err != nil {
 		t.Fatalf("decode %s: %v", sent, err)
 	}
@@ -221,7 +221,7 @@ func TestBedrockSDKRequestRoundTrip(t *testing.T) {
 	if err := h.Validate(); err != nil {
 		t.Errorf("decoded history: %v", err)
 	}
-	out, warns, err := bedrock.Codec().Encode(h, provider.Options{Strict: true})
+	out, warns, err := bedrock.Converse().Encode(h, provider.Options{Strict: true})
 	if err != nil {
 		t.Fatalf("encode: %v (%v)", err, warns)
 	}
@@ -313,7 +313,7 @@ func TestBedrockSDKAcceptsEncoded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, _, err := bedrock.Codec().Decode(b, provider.Options{})
+		h, _, err := bedrock.Converse().Decode(b, provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func TestBedrockSDKAcceptsEncoded(t *testing.T) {
 	}
 	for n, h := range inputs {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			body, _, err := bedrock.Codec().Encode(h, provider.Options{Repair: true, Media: provider.MediaPlaceholder, Reasoning: provider.ReasoningText})
+			body, _, err := bedrock.Converse().Encode(h, provider.Options{Repair: true, Media: provider.MediaPlaceholder, Reasoning: provider.ReasoningText})
 			if err != nil {
 				t.Fatal(err)
 			}

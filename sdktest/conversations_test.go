@@ -34,10 +34,10 @@ func convoServer(t *testing.T, tokens map[string]string) (*httptest.Server, stor
 	}
 	t.Cleanup(func() { st.Close() })
 	h, err := server.New(st, server.Options{
-		Tokens: tokens,
-		Codecs: all.Codecs(),
-		Items:  server.ItemFuncs{Encode: oai.EncodeItems, Decode: oai.DecodeItems},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Tokens:  tokens,
+		Formats: all.Formats(),
+		Items:   server.ItemFuncs{Encode: oai.EncodeItems, Decode: oai.DecodeItems},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)

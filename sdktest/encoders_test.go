@@ -63,7 +63,7 @@ func recordedDeltas(t *testing.T) map[string]struct {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rc, _ := all.LookupReply(s.format)
+			rc, _ := all.Lookup(s.format)
 			dr := provider.NewDeltaReader(rc.NewAccumulator(provider.Options{}))
 			var ds []provider.Delta
 			for _, ev := range sseEvents(data) {

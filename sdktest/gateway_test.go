@@ -100,7 +100,7 @@ func newGatewayRig(t *testing.T, up string) *gwRig {
 	}
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
-	rc, _ := all.LookupReply(up)
+	rc, _ := all.Lookup(up)
 	want, _, err := rc.ReadStream(bytes.NewReader(sse), provider.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -189,14 +189,14 @@ func TestGeminiSDKRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := srv.last(t)
-	h, warns, err := gemini.Codec().Decode(body, provider.Options{})
+	h, warns, err := gemini.GenerateContent().Decode(body, provider.Options{})
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("decode: %v %v\n%s", err, warns, body)
 	}
 	if err := h.Validate(); err != nil {
 		t.Fatalf("decoded history: %v", err)
 	}
-	out, warns, err := gemini.Codec().Encode(h, provider.Options{Strict: true})
+	out, warns, err := gemini.GenerateContent().Encode(h, provider.Options{Strict: true})
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("encode: %v %v", err, warns)
 	}
@@ -235,14 +235,14 @@ func TestGeminiSDKAcceptsEncode(t *testing.T) {
 	// Add Gemini's own history on top: decode a native request and append.
 	native := `{"contents":[{"role":"user","parts":[{"text":"Think hard."}]},
 	 {"role":"model","parts":[{"text":"Deep thought.","thought":true,"thoughtSignature":"c2lnLTE="},{"text":"Done.","thoughtSignature":"c2lnLTI="},{"text":"","thoughtSignature":"c2lnLTM="}]}]}`
-	gh, _, err := gemini.Codec().Decode([]byte(native), provider.Options{})
+	gh, _, err := gemini.GenerateContent().Decode([]byte(native), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hist = append(hist, gh...)
 
 	for _, opts := range []provider.Options{{}, {GeminiBypass: true}} {
-		out, _, err := gemini.Codec().Encode(hist, opts)
+		out, _, err := gemini.GenerateContent().Encode(hist, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,11 +307,11 @@ func TestGeminiSDKReply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _, err := gemini.ReplyCodec().DecodeReply(body, provider.Options{})
+			want, _, err := gemini.GenerateContent().DecodeReply(body, provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _, err := gemini.ReplyCodec().DecodeReply(sdkBody, provider.Options{})
+			got, _, err := gemini.GenerateContent().DecodeReply(sdkBody, provider.Options{})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, sdkBody)
 			}
@@ -331,7 +331,7 @@ func TestGeminiSDKStream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _, err := gemini.ReplyCodec().ReadStream(strings.NewReader(string(sse)), provider.Options{})
+			want, _, err := gemini.GenerateContent().ReadStream(strings.NewReader(string(sse)), provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,7 +345,7 @@ func TestGeminiSDKStream(t *testing.T) {
 				}
 			}
 			srv.stream = strings.Join(lines, "\n")
-			acc := gemini.ReplyCodec().NewAccumulator(provider.Options{})
+			acc := gemini.GenerateContent().NewAccumulator(provider.Options{})
 			for chunk, err := range srv.client(t).Models.GenerateContentStream(context.Background(), "gemini-x", genai.Text("hi"), nil) {
 				if err != nil {
 					t.Fatal(err)

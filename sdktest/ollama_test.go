@@ -103,11 +103,11 @@ func TestOllamaSDKRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, _, err := ollama.Codec().Decode(body, provider.Options{Strict: true})
+			h, _, err := ollama.Chat().Decode(body, provider.Options{Strict: true})
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			out, _, err := ollama.Codec().Encode(h, provider.Options{Strict: true})
+			out, _, err := ollama.Chat().Encode(h, provider.Options{Strict: true})
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
@@ -174,7 +174,7 @@ func TestOllamaSDKAcceptsEncoded(t *testing.T) {
 	}
 	for name, req := range ollamaRequests() {
 		body, _ := json.Marshal(req)
-		h, _, err := ollama.Codec().Decode(body, provider.Options{})
+		h, _, err := ollama.Chat().Decode(body, provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestOllamaSDKAcceptsEncoded(t *testing.T) {
 	}
 	for name, h := range histories {
 		t.Run(name, func(t *testing.T) {
-			out, _, err := ollama.Codec().Encode(h, provider.Options{Repair: true, Media: provider.MediaPlaceholder})
+			out, _, err := ollama.Chat().Encode(h, provider.Options{Repair: true, Media: provider.MediaPlaceholder})
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
@@ -210,7 +210,7 @@ func TestOllamaSDKAcceptsEncoded(t *testing.T) {
 func TestOllamaSDKImageBytes(t *testing.T) {
 	raw := []byte("\x89PNG\r\n\x1a\nbytes")
 	h := convo.History{convo.User("see", convo.Image("image/png", raw))}
-	out, _, err := ollama.Codec().Encode(h, provider.Options{})
+	out, _, err := ollama.Chat().Encode(h, provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestOllamaSDKReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _, err := ollama.ReplyCodec().DecodeReply(body, provider.Options{})
+	m, _, err := ollama.Chat().DecodeReply(body, provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestOllamaSDKReplies(t *testing.T) {
 		stream.Write(b)
 		stream.WriteByte('\n')
 	}
-	sm, _, err := ollama.ReplyCodec().ReadStream(&stream, provider.Options{})
+	sm, _, err := ollama.Chat().ReadStream(&stream, provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func New(format, key string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("send: %w", err)
 	}
-	replies, err := all.LookupReply(format)
+	replies, err := all.Lookup(format)
 	if err != nil {
 		return nil, fmt.Errorf("send: %w", err)
 	}

@@ -30,10 +30,10 @@ func benchServer(b *testing.B, n int) (http.Handler, string) {
 	}
 	b.Cleanup(func() { st.Close() })
 	h, err := server.New(st, server.Options{
-		Tokens: map[string]string{"tok": "bench"},
-		Codecs: []provider.Codec{openai.Chat(), openai.Responses(), anthropic.Codec()},
-		Items:  server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Tokens:  map[string]string{"tok": "bench"},
+		Formats: []provider.Format{openai.Chat(), openai.Responses(), anthropic.Messages()},
+		Items:   server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -438,7 +438,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	var opts provider.Options
 	if format != "convo" && format != "lines" {
 		var err error
-		if codec, err = provider.Lookup(s.opts.Codecs, format); err != nil {
+		if codec, err = provider.Lookup(s.opts.Formats, format); err != nil {
 			s.problem(w, r, badRequest("query parameter format: unknown format %q (known: %s)", format, strings.Join(s.formatNames(), ", ")))
 			return
 		}
@@ -552,7 +552,7 @@ func (s *Server) formatNames() []string {
 	for _, f := range archive.Writable() {
 		names = append(names, string(f))
 	}
-	for _, c := range s.opts.Codecs {
+	for _, c := range s.opts.Formats {
 		names = append(names, c.Name())
 	}
 	return names

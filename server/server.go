@@ -102,9 +102,9 @@ type Options struct {
 	// answer (0: DefaultRequestTimeout). The store's work is cancelled
 	// when it passes.
 	RequestTimeout time.Duration
-	// Codecs are the provider formats export offers, looked up by name
-	// (provider.Lookup).
-	Codecs []provider.Codec
+	// Formats are the provider formats export offers, looked up by name
+	// (provider.Lookup); all.Formats() lists every one convo ships.
+	Formats []provider.Format
 	// Items converts OpenAI Responses input items for the OpenAI-compatible
 	// API. Nil makes those routes answer 501 Not Implemented.
 	Items ItemCodec

@@ -93,10 +93,10 @@ func newServerLike(t *testing.T, st store.Store, like *tserver, mod func(*server
 	t.Helper()
 	ts := &tserver{st: st, alice: like.alice, bob: like.bob, aliceTenant: like.aliceTenant, bobTenant: like.bobTenant, logs: &lockedBuffer{}}
 	opts := server.Options{
-		Tokens: map[string]string{ts.alice: ts.aliceTenant, ts.bob: ts.bobTenant},
-		Codecs: []provider.Codec{openai.Chat(), openai.Responses(), anthropic.Codec()},
-		Items:  server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems},
-		Logger: slog.New(slog.NewTextHandler(ts.logs, nil)),
+		Tokens:  map[string]string{ts.alice: ts.aliceTenant, ts.bob: ts.bobTenant},
+		Formats: []provider.Format{openai.Chat(), openai.Responses(), anthropic.Messages()},
+		Items:   server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems},
+		Logger:  slog.New(slog.NewTextHandler(ts.logs, nil)),
 	}
 	if mod != nil {
 		mod(&opts)
@@ -269,7 +269,7 @@ func exampleMessages(t *testing.T) string {
 // codec returns the server's codec called name.
 func (ts *tserver) codec(t *testing.T, name string) provider.Codec {
 	t.Helper()
-	for _, c := range []provider.Codec{openai.Chat(), openai.Responses(), anthropic.Codec()} {
+	for _, c := range []provider.Codec{openai.Chat(), openai.Responses(), anthropic.Messages()} {
 		if c.Name() == name {
 			return c
 		}

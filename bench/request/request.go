@@ -43,7 +43,7 @@ func withSettings(prefix string, conv []byte) []byte {
 
 // AnthropicConvo builds a Messages API request body with convo.
 func AnthropicConvo(h convo.History) ([]byte, error) {
-	conv, _, err := canthropic.Codec().Encode(h, provider.Options{})
+	conv, _, err := canthropic.Messages().Encode(h, provider.Options{})
 	if err != nil {
 		return nil, err
 	}

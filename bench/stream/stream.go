@@ -34,7 +34,7 @@ func sseResponse(data []byte) *http.Response {
 
 // AnthropicConvo reads an Anthropic Messages stream with convo.
 func AnthropicConvo(data []byte) (convo.Message, error) {
-	m, _, err := canthropic.ReplyCodec().ReadStream(bytes.NewReader(data), provider.Options{})
+	m, _, err := canthropic.Messages().ReadStream(bytes.NewReader(data), provider.Options{})
 	return m, err
 }
 

@@ -21,7 +21,7 @@ func init() {
 // formatNames lists what --from and --to accept.
 func formatNames() string {
 	names := []string{"convo"}
-	for _, c := range all.Codecs() {
+	for _, c := range all.Formats() {
 		names = append(names, c.Name())
 	}
 	return strings.Join(names, ", ") + "; outside formats (see docs/archive.md): read " +

@@ -14,7 +14,7 @@ import (
 // tool call keeps its id and arguments through each of them.
 func TestConvertEveryPair(t *testing.T) {
 	names := []string{"convo"}
-	for _, c := range all.Codecs() {
+	for _, c := range all.Formats() {
 		names = append(names, c.Name())
 	}
 	if len(names) < 7 {

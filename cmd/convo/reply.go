@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -32,9 +33,10 @@ func runReply(e *env, args []string) error {
 	if *from == "" {
 		return usagef("--from is required")
 	}
-	rc, err := all.LookupReply(*from)
+	rc, err := all.Lookup(*from)
 	if err != nil {
-		return usageError{err.Error()}
+		// Every provider format reads replies; the canonical format does not.
+		return usagef("unknown format %q for replies (known: %s)", *from, strings.TrimPrefix(formatNames(), "convo, "))
 	}
 	opts := provider.Options{Strict: *strict}
 	m, warns, name, err := e.readReply(rc, args, opts, *stream)

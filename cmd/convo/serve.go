@@ -164,7 +164,7 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	cfg.opts.Logger = log
 	cfg.opts.Metrics = prometheus.NewRegistry()
 	cfg.opts.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cfg.opts.Codecs = all.Codecs()
+	cfg.opts.Formats = all.Formats()
 	cfg.opts.Items = server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems}
 	h, err := server.New(st, cfg.opts)
 	if err != nil {

@@ -31,7 +31,7 @@ func storeAppend(e *env, args []string) error {
 			return err
 		}
 	} else {
-		rc, err := all.LookupReply(*from)
+		rc, err := all.Lookup(*from)
 		if err != nil {
 			return usageError{err.Error()}
 		}

@@ -33,12 +33,11 @@ import (
 	"github.com/convo-go/convo/provider/openai"
 )
 
-// Model is one provider endpoint and the codecs that speak its format.
+// Model is one provider endpoint and the format it speaks.
 type Model struct {
 	Name    string // the model, as the provider names it
 	URL     string // the endpoint a request is POSTed to
-	Codec   provider.Codec
-	Reply   provider.ReplyCodec
+	Format  provider.Format
 	Request func(conv json.RawMessage, model string) ([]byte, error) // the whole request body around the conversation fields
 	Header  http.Header
 	Client  *http.Client
@@ -47,9 +46,9 @@ type Model struct {
 // Send sends h and returns the streamed reply folded into one message, with
 // the warnings of the conversion (what the target could not take).
 func (m Model) Send(ctx context.Context, h convo.History) (convo.Message, []provider.Warning, error) {
-	conv, warns, err := m.Codec.Encode(h, provider.Options{})
+	conv, warns, err := m.Format.Encode(h, provider.Options{})
 	if err != nil {
-		return convo.Message{}, warns, fmt.Errorf("encoding for %s: %w", m.Codec.Name(), err)
+		return convo.Message{}, warns, fmt.Errorf("encoding for %s: %w", m.Format.Name(), err)
 	}
 	body, err := m.Request(conv, m.Name)
 	if err != nil {
@@ -70,7 +69,7 @@ func (m Model) Send(ctx context.Context, h convo.History) (convo.Message, []prov
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return convo.Message{}, warns, fmt.Errorf("%s: %s: %s", m.URL, resp.Status, bytes.TrimSpace(msg))
 	}
-	reply, more, err := m.Reply.ReadStream(resp.Body, provider.Options{})
+	reply, more, err := m.Format.ReadStream(resp.Body, provider.Options{})
 	return reply, append(warns, more...), err
 }
 
@@ -102,7 +101,7 @@ func Claude(url, model string, client *http.Client) Model {
 	if k := os.Getenv("ANTHROPIC_API_KEY"); k != "" {
 		h.Set("X-Api-Key", k)
 	}
-	return Model{Name: model, URL: url, Codec: anthropic.Codec(), Reply: anthropic.ReplyCodec(), Header: h, Client: client,
+	return Model{Name: model, URL: url, Format: anthropic.Messages(), Header: h, Client: client,
 		Request: func(conv json.RawMessage, model string) ([]byte, error) {
 			return withFields(conv, map[string]any{"model": model, "max_tokens": 2048, "stream": true,
 				"thinking": map[string]any{"type": "enabled", "budget_tokens": 1024},
@@ -116,7 +115,7 @@ func GPT(url, model string, client *http.Client) Model {
 	if k := os.Getenv("OPENAI_API_KEY"); k != "" {
 		h.Set("Authorization", "Bearer "+k)
 	}
-	return Model{Name: model, URL: url, Codec: openai.Chat(), Reply: openai.Chat(), Header: h, Client: client,
+	return Model{Name: model, URL: url, Format: openai.Chat(), Header: h, Client: client,
 		Request: func(conv json.RawMessage, model string) ([]byte, error) {
 			return withFields(conv, map[string]any{"model": model, "stream": true, "stream_options": map[string]any{"include_usage": true},
 				"tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather", "description": "Current weather for a city", "parameters": weatherSchema}}}})
@@ -166,13 +165,13 @@ func Turn(ctx context.Context, m Model, h convo.History, log io.Writer) (convo.H
 	for step := 0; step < 8; step++ {
 		reply, warns, err := m.Send(ctx, h)
 		for _, w := range warns {
-			fmt.Fprintf(log, "  warning (%s): %s\n", m.Codec.Name(), w)
+			fmt.Fprintf(log, "  warning (%s): %s\n", m.Format.Name(), w)
 		}
 		if err != nil {
 			return h, err
 		}
 		h = append(h, reply)
-		fmt.Fprintf(log, "%s: %s\n", m.Codec.Name(), describe(reply))
+		fmt.Fprintf(log, "%s: %s\n", m.Format.Name(), describe(reply))
 		if !reply.HasToolCalls() {
 			return h, nil
 		}

@@ -5,8 +5,6 @@ package all
 
 import (
 	"fmt"
-	"strings"
-
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/anthropic"
 	"github.com/convo-go/convo/provider/bedrock"
@@ -16,52 +14,23 @@ import (
 	"github.com/convo-go/convo/provider/openai"
 )
 
-// Codecs returns a request codec for every wire format convo supports, in
-// the order of the CLI's documentation.
-func Codecs() []provider.Codec {
-	return []provider.Codec{
+// Formats returns every wire format convo supports, in the order of the
+// CLI's documentation. Each is both a request codec and a reply codec.
+func Formats() []provider.Format {
+	return []provider.Format{
 		openai.Chat(),
 		openai.Responses(),
-		anthropic.Codec(),
-		gemini.Codec(),
-		ollama.Codec(),
-		bedrock.Codec(),
-		litert.Codec(),
+		anthropic.Messages(),
+		gemini.GenerateContent(),
+		ollama.Chat(),
+		bedrock.Converse(),
+		litert.Conversation(),
 	}
 }
 
-// Lookup returns the request codec for a format name such as "anthropic".
-func Lookup(name string) (provider.Codec, error) {
-	return provider.Lookup(Codecs(), name)
-}
-
-// replies maps format names to their reply codecs.
-func replies() map[string]provider.ReplyCodec {
-	return map[string]provider.ReplyCodec{
-		"openai-chat":      openai.Chat(),
-		"openai-responses": openai.Responses(),
-		"anthropic":        anthropic.ReplyCodec(),
-		"gemini":           gemini.ReplyCodec(),
-		"ollama":           ollama.ReplyCodec(),
-		"bedrock":          bedrock.ReplyCodec(),
-		"litert":           litert.ReplyCodec(),
-	}
-}
-
-// LookupReply returns the reply codec (responses and streams) for a format
-// name.
-func LookupReply(name string) (provider.ReplyCodec, error) {
-	r, ok := replies()[name]
-	if !ok {
-		var names []string
-		for _, c := range Codecs() {
-			if _, ok := replies()[c.Name()]; ok {
-				names = append(names, c.Name())
-			}
-		}
-		return nil, fmt.Errorf("%w %q for replies (known: %s)", provider.ErrUnknownFormat, name, strings.Join(names, ", "))
-	}
-	return r, nil
+// Lookup returns the format called name, such as "anthropic".
+func Lookup(name string) (provider.Format, error) {
+	return provider.Lookup(Formats(), name)
 }
 
 // LookupRequest returns the whole-request codec for a format name.

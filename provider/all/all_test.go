@@ -19,7 +19,7 @@ func TestPendingCalls(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 	refuses := map[string]bool{"openai-chat": true, "openai-responses": true, "anthropic": true, "bedrock": true}
-	for _, c := range all.Codecs() {
+	for _, c := range all.Formats() {
 		t.Run(c.Name(), func(t *testing.T) {
 			body, warns, err := c.Encode(h, provider.Options{})
 			if err != nil {
@@ -53,7 +53,7 @@ func TestPendingCalls(t *testing.T) {
 func TestPrefillWhiteSpace(t *testing.T) {
 	h := convo.History{convo.User("Capital of France?"), convo.Assistant("The capital is ")}
 	trims := map[string]bool{"anthropic": true, "bedrock": true}
-	for _, c := range all.Codecs() {
+	for _, c := range all.Formats() {
 		t.Run(c.Name(), func(t *testing.T) {
 			body, warns, err := c.Encode(h, provider.Options{})
 			if err != nil {

@@ -21,7 +21,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, c := range Codecs() {
+		for _, c := range Formats() {
 			rc := c.(provider.RequestCodec)
 			r, _, err := rc.DecodeRequest(body, provider.Options{Repair: true})
 			if err != nil {

@@ -27,7 +27,7 @@ func TestRequestMappings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		for _, c := range Codecs() {
+		for _, c := range Formats() {
 			to, ok := c.(provider.RequestCodec)
 			if !ok {
 				continue

@@ -28,7 +28,7 @@ func NewStreamEncoder(name string, w io.Writer, opts provider.StreamOptions) (pr
 	f, ok := streamEncoders[name]
 	if !ok {
 		var names []string
-		for _, c := range Codecs() {
+		for _, c := range Formats() {
 			if streamEncoders[c.Name()] != nil {
 				names = append(names, c.Name())
 			}

@@ -36,18 +36,19 @@ const Name = "anthropic"
 // ProviderID is the provider id used in Native, Origin and reasoning parts.
 const ProviderID = "anthropic"
 
-// Messages is the Anthropic Messages format. Its zero value is ready to use;
-// it implements provider.Codec and provider.ReplyCodec.
-type Messages struct{}
+// Messages returns the Anthropic Messages API format: the request codec
+// (top-level "system" and "messages") and the reply codec (Message
+// responses and their SSE streams) in one value.
+func Messages() provider.Format { return messages{} }
 
-// Codec returns the request codec of the Anthropic Messages API.
-func Codec() provider.Codec { return Messages{} }
+// messages is the Messages API format; its zero value is ready to use.
+type messages struct{}
 
 // Name returns "anthropic".
-func (Messages) Name() string { return Name }
+func (messages) Name() string { return Name }
 
 // Provider returns "anthropic".
-func (Messages) Provider() string { return ProviderID }
+func (messages) Provider() string { return ProviderID }
 
 // Markers are members of a native "anthropic" object that record how a
 // request was written where convo's own fields cannot say it. They are

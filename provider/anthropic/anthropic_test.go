@@ -17,7 +17,7 @@ import (
 // a trip through the canonical format (how a history is saved and reloaded).
 func TestRoundTrip(t *testing.T) {
 	files := codectest.Files(t, "testdata/roundtrip/*.json")
-	c := Codec()
+	c := Messages()
 	for _, f := range files {
 		if strings.HasSuffix(f, ".convo.json") {
 			continue
@@ -70,18 +70,18 @@ func TestEncodeGolden(t *testing.T) {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			h := codectest.History(t, f)
 			opts := provider.Options{Repair: true, Media: provider.MediaPlaceholder}
-			out, warns, err := Codec().Encode(h, opts)
+			out, warns, err := Messages().Encode(h, opts)
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
 			codectest.Golden(t, name+".anthropic.json", codectest.Indent(t, out, " "))
 			codectest.Golden(t, name+".warnings.txt", codectest.WarningText(warns))
-			again, warns2, err := Codec().Encode(h, opts)
+			again, warns2, err := Messages().Encode(h, opts)
 			if err != nil || !bytes.Equal(out, again) || !reflect.DeepEqual(warns, warns2) {
 				t.Errorf("encoding is not deterministic")
 			}
 			// What Encode writes decodes again without complaint.
-			if _, _, err := Codec().Decode(out, provider.Options{}); err != nil {
+			if _, _, err := Messages().Decode(out, provider.Options{}); err != nil {
 				t.Errorf("decoding the encoded request: %v", err)
 			}
 		})

@@ -42,7 +42,7 @@ func benchHistory(n int) convo.History {
 
 func BenchmarkEncode(b *testing.B) {
 	h := benchHistory(1000)
-	b.Run("anthropic", func(b *testing.B) { codectest.BenchEncode(b, Codec(), h) })
+	b.Run("anthropic", func(b *testing.B) { codectest.BenchEncode(b, Messages(), h) })
 	// The codec's own share, after the shared rules: what Encode costs
 	// beyond provider.Prepare.
 	b.Run("anthropic-after-prepare", func(b *testing.B) {
@@ -63,15 +63,15 @@ func BenchmarkEncode(b *testing.B) {
 }
 
 func BenchmarkDecode(b *testing.B) {
-	body, _, err := Codec().Encode(benchHistory(1000), provider.Options{})
+	body, _, err := Messages().Encode(benchHistory(1000), provider.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, _, err := Codec().Decode(body, provider.Options{})
+	h, _, err := Messages().Decode(body, provider.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("anthropic", func(b *testing.B) { codectest.BenchDecode(b, Codec(), body) })
+	b.Run("anthropic", func(b *testing.B) { codectest.BenchDecode(b, Messages(), body) })
 	// The baseline is the canonical form of the decoded history.
 	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
@@ -126,7 +126,7 @@ func streamEvents(n int) []provider.Event {
 func BenchmarkAccumulate(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		evs := streamEvents(n)
-		b.Run(fmt.Sprint(n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
+		b.Run(fmt.Sprint(n), func(b *testing.B) { codectest.BenchAccumulate(b, Messages(), evs) })
 	}
 }
 
@@ -137,7 +137,7 @@ func BenchmarkEncodeGrowth(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := Codec().Encode(h, provider.Options{}); err != nil {
+				if _, _, err := Messages().Encode(h, provider.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -13,7 +13,7 @@ import (
 
 func mustEncode(t *testing.T, h convo.History, opts provider.Options) (string, []provider.Warning) {
 	t.Helper()
-	out, warns, err := Codec().Encode(h, opts)
+	out, warns, err := Messages().Encode(h, opts)
 	if err != nil {
 		t.Fatalf("encode: %v", err)
 	}
@@ -158,7 +158,7 @@ func TestEncodeOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, warns, err := Codec().Encode(tt.h, tt.opts)
+			out, warns, err := Messages().Encode(tt.h, tt.opts)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
@@ -195,7 +195,7 @@ func TestToolIDs(t *testing.T) {
 			convo.Part{Type: convo.TypeToolResult, Name: "g", Parts: []convo.Part{convo.Text("G2")}}),
 	}
 	out, _ := mustEncode(t, h, provider.Options{})
-	back, _, err := Codec().Decode([]byte(out), provider.Options{})
+	back, _, err := Messages().Decode([]byte(out), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestSeparateTurnMarker(t *testing.T) {
 	// Two user turns sent apart stay apart once decoded; the same history
 	// built by hand is merged, as the API would merge it.
 	body := `{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]},{"role":"user","content":[{"type":"text","text":"b"}]}]}`
-	h, _, err := Codec().Decode([]byte(body), provider.Options{})
+	h, _, err := Messages().Decode([]byte(body), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Codec().Decode([]byte(tt.body), provider.Options{})
+			_, _, err := Messages().Decode([]byte(tt.body), provider.Options{})
 			if err == nil {
 				t.Fatalf("no error, want %q", tt.want)
 			}
@@ -330,21 +330,21 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeLimits(t *testing.T) {
 	body := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 1000) + `"}]}`
-	_, _, err := Codec().Decode([]byte(body), provider.Options{Limits: convo.Limits{MaxBytes: 100}})
+	_, _, err := Messages().Decode([]byte(body), provider.Options{Limits: convo.Limits{MaxBytes: 100}})
 	if !errors.Is(err, jsonx.ErrTooLarge) {
 		t.Errorf("error = %v, want ErrTooLarge", err)
 	}
 	deep := `{"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":[[[[1]]]]}]}]}`
-	if _, _, err := Codec().Decode([]byte(deep), provider.Options{Limits: convo.Limits{MaxDepth: 6}}); err == nil {
+	if _, _, err := Messages().Decode([]byte(deep), provider.Options{Limits: convo.Limits{MaxDepth: 6}}); err == nil {
 		t.Errorf("depth limit not applied")
 	}
-	if _, _, err := Codec().Decode([]byte(deep), provider.Options{}); err != nil {
+	if _, _, err := Messages().Decode([]byte(deep), provider.Options{}); err != nil {
 		t.Errorf("default limits: %v", err)
 	}
 }
 
 func TestDecodeError_IsDecodeError(t *testing.T) {
-	_, _, err := Codec().Decode([]byte(`{"messages":[{"role":"user","content":[{"type":"text"}]}]}`), provider.Options{})
+	_, _, err := Messages().Decode([]byte(`{"messages":[{"role":"user","content":[{"type":"text"}]}]}`), provider.Options{})
 	var de *convo.DecodeError
 	if !errors.As(err, &de) || de.Path != "messages[0].content[0]" {
 		t.Errorf("error %v: want a *convo.DecodeError at messages[0].content[0], got %+v", err, de)
@@ -352,7 +352,7 @@ func TestDecodeError_IsDecodeError(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	c := Codec()
+	c := Messages()
 	if c.Name() != "anthropic" || c.Provider() != "anthropic" {
 		t.Errorf("Name/Provider = %q/%q", c.Name(), c.Provider())
 	}

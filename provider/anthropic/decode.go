@@ -24,7 +24,7 @@ import (
 //
 // A malformed body is an error naming the place in the request's terms,
 // such as messages[2].content[0].source.
-func (Messages) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+func (messages) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "anthropic request")
 	if err != nil {
 		return nil, nil, err

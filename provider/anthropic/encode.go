@@ -46,7 +46,7 @@ func joins(prev, next wireTurn, result bool) bool {
 // {"system":…,"messages":[…]}. See the package documentation and
 // docs/providers.md for the mapping; everything dropped or changed
 // is a warning whose path names the place in h.
-func (Messages) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (messages) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	p, from, warns, err := provider.PrepareIndexed(h, target, opts)
 	if err != nil {
 		return nil, warns, err

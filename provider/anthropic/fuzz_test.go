@@ -14,7 +14,7 @@ import (
 // encode(decode(encode(h))) == encode(h).
 func FuzzDecode(f *testing.F) {
 	opts := provider.Options{Repair: true, Media: provider.MediaPlaceholder}
-	codectest.FuzzFixpoint(f, Codec(), opts, "testdata/roundtrip/*.json",
+	codectest.FuzzFixpoint(f, Messages(), opts, "testdata/roundtrip/*.json",
 		`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"document","source":{"type":"text","data":"x"}}]}]}]}`,
 		`{"system":"","messages":[{"role":"system","content":[]},{"role":"assistant","content":""}]}`,
 	)
@@ -31,7 +31,7 @@ func FuzzAccumulate(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		acc := ReplyCodec().NewAccumulator(provider.Options{})
+		acc := Messages().NewAccumulator(provider.Options{})
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if err := acc.Add(provider.Event{Data: line}); err != nil {
 				break

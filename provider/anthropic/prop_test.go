@@ -93,15 +93,15 @@ func TestPropertyEncodeDecode(t *testing.T) {
 		if err := h.Validate(); err != nil {
 			t.Fatalf("generator made an invalid history: %v", err)
 		}
-		out, _, err := Codec().Encode(h, provider.Options{})
+		out, _, err := Messages().Encode(h, provider.Options{})
 		if err != nil {
 			t.Fatalf("encode: %v", err)
 		}
-		back, _, err := Codec().Decode(out, provider.Options{})
+		back, _, err := Messages().Decode(out, provider.Options{})
 		if err != nil {
 			t.Fatalf("decode: %v\n%s", err, out)
 		}
-		again, _, err := Codec().Encode(back, provider.Options{})
+		again, _, err := Messages().Encode(back, provider.Options{})
 		if err != nil || !bytes.Equal(out, again) {
 			t.Fatalf("not a fixpoint (%v)\n first: %s\nsecond: %s", err, out, again)
 		}
@@ -151,7 +151,7 @@ func TestPropertyStreamSplits(t *testing.T) {
 			`{"type":"text","text":` + jsonString(text) + `},` +
 			`{"type":"tool_use","id":"toolu_1","name":"f","input":` + args + `}],` +
 			`"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":9}}`
-		want, _, err := ReplyCodec().DecodeReply([]byte(body), provider.Options{})
+		want, _, err := Messages().DecodeReply([]byte(body), provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

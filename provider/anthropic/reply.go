@@ -13,9 +13,6 @@ import (
 	"github.com/convo-go/convo/provider/internal/wire"
 )
 
-// ReplyCodec returns the reply codec of the Anthropic Messages API.
-func ReplyCodec() provider.ReplyCodec { return Messages{} }
-
 // Error is an error the API reported: an error response body, or an "error"
 // event in a stream.
 type Error struct {
@@ -292,7 +289,7 @@ func usageOf(ms wire.Members) (*convo.Usage, wire.Members, error) {
 // the response's model), Usage, Finish (with the raw stop_reason and the
 // other response members in Native "anthropic") and Origin. An error body
 // ({"type":"error",…}) is returned as an *Error.
-func (Messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "anthropic reply")
 	if err != nil {
 		return convo.Message{}, nil, err
@@ -325,6 +322,6 @@ func (Messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, 
 // ReadStream reads a whole streamed reply (Server-Sent Events, as the API
 // sends them) from r and accumulates it. When the stream fails part-way, the
 // partial message is returned with the error.
-func (Messages) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
-	return stream.Feed(stream.NewSSE(r), Messages{}.NewAccumulator(opts))
+func (messages) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	return stream.Feed(stream.NewSSE(r), messages{}.NewAccumulator(opts))
 }

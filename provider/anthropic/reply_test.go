@@ -28,7 +28,7 @@ func TestStreamEqualsReply(t *testing.T) {
 		name := strings.TrimSuffix(f, ".json")
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			body := codectest.ReadFile(t, f)
-			want, warns, err := ReplyCodec().DecodeReply(body, provider.Options{})
+			want, warns, err := Messages().DecodeReply(body, provider.Options{})
 			if err != nil || len(warns) > 0 {
 				t.Fatalf("DecodeReply: %v %v", err, warns)
 			}
@@ -43,7 +43,7 @@ func TestStreamEqualsReply(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sse.Close()
-			got, warns, err := ReplyCodec().ReadStream(sse, provider.Options{})
+			got, warns, err := Messages().ReadStream(sse, provider.Options{})
 			if err != nil {
 				t.Fatalf("ReadStream: %v", err)
 			}
@@ -64,7 +64,7 @@ func TestStreamEqualsReply(t *testing.T) {
 				}
 				h = append(h, convo.ToolResults(results...))
 			}
-			req, _, err := Codec().Encode(h, provider.Options{Strict: true})
+			req, _, err := Messages().Encode(h, provider.Options{Strict: true})
 			if err != nil {
 				t.Fatalf("the reply cannot be sent back: %v", err)
 			}
@@ -75,7 +75,7 @@ func TestStreamEqualsReply(t *testing.T) {
 				}
 			}
 			// The assistant turn goes back with its blocks as they came.
-			back, _, err := Codec().Decode(req, provider.Options{})
+			back, _, err := Messages().Decode(req, provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestDecodeReplyFields(t *testing.T) {
 		"stop_reason":"max_tokens","stop_sequence":null,"container":{"id":"c1","expires_at":"2026-01-01T00:00:00Z"},
 		"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":100,"output_tokens":7,
 			"output_tokens_details":{"thinking_tokens":3},"service_tier":"standard","inference_geo":null}}`
-	m, _, err := ReplyCodec().DecodeReply([]byte(body), provider.Options{})
+	m, _, err := Messages().DecodeReply([]byte(body), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestFinishReasons(t *testing.T) {
 		"pause_turn": convo.FinishPause, "refusal": convo.FinishRefusal, "something_new": convo.FinishOther,
 	} {
 		body := `{"type":"message","role":"assistant","content":[],"stop_reason":"` + reason + `"}`
-		m, _, err := ReplyCodec().DecodeReply([]byte(body), provider.Options{})
+		m, _, err := Messages().DecodeReply([]byte(body), provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func TestFinishReasons(t *testing.T) {
 }
 
 func TestDecodeReplyErrors(t *testing.T) {
-	_, _, err := ReplyCodec().DecodeReply([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), provider.Options{})
+	_, _, err := Messages().DecodeReply([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), provider.Options{})
 	var apiErr *Error
 	if !errors.As(err, &apiErr) || apiErr.Type != "overloaded_error" || apiErr.Message != "Overloaded" {
 		t.Errorf("error body: %v", err)
@@ -158,7 +158,7 @@ func TestDecodeReplyErrors(t *testing.T) {
 		{`{"type":"message","content":[],"usage":{"output_tokens":-1}}`, "negative token count"},
 		{`{"type":"message","content":[]} {}`, "unexpected data after the JSON value"},
 	} {
-		_, _, err := ReplyCodec().DecodeReply([]byte(tt.body), provider.Options{})
+		_, _, err := Messages().DecodeReply([]byte(tt.body), provider.Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.body, err, tt.want)
 		}
@@ -172,7 +172,7 @@ func readStream(t *testing.T, name string) (convo.Message, []provider.Warning, e
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return ReplyCodec().ReadStream(f, provider.Options{})
+	return Messages().ReadStream(f, provider.Options{})
 }
 
 func TestStreamErrorEvent(t *testing.T) {
@@ -198,7 +198,7 @@ func TestStreamTruncated(t *testing.T) {
 	if len(calls) != 1 || calls[0].ArgsRaw != `{"a":` || calls[0].Args != nil {
 		t.Errorf("partial tool call %+v", calls)
 	}
-	if _, _, err := ReplyCodec().ReadStream(strings.NewReader(""), provider.Options{}); err == nil ||
+	if _, _, err := Messages().ReadStream(strings.NewReader(""), provider.Options{}); err == nil ||
 		!strings.Contains(err.Error(), "before message_start") {
 		t.Errorf("empty stream: %v", err)
 	}
@@ -207,7 +207,7 @@ func TestStreamTruncated(t *testing.T) {
 const msgStart = `{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"x","usage":{"input_tokens":1,"output_tokens":1}}}`
 
 func feed(events ...string) (provider.Accumulator, error) {
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := Messages().NewAccumulator(provider.Options{})
 	for _, e := range events {
 		if err := acc.Add(provider.Event{Data: []byte(e)}); err != nil {
 			return acc, err
@@ -254,7 +254,7 @@ func TestStreamWarnings(t *testing.T) {
 		`{"type":"message_stop"}`,
 		`{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`}
 	// Options.Strict turns those warnings into an error.
-	strict := ReplyCodec().NewAccumulator(provider.Options{Strict: true})
+	strict := Messages().NewAccumulator(provider.Options{Strict: true})
 	for _, e := range events {
 		_ = strict.Add(provider.Event{Data: []byte(e)})
 	}
@@ -288,7 +288,7 @@ func TestStreamWarnings(t *testing.T) {
 // TestStreamEventNames feeds events whose data has no "type": the SSE event
 // name stands in for it.
 func TestStreamEventNames(t *testing.T) {
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := Messages().NewAccumulator(provider.Options{})
 	for _, ev := range []provider.Event{
 		{Type: "message_start", Data: []byte(`{"message":{"id":"m","role":"assistant","content":[],"model":"x"}}`)},
 		{Type: "content_block_start", Data: []byte(`{"index":0,"content_block":{"type":"text","text":""}}`)},
@@ -311,7 +311,7 @@ func TestStreamEventNames(t *testing.T) {
 func TestSnapshot(t *testing.T) {
 	data := codectest.ReadFile(t, "testdata/reply/tool_use.sse")
 	src := stream.NewSSE(bytes.NewReader(data))
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := Messages().NewAccumulator(provider.Options{})
 	var texts []string
 	for {
 		ev, err := src.Next()
@@ -334,7 +334,7 @@ func TestSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, _ := ReplyCodec().DecodeReply(codectest.ReadFile(t, "testdata/reply/tool_use.json"), provider.Options{})
+	want, _, _ := Messages().DecodeReply(codectest.ReadFile(t, "testdata/reply/tool_use.json"), provider.Options{})
 	if !m.Equal(want) {
 		t.Errorf("snapshots changed the final message")
 	}
@@ -374,7 +374,7 @@ func TestStreamInvalidToolInput(t *testing.T) {
 }
 
 func TestStreamLimit(t *testing.T) {
-	acc := ReplyCodec().NewAccumulator(provider.Options{Limits: convo.Limits{MaxBytes: 10}})
+	acc := Messages().NewAccumulator(provider.Options{Limits: convo.Limits{MaxBytes: 10}})
 	evs := []string{msgStart, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
 		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"0123456789abc"}}`}
 	var err error

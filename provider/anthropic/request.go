@@ -21,8 +21,8 @@ var request = &wire.Format{
 	Provider: ProviderID,
 	Name:     Name,
 	Conv:     []string{"system", "messages"},
-	Encode:   Messages{}.Encode,
-	Decode:   Messages{}.Decode,
+	Encode:   messages{}.Encode,
+	Decode:   messages{}.Decode,
 	Prefix:   []string{"model", "max_tokens"},
 	// Streams always end with usage.
 	Carried: wire.FStreamUsage,
@@ -47,14 +47,14 @@ var request = &wire.Format{
 // messages, tools, tool_choice, thinking, output_format, sampling
 // settings, and r's native "anthropic" members (service_tier, container,
 // mcp_servers, …). See docs/providers.md for the table of settings.
-func (Messages) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (messages) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	return request.EncodeRequest(r, opts)
 }
 
 // DecodeRequest reads a whole Messages request body. Members with no
 // Request field are kept in Native["anthropic"]; server tools (web search,
 // code execution, …) are kept whole as tools of type "anthropic:<type>".
-func (Messages) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+func (messages) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	return request.DecodeRequest(body, opts)
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 func TestRequestRoundTrip(t *testing.T) {
-	codectest.RequestRoundTrip(t, Messages{}, "testdata/requests/*.json")
+	codectest.RequestRoundTrip(t, messages{}, "testdata/requests/*.json")
 }
 
-var _ provider.RequestCodec = Messages{}
+var _ provider.RequestCodec = messages{}

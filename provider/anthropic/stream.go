@@ -26,7 +26,7 @@ import (
 //   - message_delta usage is cumulative: each value overwrites the last;
 //   - an error event fails the stream with an *Error; the partial message
 //     is still available from Message.
-func (Messages) NewAccumulator(opts provider.Options) provider.Accumulator {
+func (messages) NewAccumulator(opts provider.Options) provider.Accumulator {
 	lim := opts.DecodeLimits()
 	a := &accumulator{lim: lim, opts: opts}
 	a.d.reply = true

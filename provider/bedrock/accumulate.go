@@ -33,7 +33,7 @@ import (
 //     then returns the partial message with that error.
 //
 // The final message equals DecodeReply of the same reply non-streamed.
-func (Converse) NewAccumulator(opts provider.Options) provider.Accumulator {
+func (converse) NewAccumulator(opts provider.Options) provider.Accumulator {
 	return &accumulator{opts: opts}
 }
 

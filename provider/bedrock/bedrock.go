@@ -36,19 +36,20 @@ const MaxIDLen = 64
 // Bedrock refuses.
 const StartText = "(conversation continues)"
 
-// Converse is the Bedrock Converse format. Its zero value is ready to use.
-type Converse struct{}
+// Converse returns the Bedrock Converse API format: the request codec
+// (top-level "system" and "messages") and the reply codec (Converse
+// response bodies and ConverseStream streams, in the AWS event-stream
+// binary framing or as JSON event lines) in one value.
+func Converse() provider.Format { return converse{} }
 
-// Codec returns the Bedrock Converse request codec.
-func Codec() provider.Codec { return Converse{} }
-
-var _ provider.Codec = Converse{}
+// converse is the Converse API format; its zero value is ready to use.
+type converse struct{}
 
 // Name returns "bedrock".
-func (Converse) Name() string { return Name }
+func (converse) Name() string { return Name }
 
 // Provider returns "bedrock".
-func (Converse) Provider() string { return ProviderID }
+func (converse) Provider() string { return ProviderID }
 
 // target is what Prepare needs to know about Bedrock.
 var target = provider.Target{

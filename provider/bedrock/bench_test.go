@@ -55,7 +55,7 @@ func realistic(n int) convo.History {
 
 func BenchmarkEncode(b *testing.B) {
 	h := realistic(1000)
-	b.Run("bedrock", func(b *testing.B) { codectest.BenchEncode(b, Converse{}, h) })
+	b.Run("bedrock", func(b *testing.B) { codectest.BenchEncode(b, converse{}, h) })
 	// The shared rules alone, to tell their cost from Bedrock's own.
 	b.Run("prepare", func(b *testing.B) { codectest.BenchPrepare(b, h, target) })
 	b.Run("canonical", func(b *testing.B) { codectest.BenchMarshal(b, h) })
@@ -63,11 +63,11 @@ func BenchmarkEncode(b *testing.B) {
 
 func BenchmarkDecode(b *testing.B) {
 	h := realistic(1000)
-	body, _, err := Converse{}.Encode(h, provider.Options{})
+	body, _, err := converse{}.Encode(h, provider.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("bedrock", func(b *testing.B) { codectest.BenchDecode(b, Converse{}, body) })
+	b.Run("bedrock", func(b *testing.B) { codectest.BenchDecode(b, converse{}, body) })
 	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
 
@@ -75,12 +75,12 @@ func BenchmarkDecode(b *testing.B) {
 // without warnings and decodes back to itself.
 func TestRealisticRoundTrip(t *testing.T) {
 	h := realistic(1000)
-	body, warns, err := Converse{}.Encode(h, provider.Options{Strict: true})
+	body, warns, err := converse{}.Encode(h, provider.Options{Strict: true})
 	if err != nil {
 		t.Fatal(err, warns)
 	}
 	checkShape(t, body)
-	back, _, err := Converse{}.Decode(body, provider.Options{})
+	back, _, err := converse{}.Decode(body, provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func BenchmarkAccumulate(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				acc := Converse{}.NewAccumulator(provider.Options{})
+				acc := converse{}.NewAccumulator(provider.Options{})
 				for _, e := range evs {
 					if err := acc.Add(e); err != nil {
 						b.Fatal(err)
@@ -149,7 +149,7 @@ func BenchmarkReadStream(b *testing.B) {
 			b.SetBytes(int64(len(bin)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := (Converse{}).ReadStream(bytes.NewReader(bin), provider.Options{}); err != nil {
+				if _, _, err := (converse{}).ReadStream(bytes.NewReader(bin), provider.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

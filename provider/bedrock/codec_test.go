@@ -33,7 +33,7 @@ func TestRoundTrip(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
 		t.Run(name, func(t *testing.T) {
 			body := codectest.ReadFile(t, f)
-			h, warns, err := Converse{}.Decode(body, provider.Options{})
+			h, warns, err := converse{}.Decode(body, provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestRoundTrip(t *testing.T) {
 			if !back.Equal(h) {
 				t.Error("canonical reload differs")
 			}
-			out, warns, err := Converse{}.Encode(back, provider.Options{Strict: true})
+			out, warns, err := converse{}.Encode(back, provider.Options{Strict: true})
 			if err != nil {
 				t.Fatalf("encode: %v (warnings %v)", err, warns)
 			}
@@ -103,7 +103,7 @@ func TestEncode(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := codectest.History(t, filepath.Join("testdata/encode", c.file+".convo.json"))
 			before, _ := convo.Marshal(h)
-			body, warns, err := Converse{}.Encode(h, c.opts)
+			body, warns, err := converse{}.Encode(h, c.opts)
 			after, _ := convo.Marshal(h)
 			if !bytes.Equal(before, after) {
 				t.Error("Encode modified its history")
@@ -118,7 +118,7 @@ func TestEncode(t *testing.T) {
 				r.Error = err.Error()
 			} else {
 				checkShape(t, body)
-				again, _, err := Converse{}.Encode(h, c.opts)
+				again, _, err := converse{}.Encode(h, c.opts)
 				if err != nil || !bytes.Equal(again, body) {
 					t.Error("encoding is not deterministic")
 				}
@@ -211,7 +211,7 @@ func validID(id string) bool {
 
 func TestEncodeEmpty(t *testing.T) {
 	for _, h := range []convo.History{nil, {convo.System("only a system prompt")}} {
-		body, warns, err := Converse{}.Encode(h, provider.Options{Strict: true})
+		body, warns, err := converse{}.Encode(h, provider.Options{Strict: true})
 		if err != nil || len(warns) > 0 {
 			t.Fatalf("%v %v", err, warns)
 		}
@@ -252,7 +252,7 @@ func TestEncodeInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Converse{}.Encode(tt.h, provider.Options{})
+			_, _, err := converse{}.Encode(tt.h, provider.Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
@@ -265,7 +265,7 @@ func TestEncodeInvalid(t *testing.T) {
 
 func TestEncodeStrict(t *testing.T) {
 	h := convo.History{convo.User("hi"), {Role: convo.RoleAssistant, Parts: []convo.Part{convo.Refusal("no")}}}
-	_, warns, err := Converse{}.Encode(h, provider.Options{Strict: true})
+	_, warns, err := converse{}.Encode(h, provider.Options{Strict: true})
 	var se *provider.StrictError
 	if !errors.As(err, &se) || len(warns) != 1 || !strings.Contains(se.Error(), "refusal sent as text") {
 		t.Fatalf("got %v, %v", err, warns)
@@ -284,7 +284,7 @@ func TestEncodeSniffsImageFormat(t *testing.T) {
 		{"UklGRhoAAABXQVZFZm10IA==", ""}, // a WAV file
 	} {
 		h := convo.History{convo.User("look", convo.Part{Type: convo.TypeImage, Data: tc.data})}
-		body, _, err := Converse{}.Encode(h, provider.Options{})
+		body, _, err := converse{}.Encode(h, provider.Options{})
 		if tc.want == "" {
 			if err == nil || !strings.Contains(err.Error(), "messages[0].parts[1]: the target cannot take image") {
 				t.Errorf("%s: got %v, %s; want an error", tc.data, err, body)

@@ -28,7 +28,7 @@ import (
 //   - a cachePoint block becomes the Cache of the part before it.
 //
 // Errors name the place in the request body (messages[2].content[0].image.source).
-func (Converse) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+func (converse) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "bedrock request")
 	if err != nil {
 		return nil, nil, err

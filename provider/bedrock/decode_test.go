@@ -59,7 +59,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, _, err := Converse{}.Decode([]byte(tt.body), provider.Options{})
+			h, _, err := converse{}.Decode([]byte(tt.body), provider.Options{})
 			if err == nil {
 				t.Fatalf("no error; history %v", h)
 			}
@@ -75,16 +75,16 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeLimits(t *testing.T) {
 	body := codectest.ReadFile(t, "testdata/requests/full.json")
-	_, _, err := Converse{}.Decode(body, provider.Options{Limits: convo.Limits{MaxBytes: 100}})
+	_, _, err := converse{}.Decode(body, provider.Options{Limits: convo.Limits{MaxBytes: 100}})
 	if !errors.Is(err, jsonx.ErrTooLarge) {
 		t.Errorf("size limit: got %v", err)
 	}
 	deep := `{"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"t","content":[{"json":` +
 		strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}]}}]}]}`
-	if _, _, err := (Converse{}).Decode([]byte(deep), provider.Options{}); err != nil {
+	if _, _, err := (converse{}).Decode([]byte(deep), provider.Options{}); err != nil {
 		t.Errorf("40 levels: %v", err)
 	}
-	_, _, err = Converse{}.Decode([]byte(deep), provider.Options{Limits: convo.Limits{MaxDepth: 20}})
+	_, _, err = converse{}.Decode([]byte(deep), provider.Options{Limits: convo.Limits{MaxDepth: 20}})
 	if err == nil || !strings.Contains(err.Error(), "nesting deeper than 20") {
 		t.Errorf("depth limit: got %v", err)
 	}
@@ -153,7 +153,7 @@ func TestDecodeShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, warns, err := Converse{}.Decode([]byte(tt.body), provider.Options{})
+			h, warns, err := converse{}.Decode([]byte(tt.body), provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func TestDecodeShapes(t *testing.T) {
 			// Whatever was kept goes back as it came (apart from the order
 			// the split changed).
 			if len(tt.warns) == 0 {
-				out, _, err := Converse{}.Encode(h, provider.Options{Strict: true})
+				out, _, err := converse{}.Encode(h, provider.Options{Strict: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -201,14 +201,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"user","content":[{"text":"a"},{"cachePoint":{"type":"default"}}]}]}`))
 	f.Add([]byte(`{"system":[{"text":"s"}],"messages":[{"role":"assistant","content":[{"toolUse":{"toolUseId":"a b","name":"f","input":"x"}}]},{"role":"user","content":[{"toolResult":{"toolUseId":"a b","content":[{"json":1}],"status":"error"}}]}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		h, _, err := Converse{}.Decode(body, provider.Options{})
+		h, _, err := converse{}.Decode(body, provider.Options{})
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)
 			}
 			return
 		}
-		out, warns, err := Converse{}.Encode(h, provider.Options{Repair: true, Media: provider.MediaPlaceholder})
+		out, warns, err := converse{}.Encode(h, provider.Options{Repair: true, Media: provider.MediaPlaceholder})
 		if err != nil {
 			// Only what JSON itself cannot carry may fail.
 			if !strings.Contains(err.Error(), "invalid UTF-8") {
@@ -220,11 +220,11 @@ func FuzzDecode(f *testing.F) {
 		if len(warns) > 0 {
 			return
 		}
-		h2, _, err := Converse{}.Decode(out, provider.Options{})
+		h2, _, err := converse{}.Decode(out, provider.Options{})
 		if err != nil {
 			t.Fatalf("decode of encoded %s: %v", out, err)
 		}
-		out2, _, err := Converse{}.Encode(h2, provider.Options{})
+		out2, _, err := converse{}.Encode(h2, provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ import (
 //
 // Warnings from the shared rules (provider.Prepare) and those about single
 // messages and parts name places in h (messages[3].parts[1]).
-func (Converse) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (converse) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	pre, err := precheck(h, opts)
 	if err != nil {
 		return nil, pre, err

@@ -90,19 +90,19 @@ func TestEncodeProperties(t *testing.T) {
 		h := genHistory(t)
 		opts := provider.Options{Repair: true, Media: provider.MediaPlaceholder,
 			Reasoning: rapid.SampledFrom([]provider.ReasoningMode{provider.ReasoningDrop, provider.ReasoningText}).Draw(t, "reasoning")}
-		body, _, err := Converse{}.Encode(h, opts)
+		body, _, err := converse{}.Encode(h, opts)
 		if err != nil {
 			t.Fatalf("encode: %v", err)
 		}
 		checkShape(t, body)
-		back, _, err := Converse{}.Decode(body, provider.Options{})
+		back, _, err := converse{}.Decode(body, provider.Options{})
 		if err != nil {
 			t.Fatalf("decode %s: %v", body, err)
 		}
 		if err := back.Validate(); err != nil {
 			t.Fatalf("decoded history: %v\n%s", err, body)
 		}
-		again, warns, err := Converse{}.Encode(back, provider.Options{})
+		again, warns, err := converse{}.Encode(back, provider.Options{})
 		if err != nil {
 			t.Fatalf("re-encode: %v", err)
 		}

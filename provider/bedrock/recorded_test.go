@@ -12,5 +12,5 @@ import (
 // line as well as the binary event-stream, so chunk files need no framing.
 func TestRecorded(t *testing.T) {
 	frame := func(chunks []byte) []byte { return chunks }
-	codectest.Recorded(t, "testdata/recorded", ReplyCodec(), frame, nil)
+	codectest.Recorded(t, "testdata/recorded", Converse(), frame, nil)
 }

@@ -10,13 +10,6 @@ import (
 	"github.com/convo-go/convo/provider/internal/wire"
 )
 
-// ReplyCodec returns the Bedrock Converse reply codec: Converse response
-// bodies and ConverseStream streams (the AWS event-stream binary framing, or
-// JSON event lines).
-func ReplyCodec() provider.ReplyCodec { return Converse{} }
-
-var _ provider.ReplyCodec = Converse{}
-
 // DecodeReply decodes a Converse response body into one assistant message:
 // output.message's content blocks become parts as Decode reads them,
 // stopReason becomes Finish, usage becomes Usage (Input counts the cached
@@ -25,7 +18,7 @@ var _ provider.ReplyCodec = Converse{}
 // id). Native keeps stopReason as sent, metrics, and every other member
 // convo has no field for (additionalModelResponseFields, trace,
 // performanceConfig, serviceTier, usage.cacheDetails).
-func (Converse) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (converse) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "bedrock response")
 	if err != nil {
 		return convo.Message{}, nil, err

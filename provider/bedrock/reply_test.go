@@ -107,7 +107,7 @@ func TestReplies(t *testing.T) {
 			continue // a stream with no non-streamed form: TestStreamFailures
 		}
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			want, warns, err := Converse{}.DecodeReply(body, opts)
+			want, warns, err := converse{}.DecodeReply(body, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,7 @@ func TestReplies(t *testing.T) {
 				{"binary file", bytes.NewReader(codectest.ReadFile(t, name+".bin"))},
 				{"binary one byte at a time", iotest.OneByteReader(bytes.NewReader(bin))},
 			} {
-				got, warns, err := Converse{}.ReadStream(src.r, opts)
+				got, warns, err := converse{}.ReadStream(src.r, opts)
 				if err != nil {
 					t.Fatalf("%s: %v", src.name, err)
 				}
@@ -152,7 +152,7 @@ func TestReplies(t *testing.T) {
 // whose text only grows, and the last equals the final message.
 func TestSnapshots(t *testing.T) {
 	evs := linesToEvents(t, codectest.ReadFile(t, "testdata/replies/tool_use.jsonl"))
-	acc := Converse{}.NewAccumulator(provider.Options{})
+	acc := converse{}.NewAccumulator(provider.Options{})
 	prev := ""
 	sawPartialArgs := false
 	for i, e := range evs {
@@ -229,7 +229,7 @@ func TestStreamFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, _, err := Converse{}.ReadStream(bytes.NewReader(tt.in), provider.Options{})
+			m, _, err := converse{}.ReadStream(bytes.NewReader(tt.in), provider.Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Fatalf("got %v, want %q", err, tt.err)
 			}
@@ -282,7 +282,7 @@ func TestStreamWarnings(t *testing.T) {
 		`{"contentBlockDelta":{"contentBlockIndex":1,"delta":{"hologram":{"x":1}}}}`,
 		`{"messageStop":{"stopReason":"malformed_tool_use"}}`,
 	}, "\n")
-	m, warns, err := Converse{}.ReadStream(strings.NewReader(in), provider.Options{})
+	m, warns, err := converse{}.ReadStream(strings.NewReader(in), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestStreamWarnings(t *testing.T) {
 		t.Errorf("message %+v", m)
 	}
 	var se *provider.StrictError
-	if _, _, err := (Converse{}).ReadStream(strings.NewReader(in), provider.Options{Strict: true}); !errors.As(err, &se) {
+	if _, _, err := (converse{}).ReadStream(strings.NewReader(in), provider.Options{Strict: true}); !errors.As(err, &se) {
 		t.Errorf("strict: got %v, want a *provider.StrictError", err)
 	}
 }
@@ -317,7 +317,7 @@ func TestDecodeReplyErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Converse{}.DecodeReply([]byte(tt.body), provider.Options{})
+			_, _, err := converse{}.DecodeReply([]byte(tt.body), provider.Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
@@ -333,7 +333,7 @@ func TestFinishReasons(t *testing.T) {
 		"malformed_model_output": convo.FinishOther, "malformed_tool_use": convo.FinishOther, "something_new": convo.FinishOther,
 	} {
 		body := `{"output":{"message":{"role":"assistant","content":[{"text":"x"}]}},"stopReason":"` + stop + `"}`
-		m, _, err := Converse{}.DecodeReply([]byte(body), provider.Options{})
+		m, _, err := converse{}.DecodeReply([]byte(body), provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,7 +355,7 @@ func FuzzAccumulator(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		acc := Converse{}.NewAccumulator(provider.Options{Model: "m"})
+		acc := converse{}.NewAccumulator(provider.Options{Model: "m"})
 		for i, line := range bytes.Split(b, []byte("\n")) {
 			typ, data, _ := bytes.Cut(line, []byte(":"))
 			// Lines are {"<event>":<payload>} when well formed; anything
@@ -376,7 +376,7 @@ func FuzzAccumulator(f *testing.F) {
 			t.Fatal("no role")
 		}
 		// The binary reader with the same bytes must not panic either.
-		_, _, _ = Converse{}.ReadStream(bytes.NewReader(b), provider.Options{})
+		_, _, _ = converse{}.ReadStream(bytes.NewReader(b), provider.Options{})
 	})
 }
 
@@ -384,7 +384,7 @@ func FuzzAccumulator(f *testing.F) {
 // canonical format, reloaded and sent back as the next request's history,
 // keeps its reasoning signature, tool-use id and place.
 func TestReplyIntoNextRequest(t *testing.T) {
-	reply, _, err := Converse{}.ReadStream(bytes.NewReader(codectest.ReadFile(t, "testdata/replies/tool_use.bin")), provider.Options{Model: "anthropic.claude-x"})
+	reply, _, err := converse{}.ReadStream(bytes.NewReader(codectest.ReadFile(t, "testdata/replies/tool_use.bin")), provider.Options{Model: "anthropic.claude-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestReplyIntoNextRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _, err := Converse{}.Encode(loaded, provider.Options{Strict: true})
+	body, _, err := converse{}.Encode(loaded, provider.Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func FuzzDecodeReply(f *testing.F) {
 		f.Add(codectest.ReadFile(f, file))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		m, _, err := Converse{}.DecodeReply(body, provider.Options{Model: "m"})
+		m, _, err := converse{}.DecodeReply(body, provider.Options{Model: "m"})
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

@@ -14,8 +14,8 @@ var request = &wire.Format{
 	Provider: ProviderID,
 	Name:     Name,
 	Conv:     []string{"system", "messages"},
-	Encode:   Converse{}.Encode,
-	Decode:   Converse{}.Decode,
+	Encode:   converse{}.Encode,
+	Decode:   converse{}.Decode,
 	// The model and streaming are in the URL (/model/M/converse,
 	// /converse-stream); streams always end with usage (metadata).
 	Carried: wire.FModel | wire.FStream | wire.FStreamUsage,
@@ -44,13 +44,13 @@ var request = &wire.Format{
 // reasoning_effort, chosen by r.Model), requestMetadata, and r's native
 // "bedrock" members (guardrailConfig, performanceConfig, …). The model and
 // streaming are not in the body: they choose the URL.
-func (Converse) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (converse) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	return request.EncodeRequest(r, opts)
 }
 
 // DecodeRequest reads a whole Converse request body. Members with no
 // Request field are kept in Native["bedrock"].
-func (Converse) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+func (converse) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	return request.DecodeRequest(body, opts)
 }
 

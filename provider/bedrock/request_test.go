@@ -8,7 +8,7 @@ import (
 )
 
 func TestRequestRoundTrip(t *testing.T) {
-	codectest.RequestRoundTrip(t, Converse{}, "testdata/whole/*.json")
+	codectest.RequestRoundTrip(t, converse{}, "testdata/whole/*.json")
 }
 
 // Reasoning goes where the model family takes it.
@@ -19,7 +19,7 @@ func TestReasoningByFamily(t *testing.T) {
 		"amazon.nova-pro-v1:0":                         `{"messages":[]}`,
 	} {
 		r := &provider.Request{Model: model, Reasoning: &provider.Reasoning{Effort: provider.EffortHigh}}
-		got, warns, err := Converse{}.EncodeRequest(r, provider.Options{})
+		got, warns, err := converse{}.EncodeRequest(r, provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,4 +30,4 @@ func TestReasoningByFamily(t *testing.T) {
 	}
 }
 
-var _ provider.RequestCodec = Converse{}
+var _ provider.RequestCodec = converse{}

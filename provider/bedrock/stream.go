@@ -24,7 +24,7 @@ import (
 //
 // When the stream fails part-way (an exception event, a CRC mismatch, a
 // cut), the partial message is returned with the error.
-func (c Converse) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (c converse) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	acc := c.NewAccumulator(opts)
 	src, err := events(r)
 	if err != nil {

@@ -58,11 +58,11 @@ func realistic(n int) convo.History {
 // Native notes a real Gemini history carries), and its request body.
 func benchHistory(b *testing.B) (convo.History, []byte) {
 	b.Helper()
-	body, _, err := Codec().Encode(realistic(1000), provider.Options{Repair: true})
+	body, _, err := GenerateContent().Encode(realistic(1000), provider.Options{Repair: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, _, err := Codec().Decode(body, provider.Options{})
+	h, _, err := GenerateContent().Decode(body, provider.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func benchHistory(b *testing.B) (convo.History, []byte) {
 // BenchmarkCanonicalMarshal of the same history.
 func BenchmarkEncode(b *testing.B) {
 	h, _ := benchHistory(b)
-	codectest.BenchEncode(b, Codec(), h)
+	codectest.BenchEncode(b, GenerateContent(), h)
 }
 
 func BenchmarkCanonicalMarshal(b *testing.B) {
@@ -85,7 +85,7 @@ func BenchmarkCanonicalMarshal(b *testing.B) {
 // history; compare with BenchmarkCanonicalUnmarshal of the same history.
 func BenchmarkDecode(b *testing.B) {
 	_, body := benchHistory(b)
-	codectest.BenchDecode(b, Codec(), body)
+	codectest.BenchDecode(b, GenerateContent(), body)
 }
 
 func BenchmarkCanonicalUnmarshal(b *testing.B) {
@@ -139,6 +139,6 @@ func deltaEvents(n int) []provider.Event {
 func BenchmarkStream(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		evs := deltaEvents(n)
-		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
+		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, GenerateContent(), evs) })
 	}
 }

@@ -26,7 +26,7 @@ import (
 // convo has no field for, in Native["gemini"].
 //
 // Errors name the place in Gemini's terms: contents[2].parts[0].inlineData.
-func (GenerateContent) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+func (generateContent) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "request")
 	if err != nil {
 		return nil, nil, err

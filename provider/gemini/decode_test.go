@@ -13,7 +13,7 @@ import (
 
 func dec(t *testing.T, body string) (convo.History, string) {
 	t.Helper()
-	h, warns, err := Codec().Decode([]byte(body), provider.Options{})
+	h, warns, err := GenerateContent().Decode([]byte(body), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestDecodeDefaults(t *testing.T) {
 		t.Errorf("empty contents: %#v", h)
 	}
 	// Strict decoding fails on the first warning.
-	_, _, err := Codec().Decode([]byte(`{"contents":[{"parts":[],"x":1}]}`), provider.Options{Strict: true})
+	_, _, err := GenerateContent().Decode([]byte(`{"contents":[{"parts":[],"x":1}]}`), provider.Options{Strict: true})
 	var se *provider.StrictError
 	if !errors.As(err, &se) {
 		t.Errorf("strict: %v", err)
@@ -168,7 +168,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Codec().Decode([]byte(tt.body), provider.Options{})
+			_, _, err := GenerateContent().Decode([]byte(tt.body), provider.Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v\nwant an error containing %q", err, tt.want)
 			}
@@ -181,16 +181,16 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeLimits(t *testing.T) {
 	body := []byte(`{"contents":[{"parts":[{"text":"` + strings.Repeat("x", 100) + `"}]}]}`)
-	_, _, err := Codec().Decode(body, provider.Options{Limits: convo.Limits{MaxBytes: 50}})
+	_, _, err := GenerateContent().Decode(body, provider.Options{Limits: convo.Limits{MaxBytes: 50}})
 	if !errors.Is(err, jsonx.ErrTooLarge) {
 		t.Errorf("size: got %v", err)
 	}
 	deep := `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":` + strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40) + `}}]}]}`
-	_, _, err = Codec().Decode([]byte(deep), provider.Options{Limits: convo.Limits{MaxDepth: 20}})
+	_, _, err = GenerateContent().Decode([]byte(deep), provider.Options{Limits: convo.Limits{MaxDepth: 20}})
 	if err == nil || !strings.Contains(err.Error(), "nesting deeper than 20") {
 		t.Errorf("depth: got %v", err)
 	}
-	if _, _, err := Codec().Decode([]byte(deep), provider.Options{}); err != nil {
+	if _, _, err := GenerateContent().Decode([]byte(deep), provider.Options{}); err != nil {
 		t.Errorf("default depth: %v", err)
 	}
 }

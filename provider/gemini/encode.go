@@ -27,7 +27,7 @@ import (
 // on the part they came on. Warning paths name places in the request
 // (contents[3].parts[1]) for what this function drops or changes itself,
 // and places in h for what Prepare does.
-func (GenerateContent) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (generateContent) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	ph, warns, err := provider.Prepare(h, target, opts)
 	if err != nil {
 		return nil, warns, err

@@ -31,7 +31,7 @@ func indent(t *testing.T, b []byte) []byte {
 func TestEncodeForeign(t *testing.T) {
 	h := codectest.History(t, "testdata/cross/foreign.convo.json")
 	opts := provider.Options{Media: provider.MediaPlaceholder}
-	out, warns, err := Codec().Encode(h, opts)
+	out, warns, err := GenerateContent().Encode(h, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestEncodeForeign(t *testing.T) {
 	// The same history with reasoning=text sends the visible reasoning as
 	// text and says so.
 	opts.Reasoning = provider.ReasoningText
-	out, warns, err = Codec().Encode(h, opts)
+	out, warns, err = GenerateContent().Encode(h, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestEncodeForeign(t *testing.T) {
 	}
 
 	// Strict turns the first warning into an error.
-	_, _, err = Codec().Encode(h, provider.Options{Strict: true, Media: provider.MediaPlaceholder})
+	_, _, err = GenerateContent().Encode(h, provider.Options{Strict: true, Media: provider.MediaPlaceholder})
 	var se *provider.StrictError
 	if !errors.As(err, &se) {
 		t.Fatalf("strict: got %v, want a StrictError", err)
@@ -72,7 +72,7 @@ func TestEncodeForeign(t *testing.T) {
 func TestEncodeStrictOwnWarnings(t *testing.T) {
 	// Nothing for Prepare to warn about; only Encode's own rule fires.
 	h := convo.History{convo.User("hi"), {Role: convo.RoleAssistant, Parts: []convo.Part{convo.Refusal("no")}}}
-	_, warns, err := Codec().Encode(h, provider.Options{Strict: true})
+	_, warns, err := GenerateContent().Encode(h, provider.Options{Strict: true})
 	var se *provider.StrictError
 	if !errors.As(err, &se) || len(warns) != 1 || !strings.Contains(warns[0].String(), "contents[1].parts[0]: refusal sent as text") {
 		t.Fatalf("got %v, %v", err, warns)
@@ -81,7 +81,7 @@ func TestEncodeStrictOwnWarnings(t *testing.T) {
 
 func enc(t *testing.T, h convo.History, opts provider.Options) (string, string) {
 	t.Helper()
-	out, warns, err := Codec().Encode(h, opts)
+	out, warns, err := GenerateContent().Encode(h, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestEncodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Codec().Encode(tt.h, provider.Options{})
+			_, _, err := GenerateContent().Encode(tt.h, provider.Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
@@ -254,7 +254,7 @@ func TestEncodeRepair(t *testing.T) {
 	}
 	// A call whose id Decode made up went without it; so does the result
 	// Repair inserts for it, which carries no note of its own.
-	h, _, err := Codec().Decode([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"text":"?"}]}]}`), provider.Options{})
+	h, _, err := GenerateContent().Decode([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"text":"?"}]}]}`), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestEncodeBypassSplitStep(t *testing.T) {
 	 {"role":"model","parts":[{"functionCall":{"name":"f"}}]},
 	 {"role":"model","parts":[{"functionCall":{"name":"f"}}]},
 	 {"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}},{"functionResponse":{"name":"f","response":{}}}]}]}`
-	h, _, err := Codec().Decode([]byte(body), provider.Options{})
+	h, _, err := GenerateContent().Decode([]byte(body), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

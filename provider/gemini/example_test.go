@@ -18,7 +18,7 @@ func Example() {
 data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"CpQBsig="}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":8,"thoughtsTokenCount":30,"totalTokenCount":58},"responseId":"r1"}
 
 `
-	reply, _, err := gemini.ReplyCodec().ReadStream(strings.NewReader(stream), provider.Options{})
+	reply, _, err := gemini.GenerateContent().ReadStream(strings.NewReader(stream), provider.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -31,7 +31,7 @@ data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name"
 		reply,
 		convo.ToolResults(convo.ToolResult(call.ID, call.Name, "18 °C")),
 	}
-	body, _, err := gemini.Codec().Encode(h, provider.Options{})
+	body, _, err := gemini.GenerateContent().Encode(h, provider.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -15,7 +15,7 @@ import (
 // not change the bytes: the codec has one fixed point per history.
 func FuzzDecode(f *testing.F) {
 	opts := provider.Options{Repair: true, Media: provider.MediaPlaceholder}
-	codectest.FuzzFixpoint(f, Codec(), opts, "testdata/roundtrip/*.json",
+	codectest.FuzzFixpoint(f, GenerateContent(), opts, "testdata/roundtrip/*.json",
 		`{"contents":[]}`,
 		`{"contents":{"parts":{"text":"one"}}}`,
 		`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}},{"functionCall":{"name":"f"}}]},{"parts":[{"functionResponse":{"name":"f","response":{}}}]}]}`,
@@ -37,7 +37,7 @@ func FuzzAccumulate(f *testing.F) {
 	f.Add([]byte(`{"error":{"code":500,"message":"boom"}}`))
 	f.Add([]byte("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\",\"thought\":true},{\"text\":\"\",\"thoughtSignature\":\"x\"}]},\"index\":1}]}\n[DONE]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		acc := ReplyCodec().NewAccumulator(provider.Options{})
+		acc := GenerateContent().NewAccumulator(provider.Options{})
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if acc.Add(provider.Event{Data: line}) != nil {
 				break

@@ -87,20 +87,22 @@ const (
 	ResponseWrap = "responseWrap"
 )
 
-// GenerateContent is the Gemini generateContent format. Its zero value is
-// ready to use; it implements provider.Codec and provider.ReplyCodec.
-type GenerateContent struct{}
+// GenerateContent returns the Gemini generateContent API format: the
+// request codec ("systemInstruction" and "contents") and the reply codec
+// (generateContent response bodies and streamGenerateContent streams, SSE
+// with ?alt=sse or the JSON array the endpoint sends without it) in one
+// value.
+func GenerateContent() provider.Format { return generateContent{} }
 
-// Codec returns the Gemini request codec.
-func Codec() provider.Codec { return GenerateContent{} }
-
-var _ provider.Codec = GenerateContent{}
+// generateContent is the generateContent format; its zero value is ready to
+// use.
+type generateContent struct{}
 
 // Name returns "gemini".
-func (GenerateContent) Name() string { return Name }
+func (generateContent) Name() string { return Name }
 
 // Provider returns "gemini".
-func (GenerateContent) Provider() string { return ProviderID }
+func (generateContent) Provider() string { return ProviderID }
 
 // target is what Prepare needs to know about Gemini: system messages only
 // at the start (systemInstruction), reasoning only its own (thought parts

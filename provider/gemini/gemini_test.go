@@ -58,7 +58,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			body := codectest.ReadFile(t, file)
-			h, warns, err := Codec().Decode(body, provider.Options{})
+			h, warns, err := GenerateContent().Decode(body, provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestRoundTrip(t *testing.T) {
 			if !h2.Equal(h) {
 				t.Fatal("canonical round trip changed the history")
 			}
-			out, warns, err := Codec().Encode(h2, provider.Options{Strict: true})
+			out, warns, err := GenerateContent().Encode(h2, provider.Options{Strict: true})
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
@@ -90,14 +90,14 @@ func TestRoundTrip(t *testing.T) {
 			sameJSON(t, out, body)
 
 			// Encoding is deterministic and stable under another trip.
-			h3, _, err := Codec().Decode(out, provider.Options{})
+			h3, _, err := GenerateContent().Decode(out, provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !h3.Equal(h) {
 				t.Error("decoding the encoded request gave another history")
 			}
-			out2, _, err := Codec().Encode(h3, provider.Options{})
+			out2, _, err := GenerateContent().Encode(h3, provider.Options{})
 			if err != nil || !bytes.Equal(out, out2) {
 				t.Errorf("second encode differs (%v):\n%s\n%s", err, out, out2)
 			}

@@ -172,7 +172,7 @@ func TestRoundTripProperty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, warns, err := Codec().Decode(body, provider.Options{})
+		h, warns, err := GenerateContent().Decode(body, provider.Options{})
 		if err != nil {
 			t.Fatalf("decode: %v\n%s", err, body)
 		}
@@ -190,7 +190,7 @@ func TestRoundTripProperty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, warns, err := Codec().Encode(h, provider.Options{})
+		out, warns, err := GenerateContent().Encode(h, provider.Options{})
 		if err != nil {
 			t.Fatalf("encode: %v\n%s", err, body)
 		}
@@ -270,7 +270,7 @@ func TestStreamProperty(t *testing.T) {
 			b, _ := json.Marshal(map[string]any{"candidates": []any{cand}, "responseId": "r"})
 			events = append(events, provider.Event{Data: b})
 		}
-		acc := ReplyCodec().NewAccumulator(provider.Options{})
+		acc := GenerateContent().NewAccumulator(provider.Options{})
 		for _, ev := range events {
 			if err := acc.Add(ev); err != nil {
 				t.Fatal(err)

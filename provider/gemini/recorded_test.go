@@ -13,5 +13,5 @@ import (
 // written by hand from the recordings before convo could read them.
 func TestRecorded(t *testing.T) {
 	frame := func(chunks []byte) []byte { return codectest.SSEFromChunks(chunks, false) }
-	codectest.Recorded(t, "testdata/recorded", ReplyCodec(), frame, nil)
+	codectest.Recorded(t, "testdata/recorded", GenerateContent(), frame, nil)
 }

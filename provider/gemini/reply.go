@@ -11,13 +11,6 @@ import (
 	"github.com/convo-go/convo/provider"
 )
 
-// ReplyCodec returns the Gemini reply codec: generateContent response bodies
-// and streamGenerateContent streams (SSE with ?alt=sse, or the JSON array
-// the endpoint sends without it).
-func ReplyCodec() provider.ReplyCodec { return GenerateContent{} }
-
-var _ provider.ReplyCodec = GenerateContent{}
-
 // APIError is an error object the Gemini API sent instead of a reply, or in
 // the middle of a stream.
 type APIError struct {
@@ -387,7 +380,7 @@ func (m *meta) message(parts []convo.Part) convo.Message {
 // candidate's other members such as safetyRatings and citationMetadata, and
 // promptFeedback are kept in Native["gemini"]), Origin from modelVersion and
 // responseId. An error object is returned as an *APIError.
-func (GenerateContent) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (generateContent) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "response")
 	if err != nil {
 		return convo.Message{}, nil, err

@@ -26,7 +26,7 @@ func TestReplies(t *testing.T) {
 		name := strings.TrimSuffix(file, ".sse")
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			body := codectest.ReadFile(t, name+".json")
-			want, warns, err := ReplyCodec().DecodeReply(body, provider.Options{})
+			want, warns, err := GenerateContent().DecodeReply(body, provider.Options{})
 			if err != nil || len(warns) > 0 {
 				t.Fatalf("DecodeReply: %v %v", err, warns)
 			}
@@ -43,7 +43,7 @@ func TestReplies(t *testing.T) {
 				{"sse one byte at a time", iotest.OneByteReader(bytes.NewReader(sse))},
 				{"json array", bytes.NewReader(array)},
 			} {
-				got, warns, err := ReplyCodec().ReadStream(in.r, provider.Options{})
+				got, warns, err := GenerateContent().ReadStream(in.r, provider.Options{})
 				if err != nil || len(warns) > 0 {
 					t.Fatalf("%s: %v %v", in.name, err, warns)
 				}
@@ -62,11 +62,11 @@ func TestRepliesReplay(t *testing.T) {
 	for _, name := range []string{"thinking", "tools", "signed", "media", "safety", "length", "recitation"} {
 		t.Run(name, func(t *testing.T) {
 			body := codectest.ReadFile(t, "testdata/replies/"+name+".json")
-			m, _, err := ReplyCodec().ReadStream(bytes.NewReader(codectest.ReadFile(t, "testdata/replies/"+name+".sse")), provider.Options{})
+			m, _, err := GenerateContent().ReadStream(bytes.NewReader(codectest.ReadFile(t, "testdata/replies/"+name+".sse")), provider.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _, err := Codec().Encode(convo.History{convo.User("q"), m}, provider.Options{Repair: true})
+			out, _, err := GenerateContent().Encode(convo.History{convo.User("q"), m}, provider.Options{Repair: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestReplyFinish(t *testing.T) {
 }
 
 func TestReplyUsage(t *testing.T) {
-	m, _, err := ReplyCodec().DecodeReply(codectest.ReadFile(t, "testdata/replies/tools.json"), provider.Options{})
+	m, _, err := GenerateContent().DecodeReply(codectest.ReadFile(t, "testdata/replies/tools.json"), provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestReplyUsage(t *testing.T) {
 	}
 	// The same call in another reply gets another id.
 	other := bytes.Replace(codectest.ReadFile(t, "testdata/replies/tools.json"), []byte("resp-tools-7"), []byte("resp-tools-8"), 1)
-	m2, _, err := ReplyCodec().DecodeReply(other, provider.Options{})
+	m2, _, err := GenerateContent().DecodeReply(other, provider.Options{})
 	if err != nil || m2.ToolCalls()[0].ID == calls[0].ID {
 		t.Errorf("ids repeat across replies: %v", err)
 	}
@@ -169,13 +169,13 @@ func TestDecodeReplyErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := ReplyCodec().DecodeReply([]byte(tt.body), provider.Options{})
+			_, _, err := GenerateContent().DecodeReply([]byte(tt.body), provider.Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want %q", err, tt.want)
 			}
 		})
 	}
-	_, _, err := ReplyCodec().DecodeReply([]byte(`{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`), provider.Options{})
+	_, _, err := GenerateContent().DecodeReply([]byte(`{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`), provider.Options{})
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Code != 400 || ae.Status != "INVALID_ARGUMENT" {
 		t.Errorf("APIError: %#v", err)
@@ -186,14 +186,14 @@ func TestDecodeReplyErrors(t *testing.T) {
 // are reported, in either order they come.
 func TestReplyCandidates(t *testing.T) {
 	body := `{"candidates":[{"content":{"parts":[{"text":"second"}]},"index":1,"finishReason":"MAX_TOKENS"},{"content":{"parts":[{"text":"first"}]},"finishReason":"STOP"}]}`
-	m, warns, err := ReplyCodec().DecodeReply([]byte(body), provider.Options{})
+	m, warns, err := GenerateContent().DecodeReply([]byte(body), provider.Options{})
 	if err != nil || m.Text() != "first" || m.Finish != convo.FinishStop || !strings.Contains(string(codectest.WarningText(warns)), "1 candidates besides the first left out") {
 		t.Errorf("got %q %q %v %v", m.Text(), m.Finish, warns, err)
 	}
 	sse := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}},{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"index\":1}]}\n\n" +
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"y\"}]},\"index\":1}]}\n\n" +
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"b\"}]},\"finishReason\":\"STOP\"}]}\n\n"
-	m, warns, err = ReplyCodec().ReadStream(strings.NewReader(sse), provider.Options{})
+	m, warns, err = GenerateContent().ReadStream(strings.NewReader(sse), provider.Options{})
 	if err != nil || m.Text() != "ab" || len(warns) != 1 {
 		t.Errorf("stream: got %q %v %v", m.Text(), warns, err)
 	}
@@ -206,7 +206,7 @@ func TestStreamError(t *testing.T) {
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"swer\"}]}}]}\n\n" +
 		"data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded. Please try again later.\",\"status\":\"UNAVAILABLE\"}}\n\n" +
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"never\"}]},\"finishReason\":\"STOP\"}]}\n\n"
-	m, _, err := ReplyCodec().ReadStream(strings.NewReader(sse), provider.Options{})
+	m, _, err := GenerateContent().ReadStream(strings.NewReader(sse), provider.Options{})
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Message != "The model is overloaded. Please try again later." || !strings.Contains(err.Error(), "event 2") {
 		t.Fatalf("got %v", err)
@@ -222,7 +222,7 @@ func TestStreamTruncated(t *testing.T) {
 	full := string(codectest.ReadFile(t, "testdata/replies/thinking.sse"))
 	cut := strings.Index(full, `data: {"candidates": [{"content": {"parts": [{"text": ""`)
 	for _, in := range []string{full[:cut], full[:cut+40], ""} {
-		m, _, err := ReplyCodec().ReadStream(strings.NewReader(in), provider.Options{})
+		m, _, err := GenerateContent().ReadStream(strings.NewReader(in), provider.Options{})
 		if !errors.Is(err, provider.ErrIncomplete) {
 			t.Errorf("got %v, want provider.ErrIncomplete", err)
 		}
@@ -233,14 +233,14 @@ func TestStreamTruncated(t *testing.T) {
 	// A read error is returned as it is, with the partial message.
 	boom := errors.New("connection reset")
 	r := io.MultiReader(strings.NewReader(full[:cut]), iotest.ErrReader(boom))
-	m, _, err := ReplyCodec().ReadStream(r, provider.Options{})
+	m, _, err := GenerateContent().ReadStream(r, provider.Options{})
 	if !errors.Is(err, boom) || m.Text() == "" {
 		t.Errorf("read error: %v %q", err, m.Text())
 	}
 }
 
 func TestStreamBadChunk(t *testing.T) {
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := GenerateContent().NewAccumulator(provider.Options{})
 	if err := acc.Add(provider.Event{Data: []byte(`{"candidates":[{"content":{"parts":[{"text":"ok"}]}}]}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestStreamBadChunk(t *testing.T) {
 // TestSnapshot: a snapshot shows the text so far and is not changed by
 // what arrives later.
 func TestSnapshot(t *testing.T) {
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := GenerateContent().NewAccumulator(provider.Options{})
 	add := func(s string) {
 		t.Helper()
 		if err := acc.Add(provider.Event{Data: []byte(s)}); err != nil {
@@ -291,7 +291,7 @@ func TestStreamedArgs(t *testing.T) {
 	chunk := func(fc string) provider.Event {
 		return provider.Event{Data: []byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":` + fc + `}]},"index":0}]}`)}
 	}
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := GenerateContent().NewAccumulator(provider.Options{})
 	for _, fc := range []string{
 		`{"name":"search","willContinue":true}`,
 		`{"partialArgs":[{"jsonPath":"$.q","stringValue":"conv","willContinue":true}],"willContinue":true}`,
@@ -317,7 +317,7 @@ func TestStreamedArgs(t *testing.T) {
 	}
 
 	// Never closed: kept as it stood, with a warning.
-	acc = ReplyCodec().NewAccumulator(provider.Options{})
+	acc = GenerateContent().NewAccumulator(provider.Options{})
 	_ = acc.Add(chunk(`{"name":"f","willContinue":true}`))
 	_ = acc.Add(chunk(`{"partialArgs":[{"jsonPath":"$.a","numberValue":1}],"willContinue":true}`))
 	_ = acc.Add(provider.Event{Data: []byte(`{"candidates":[{"finishReason":"STOP","index":0}]}`)})
@@ -341,7 +341,7 @@ func TestStreamedArgs(t *testing.T) {
 		{"second call while open", []string{`{"name":"f","willContinue":true}`, `{"name":"g"}`}, `call "g" began before the streamed call "f" was closed`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			acc := ReplyCodec().NewAccumulator(provider.Options{})
+			acc := GenerateContent().NewAccumulator(provider.Options{})
 			var err error
 			for _, p := range tt.pieces {
 				if err = acc.Add(chunk(p)); err != nil {
@@ -354,7 +354,7 @@ func TestStreamedArgs(t *testing.T) {
 		})
 	}
 	// A request's functionCall still needs its name.
-	if _, _, err := Codec().Decode([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"partialArgs":[]}}]}]}`), provider.Options{}); err == nil || !strings.Contains(err.Error(), "functionCall has no name") {
+	if _, _, err := GenerateContent().Decode([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"partialArgs":[]}}]}]}`), provider.Options{}); err == nil || !strings.Contains(err.Error(), "functionCall has no name") {
 		t.Errorf("request decode: %v", err)
 	}
 }

@@ -13,8 +13,8 @@ var request = &wire.Format{
 	Provider: ProviderID,
 	Name:     Name,
 	Conv:     []string{"contents", "systemInstruction", "system_instruction"},
-	Encode:   GenerateContent{}.Encode,
-	Decode:   GenerateContent{}.Decode,
+	Encode:   generateContent{}.Encode,
+	Decode:   generateContent{}.Decode,
 	// The model and streaming are in the URL (models/M:generateContent,
 	// :streamGenerateContent); streams always carry usage.
 	Carried: wire.FModel | wire.FStream | wire.FStreamUsage,
@@ -34,7 +34,7 @@ var request = &wire.Format{
 // "gemini" members (safetySettings, cachedContent, labels, …). The model
 // and streaming are not in the body: they choose the URL. See
 // docs/providers.md for the table of settings.
-func (GenerateContent) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (generateContent) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	return request.EncodeRequest(r, opts)
 }
 
@@ -42,7 +42,7 @@ func (GenerateContent) EncodeRequest(r *provider.Request, opts provider.Options)
 // no Request field are kept in Native["gemini"]; tools other than function
 // declarations (googleSearch, codeExecution, …) are kept whole as tools of
 // type "gemini:<member>".
-func (GenerateContent) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+func (generateContent) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	return request.DecodeRequest(body, opts)
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 func TestRequestRoundTrip(t *testing.T) {
-	codectest.RequestRoundTrip(t, GenerateContent{}, "testdata/requests/*.json")
+	codectest.RequestRoundTrip(t, generateContent{}, "testdata/requests/*.json")
 }
 
 func TestFromOpenAPI(t *testing.T) {
@@ -26,7 +26,7 @@ func TestThinkingByModel(t *testing.T) {
 		"gemini-3-pro":     `{"contents":[],"generationConfig":{"thinkingConfig":{"thinkingLevel":"low"}}}`,
 	} {
 		r := &provider.Request{Model: model, Reasoning: &provider.Reasoning{Effort: provider.EffortLow}}
-		got, _, err := GenerateContent{}.EncodeRequest(r, provider.Options{})
+		got, _, err := generateContent{}.EncodeRequest(r, provider.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,4 +34,4 @@ func TestThinkingByModel(t *testing.T) {
 	}
 }
 
-var _ provider.RequestCodec = GenerateContent{}
+var _ provider.RequestCodec = generateContent{}

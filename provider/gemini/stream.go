@@ -24,7 +24,7 @@ import (
 // every signature is sent back on the part it came on. Empty text parts
 // that carry nothing are dropped. finishReason, usageMetadata and the
 // candidate's other members are taken from the last chunk that has them.
-func (GenerateContent) NewAccumulator(opts provider.Options) provider.Accumulator {
+func (generateContent) NewAccumulator(opts provider.Options) provider.Accumulator {
 	return newAccumulator(opts)
 }
 
@@ -280,7 +280,7 @@ func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
 // ReadStream reads a whole streamGenerateContent reply from r: Server-Sent
 // Events (?alt=sse), or the JSON array of responses the endpoint sends
 // without alt=sse.
-func (GenerateContent) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (generateContent) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	acc := newAccumulator(opts)
 	first, err := firstByte(br)

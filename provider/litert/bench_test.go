@@ -9,7 +9,7 @@ import (
 
 func BenchmarkEncode(b *testing.B) {
 	h := codectest.AgentHistory(1000, ProviderID)
-	b.Run("litert", func(b *testing.B) { codectest.BenchEncode(b, Codec(), h) })
+	b.Run("litert", func(b *testing.B) { codectest.BenchEncode(b, Conversation(), h) })
 	// The mapping alone, without the shared rules of provider.Prepare.
 	b.Run("litert-mapping", func(b *testing.B) {
 		ph, from, _, err := provider.PrepareIndexed(h, target, provider.Options{})
@@ -29,11 +29,11 @@ func BenchmarkEncode(b *testing.B) {
 
 func BenchmarkDecode(b *testing.B) {
 	h := codectest.AgentHistory(1000, ProviderID)
-	wire, _, err := Codec().Encode(h, provider.Options{})
+	wire, _, err := Conversation().Encode(h, provider.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("litert", func(b *testing.B) { codectest.BenchDecode(b, Codec(), wire) })
+	b.Run("litert", func(b *testing.B) { codectest.BenchDecode(b, Conversation(), wire) })
 	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
 

@@ -31,7 +31,7 @@ func messagesOf(t codectest.TB, body []byte) []byte {
 // history against its golden canonical form, and encodes it back: the
 // messages must be the same JSON.
 func TestRoundTrip(t *testing.T) {
-	codectest.RoundTrip(t, Codec(), "testdata/requests/*.json", messagesOf)
+	codectest.RoundTrip(t, Conversation(), "testdata/requests/*.json", messagesOf)
 }
 
 // TestEncode encodes the canonical histories in testdata/encode, which hold
@@ -39,7 +39,7 @@ func TestRoundTrip(t *testing.T) {
 // their golden files. Each file name says the options: *.strict, *.repair,
 // *.placeholder, *.text (reasoning sent as text).
 func TestEncode(t *testing.T) {
-	codectest.EncodeGoldens(t, Codec(), "testdata/encode/*.convo.json")
+	codectest.EncodeGoldens(t, Conversation(), "testdata/encode/*.convo.json")
 }
 
 // TestResultNames: a result without a name of its own (OpenAI results have
@@ -50,7 +50,7 @@ func TestResultNames(t *testing.T) {
 		convo.Assistant("", convo.ToolCall("c1", "get_weather", json.RawMessage(`{"city":"Paris"}`))),
 		convo.ToolResults(convo.Part{Type: convo.TypeToolResult, ID: "c1", Parts: []convo.Part{convo.Text("18")}}),
 	}
-	out, _, err := Codec().Encode(h, provider.Options{Strict: true})
+	out, _, err := Conversation().Encode(h, provider.Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestEncodeErrorPath(t *testing.T) {
 		convo.ErrorMessage("rate limited"),
 		convo.User("bad \xff text"),
 	}
-	_, _, err := Codec().Encode(h, provider.Options{})
+	_, _, err := Conversation().Encode(h, provider.Options{})
 	if err == nil || !strings.HasPrefix(err.Error(), "messages[1].parts[0].text: invalid UTF-8") {
 		t.Errorf("got %v", err)
 	}

@@ -18,7 +18,7 @@ import (
 // whose other members are ignored). Tool calls without an id get a
 // synthesised one; tool results are paired with the calls of the
 // assistant message before them by id, else by name and order.
-func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+func (conversation) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "litert messages")
 	if err != nil {
 		return nil, nil, err

@@ -16,7 +16,7 @@ import (
 // Encode returns the bare LiteRT-LM messages array for h, after the shared
 // conversion rules of provider.Prepare. The bytes depend only on h and
 // opts.
-func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (conversation) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	return wire.Encode(h, target, opts, warnings(h, opts), encodePrepared)
 }
 

@@ -14,7 +14,7 @@ import (
 // body it accepts must survive a round trip: encoding the history (when
 // that needs no warning) and decoding the result gives the same history.
 func FuzzDecode(f *testing.F) {
-	codectest.FuzzRoundTrip(f, Codec(), "testdata/requests/*.json",
+	codectest.FuzzRoundTrip(f, Conversation(), "testdata/requests/*.json",
 		`[{"role":"tool","content":"Error: x"},{"role":"model","type":"function","function":{"name":"f"},"id":""}]`,
 		`{"messages":[{"role":"user","content":{"type":"image","path":"/a","blob":"AAAA"},"channels":{"x":"y"},"tool_calls":null}]}`,
 	)
@@ -70,11 +70,11 @@ func TestConvertBack(t *testing.T) {
 				h = append(h, convo.ToolResults(results...))
 			}
 		}
-		out, warns, err := Codec().Encode(h, provider.Options{Strict: true})
+		out, warns, err := Conversation().Encode(h, provider.Options{Strict: true})
 		if err != nil {
 			t.Fatalf("encode: %v %v", err, warns)
 		}
-		back, _, err := Codec().Decode(out, provider.Options{Strict: true})
+		back, _, err := Conversation().Decode(out, provider.Options{Strict: true})
 		if err != nil {
 			t.Fatalf("decode %s: %v", out, err)
 		}

@@ -1,7 +1,7 @@
 // Package litert converts between convo histories and LiteRT-LM's
 // conversation messages: the JSON array of messages a LiteRT-LM
-// Conversation is restored from (Codec), and the replies it streams as
-// message chunks (ReplyCodec).
+// Conversation is restored from, and the replies it streams as message
+// chunks; Conversation returns one value for both.
 //
 // LiteRT-LM runs models on device and renders these messages with the
 // model's own Jinja template, so its JSON is loose; this package reads what
@@ -46,13 +46,20 @@ const errorPrefix = "Error: "
 // thought is the name of LiteRT-LM's reasoning channel (channel_util.h).
 const thought = "thought"
 
-// Codec returns the codec for LiteRT-LM conversation message arrays.
-func Codec() provider.Codec { return codec{} }
+// Conversation returns the LiteRT-LM Conversation format: the request codec
+// (the message array a Conversation is restored from) and the reply codec
+// (the message send_message returns, or the chunks its streaming callback
+// delivers, one message JSON per line) in one value.
+func Conversation() provider.Format { return conversation{} }
 
-type codec struct{}
+// conversation is the Conversation format; its zero value is ready to use.
+type conversation struct{}
 
-func (codec) Name() string     { return Name }
-func (codec) Provider() string { return ProviderID }
+// Name returns "litert".
+func (conversation) Name() string { return Name }
+
+// Provider returns "litert".
+func (conversation) Provider() string { return ProviderID }
 
 // target is what LiteRT-LM messages can carry, for provider.Prepare.
 var target = provider.Target{

@@ -15,11 +15,11 @@ func TestStrict(t *testing.T) {
 	h := convo.History{
 		{Role: convo.RoleUser, Name: "alice", Parts: []convo.Part{convo.Text("hi")}},
 	}
-	_, warns, err := Codec().Encode(h, provider.Options{})
+	_, warns, err := Conversation().Encode(h, provider.Options{})
 	if err != nil || len(warns) != 1 {
 		t.Fatalf("lenient: err %v, warnings %v", err, warns)
 	}
-	_, _, err = Codec().Encode(h, provider.Options{Strict: true})
+	_, _, err = Conversation().Encode(h, provider.Options{Strict: true})
 	var se *provider.StrictError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), `messages[0]: name "alice" dropped`) {
 		t.Fatalf("strict: got %v", err)
@@ -32,11 +32,11 @@ func TestPairing(t *testing.T) {
 		convo.Assistant("", convo.ToolCall("c1", "get_weather", json.RawMessage(`{"city":"Paris"}`))),
 		convo.User("never mind"),
 	}
-	_, _, err := Codec().Encode(h, provider.Options{})
+	_, _, err := Conversation().Encode(h, provider.Options{})
 	if err == nil || !strings.Contains(err.Error(), "messages[1].parts[0]") || !strings.Contains(err.Error(), "messages[2]") {
 		t.Fatalf("unpaired call: got %v", err)
 	}
-	out, warns, err := Codec().Encode(h, provider.Options{Repair: true})
+	out, warns, err := Conversation().Encode(h, provider.Options{Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestPairing(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	h := convo.History{convo.User("look", convo.ImageURL("image/png", "https://example.com/cat.png"))}
-	_, _, err := Codec().Encode(h, provider.Options{})
+	_, _, err := Conversation().Encode(h, provider.Options{})
 	if err == nil || !strings.Contains(err.Error(), "messages[0].parts[1]") {
 		t.Fatalf("URL image: got %v", err)
 	}
@@ -59,7 +59,7 @@ func TestResolve(t *testing.T) {
 	opts := provider.Options{Resolve: func(p convo.Part) (convo.Part, error) {
 		return convo.Part{Type: convo.TypeImage, MediaType: "image/png", URL: "file:///cache/cat.png"}, nil
 	}}
-	out, warns, err := Codec().Encode(h, opts)
+	out, warns, err := Conversation().Encode(h, opts)
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("resolve: %v, %v", err, warns)
 	}
@@ -93,7 +93,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`[] x`, "unexpected data after the JSON value"},
 		{`[{"role":"user","x":` + strings.Repeat("[", 100), "messages[0].x: nesting deeper than 64"},
 	} {
-		_, _, err := Codec().Decode([]byte(tc.body), provider.Options{})
+		_, _, err := Conversation().Decode([]byte(tc.body), provider.Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Decode(%.50q):\n got %v\nwant …%s…", tc.body, err, tc.want)
 		}
@@ -101,7 +101,7 @@ func TestDecodeErrors(t *testing.T) {
 			t.Errorf("Decode(%.40q): error is not one line: %q", tc.body, err)
 		}
 	}
-	_, _, err := Codec().Decode([]byte(`[]`), provider.Options{Limits: convo.Limits{MaxBytes: 1}})
+	_, _, err := Conversation().Decode([]byte(`[]`), provider.Options{Limits: convo.Limits{MaxBytes: 1}})
 	if err == nil || !strings.Contains(err.Error(), "more than 1 bytes") {
 		t.Errorf("size limit: got %v", err)
 	}
@@ -109,7 +109,7 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeUnpairedResult(t *testing.T) {
 	body := `[{"role":"user","content":"hi"},{"role":"tool","content":[{"type":"tool_response","name":"f","response":1}]}]`
-	h, warns, err := Codec().Decode([]byte(body), provider.Options{})
+	h, warns, err := Conversation().Decode([]byte(body), provider.Options{})
 	if err != nil || len(warns) != 1 || warns[0].Path != "messages[1]" {
 		t.Fatalf("got %v %v", err, warns)
 	}

@@ -15,17 +15,10 @@ import (
 	"github.com/convo-go/convo/provider/internal/wire"
 )
 
-// ReplyCodec returns the codec for LiteRT-LM replies: the message a
-// conversation's send_message returns, or the chunks its streaming
-// callback delivers, one message JSON per line.
-func ReplyCodec() provider.ReplyCodec { return replyCodec{} }
-
-type replyCodec struct{}
-
 // DecodeReply decodes the complete message of a reply. LiteRT-LM reports
 // neither usage nor a stop reason in it: Finish is tool_use when the reply
 // calls tools and stop otherwise, and Origin's model is Options.Model.
-func (replyCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (conversation) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "litert reply")
 	if err != nil {
 		return convo.Message{}, nil, err
@@ -53,13 +46,13 @@ func (replyCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message
 
 // NewAccumulator returns an accumulator for the chunks of one streamed
 // reply, each chunk's JSON given to Add as an event's Data.
-func (replyCodec) NewAccumulator(opts provider.Options) provider.Accumulator {
+func (conversation) NewAccumulator(opts provider.Options) provider.Accumulator {
 	return &accumulator{opts: opts, limit: opts.DecodeLimits().MaxBytes}
 }
 
 // ReadStream reads streamed chunks, one message JSON per line (blank lines
 // skipped), from r and accumulates them.
-func (replyCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (conversation) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	return stream.Feed(stream.NewNDJSON(r), &accumulator{opts: opts, limit: opts.DecodeLimits().MaxBytes})
 }
 

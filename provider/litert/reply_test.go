@@ -15,13 +15,13 @@ import (
 // the message (and error) with its golden file and, where the equivalent
 // non-streamed body is there too, with DecodeReply of that body.
 func TestReplies(t *testing.T) {
-	codectest.Replies(t, ReplyCodec(), "testdata/replies/*.jsonl")
+	codectest.Replies(t, Conversation(), "testdata/replies/*.jsonl")
 }
 
 // FuzzAccumulate feeds arbitrary lines to an accumulator: it must never
 // panic, and what it returns always encodes.
 func FuzzAccumulate(f *testing.F) {
-	codectest.FuzzAccumulate(f, ReplyCodec(), "testdata/replies/*.jsonl")
+	codectest.FuzzAccumulate(f, Conversation(), "testdata/replies/*.jsonl")
 }
 
 // BenchmarkAccumulate folds replies of 10,000 and 100,000 text chunks; the
@@ -33,13 +33,13 @@ func BenchmarkAccumulate(b *testing.B) {
 			evs[i].Data = fmt.Appendf(nil, `{"role":"assistant","content":[{"type":"text","text":"tok%d "}]}`, i%100)
 		}
 		evs[n].Data = []byte(`{}`)
-		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
+		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, Conversation(), evs) })
 	}
 }
 
 func TestDecodeReply(t *testing.T) {
 	body := `{"role":"assistant","content":[{"type":"text","text":"Hi"}],"channels":{"thought":"greet"}}`
-	m, warns, err := ReplyCodec().DecodeReply([]byte(body), provider.Options{Model: "gemma-4-e2b"})
+	m, warns, err := Conversation().DecodeReply([]byte(body), provider.Options{Model: "gemma-4-e2b"})
 	if err != nil || len(warns) != 0 {
 		t.Fatal(err, warns)
 	}
@@ -54,7 +54,7 @@ func TestDecodeReply(t *testing.T) {
 		{`[]`, "got array, want object"},
 		{`{"role":"assistant"} {}`, "unexpected data after the JSON value"},
 	} {
-		_, _, err := ReplyCodec().DecodeReply([]byte(tc.body), provider.Options{})
+		_, _, err := Conversation().DecodeReply([]byte(tc.body), provider.Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("DecodeReply(%s): got %v, want …%s…", tc.body, err, tc.want)
 		}
@@ -67,9 +67,9 @@ func TestDecodeReply(t *testing.T) {
 func TestSaltedIDs(t *testing.T) {
 	a := `{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"now","arguments":{}}}]}`
 	b := `{"role":"assistant","content":"Again:","tool_calls":[{"type":"function","function":{"name":"now","arguments":{}}}]}`
-	ma, _, _ := ReplyCodec().DecodeReply([]byte(a), provider.Options{})
-	mb, _, _ := ReplyCodec().DecodeReply([]byte(b), provider.Options{})
-	ma2, _, _ := ReplyCodec().DecodeReply([]byte(a), provider.Options{})
+	ma, _, _ := Conversation().DecodeReply([]byte(a), provider.Options{})
+	mb, _, _ := Conversation().DecodeReply([]byte(b), provider.Options{})
+	ma2, _, _ := Conversation().DecodeReply([]byte(a), provider.Options{})
 	ida, idb := ma.ToolCalls()[0].ID, mb.ToolCalls()[0].ID
 	if ida == idb || ida != ma2.ToolCalls()[0].ID || !strings.HasPrefix(ida, "call_") {
 		t.Errorf("ids %q %q %q", ida, idb, ma2.ToolCalls()[0].ID)
@@ -77,7 +77,7 @@ func TestSaltedIDs(t *testing.T) {
 	// Encoded into the next request, the call goes back without an id and
 	// so does its result.
 	h := convo.History{convo.User("time?"), ma, convo.ToolResults(convo.ToolResult(ida, "now", "noon"))}
-	out, _, err := Codec().Encode(h, provider.Options{Strict: true})
+	out, _, err := Conversation().Encode(h, provider.Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestSaltedIDs(t *testing.T) {
 }
 
 func TestAccumulator(t *testing.T) {
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := Conversation().NewAccumulator(provider.Options{})
 	for i, chunk := range []string{
 		`{"role":"assistant","channels":{"thought":"a"},"reasoning_content":"a"}`,
 		`{"role":"assistant","content":[{"type":"text","text":"Hel"}]}`,
@@ -116,7 +116,7 @@ func TestAccumulator(t *testing.T) {
 		t.Errorf("late chunk: %v %v", warns, err)
 	}
 
-	acc = ReplyCodec().NewAccumulator(provider.Options{})
+	acc = Conversation().NewAccumulator(provider.Options{})
 	acc.Add(provider.Event{Data: []byte(`{"role":"assistant","content":"Hel"}`)})
 	if err := acc.Add(provider.Event{Data: []byte(`{"error":"Task failed"}`)}); err == nil || err.Error() != "litert: Task failed" {
 		t.Fatalf("error chunk: %v", err)
@@ -128,13 +128,13 @@ func TestAccumulator(t *testing.T) {
 		t.Errorf("partial %q, %v", m.Text(), err)
 	}
 
-	acc = ReplyCodec().NewAccumulator(provider.Options{Limits: convo.Limits{MaxBytes: 50}})
+	acc = Conversation().NewAccumulator(provider.Options{Limits: convo.Limits{MaxBytes: 50}})
 	chunk := []byte(`{"role":"assistant","content":"0123456789"}`)
 	acc.Add(provider.Event{Data: chunk})
 	if err := acc.Add(provider.Event{Data: chunk}); err == nil || !strings.Contains(err.Error(), "more than 50 bytes") {
 		t.Errorf("limit: %v", err)
 	}
-	if _, _, err := ReplyCodec().ReadStream(strings.NewReader("\n\n"), provider.Options{}); !errors.Is(err, provider.ErrIncomplete) {
+	if _, _, err := Conversation().ReadStream(strings.NewReader("\n\n"), provider.Options{}); !errors.Is(err, provider.ErrIncomplete) {
 		t.Errorf("empty stream: %v", err)
 	}
 }

@@ -9,10 +9,10 @@ import (
 // sampling settings are the engine's and the conversation config's, set in
 // code on the device. Every setting r has is therefore left out with a
 // warning (CodeSettingDropped), as are r's native members.
-func (codec) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (conversation) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	inner := opts
 	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
-	out, warns, err := codec{}.Encode(r.History, inner)
+	out, warns, err := conversation{}.Encode(r.History, inner)
 	if err != nil {
 		return nil, warns, err
 	}
@@ -29,10 +29,10 @@ func (codec) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, 
 
 // DecodeRequest reads a messages array into a request that has only a
 // history.
-func (codec) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+func (conversation) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	inner := opts
 	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
-	h, warns, err := codec{}.Decode(body, inner)
+	h, warns, err := conversation{}.Decode(body, inner)
 	if err != nil {
 		return nil, warns, err
 	}

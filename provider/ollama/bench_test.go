@@ -9,7 +9,7 @@ import (
 
 func BenchmarkEncode(b *testing.B) {
 	h := codectest.AgentHistory(1000, ProviderID)
-	b.Run("ollama", func(b *testing.B) { codectest.BenchEncode(b, Codec(), h) })
+	b.Run("ollama", func(b *testing.B) { codectest.BenchEncode(b, Chat(), h) })
 	// The mapping alone, without the shared rules of provider.Prepare.
 	b.Run("ollama-mapping", func(b *testing.B) {
 		ph, from, _, err := provider.PrepareIndexed(h, target, provider.Options{})
@@ -29,11 +29,11 @@ func BenchmarkEncode(b *testing.B) {
 
 func BenchmarkDecode(b *testing.B) {
 	h := codectest.AgentHistory(1000, ProviderID)
-	wire, _, err := Codec().Encode(h, provider.Options{})
+	wire, _, err := Chat().Encode(h, provider.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("ollama", func(b *testing.B) { codectest.BenchDecode(b, Codec(), wire) })
+	b.Run("ollama", func(b *testing.B) { codectest.BenchDecode(b, Chat(), wire) })
 	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
 }
 

@@ -29,7 +29,7 @@ func messagesOf(t codectest.TB, body []byte) []byte {
 // history against its golden canonical form, and encodes it back: the
 // messages must be the same JSON.
 func TestRoundTrip(t *testing.T) {
-	codectest.RoundTrip(t, Codec(), "testdata/requests/*.json", messagesOf)
+	codectest.RoundTrip(t, Chat(), "testdata/requests/*.json", messagesOf)
 }
 
 // TestEncode encodes the canonical histories in testdata/encode, which hold
@@ -37,18 +37,18 @@ func TestRoundTrip(t *testing.T) {
 // their golden files. Each file name says the options: *.strict, *.repair,
 // *.placeholder, *.text (reasoning sent as text).
 func TestEncode(t *testing.T) {
-	codectest.EncodeGoldens(t, Codec(), "testdata/encode/*.convo.json")
+	codectest.EncodeGoldens(t, Chat(), "testdata/encode/*.convo.json")
 }
 
 func TestStrict(t *testing.T) {
 	h := convo.History{
 		{Role: convo.RoleUser, Name: "alice", Parts: []convo.Part{convo.Text("hi")}},
 	}
-	_, warns, err := Codec().Encode(h, provider.Options{})
+	_, warns, err := Chat().Encode(h, provider.Options{})
 	if err != nil || len(warns) != 1 {
 		t.Fatalf("lenient: err %v, warnings %v", err, warns)
 	}
-	_, _, err = Codec().Encode(h, provider.Options{Strict: true})
+	_, _, err = Chat().Encode(h, provider.Options{Strict: true})
 	var se *provider.StrictError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), `messages[0]: name "alice" dropped`) {
 		t.Fatalf("strict: got %v", err)
@@ -56,7 +56,7 @@ func TestStrict(t *testing.T) {
 	// A warning from the shared rules is an error too, and the format's own
 	// warnings are listed with it.
 	h = append(h, convo.Message{Role: convo.RoleError, Parts: []convo.Part{convo.Text("boom")}})
-	_, warns, err = Codec().Encode(h, provider.Options{Strict: true})
+	_, warns, err = Chat().Encode(h, provider.Options{Strict: true})
 	if !errors.As(err, &se) || len(se.Warnings) != 2 || len(warns) != 2 {
 		t.Fatalf("strict with shared warnings: %v %v", err, warns)
 	}
@@ -68,11 +68,11 @@ func TestPairing(t *testing.T) {
 		convo.Assistant("", convo.ToolCall("c1", "get_weather", json.RawMessage(`{"city":"Paris"}`))),
 		convo.User("never mind"),
 	}
-	_, _, err := Codec().Encode(h, provider.Options{})
+	_, _, err := Chat().Encode(h, provider.Options{})
 	if err == nil || !strings.Contains(err.Error(), "messages[1].parts[0]") || !strings.Contains(err.Error(), "messages[2]") {
 		t.Fatalf("unpaired call: got %v", err)
 	}
-	out, warns, err := Codec().Encode(h, provider.Options{Repair: true})
+	out, warns, err := Chat().Encode(h, provider.Options{Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestPairing(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	h := convo.History{convo.User("look", convo.ImageURL("image/png", "https://example.com/cat.png"))}
-	_, _, err := Codec().Encode(h, provider.Options{})
+	_, _, err := Chat().Encode(h, provider.Options{})
 	if err == nil || !strings.Contains(err.Error(), "messages[0].parts[1]") {
 		t.Fatalf("URL image: got %v", err)
 	}
@@ -99,7 +99,7 @@ func TestResolve(t *testing.T) {
 		}
 		return convo.Part{Type: convo.TypeImage, MediaType: "image/png", Data: "iVBORw0KGgo="}, nil
 	}}
-	out, warns, err := Codec().Encode(h, opts)
+	out, warns, err := Chat().Encode(h, opts)
 	if err != nil || calls != 1 || len(warns) != 0 {
 		t.Fatalf("resolve: %v, %d calls, %v", err, calls, warns)
 	}
@@ -107,7 +107,7 @@ func TestResolve(t *testing.T) {
 		t.Errorf("got %s, want %s", out, want)
 	}
 	opts.Resolve = func(p convo.Part) (convo.Part, error) { return p, errors.New("offline") }
-	if _, _, err := Codec().Encode(h, opts); err == nil || !strings.Contains(err.Error(), "offline") {
+	if _, _, err := Chat().Encode(h, opts); err == nil || !strings.Contains(err.Error(), "offline") {
 		t.Errorf("failing resolver: got %v", err)
 	}
 }
@@ -137,7 +137,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"tools":[}],"messages":[]}`, "tools"},
 		{`{"messages":[{"role":"user","x":` + strings.Repeat("[", 100), "messages[0].x: nesting deeper than 64"},
 	} {
-		_, _, err := Codec().Decode([]byte(tc.body), provider.Options{})
+		_, _, err := Chat().Decode([]byte(tc.body), provider.Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Decode(%.40q):\n got %v\nwant …%s…", tc.body, err, tc.want)
 		}
@@ -145,7 +145,7 @@ func TestDecodeErrors(t *testing.T) {
 			t.Errorf("Decode(%.40q): error is not one line: %q", tc.body, err)
 		}
 	}
-	_, _, err := Codec().Decode([]byte(`{"messages":[]}`), provider.Options{Limits: convo.Limits{MaxBytes: 4}})
+	_, _, err := Chat().Decode([]byte(`{"messages":[]}`), provider.Options{Limits: convo.Limits{MaxBytes: 4}})
 	if err == nil || !strings.Contains(err.Error(), "more than 4 bytes") {
 		t.Errorf("size limit: got %v", err)
 	}
@@ -153,11 +153,11 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeUnpairedResult(t *testing.T) {
 	body := `{"messages":[{"role":"user","content":"hi"},{"role":"tool","tool_name":"f","content":"x"}]}`
-	h, warns, err := Codec().Decode([]byte(body), provider.Options{})
+	h, warns, err := Chat().Decode([]byte(body), provider.Options{})
 	if err != nil || len(warns) != 1 || warns[0].Path != "messages[1]" {
 		t.Fatalf("got %v %v", err, warns)
 	}
-	if _, _, err := Codec().Decode([]byte(body), provider.Options{Strict: true}); err == nil {
+	if _, _, err := Chat().Decode([]byte(body), provider.Options{Strict: true}); err == nil {
 		t.Error("strict decode accepted an unpaired result")
 	}
 	if r := h[1].Parts[0]; r.Type != convo.TypeToolResult || r.ID != "" || r.Name != "f" {
@@ -193,7 +193,7 @@ func TestImageBase64(t *testing.T) {
 		{"QQ=A", 2}, {"QU JD", 2}, {"QUJDRA", 4}, {"QUJD-A==", 4},
 	} {
 		body := `{"messages":[{"role":"user","images":["` + tc.s + `"]}]}`
-		_, _, err := Codec().Decode([]byte(body), provider.Options{})
+		_, _, err := Chat().Decode([]byte(body), provider.Options{})
 		want := ""
 		if tc.want >= 0 {
 			want = fmt.Sprintf("messages[0].images[0]: malformed base64 at offset %d (Ollama images are bare standard base64)", tc.want)
@@ -212,7 +212,7 @@ func TestResultNames(t *testing.T) {
 		convo.Assistant("", convo.ToolCall("c1", "get_weather", json.RawMessage(`{"city":"Paris"}`))),
 		convo.ToolResults(convo.Part{Type: convo.TypeToolResult, ID: "c1", Parts: []convo.Part{convo.Text("18")}}),
 	}
-	out, _, err := Codec().Encode(h, provider.Options{Strict: true})
+	out, _, err := Chat().Encode(h, provider.Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestEncodeErrorPath(t *testing.T) {
 		convo.ErrorMessage("rate limited"),
 		convo.User("bad \xff text"),
 	}
-	_, _, err := Codec().Encode(h, provider.Options{})
+	_, _, err := Chat().Encode(h, provider.Options{})
 	if err == nil || !strings.HasPrefix(err.Error(), "messages[1].parts[0]: invalid UTF-8") {
 		t.Errorf("got %v", err)
 	}

@@ -17,7 +17,7 @@ import (
 // without an id get a synthesised one, and tool results without
 // tool_call_id are paired with the calls of the assistant message before
 // them by tool_name, else by order.
-func (codec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+func (chat) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "ollama request")
 	if err != nil {
 		return nil, nil, err

@@ -15,7 +15,7 @@ import (
 // Encode returns {"messages":[…]} for an Ollama /api/chat request, after the
 // shared conversion rules of provider.Prepare. The bytes depend only on h
 // and opts.
-func (codec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (chat) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	return wire.Encode(h, target, opts, warnings(h, opts), encodePrepared)
 }
 

@@ -14,7 +14,7 @@ import (
 // body it accepts must survive a round trip: encoding the history (when
 // that needs no warning) and decoding the result gives the same history.
 func FuzzDecode(f *testing.F) {
-	codectest.FuzzRoundTrip(f, Codec(), "testdata/requests/*.json",
+	codectest.FuzzRoundTrip(f, Chat(), "testdata/requests/*.json",
 		`[{"role":"tool","content":"Error: x","tool_call_id":""}]`,
 		`{"messages":[{"role":"USER","content":null,"images":null,"tool_calls":[{"function":{"name":"f"}}]}]}`,
 	)
@@ -62,11 +62,11 @@ func TestConvertBack(t *testing.T) {
 				h = append(h, convo.ToolResults(r))
 			}
 		}
-		out, warns, err := Codec().Encode(h, provider.Options{Strict: true})
+		out, warns, err := Chat().Encode(h, provider.Options{Strict: true})
 		if err != nil {
 			t.Fatalf("encode: %v %v", err, warns)
 		}
-		back, _, err := Codec().Decode(out, provider.Options{Strict: true})
+		back, _, err := Chat().Decode(out, provider.Options{Strict: true})
 		if err != nil {
 			t.Fatalf("decode %s: %v", out, err)
 		}

@@ -1,6 +1,6 @@
 // Package ollama converts between convo histories and the Ollama /api/chat
-// format: the request's "messages" (Codec) and the reply, whole or streamed
-// as NDJSON (ReplyCodec).
+// format: Chat returns one value that encodes and decodes the request's
+// "messages" and decodes the reply, whole or streamed as NDJSON.
 //
 // The mapping, both ways:
 //
@@ -43,13 +43,19 @@ const Name = "ollama"
 // error flag, and a model reads this convention without being told.
 const errorPrefix = "Error: "
 
-// Codec returns the codec for Ollama /api/chat request messages.
-func Codec() provider.Codec { return codec{} }
+// Chat returns the Ollama /api/chat format: the request codec (the
+// "messages" array) and the reply codec (a whole response body, or the
+// NDJSON lines of a streamed one) in one value.
+func Chat() provider.Format { return chat{} }
 
-type codec struct{}
+// chat is the /api/chat format; its zero value is ready to use.
+type chat struct{}
 
-func (codec) Name() string     { return Name }
-func (codec) Provider() string { return ProviderID }
+// Name returns "ollama".
+func (chat) Name() string { return Name }
+
+// Provider returns "ollama".
+func (chat) Provider() string { return ProviderID }
 
 // target is what the Ollama wire can carry, for provider.Prepare.
 var target = provider.Target{

@@ -11,5 +11,5 @@ import (
 // expected message.
 func TestRecorded(t *testing.T) {
 	frame := func(chunks []byte) []byte { return chunks }
-	codectest.Recorded(t, "testdata/recorded", ReplyCodec(), frame, nil)
+	codectest.Recorded(t, "testdata/recorded", Chat(), frame, nil)
 }

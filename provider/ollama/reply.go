@@ -14,18 +14,12 @@ import (
 	"github.com/convo-go/convo/provider/internal/wire"
 )
 
-// ReplyCodec returns the codec for Ollama /api/chat replies: a whole
-// response body ("stream": false), or the NDJSON lines of a streamed one.
-func ReplyCodec() provider.ReplyCodec { return replyCodec{} }
-
-type replyCodec struct{}
-
 // DecodeReply decodes a ChatResponse body into one assistant message:
 // thinking, content, images and tool calls as parts; prompt_eval_count and
 // eval_count as Usage; done_reason normalised as Finish (tool_use when the
 // reply calls tools) and kept raw in Native with created_at, the durations
 // and the log probabilities. An {"error": …} body is an error.
-func (replyCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (chat) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	a := newAccumulator(opts)
 	if int64(len(body)) > a.limit {
 		return convo.Message{}, nil, fmt.Errorf("ollama reply of more than %d bytes: %w", a.limit, jsonx.ErrTooLarge)
@@ -44,13 +38,13 @@ func (replyCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message
 
 // NewAccumulator returns an accumulator for the NDJSON lines of one
 // streamed reply, each given to Add as an event's Data.
-func (replyCodec) NewAccumulator(opts provider.Options) provider.Accumulator {
+func (chat) NewAccumulator(opts provider.Options) provider.Accumulator {
 	return newAccumulator(opts)
 }
 
 // ReadStream reads a streamed reply, NDJSON as Ollama sends it
 // (application/x-ndjson), from r and accumulates it.
-func (replyCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (chat) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	return stream.Feed(stream.NewNDJSON(r), newAccumulator(opts))
 }
 

@@ -17,7 +17,7 @@ import (
 // the message (and error) with its golden file and, where the equivalent
 // non-streamed body is there too, with DecodeReply of that body.
 func TestReplies(t *testing.T) {
-	codectest.Replies(t, ReplyCodec(), "testdata/replies/*.ndjson")
+	codectest.Replies(t, Chat(), "testdata/replies/*.ndjson")
 }
 
 func TestDecodeReply(t *testing.T) {
@@ -25,12 +25,12 @@ func TestDecodeReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = ReplyCodec().DecodeReply(body, provider.Options{})
+	_, _, err = Chat().DecodeReply(body, provider.Options{})
 	var se *StreamError
 	if !errors.As(err, &se) || se.Message != `model "nope" not found, try pulling it first` {
 		t.Errorf("error body: got %v", err)
 	}
-	m, warns, err := ReplyCodec().DecodeReply([]byte(`{"model":"m","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"Hi"},"done":false}`), provider.Options{})
+	m, warns, err := Chat().DecodeReply([]byte(`{"model":"m","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"Hi"},"done":false}`), provider.Options{})
 	if err != nil || len(warns) != 1 || m.Text() != "Hi" || m.Finish != "" {
 		t.Errorf("not done: %v %v %+v", err, warns, m)
 	}
@@ -42,7 +42,7 @@ func TestDecodeReply(t *testing.T) {
 		{`[]`, "got array, want object"},
 		{`{"done":true} {}`, "unexpected data after the JSON value"},
 	} {
-		_, _, err := ReplyCodec().DecodeReply([]byte(tc.body), provider.Options{})
+		_, _, err := Chat().DecodeReply([]byte(tc.body), provider.Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("DecodeReply(%s): got %v, want …%s…", tc.body, err, tc.want)
 		}
@@ -68,7 +68,7 @@ func TestFinish(t *testing.T) {
 			msg = `{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{}}}]}`
 		}
 		body := fmt.Sprintf(`{"model":"m","message":%s,"done":true,"done_reason":%q}`, msg, tc.reason)
-		m, _, err := ReplyCodec().DecodeReply([]byte(body), provider.Options{})
+		m, _, err := Chat().DecodeReply([]byte(body), provider.Options{})
 		if err != nil || m.Finish != tc.want {
 			t.Errorf("%q (calls %v): finish %q, err %v; want %q", tc.reason, tc.calls, m.Finish, err, tc.want)
 		}
@@ -84,7 +84,7 @@ func TestAccumulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := Chat().NewAccumulator(provider.Options{})
 	var text string
 	for i, l := range lines {
 		if err := acc.Add(provider.Event{Data: l}); err != nil {
@@ -116,7 +116,7 @@ func TestAccumulator(t *testing.T) {
 	}
 
 	// An error line: the partial message stays, every later Add fails.
-	acc = ReplyCodec().NewAccumulator(provider.Options{})
+	acc = Chat().NewAccumulator(provider.Options{})
 	acc.Add(provider.Event{Data: []byte(`{"message":{"role":"assistant","content":"Hel"}}`)})
 	err = acc.Add(provider.Event{Data: []byte(`{"error":"boom"}`)})
 	if err == nil || err.Error() != "ollama: boom" {
@@ -130,7 +130,7 @@ func TestAccumulator(t *testing.T) {
 	}
 
 	// The size limit covers the whole stream.
-	acc = ReplyCodec().NewAccumulator(provider.Options{Limits: convo.Limits{MaxBytes: 64}})
+	acc = Chat().NewAccumulator(provider.Options{Limits: convo.Limits{MaxBytes: 64}})
 	line := []byte(`{"message":{"role":"assistant","content":"0123456789"}}`)
 	if err := acc.Add(provider.Event{Data: line}); err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestAccumulator(t *testing.T) {
 	if err := acc.Add(provider.Event{Data: line}); err == nil || !strings.Contains(err.Error(), "more than 64 bytes") {
 		t.Errorf("limit: %v", err)
 	}
-	if _, _, err := ReplyCodec().ReadStream(strings.NewReader(""), provider.Options{}); !errors.Is(err, provider.ErrIncomplete) {
+	if _, _, err := Chat().ReadStream(strings.NewReader(""), provider.Options{}); !errors.Is(err, provider.ErrIncomplete) {
 		t.Errorf("empty stream: %v", err)
 	}
 }
@@ -146,7 +146,7 @@ func TestAccumulator(t *testing.T) {
 // FuzzAccumulate feeds arbitrary lines to an accumulator: it must never
 // panic, and what it returns always encodes.
 func FuzzAccumulate(f *testing.F) {
-	codectest.FuzzAccumulate(f, ReplyCodec(), "testdata/replies/*.ndjson")
+	codectest.FuzzAccumulate(f, Chat(), "testdata/replies/*.ndjson")
 }
 
 // BenchmarkAccumulate folds replies of 10,000 and 100,000 content deltas;
@@ -158,7 +158,7 @@ func BenchmarkAccumulate(b *testing.B) {
 			evs[i].Data = fmt.Appendf(nil, `{"model":"qwen3","created_at":"2026-11-29T10:00:00.%09dZ","message":{"role":"assistant","content":"tok%d "},"done":false}`, i, i%100)
 		}
 		evs[n].Data = []byte(`{"model":"qwen3","created_at":"2026-11-29T10:01:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":10,"eval_count":100000}`)
-		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, ReplyCodec(), evs) })
+		b.Run(fmt.Sprintf("deltas=%d", n), func(b *testing.B) { codectest.BenchAccumulate(b, Chat(), evs) })
 	}
 }
 
@@ -170,7 +170,7 @@ func TestReplyInRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply, _, err := ReplyCodec().DecodeReply(body, provider.Options{})
+	reply, _, err := Chat().DecodeReply(body, provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestReplyInRequest(t *testing.T) {
 		convo.ToolResult(calls[1].ID, calls[1].Name, "16"),
 		convo.ToolResult(calls[2].ID, calls[2].Name, "10:00"),
 	)}
-	out, warns, err := Codec().Encode(h, provider.Options{Strict: true})
+	out, warns, err := Chat().Encode(h, provider.Options{Strict: true})
 	if err != nil {
 		t.Fatalf("%v %v", err, warns)
 	}
@@ -195,7 +195,7 @@ func TestReplyInRequest(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
-	back, _, err := Codec().Decode(out, provider.Options{Strict: true})
+	back, _, err := Chat().Decode(out, provider.Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestSynthesisedIDsStable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc := ReplyCodec().NewAccumulator(provider.Options{})
+	acc := Chat().NewAccumulator(provider.Options{})
 	seen := map[int]string{}
 	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 		if err := acc.Add(provider.Event{Data: l}); err != nil {

@@ -11,8 +11,8 @@ var request = &wire.Format{
 	Provider: ProviderID,
 	Name:     Name,
 	Conv:     []string{"messages"},
-	Encode:   codec{}.Encode,
-	Decode:   codec{}.Decode,
+	Encode:   chat{}.Encode,
+	Decode:   chat{}.Decode,
 	Prefix:   []string{"model"},
 	// The final chunk of a stream always has the token counts.
 	Carried: wire.FStreamUsage,
@@ -40,13 +40,13 @@ var request = &wire.Format{
 // top_k, seed, stop, penalties), think, stream (always written, since
 // Ollama streams by default), and r's native "ollama" members (keep_alive,
 // other options). See docs/providers.md for the table of settings.
-func (codec) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (chat) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	return request.EncodeRequest(r, opts)
 }
 
 // DecodeRequest reads a whole /api/chat request body. A body without
 // "stream" streams, as Ollama does, and encodes back with "stream":true.
-func (codec) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+func (chat) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	r, warns, err := request.DecodeRequest(body, opts)
 	if err == nil && !hasMember(body, "stream") {
 		r.Stream = true

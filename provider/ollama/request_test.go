@@ -8,15 +8,15 @@ import (
 )
 
 func TestRequestRoundTrip(t *testing.T) {
-	codectest.RequestRoundTrip(t, codec{}, "testdata/whole/*.json")
+	codectest.RequestRoundTrip(t, chat{}, "testdata/whole/*.json")
 }
 
 // Ollama streams unless told not to.
 func TestRequestStreamDefault(t *testing.T) {
-	r, _, err := codec{}.DecodeRequest([]byte(`{"model":"m","messages":[]}`), provider.Options{})
+	r, _, err := chat{}.DecodeRequest([]byte(`{"model":"m","messages":[]}`), provider.Options{})
 	if err != nil || !r.Stream {
 		t.Fatalf("stream = %v, %v", r, err)
 	}
 }
 
-var _ provider.RequestCodec = codec{}
+var _ provider.RequestCodec = chat{}

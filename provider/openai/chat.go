@@ -9,22 +9,22 @@ import (
 	"github.com/convo-go/convo/provider"
 )
 
-// ChatCodec converts histories to and from Chat Completions requests (format
-// "openai-chat") and decodes Chat Completions replies and streams. It is
-// both a provider.Codec and a provider.ReplyCodec. The zero value is ready
-// to use.
-type ChatCodec struct{}
+// ChatName is the Chat Completions format's name on the command line.
+const ChatName = "openai-chat"
 
-// Chat returns the codec of the Chat Completions format.
-func Chat() ChatCodec { return ChatCodec{} }
+// Chat returns the Chat Completions format (named "openai-chat"): the
+// request codec (the "messages" array) and the reply codec (chat.completion
+// bodies and chat.completion.chunk SSE streams) in one value.
+func Chat() provider.Format { return chat{} }
 
-var _ provider.Codec = ChatCodec{}
+// chat is the Chat Completions format; its zero value is ready to use.
+type chat struct{}
 
 // Name returns "openai-chat".
-func (ChatCodec) Name() string { return "openai-chat" }
+func (chat) Name() string { return ChatName }
 
 // Provider returns "openai".
-func (ChatCodec) Provider() string { return ProviderID }
+func (chat) Provider() string { return ProviderID }
 
 // chatIDMax is the longest tool-call id Chat Completions accepts: longer ids
 // are refused with "string too long. Expected a string with maximum length
@@ -84,7 +84,7 @@ func chatMedia(p convo.Part, inResult bool) bool {
 
 // Encode writes h as a Chat Completions request fragment:
 // {"messages":[…]}. See docs/providers.md for the mapping.
-func (ChatCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (chat) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	switch opts.SystemRole {
 	case "", "system", "developer":
 	default:

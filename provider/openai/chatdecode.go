@@ -12,7 +12,7 @@ import (
 // Decode reads the "messages" of a Chat Completions request body into a
 // history. Other members of the body (model, tools, sampling settings) are
 // validated as JSON and otherwise ignored.
-func (ChatCodec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+func (chat) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
 	l, err := opts.CheckSize(body, "request body")
 	if err != nil {
 		return nil, nil, err

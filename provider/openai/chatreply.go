@@ -13,7 +13,7 @@ import (
 	"github.com/convo-go/convo/provider/internal/wire"
 )
 
-var _ provider.ReplyCodec = ChatCodec{}
+var _ provider.ReplyCodec = chat{}
 
 // DecodeReply decodes a Chat Completions response body (a chat.completion
 // object) into one assistant message: the first choice's reasoning_content,
@@ -23,7 +23,7 @@ var _ provider.ReplyCodec = ChatCodec{}
 // Response-only fields (finish_reason, annotations, the audio reply,
 // logprobs) are kept under native.openai.response, which is never sent in
 // a request. An {"error": …} body is an *APIError.
-func (ChatCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (chat) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	m, warns, err := decodeChatReply(body, opts)
 	if err != nil {
 		return m, warns, err
@@ -34,13 +34,13 @@ func (ChatCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message,
 // NewAccumulator returns an accumulator for the chunks of one streamed
 // Chat Completions reply: each SSE event's data (a chat.completion.chunk, or
 // [DONE]) given to Add.
-func (ChatCodec) NewAccumulator(opts provider.Options) provider.Accumulator {
+func (chat) NewAccumulator(opts provider.Options) provider.Accumulator {
 	return newChatAcc(opts)
 }
 
 // ReadStream reads a streamed Chat Completions reply (Server-Sent Events)
 // from r, such as an HTTP body, and accumulates it.
-func (ChatCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (chat) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	return stream.Feed(stream.NewSSE(r), newChatAcc(opts))
 }
 

@@ -14,8 +14,8 @@ var chatRequest = &wire.Format{
 	Provider: ProviderID,
 	Name:     "openai-chat",
 	Conv:     []string{"messages"},
-	Encode:   ChatCodec{}.Encode,
-	Decode:   ChatCodec{}.Decode,
+	Encode:   chat{}.Encode,
+	Decode:   chat{}.Decode,
 	Prefix:   []string{"model"},
 	API:      "chat",
 	Shared:   sharedMembers,
@@ -46,14 +46,14 @@ var chatRequest = &wire.Format{
 // model, messages, tools, tool_choice, response_format, sampling settings,
 // reasoning_effort, streaming, and r's native "openai" members. See
 // docs/providers.md for the table of settings.
-func (ChatCodec) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (chat) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	return chatRequest.EncodeRequest(r, opts)
 }
 
 // DecodeRequest reads a whole Chat Completions request body. Members with
 // no Request field (service_tier, store, logit_bias, n, …) are kept in
 // Native["openai"].
-func (ChatCodec) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+func (chat) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	return chatRequest.DecodeRequest(body, opts)
 }
 

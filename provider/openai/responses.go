@@ -10,22 +10,22 @@ import (
 	"github.com/convo-go/convo/provider"
 )
 
-// ResponsesCodec converts histories to and from Responses API requests
-// (format "openai-responses") and decodes Responses replies and streams. It
-// is both a provider.Codec and a provider.ReplyCodec. The zero value is
-// ready to use.
-type ResponsesCodec struct{}
+// ResponsesName is the Responses format's name on the command line.
+const ResponsesName = "openai-responses"
 
-// Responses returns the codec of the Responses format.
-func Responses() ResponsesCodec { return ResponsesCodec{} }
+// Responses returns the Responses API format (named "openai-responses"):
+// the request codec ("instructions" and "input" items) and the reply codec
+// (response bodies and their SSE event streams) in one value.
+func Responses() provider.Format { return responses{} }
 
-var _ provider.Codec = ResponsesCodec{}
+// responses is the Responses API format; its zero value is ready to use.
+type responses struct{}
 
 // Name returns "openai-responses".
-func (ResponsesCodec) Name() string { return "openai-responses" }
+func (responses) Name() string { return ResponsesName }
 
 // Provider returns "openai".
-func (ResponsesCodec) Provider() string { return ProviderID }
+func (responses) Provider() string { return ProviderID }
 
 // respIDMax bounds call_id: OpenAI refuses tool-call ids over 64 bytes in
 // Responses requests (reported by client libraries; not in the SDK).
@@ -72,7 +72,7 @@ func respMedia(p convo.Part, _ bool) bool {
 // "instructions" when h opens with the system message a decoded request's
 // instructions became, and "input" as a string when that is how it came.
 // See docs/providers.md for the mapping.
-func (ResponsesCodec) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (responses) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	e, ph, err := newRespEnc(h, opts)
 	if err != nil {
 		return nil, e.warns, err

@@ -18,7 +18,7 @@ import (
 // string becomes one user message; input items are grouped into messages as
 // docs/providers.md describes. Other members of the body
 // are validated as JSON and otherwise ignored.
-func (ResponsesCodec) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
+func (responses) Decode(body []byte, opts provider.Options) (convo.History, []provider.Warning, error) {
 	l, err := opts.CheckSize(body, "request body")
 	if err != nil {
 		return nil, nil, err

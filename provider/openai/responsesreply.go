@@ -14,7 +14,7 @@ import (
 	"github.com/convo-go/convo/provider"
 )
 
-var _ provider.ReplyCodec = ResponsesCodec{}
+var _ provider.ReplyCodec = responses{}
 
 // DecodeReply decodes a Responses response body (a response object) into
 // one assistant message: its output items in order — reasoning items (with
@@ -27,7 +27,7 @@ var _ provider.ReplyCodec = ResponsesCodec{}
 // incomplete_details) gives Finish, kept raw under native.openai.response;
 // Origin has the model and response id; Time comes from created_at. A
 // failed response gives the message and an *APIError.
-func (ResponsesCodec) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (responses) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	m, warns, err := decodeResponsesReply(body, opts)
 	if err != nil {
 		return m, warns, err
@@ -38,13 +38,13 @@ func (ResponsesCodec) DecodeReply(body []byte, opts provider.Options) (convo.Mes
 // NewAccumulator returns an accumulator for the events of one streamed
 // Responses reply: each SSE event (its data a JSON object with "type")
 // given to Add.
-func (ResponsesCodec) NewAccumulator(opts provider.Options) provider.Accumulator {
+func (responses) NewAccumulator(opts provider.Options) provider.Accumulator {
 	return newRespAcc(opts)
 }
 
 // ReadStream reads a streamed Responses reply (Server-Sent Events) from r,
 // such as an HTTP body, and accumulates it.
-func (ResponsesCodec) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+func (responses) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	return stream.Feed(stream.NewSSE(r), newRespAcc(opts))
 }
 

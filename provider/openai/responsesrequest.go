@@ -17,8 +17,8 @@ var responsesRequest = &wire.Format{
 	Provider: ProviderID,
 	Name:     "openai-responses",
 	Conv:     []string{"input", "instructions"},
-	Encode:   ResponsesCodec{}.Encode,
-	Decode:   ResponsesCodec{}.Decode,
+	Encode:   responses{}.Encode,
+	Decode:   responses{}.Decode,
 	Prefix:   []string{"model"},
 	API:      "responses",
 	Shared:   sharedMembers,
@@ -47,14 +47,14 @@ var responsesRequest = &wire.Format{
 // include, sampling settings, streaming, and r's native "openai" members
 // (store, previous_response_id, service_tier, truncation, …). See
 // docs/providers.md for the table of settings.
-func (ResponsesCodec) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+func (responses) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	return responsesRequest.EncodeRequest(r, opts)
 }
 
 // DecodeRequest reads a whole Responses request body. Members with no
 // Request field are kept in Native["openai"]; hosted tools (web_search,
 // file_search, mcp, …) are kept whole as tools of type "openai:<type>".
-func (ResponsesCodec) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
+func (responses) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	return responsesRequest.DecodeRequest(body, opts)
 }
 

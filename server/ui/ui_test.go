@@ -54,7 +54,7 @@ func backends(t *testing.T, tokens map[string]string, f func(t *testing.T, e *en
 func newEnvOver(t testing.TB, st store.Store, tokens map[string]string) *env {
 	t.Helper()
 	t.Cleanup(func() { st.Close() })
-	h, err := server.New(st, server.Options{Tokens: tokens, Anonymous: len(tokens) == 0, UI: true, Codecs: all.Codecs(),
+	h, err := server.New(st, server.Options{Tokens: tokens, Anonymous: len(tokens) == 0, UI: true, Formats: all.Formats(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -332,7 +332,7 @@ func (r *report) fidelity(b *strings.Builder) {
 
 func (r *report) request(b *strings.Builder) {
 	b.WriteString("## 2. Building a request\n\n")
-	b.WriteString("The same history turned into a request body: by convo's codec (`anthropic.Codec()`, `openai.Chat()`, " +
+	b.WriteString("The same history turned into a request body: by convo's codec (`anthropic.Messages()`, `openai.Chat()`, " +
 		"`openai.Responses()`, plus the model and max tokens), and with the official SDK's parameter types " +
 		"(anthropic-sdk-go, openai-go) filled from the history and marshalled (**sdk**), or only marshalled, the params " +
 		"having been built beforehand (**sdk-marshal**: the per-request cost of a program that keeps its conversation in " +
@@ -388,7 +388,7 @@ func (r *report) request(b *strings.Builder) {
 func (r *report) stream(b *strings.Builder) {
 	b.WriteString("## 3. Folding a streamed reply\n\n")
 	b.WriteString("The same server-sent-event bytes read and accumulated into one message, SSE parsing included: convo's " +
-		"`ReplyCodec().ReadStream` against anthropic-sdk-go's `ssestream` decoder and `Message.Accumulate`, and " +
+		"`Messages().ReadStream` against anthropic-sdk-go's `ssestream` decoder and `Message.Accumulate`, and " +
 		"openai-go's decoder and `ChatCompletionAccumulator`. *captured* streams are convo's provider test fixtures; " +
 		"*long* ones are generated in their exact shape with about 1,200 tokens of signed thinking (Anthropic), " +
 		"2,400 of text and a tool call streamed in pieces. `TestSameMessage` checks both sides get the same text, " +

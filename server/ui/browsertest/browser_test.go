@@ -161,7 +161,7 @@ func newSite(t *testing.T) *site {
 	}
 	create("long", "A long conversation", fixture.Long(130))
 	create("every", "A weekend in Lyon", fixture.Every())
-	h, err := server.New(st, server.Options{Tokens: map[string]string{token: "demo"}, UI: true, Codecs: all.Codecs(),
+	h, err := server.New(st, server.Options{Tokens: map[string]string{token: "demo"}, UI: true, Formats: all.Formats(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
