@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -297,8 +298,26 @@ func finish(reason string, toolUse, blocked bool) convo.Finish {
 // replyCallID is the id of a functionCall without one in a reply: from
 // the response id, the call's place, name and arguments, so the same reply
 // gets the same ids streamed or not, and calls of different replies differ.
+// The arguments count by value, not by spelling: a reply that went through
+// another JSON encoder (an SDK's, a proxy's) keeps its ids.
 func replyCallID(p *convo.Part, j int, responseID string) string {
-	return provider.SynthID(0, j, responseID+"\x00"+p.Name+"\x00"+string(p.Args))
+	return provider.SynthID(0, j, responseID+"\x00"+p.Name+"\x00"+string(sortedJSON(p.Args)))
+}
+
+// sortedJSON returns raw with object keys sorted and no insignificant
+// space, numbers spelled as they came; raw itself when it is not valid JSON.
+func sortedJSON(raw []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return raw
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return out
 }
 
 // message builds the assistant message of a reply from its parts and the
