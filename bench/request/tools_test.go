@@ -45,7 +45,7 @@ func BenchmarkTools(b *testing.B) {
 		params func() any
 	}{
 		{"openai-chat", oai.Chat(), func() any { return new(openai.ChatCompletionNewParams) }},
-		{"anthropic", anth.Messages{}, func() any { return new(anthropic.MessageNewParams) }},
+		{"anthropic", anth.Messages(), func() any { return new(anthropic.MessageNewParams) }},
 	} {
 		for _, n := range []int{32, 128, 512} {
 			r := toolRequest(n)
