@@ -81,7 +81,7 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 				unpaired(c.at, "tool call %q (%s) has no result before %s", c.id, c.name, msgPath(at))
 				continue
 			}
-			p.warn(c.at, "tool call %q (%s) had no result: an error result was inserted", c.id, c.name)
+			p.warnc(CodeResultInserted, c.at, "tool call %q (%s) had no result: an error result was inserted", c.id, c.name)
 			missing = append(missing, convo.ToolError(c.id, c.name, NotRun))
 		}
 		if len(missing) > 0 {
@@ -151,7 +151,7 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 			}
 		}
 		if ids != nil {
-			p.warn(at(first.msg), "the history ends on tool calls without results (%s), which %s: run the tools and send their results first", strings.Join(ids, ", "), p.t.Pending)
+			p.warnc(CodeCallsPending, at(first.msg), "the history ends on tool calls without results (%s), which %s: run the tools and send their results first", strings.Join(ids, ", "), p.t.Pending)
 		}
 	}
 	if len(problems) > 0 {
@@ -187,7 +187,7 @@ func (p *preparer) results(h convo.History, i int, open []call, unpaired func(lo
 				if !p.opts.Repair {
 					unpaired(at(i).part(j), "tool result %q answers no call of %s", part.ID, precedingCall(h, i))
 				} else {
-					p.warn(at(i).part(j), "tool result %q answers no call: dropped", part.ID)
+					p.warnc(CodeResultDropped, at(i).part(j), "tool result %q answers no call: dropped", part.ID)
 				}
 				diverge(j)
 				continue

@@ -123,6 +123,11 @@ func (p *preparer) warn(l loc, format string, args ...any) {
 	p.warns = append(p.warns, Warnf(l.String(), format, args...))
 }
 
+// warnc adds a warning with its code.
+func (p *preparer) warnc(code Code, l loc, format string, args ...any) {
+	p.warns = append(p.warns, WarnCode(code, l.String(), format, args...))
+}
+
 func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 
 func (p *preparer) run(h convo.History) (convo.History, []int, error) {
@@ -148,7 +153,7 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 		l := at(orig[i])
 		if expired[i] || src.IsError() {
 			if src.IsError() {
-				p.warn(l, "error message left out: %q", clip(src.Text()))
+				p.warnc(CodeMessageDropped, l, "error message left out: %q", clip(src.Text()))
 			} // an expired turn-scoped message is left out by design, not lost
 			diverge(i)
 			continue
@@ -159,7 +164,7 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 			role = convo.RoleUser
 		case convo.RoleSystem:
 			if started && !p.t.MidSystem {
-				p.warn(l, "system message after the conversation started sent as user text")
+				p.warnc(CodeSystemAsUser, l, "system message after the conversation started sent as user text")
 				role, scope = convo.RoleUser, ""
 			}
 		}
@@ -171,7 +176,7 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 			return nil, nil, err
 		}
 		if len(parts) == 0 && role != convo.RoleAssistant {
-			p.warn(l, "%s message left out: nothing in it can be sent", src.Role)
+			p.warnc(CodeMessageDropped, l, "%s message left out: nothing in it can be sent", src.Role)
 			diverge(i)
 			continue
 		}
@@ -231,10 +236,10 @@ func (p *preparer) trimPrefill(h convo.History, from []int) (convo.History, []in
 	m.Parts = slices.Clone(m.Parts)
 	if trimmed == "" {
 		m.Parts = m.Parts[:k]
-		p.warn(l, "white space at the end of the final assistant message left out: %s", p.t.Prefill)
+		p.warnc(CodeTextTrimmed, l, "white space at the end of the final assistant message left out: %s", p.t.Prefill)
 	} else {
 		m.Parts[k].Text = trimmed
-		p.warn(l, "trailing white space of the final assistant message trimmed: %s", p.t.Prefill)
+		p.warnc(CodeTextTrimmed, l, "trailing white space of the final assistant message trimmed: %s", p.t.Prefill)
 	}
 	if len(m.Parts) == 0 {
 		return slices.Delete(h, n, n+1), slices.Delete(slices.Clone(from), n, n+1)
@@ -288,7 +293,7 @@ func (p *preparer) part(path loc, part convo.Part, inResult bool) (convo.Part, b
 		if _, ok := OpaqueBlock(p.t.Provider, part); ok {
 			return part, true, nil // the target's own block: its codec sends it back
 		}
-		p.warn(path, "part of unknown type %q left out", part.Type)
+		p.warnc(CodePartDropped, path, "part of unknown type %q left out", part.Type)
 		return part, false, nil
 	case part.Type == convo.TypeReasoning:
 		return p.reasoning(path, part)
@@ -324,19 +329,19 @@ func (p *preparer) reasoning(path loc, part convo.Part) (convo.Part, bool, error
 	}
 	switch {
 	case p.opts.Reasoning == ReasoningText && text != "":
-		p.warn(path, "reasoning from %s sent as text", from)
+		p.warnc(CodeReasoningAsText, path, "reasoning from %s sent as text", from)
 		return convo.Text(text), true, nil
 	case p.t.PlainReasoning && text != "":
 		// Plain text is what the target takes: keep it, minus anything
 		// bound to another provider.
 		if signed {
-			p.warn(path, "signature of reasoning from %s dropped; its text is sent as plain reasoning", from)
+			p.warnc(CodeSignatureDropped, path, "signature of reasoning from %s dropped; its text is sent as plain reasoning", from)
 		}
 		return convo.Part{Type: convo.TypeReasoning, Text: text}, true, nil
 	case signed:
-		p.warn(path, "signed or encrypted reasoning from %s dropped: only %s can read it", from, from)
+		p.warnc(CodeReasoningDropped, path, "signed or encrypted reasoning from %s dropped: only %s can read it", from, from)
 	default:
-		p.warn(path, "reasoning from %s dropped: the target takes no unsigned reasoning", from)
+		p.warnc(CodeReasoningDropped, path, "reasoning from %s dropped: the target takes no unsigned reasoning", from)
 	}
 	return part, false, nil
 }
@@ -358,7 +363,7 @@ func (p *preparer) media(path loc, part convo.Part, inResult bool) (convo.Part, 
 	if p.opts.Media != MediaPlaceholder {
 		return part, false, fmt.Errorf("%s: the target cannot take %s (use a resolver, or placeholders)", path, desc)
 	}
-	p.warn(path, "%s replaced by a text placeholder: the target cannot take it", desc)
+	p.warnc(CodeMediaReplaced, path, "%s replaced by a text placeholder: the target cannot take it", desc)
 	return convo.Text("[" + desc + " omitted]"), true, nil
 }
 

@@ -27,6 +27,33 @@ const (
 	// CodeReasoningDropped: reasoning the target cannot read (another
 	// provider's signed or encrypted reasoning) was left out.
 	CodeReasoningDropped Code = "reasoning-dropped"
+	// CodeReasoningAsText: reasoning was sent as assistant text
+	// (Options.Reasoning is ReasoningText).
+	CodeReasoningAsText Code = "reasoning-as-text"
+	// CodeSignatureDropped: another provider's signature on reasoning was
+	// left out and its text sent as plain reasoning.
+	CodeSignatureDropped Code = "signature-dropped"
+	// CodeMessageDropped: a message was left out (an error message, or one
+	// with nothing the target can take).
+	CodeMessageDropped Code = "message-dropped"
+	// CodeSystemAsUser: a system message after the conversation started
+	// was sent as user text.
+	CodeSystemAsUser Code = "system-as-user"
+	// CodePartDropped: a part of a type convo does not know was left out.
+	CodePartDropped Code = "part-dropped"
+	// CodeMediaReplaced: media the target cannot take was replaced by a
+	// text placeholder (Options.Media is MediaPlaceholder).
+	CodeMediaReplaced Code = "media-replaced"
+	// CodeResultInserted: a tool call without a result got an error result
+	// (Options.Repair).
+	CodeResultInserted Code = "result-inserted"
+	// CodeResultDropped: a tool result that answers no call was left out
+	// (Options.Repair).
+	CodeResultDropped Code = "result-dropped"
+	// CodeCallsPending: the history ends on tool calls without results.
+	CodeCallsPending Code = "calls-pending"
+	// CodeTextTrimmed: white space the target refuses was trimmed.
+	CodeTextTrimmed Code = "text-trimmed"
 )
 
 // WarnCode returns a Warning at path with a code.
@@ -41,7 +68,12 @@ func (o Options) accepted(c Code) bool {
 	if c == "" {
 		return false
 	}
-	if c == CodeReasoningDropped && o.Reasoning == ReasoningDrop {
+	// A mode set explicitly is a loss the caller chose: it is not warned
+	// about on every turn.
+	switch {
+	case c == CodeReasoningDropped && o.Reasoning == ReasoningDrop,
+		c == CodeReasoningAsText && o.Reasoning == ReasoningText,
+		c == CodeMediaReplaced && o.Media == MediaPlaceholder:
 		return true
 	}
 	return slices.Contains(o.Accept, c)

@@ -40,7 +40,7 @@ func (o *convOptions) register(fs interface {
 }) {
 	fs.BoolVar(&o.strict, "strict", false, "treat every warning as an error")
 	fs.BoolVar(&o.repair, "repair", false, "repair unpaired tool calls and results instead of failing")
-	fs.StringVar(&o.reasoning, "reasoning", "drop", "reasoning the target cannot take: drop or text")
+	fs.StringVar(&o.reasoning, "reasoning", "", "reasoning the target cannot take: drop (the default, warned about) or text; --reasoning drop chooses the loss, which is then not warned about")
 	fs.StringVar(&o.media, "media", "error", "media the target cannot take: error or placeholder")
 	fs.StringVar(&o.system, "system-role", "system", "role of system messages for openai-chat: system or developer")
 	fs.StringVar(&o.model, "model", "", "the target model, for rules that depend on it")
@@ -51,7 +51,7 @@ func (o *convOptions) options() (provider.Options, error) {
 	opts := provider.Options{Strict: o.strict, Repair: o.repair, Model: o.model, GeminiBypass: o.gemini,
 		Reasoning: provider.ReasoningMode(o.reasoning), Media: provider.MediaMode(o.media), SystemRole: o.system}
 	switch {
-	case opts.Reasoning != provider.ReasoningDrop && opts.Reasoning != provider.ReasoningText:
+	case opts.Reasoning != "" && opts.Reasoning != provider.ReasoningDrop && opts.Reasoning != provider.ReasoningText:
 		return opts, usagef("--reasoning must be drop or text, not %q", o.reasoning)
 	case opts.Media != provider.MediaError && opts.Media != provider.MediaPlaceholder:
 		return opts, usagef("--media must be error or placeholder, not %q", o.media)
