@@ -42,7 +42,8 @@ const (
 	Markdown   Format = "markdown"    // W: a readable transcript
 )
 
-// Readable lists the formats NewReader reads (LLM is read with OpenLLM).
+// Readable lists the formats this package reads: LLM with Open or
+// OpenLLM (it is a database file), the others also with NewReader.
 func Readable() []Format { return []Format{ChatGPT, Claude, ClaudeCode, LLM, ShareGPT, FineTune} }
 
 // Writable lists the formats Write writes.

@@ -264,8 +264,8 @@ func (t *gptTree) convert(ids []string) convo.History {
 			continue
 		}
 		parts, kind := t.parts(&c, path)
-		if kind == "error" {
-			msg.Role = convo.RoleError
+		if kind == "error" && msg.Role != convo.RoleTool {
+			msg.Role = convo.RoleError // a tool's error stays its (failed) result
 		}
 		if kind == "context" {
 			msg.Role = convo.RoleSystem
