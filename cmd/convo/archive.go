@@ -111,11 +111,11 @@ func convertArchive(e *env, from, to string, args []string, opts provider.Option
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			if err := warn(ws); err != nil {
-				return err
-			}
 			if af.pick != "" && !picked(af.pick, i, c) {
 				continue
+			}
+			if err := warn(ws); err != nil {
+				return err
 			}
 			ws, err = w.Write(c)
 			if err != nil {
