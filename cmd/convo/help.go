@@ -21,6 +21,7 @@ var examples = map[string]string{
 	"store import": "convo store import --title 'Trip planning' history.json",
 	"store export": "convo store export --lines conv_0193… > history.jsonl",
 	"store list":   "convo store list --title trip --json",
+	"store search": "convo store search paris weather",
 	"store show":   "convo store show conv_0193…",
 	"store rm":     "convo store rm conv_0193…",
 	"store append": "convo reply --from openai-chat reply.json | convo store append conv_0193…",

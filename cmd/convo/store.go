@@ -22,7 +22,7 @@ import (
 
 func init() {
 	commands["store"] = command{
-		usage:   "import|export|list|show|rm [--db FILE|postgres://…] [--tenant T] …",
+		usage:   "import|export|list|search|show|rm [--db FILE|postgres://…] [--tenant T] …",
 		summary: "keep conversations in a database (a SQLite file or PostgreSQL)",
 		run:     runStore,
 	}
@@ -42,13 +42,14 @@ func init() {
 		"import": {"import [--from F] [--id ID] [--title T] [--meta JSON] [FILE]", storeImport},
 		"export": {"export [--lines] ID", storeExport},
 		"list":   {"list [--title TEXT] [--meta JSON] [--limit N] [--json]", storeList},
+		"search": {"search [--limit N] [--json] WORD…", storeSearch},
 		"show":   {"show [--json] ID", storeShow},
 		"rm":     {"rm ID…", storeRemove},
 		"append": {"append [--version N] [--from F] ID [FILE]", storeAppend},
 	}
 }
 
-var storeOrder = []string{"import", "append", "export", "list", "show", "rm"}
+var storeOrder = []string{"import", "append", "export", "list", "search", "show", "rm"}
 
 func runStore(e *env, args []string) error {
 	if len(args) == 0 {
@@ -215,6 +216,74 @@ func storeExport(e *env, args []string) error {
 	}
 	defer done()
 	return store.Export(ctx, s, *sf.tenant, id, e.stdout, *lines)
+}
+
+// storeSearch prints the messages that hold every word, newest
+// conversation first: one line each, or one JSON object a line.
+func storeSearch(e *env, args []string) error {
+	fs, sf := newStoreFlags(e, "search")
+	limit := fs.Int("limit", store.DefaultSearchLimit, "print at most `N` messages (0: all)")
+	asJSON := fs.Bool("json", false, "one JSON object a line instead of a table")
+	words, err := parse(fs, args, 1000)
+	if err != nil {
+		return err
+	}
+	if len(words) == 0 {
+		return usagef("missing the words to search for")
+	}
+	if *limit < 0 {
+		return usagef("--limit must not be negative")
+	}
+	ctx, s, done, err := sf.openExisting()
+	if err != nil {
+		return err
+	}
+	defer done()
+	var tw *tabwriter.Writer
+	if !*asJSON {
+		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CONVERSATION\tMESSAGE\tROLE\tTEXT")
+	}
+	opts := store.SearchOptions{}
+	for n := 0; ; {
+		if *limit > 0 {
+			opts.Limit = min(*limit-n, store.MaxSearchLimit)
+		} else {
+			opts.Limit = store.MaxSearchLimit
+		}
+		hits, next, err := s.Search(ctx, *sf.tenant, strings.Join(words, " "), opts)
+		if err != nil {
+			return err
+		}
+		for _, h := range hits {
+			if tw != nil {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", h.Conversation.ID, h.Index, h.Role, esc(oneLine(h.Snippet)))
+				continue
+			}
+			b, err := json.Marshal(struct {
+				Conversation string   `json:"conversation"`
+				Title        string   `json:"title,omitempty"`
+				Message      string   `json:"message"`
+				Index        int      `json:"index"`
+				Role         string   `json:"role"`
+				Snippet      string   `json:"snippet"`
+				Highlights   [][2]int `json:"highlights"`
+			}{h.Conversation.ID, h.Conversation.Title, h.MessageID, h.Index, string(h.Role), h.Snippet, h.Highlights})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s\n", b)
+		}
+		n += len(hits)
+		if next == "" || (*limit > 0 && n >= *limit) {
+			break
+		}
+		opts.After = next
+	}
+	if tw != nil {
+		return tw.Flush()
+	}
+	return nil
 }
 
 func storeList(e *env, args []string) error {

@@ -245,3 +245,34 @@ func TestDefaultTitle(t *testing.T) {
 		}
 	}
 }
+
+func TestStoreSearch(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	doc := `{"format":"convo/v1","messages":[{"role":"user","id":"u1","parts":[{"type":"text","text":"Weather in Paris?\u001b[2J"}]},` +
+		`{"role":"assistant","id":"a1","parts":[{"type":"text","text":"Sunny in Paris."}]}]}`
+	if _, _, code := runCLI(t, doc, "store", "import", "--db", db, "--tenant", "acme", "--id", "trip", "--title", "Trip"); code != 0 {
+		t.Fatal("import failed")
+	}
+	out, _, code := runCLI(t, "", "store", "search", "--db", db, "--tenant", "acme", "paris")
+	if code != 0 || !strings.HasPrefix(out, "CONVERSATION") || strings.Count(out, "\n") != 3 || !strings.Contains(out, "Sunny in Paris.") || strings.Contains(out, "\x1b") {
+		t.Fatalf("search: exit %d\n%q", code, out)
+	}
+	out, _, code = runCLI(t, "", "store", "search", "--db", db, "--tenant", "acme", "--json", "--limit", "1", "Paris")
+	var hit struct {
+		Conversation, Title, Message, Role string
+		Index                              int
+	}
+	if code != 0 || strings.Count(out, "\n") != 1 || json.Unmarshal([]byte(out), &hit) != nil ||
+		hit.Conversation != "trip" || hit.Title != "Trip" || hit.Message != "a1" || hit.Index != 1 || hit.Role != "assistant" {
+		t.Fatalf("search --json --limit 1: exit %d\n%s", code, out)
+	}
+	if out, _, code = runCLI(t, "", "store", "search", "--db", db, "--tenant", "other", "paris"); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Fatalf("another tenant's search: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := runCLI(t, "", "store", "search", "--db", db); code != 2 || !strings.Contains(errOut, "missing the words") {
+		t.Fatalf("search without words: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, "", "store", "search", "--db", db, "?!"); code != 1 || !strings.Contains(errOut, "no word to search for") {
+		t.Fatalf("search without a word: exit %d %s", code, errOut)
+	}
+}
