@@ -293,7 +293,9 @@ func (d *decoder) optInterned(dst *string, name []byte) error {
 	if err != nil {
 		return at(err, string(name))
 	}
-	if len(b) > 64 || d.single {
+	if len(b) > 64 || d.single || len(d.interned) >= 4096 {
+		// Long values seldom repeat; a full table stops growing, so a
+		// Decoder reading a long stream holds a bounded table.
 		*dst = string(b)
 		return nil
 	}

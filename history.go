@@ -73,85 +73,107 @@ func (e *ValidationError) Explain(fix string) string {
 //   - a media part has exactly one source, and inline data is valid base64;
 //   - parts have the fields their type needs.
 func (h History) Validate() error {
-	v := validator{}
-	seenIDs := map[string]int{}
-	var open []openCall // calls of the last assistant message still unanswered
-	openAt := -1
-
-	closeCalls := func(before int) {
-		for _, c := range open {
-			v.unpaired(c.path, "tool call %q (%s) has no result before messages[%d]", c.id, c.name, before)
-		}
-		open, openAt = nil, -1
+	var v Validator
+	var problems []Problem
+	for _, m := range h {
+		problems = append(problems, v.Add(m)...)
 	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: problems}
+}
 
-	for i, m := range h {
-		mp := index("messages", i)
-		if m.Role != RoleTool && open != nil {
-			closeCalls(i)
+// A Validator checks a history one message at a time by the rules of
+// History.Validate, holding across messages only what those rules need:
+// the ids seen and the calls still open. It validates a history read with
+// a Decoder without holding the history. The zero Validator is ready.
+type Validator struct {
+	v       validator
+	seenIDs map[string]int
+	// open holds the calls of the assistant message before the tool
+	// messages being read that are still unanswered; it is non-nil, if
+	// empty, once all are answered, and nil when no such message precedes.
+	open []openCall
+	i    int // index of the next message
+}
+
+// Add checks the next message and returns the problems found with it, and
+// with the calls of the assistant message before it that it leaves
+// unanswered. Paths count messages from the first one added.
+func (vr *Validator) Add(m Message) []Problem {
+	vr.v.problems = nil
+	v := &vr.v
+	i := vr.i
+	vr.i++
+	if vr.seenIDs == nil {
+		vr.seenIDs = map[string]int{}
+	}
+	mp := index("messages", i)
+	if m.Role != RoleTool && vr.open != nil {
+		for _, c := range vr.open {
+			v.unpaired(c.path, "tool call %q (%s) has no result before messages[%d]", c.id, c.name, i)
 		}
-		if !m.Role.Known() {
-			v.addf(mp, "unknown role %q", m.Role)
+		vr.open = nil
+	}
+	if !m.Role.Known() {
+		v.addf(mp, "unknown role %q", m.Role)
+	}
+	if m.ID != "" {
+		if j, dup := vr.seenIDs[m.ID]; dup {
+			v.addf(mp, "id %q is already used by messages[%d]", m.ID, j)
+		} else {
+			vr.seenIDs[m.ID] = i
 		}
-		if m.ID != "" {
-			if j, dup := seenIDs[m.ID]; dup {
-				v.addf(mp, "id %q is already used by messages[%d]", m.ID, j)
-			} else {
-				seenIDs[m.ID] = i
+	}
+	v.messageFields(mp, m)
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		pp := mp + "." + index("parts", j)
+		v.part(pp, p, false)
+		switch {
+		case p.Type == TypeToolCall && m.Role != RoleAssistant:
+			v.addf(pp, "tool_call in a %s message (only assistant messages call tools)", m.Role)
+		case p.Type == TypeToolResult && m.Role != RoleTool:
+			v.addf(pp, "tool_result in a %s message (results belong in tool messages)", m.Role)
+		case p.Type != TypeToolResult && m.Role == RoleTool:
+			v.addf(pp, "%s part in a tool message (tool messages hold only tool_result parts)", p.Type)
+		}
+	}
+	switch m.Role {
+	case RoleAssistant:
+		for j, p := range m.Parts {
+			if p.Type == TypeToolCall {
+				vr.open = append(vr.open, openCall{id: p.ID, name: p.Name, path: mp + "." + index("parts", j)})
 			}
 		}
-		v.messageFields(mp, m)
-		for j := range m.Parts {
-			p := &m.Parts[j]
+	case RoleTool:
+		for j, p := range m.Parts {
+			if p.Type != TypeToolResult {
+				continue
+			}
 			pp := mp + "." + index("parts", j)
-			v.part(pp, p, false)
-			switch {
-			case p.Type == TypeToolCall && m.Role != RoleAssistant:
-				v.addf(pp, "tool_call in a %s message (only assistant messages call tools)", m.Role)
-			case p.Type == TypeToolResult && m.Role != RoleTool:
-				v.addf(pp, "tool_result in a %s message (results belong in tool messages)", m.Role)
-			case p.Type != TypeToolResult && m.Role == RoleTool:
-				v.addf(pp, "%s part in a tool message (tool messages hold only tool_result parts)", p.Type)
-			}
-		}
-		switch m.Role {
-		case RoleAssistant:
-			for j, p := range m.Parts {
-				if p.Type == TypeToolCall {
-					open = append(open, openCall{id: p.ID, name: p.Name, path: mp + "." + index("parts", j)})
+			k := -1
+			for n, c := range vr.open {
+				if c.id == p.ID {
+					k = n
+					break
 				}
 			}
-			if open != nil {
-				openAt = i
+			if k < 0 {
+				if vr.open != nil || p.ID == "" {
+					v.unpaired(pp, "tool result %q answers no open call", p.ID)
+				} else {
+					v.unpaired(pp, "tool result %q answers no call of the preceding assistant message", p.ID)
+				}
+				continue
 			}
-		case RoleTool:
-			for j, p := range m.Parts {
-				if p.Type != TypeToolResult {
-					continue
-				}
-				pp := mp + "." + index("parts", j)
-				k := -1
-				for n, c := range open {
-					if c.id == p.ID {
-						k = n
-						break
-					}
-				}
-				if k < 0 {
-					if openAt >= 0 || p.ID == "" {
-						v.unpaired(pp, "tool result %q answers no open call", p.ID)
-					} else {
-						v.unpaired(pp, "tool result %q answers no call of the preceding assistant message", p.ID)
-					}
-					continue
-				}
-				open = append(open[:k], open[k+1:]...)
-			}
+			vr.open = append(vr.open[:k], vr.open[k+1:]...)
 		}
 	}
-	// Calls still open here are pending: the history ends before their
-	// results, as it does while an agent runs its tools.
-	return v.err()
+	// Calls still open at the end are pending: the history ends before
+	// their results, as it does while an agent runs its tools.
+	return v.problems
 }
 
 // Pending returns the tool calls of h still waiting for their results: the
@@ -203,13 +225,6 @@ func (v *validator) addf(path, format string, args ...any) {
 
 func (v *validator) unpaired(path, format string, args ...any) {
 	v.problems = append(v.problems, Problem{Path: path, Msg: fmt.Sprintf(format, args...), Unpaired: true})
-}
-
-func (v *validator) err() error {
-	if len(v.problems) == 0 {
-		return nil
-	}
-	return &ValidationError{Problems: v.problems}
 }
 
 func (v *validator) messageFields(mp string, m Message) {

@@ -76,3 +76,16 @@ func TestNoDoubledPrefix(t *testing.T) {
 		t.Errorf("exit %d: %q", code, errs)
 	}
 }
+
+// TestValidateJSON: --json reports problems as one JSON object on stdout.
+func TestValidateJSON(t *testing.T) {
+	out, errs, code := runCLI(t, `[{"role":"user","phase":"final","parts":[{"type":"text","text":"hi"}]}]`, "validate", "--json")
+	want := `{"messages":1,"problems":[{"path":"messages[0]","message":"phase on a user message (only assistant messages have a phase)"}]}` + "\n"
+	if code != 1 || out != want || errs != "" {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	out, _, code = runCLI(t, `{"role":"user","parts":[{"type":"text","text":"hi"}]}`, "validate", "--json")
+	if code != 0 || out != `{"messages":1,"problems":[]}`+"\n" {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}

@@ -44,6 +44,12 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// silentError fails a command that has already reported why (a --json
+// report): exit code 1, nothing more on stderr.
+type silentError struct{}
+
+func (silentError) Error() string { return "failed" }
+
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 func main() {
@@ -83,6 +89,8 @@ func run(e *env, args []string) (code int) {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &silentError{}):
+		return 1 // the command has said what failed, on stdout
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "convo %s: %v\nusage: convo %s %s\n", args[0], err, args[0], c.usage)
 		return 2
@@ -149,29 +157,6 @@ func parse(fs *flag.FlagSet, args []string, max int) ([]string, error) {
 		return nil, usagef("too many arguments: %s", strings.Join(fs.Args()[max:], " "))
 	}
 	return fs.Args(), nil
-}
-
-// input reads the file named by args[0], or stdin when there is none or it
-// is "-", refusing more than limit bytes.
-func (e *env) input(args []string, limit int64) ([]byte, string, error) {
-	name := "stdin"
-	var r io.Reader = e.stdin
-	if len(args) > 0 && args[0] != "-" {
-		f, err := os.Open(args[0])
-		if err != nil {
-			return nil, args[0], err
-		}
-		defer f.Close()
-		r, name = f, args[0]
-	}
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, name, fmt.Errorf("reading %s: %w", name, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, name, fmt.Errorf("%s: larger than %d bytes", name, limit)
-	}
-	return b, name, nil
 }
 
 // envOr returns the environment variable name, or def when it is unset or

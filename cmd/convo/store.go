@@ -134,6 +134,8 @@ func storeImport(e *env, args []string) error {
 	title := fs.String("title", "", "the conversation's `TITLE` (default: the start of its first user message, else the file's name)")
 	metaFlag := fs.String("meta", "", "the conversation's metadata: a `JSON` object")
 	from := fs.String("from", "convo", "the input's format: convo, or an export of many conversations ("+archiveNames(archive.Readable())+")")
+	maxSize := sizeFlag{convo.DefaultLimits.MaxBytes}
+	fs.Var(&maxSize, "max-size", "refuse a history larger than `MiB` (the file's size is checked before reading)")
 	args, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -148,19 +150,7 @@ func storeImport(e *env, args []string) error {
 		}
 		return storeImportArchive(e, sf, *from, meta, args)
 	}
-	h, err := e.readHistory(args)
-	if err != nil {
-		return err
-	}
-	ctx, s, done, err := sf.open()
-	if err != nil {
-		return err
-	}
-	defer done()
-	if *title == "" {
-		*title = defaultTitle(h, args)
-	}
-	c, err := s.Create(ctx, store.Conversation{ID: *id, Tenant: *sf.tenant, Title: *title, Meta: meta}, h...)
+	c, err := importStream(e, sf, store.Conversation{ID: *id, Tenant: *sf.tenant, Title: *title, Meta: meta}, args, maxSize.bytes)
 	if err != nil {
 		return err
 	}

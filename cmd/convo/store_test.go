@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -274,5 +275,47 @@ func TestStoreSearch(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "", "store", "search", "--db", db, "?!"); code != 1 || !strings.Contains(errOut, "no word to search for") {
 		t.Fatalf("search without a word: exit %d %s", code, errOut)
+	}
+}
+
+// TestStoreImportBatches: an import stored a batch at a time is whole, and
+// a bad message in a later batch stores nothing and is named by its index
+// in the file.
+func TestStoreImportBatches(t *testing.T) {
+	defer func(b int) { importBatch = b }(importBatch)
+	importBatch = 300 // a few messages a batch
+	db := filepath.Join(t.TempDir(), "convo.db")
+	var lines []string
+	for i := range 20 {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		lines = append(lines, fmt.Sprintf(`{"role":%q,"parts":[{"type":"text","text":"message %d"}]}`, role, i))
+	}
+	id, errs, code := runCLI(t, strings.Join(lines, "\n"), "store", "import", "--db", db)
+	if code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	out, _, _ := runCLI(t, "", "store", "export", "--db", db, "--lines", strings.TrimSpace(id))
+	got := strings.Split(strings.TrimSpace(out), "\n")
+	for i, l := range got {
+		if len(got) != 20 || !strings.Contains(l, fmt.Sprintf(`"text":"message %d"`, i)) {
+			t.Fatalf("exported\n%s", out)
+		}
+	}
+	lines[15] = `{"role":"tool","parts":[{"type":"tool_result","id":"nope","name":"f","parts":[]}]}`
+	_, errs, code = runCLI(t, strings.Join(lines, "\n"), "store", "import", "--db", db, "--id", "bad")
+	if code != 1 || !strings.Contains(errs, "messages[15]") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if _, errs, code := runCLI(t, "", "store", "show", "--db", db, "bad"); code != 1 || !strings.Contains(errs, "not found") {
+		t.Fatalf("a failed import left a conversation: exit %d %s", code, errs)
+	}
+	// A file over --max-size is refused before it is read, in MiB.
+	big := writeFile(t, "big.jsonl", strings.Repeat(lines[0]+"\n", 30000))
+	_, errs, code = runCLI(t, "", "store", "import", "--db", db, "--max-size", "1", big)
+	if code != 1 || !strings.Contains(errs, "more than the limit of 1.0 MiB (raise it with --max-size)") {
+		t.Fatalf("exit %d: %s", code, errs)
 	}
 }
