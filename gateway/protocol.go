@@ -201,5 +201,11 @@ func peek(body []byte) (model string, stream *bool, err error) {
 		}
 		return r.Skip()
 	})
-	return model, stream, err
+	if err == nil {
+		err = r.ExpectEnd()
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return model, stream, nil
 }

@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+)
+
+// FuzzRequestPeek: any request body gives a model and stream flag or an
+// error, never a panic.
+func FuzzRequestPeek(f *testing.F) {
+	f.Add([]byte(`{"model":"claude-x","stream":true,"messages":[]}`))
+	f.Add([]byte(`{"model":1,"stream":"yes"}`))
+	f.Add([]byte(`[1,2]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		model, stream, err := peek(body)
+		if err != nil && (model != "" || stream != nil) {
+			t.Fatalf("error %v with a result", err)
+		}
+	})
+}
+
+// FuzzConfigFlags: any --upstream or --route value parses or is refused
+// with its text in the error.
+func FuzzConfigFlags(f *testing.F) {
+	f.Add("a=anthropic@https://api.anthropic.com,key-env=K")
+	f.Add("gpt-*=openai")
+	f.Fuzz(func(t *testing.T, s string) {
+		if _, err := ParseUpstream(s); err != nil && !strings.Contains(err.Error(), "want NAME=PROTOCOL@URL") {
+			t.Fatal(err)
+		}
+		if _, err := ParseRoute(s); err != nil && !strings.Contains(err.Error(), "want MODEL_GLOB=UPSTREAM") {
+			t.Fatal(err)
+		}
+		_, _ = ParseConfig(strings.NewReader(s))
+	})
+}
+
+// FuzzFingerprint: any request body a client protocol decodes has a
+// fingerprint per prefix that ends with an assistant turn, longest first,
+// and the whole history's fingerprint extends the longest prefix's chain.
+func FuzzFingerprint(f *testing.F) {
+	f.Add([]byte(`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},{"role":"tool","tool_call_id":"c","content":"1"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for name := range protocols {
+			c, err := all.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, _, err := c.Decode(body, provider.Options{Repair: true})
+			if err != nil {
+				continue
+			}
+			sums, lens := prefixes(h)
+			if len(sums) != len(lens) {
+				t.Fatal("prefixes and lengths differ in number")
+			}
+			for i := range lens {
+				if lens[i] < 1 || lens[i] > len(h) || (i > 0 && lens[i] >= lens[i-1]) {
+					t.Fatalf("lengths %v for %d messages", lens, len(h))
+				}
+				if Fingerprint(h[:lens[i]]) != sums[i] {
+					t.Fatalf("prefix %d: fingerprint differs from the history's", lens[i])
+				}
+			}
+		}
+	})
+}
