@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -78,6 +79,15 @@ func codec(flag, name string) (provider.Codec, error) {
 
 func (e *env) warn(warns []provider.Warning) {
 	for _, w := range warns {
+		if e.jsonWarnings {
+			b, _ := json.Marshal(struct {
+				Warning string `json:"warning"`
+				Path    string `json:"path,omitempty"`
+				Code    string `json:"code,omitempty"`
+			}{w.Msg, w.Path, string(w.Code)})
+			fmt.Fprintf(e.stderr, "%s\n", b)
+			continue
+		}
 		fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
 }
@@ -87,6 +97,7 @@ func runConvert(e *env, args []string) error {
 	from := fs.String("from", "", "input format: "+formatNames())
 	to := fs.String("to", "", "output format: "+formatNames())
 	lines := fs.Bool("lines", false, "with --to convo, write JSON Lines instead of the envelope")
+	fs.BoolVar(&e.jsonWarnings, "json", false, `write warnings to stderr as JSON Lines: {"warning","path","code"}`)
 	messagesOnly := fs.Bool("messages-only", false, "convert only the conversation members (messages, system), not the model, tools and settings")
 	var co convOptions
 	co.register(fs)
@@ -110,6 +121,9 @@ func runConvert(e *env, args []string) error {
 	dst, err := codec("to", *to)
 	if err != nil {
 		return err
+	}
+	if *lines && dst != nil {
+		e.warn([]provider.Warning{provider.Warnf("", "--lines does nothing with --to %s: only --to convo writes JSON Lines", *to)})
 	}
 	body, name, err := e.input(args, opts.DecodeLimits().MaxBytes)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ func runFit(e *env, args []string) error {
 	summarize := fs.String("summarize", "", "summarise what is left out by piping its transcript to `CMD` (run by sh -c)")
 	strategies := fs.String("strategies", "", "strategies to apply, in order: `LIST` of reasoning, shorten, drop, summarize (default: reasoning,shorten,drop)")
 	block := fs.Int("block", 0, "trim in steps of `N` tokens, so the request's start stays the same across turns (default: a quarter of the budget)")
+	asJSON := fs.Bool("json", false, "write the report to stderr as one JSON object (see docs) instead of lines")
 	shortenTo := fs.Int("shorten-to", 0, "keep `N` bytes of a shortened tool result (default 1024)")
 	args, err := parse(fs, args, 1)
 	if err != nil {
@@ -99,6 +101,9 @@ func runFit(e *env, args []string) error {
 	if _, err := e.stdout.Write(out); err != nil {
 		return err
 	}
+	if *asJSON {
+		return writeFitJSON(e.stderr, r, c)
+	}
 	writeFitReport(e.stderr, r, c)
 	return nil
 }
@@ -149,6 +154,58 @@ func writeFitReport(w io.Writer, r *fit.Result, c *tokens.Counter) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+}
+
+// fitJSON is fit --json's report: the counts, the counter, and every
+// message left out or changed, indexes counting in the history given.
+type fitJSON struct {
+	Tokens   int           `json:"tokens"`
+	Budget   int           `json:"budget"`
+	Original int           `json:"original"`
+	Level    int           `json:"level"`
+	Model    string        `json:"model"`
+	Exact    bool          `json:"exact"`
+	Bound    float64       `json:"bound,omitempty"`
+	Excluded []fitExcluded `json:"excluded"`
+	Changed  []fitChanged  `json:"changed"`
+	Summary  int           `json:"summary,omitempty"`
+	Notes    []string      `json:"notes,omitempty"`
+}
+
+type fitExcluded struct {
+	Index  int    `json:"index"`
+	Role   string `json:"role"`
+	Tokens int    `json:"tokens"`
+	Reason string `json:"reason"`
+}
+
+type fitChanged struct {
+	Index int    `json:"index"`
+	At    int    `json:"at"`
+	Role  string `json:"role"`
+	What  string `json:"what"`
+	Saved int    `json:"saved"`
+}
+
+func writeFitJSON(w io.Writer, r *fit.Result, c *tokens.Counter) error {
+	rep := fitJSON{Tokens: r.Tokens, Budget: r.Budget, Original: r.Original, Level: r.Level,
+		Model: c.Model().Name, Exact: c.Exact(), Summary: r.Summary, Notes: r.Notes,
+		Excluded: []fitExcluded{}, Changed: []fitChanged{}}
+	if !rep.Exact {
+		rep.Bound = c.Bound()
+	}
+	for _, x := range r.Excluded {
+		rep.Excluded = append(rep.Excluded, fitExcluded{x.Index, string(x.Role), x.Tokens, x.Reason})
+	}
+	for _, x := range r.Changed {
+		rep.Changed = append(rep.Changed, fitChanged{x.Index, x.At, string(x.Role), x.What, x.Saved})
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }
 
 // commandSummarizer summarises by piping a transcript to a shell command

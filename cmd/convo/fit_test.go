@@ -174,3 +174,35 @@ func TestFitUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFitJSON: --json writes the report as one JSON object on stderr, and
+// it agrees with the fitted history on stdout.
+func TestFitJSON(t *testing.T) {
+	doc := fitSession(20)
+	total := countFor(t, "gpt-4o", doc)
+	out, errs, code := runCLI(t, doc, "fit", "--model", "gpt-4o", "--budget", fmt.Sprint(total/3), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Tokens, Budget, Original int
+		Model                    string
+		Exact                    bool
+		Excluded                 []struct {
+			Index, Tokens int
+			Role, Reason  string
+		}
+		Changed []struct{ Index, At, Saved int }
+	}
+	if strings.Count(errs, "\n") != 1 || json.Unmarshal([]byte(errs), &rep) != nil {
+		t.Fatalf("not one JSON object: %s", errs)
+	}
+	h, _ := convo.Unmarshal([]byte(out))
+	if rep.Budget != total/3 || rep.Original != total || rep.Model != "gpt-4o" || !rep.Exact ||
+		rep.Tokens != countFor(t, "gpt-4o", out) || len(rep.Excluded) == 0 || rep.Excluded[0].Reason == "" {
+		t.Errorf("report %+v", rep)
+	}
+	if want := 1 + 20*4 - len(rep.Excluded); len(h) != want {
+		t.Errorf("%d messages kept, the report leaves out %d of 81", len(h), len(rep.Excluded))
+	}
+}

@@ -89,3 +89,17 @@ func TestValidateJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 }
+
+// TestConvertWarnings: an option that does nothing for the target warns,
+// and --json writes warnings as JSON Lines.
+func TestConvertWarnings(t *testing.T) {
+	in := `{"role":"user","parts":[{"type":"text","text":"hi"}]}`
+	_, errs, code := runCLI(t, in, "convert", "--from", "convo", "--to", "anthropic", "--lines")
+	if code != 0 || !strings.Contains(errs, "warning: --lines does nothing with --to anthropic") {
+		t.Fatalf("exit %d: %q", code, errs)
+	}
+	_, errs, code = runCLI(t, in, "convert", "--from", "convo", "--to", "anthropic", "--lines", "--json")
+	if code != 0 || errs != `{"warning":"--lines does nothing with --to anthropic: only --to convo writes JSON Lines"}`+"\n" {
+		t.Fatalf("exit %d: %q", code, errs)
+	}
+}

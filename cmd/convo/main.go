@@ -37,6 +37,8 @@ type env struct {
 	color bool
 	// getenv reads the environment (tests replace it).
 	getenv func(string) string
+	// jsonWarnings writes warnings as JSON Lines (--json).
+	jsonWarnings bool
 }
 
 // usageError is a mistake in how the command was called: exit code 2.
