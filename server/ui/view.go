@@ -164,7 +164,7 @@ func partOf(p convo.Part) partView {
 	case convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile:
 		v.MediaType, v.URL, v.FileID, v.Name = p.MediaType, p.URL, p.FileID, p.Name
 		v.Size = len(p.Data) / 4 * 3
-		if p.Data != "" {
+		if p.Data != "" && len(p.Data) <= maxInline {
 			v.Src = dataURL(p.Type, p.MediaType, p.Data)
 		}
 		if v.URL != "" && !safeURL(v.URL) {
@@ -206,6 +206,10 @@ func pretty(raw json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// maxInline bounds the base64 data a page carries inline for one part:
+// larger media are described, not shown, so a page stays light.
+const maxInline = 8 << 20
 
 var (
 	mediaTypeRE = regexp.MustCompile(`^[a-z]+/[a-z0-9][a-z0-9.+-]*$`)
