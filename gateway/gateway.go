@@ -37,6 +37,8 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -316,6 +318,10 @@ func (g *Gateway) endpoint(name string) http.HandlerFunc {
 		case "ollama":
 			x.stream = stream == nil || *stream // Ollama streams unless told not to
 		}
+		if id := r.Header.Get("Convo-Conversation"); id != "" && !validConvID(id) {
+			writeError(w, cp, http.StatusBadRequest, "Convo-Conversation: want 1 to 256 bytes of printable text without white space or / ? # % \\")
+			return
+		}
 		if x.up = g.route(x.model); x.up == nil {
 			writeError(w, cp, http.StatusNotFound, fmt.Sprintf("no route for model %q", x.model))
 			return
@@ -430,6 +436,20 @@ func (g *Gateway) pairResults(ctx context.Context, x *exchange, n int) {
 		}
 		m.Parts = parts
 	}
+}
+
+// validConvID reports whether id can name a stored conversation (see
+// store.Conversation.ID).
+func validConvID(id string) bool {
+	if len(id) > store.MaxIDBytes || !utf8.ValidString(id) {
+		return false
+	}
+	for _, c := range id {
+		if c <= ' ' || c == 0x7f || strings.ContainsRune("/?#%\\", c) || !unicode.IsPrint(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // headers sets the Convo-Conversation and Convo-Message-Ids headers.

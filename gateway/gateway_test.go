@@ -429,6 +429,20 @@ func TestExplicitConversation(t *testing.T) {
 	}
 }
 
+// TestBadConversationHeader: a Convo-Conversation that cannot name a
+// conversation is refused before any upstream request.
+func TestBadConversationHeader(t *testing.T) {
+	rg := newRig(t, "ollama", nil)
+	for _, id := range []string{"a/b", "has space", strings.Repeat("x", 300)} {
+		body := requestBody(t, "ollama", "m", convo.History{convo.User("hi")}, true)
+		resp := rg.post(t, "ollama", "m", body, true, map[string]string{"Convo-Conversation": id})
+		resp.Body.Close()
+		if resp.StatusCode != 400 || rg.up.last.Load() != nil {
+			t.Fatalf("%q: status %d", id, resp.StatusCode)
+		}
+	}
+}
+
 // blockingStore holds every Create until release is closed.
 type blockingStore struct {
 	store.Store
@@ -654,4 +668,37 @@ func unsynth(id string) string {
 		return "made-up"
 	}
 	return id
+}
+
+// TestTranslatedUpstreamError: an Anthropic 429 reaches an OpenAI Chat
+// client as an OpenAI error, with Retry-After.
+func TestTranslatedUpstreamError(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	rg.up.status, rg.up.retryAfter = 429, "3"
+	resp := rg.post(t, "openai-chat", "m", requestBody(t, "openai-chat", "m", convo.History{convo.User("hi")}, true), true, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var e struct {
+		Error struct{ Message, Type string }
+	}
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" || json.Unmarshal(got, &e) != nil ||
+		e.Error.Type != "rate_limit_exceeded" || e.Error.Message != "slow down" {
+		t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, got)
+	}
+}
+
+// TestModels lists the routes.
+func TestModels(t *testing.T) {
+	rg := newRig(t, "openai-chat", nil)
+	req, _ := http.NewRequest("GET", rg.srv.URL+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(got) != `{"object":"list","data":[{"id":"*","object":"model","created":0,"owned_by":"up"}]}` {
+		t.Fatalf("%d %s", resp.StatusCode, got)
+	}
 }
