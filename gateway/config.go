@@ -29,6 +29,8 @@ import (
 type Config struct {
 	Upstreams []Upstream `json:"upstreams"`
 	Routes    []Route    `json:"routes"`
+	// Record is the recording policy: modes per token and redaction.
+	Record RecordConfig `json:"record,omitzero"`
 }
 
 // Upstream is a provider endpoint the gateway forwards to.

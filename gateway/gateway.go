@@ -104,6 +104,7 @@ type Gateway struct {
 	client *http.Client
 	log    *slog.Logger
 	mux    *http.ServeMux
+	policy policy
 }
 
 // upstream is a configured upstream with its key.
@@ -160,6 +161,10 @@ func New(opts Options) (*Gateway, error) {
 		}
 		g.ups[u.Name] = up
 	}
+	var err error
+	if g.policy, err = opts.Config.Record.compile(); err != nil {
+		return nil, err
+	}
 	for tok, tenant := range opts.Tokens {
 		g.tokens[sha256.Sum256([]byte(tok))] = tenant
 	}
@@ -171,6 +176,7 @@ func New(opts Options) (*Gateway, error) {
 	}
 	g.rec = newRecorder(opts.Store, opts.QueueSize, g.log)
 	g.rec.tel = opts.Telemetry
+	g.rec.policy = g.policy
 	g.mux = http.NewServeMux()
 	g.mux.HandleFunc("POST /v1/chat/completions", g.endpoint("openai-chat"))
 	g.mux.HandleFunc("POST /v1/responses", g.endpoint("openai-responses"))
@@ -198,18 +204,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // tenant resolves the caller's token; ok is false when it is refused.
 func (g *Gateway) tenant(r *http.Request) (string, bool) {
-	tok := r.Header.Get("X-Api-Key")
-	if tok == "" {
-		tok = r.Header.Get("X-Goog-Api-Key")
-	}
-	if tok == "" {
-		if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-			tok = a[7:]
-		}
-	}
-	if tok == "" {
-		tok = r.URL.Query().Get("key") // Gemini's query-string key
-	}
+	tok := token(r)
 	if tok == "" {
 		return "", g.opts.Anonymous
 	}
@@ -222,6 +217,24 @@ func (g *Gateway) tenant(r *http.Request) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// token returns the gateway token a request carries where its SDK sends an
+// API key, or "".
+func token(r *http.Request) string {
+	tok := r.Header.Get("X-Api-Key")
+	if tok == "" {
+		tok = r.Header.Get("X-Goog-Api-Key")
+	}
+	if tok == "" {
+		if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+			tok = a[7:]
+		}
+	}
+	if tok == "" {
+		tok = r.URL.Query().Get("key") // Gemini's query-string key
+	}
+	return tok
 }
 
 // route returns the upstream for a model.
@@ -285,6 +298,11 @@ func (g *Gateway) endpoint(name string) http.HandlerFunc {
 			return
 		}
 		x.tenant = tenant
+		mode, err := g.policy.mode(r)
+		if err != nil {
+			writeError(w, cp, http.StatusBadRequest, err.Error())
+			return
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes))
 		if err != nil {
 			var tooBig *http.MaxBytesError
@@ -327,6 +345,7 @@ func (g *Gateway) endpoint(name string) http.HandlerFunc {
 			return
 		}
 		g.prepare(r, x)
+		x.rec.mode = mode
 		g.startSpan(r, x)
 		if x.up.proto == cp {
 			g.passThrough(w, r, x)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,7 @@ type record struct {
 	fail     string // an error message to record instead of (or after) the reply
 
 	span *exchangeSpan // for the exchange's span, when the gateway makes spans
+	mode RecordMode    // "" is full
 }
 
 // recorder writes records to the store from one goroutine, so recording
@@ -48,6 +50,7 @@ type recorder struct {
 	st      store.Store
 	log     *slog.Logger
 	tel     *telemetry.Tracer // nil: no spans
+	policy  policy            // what is kept: modes and redaction
 	q       chan *record
 	done    chan struct{}
 	mu      sync.Mutex // guards closed, the send side of q, pending and written
@@ -80,6 +83,9 @@ func newRecorder(st store.Store, size int, log *slog.Logger) *recorder {
 // in Stats and logged): the client's exchange has been answered already,
 // and memory stays bounded.
 func (rc *recorder) enqueue(rec *record) {
+	if rec.mode == RecordOff {
+		return // the client asked that nothing be kept
+	}
 	if rec.span != nil {
 		rec.span.end = time.Now() // the exchange ends as it is handed over
 	}
@@ -224,13 +230,12 @@ func (rc *recorder) write(rec *record) error {
 			reply = &m
 		}
 	}
-	rc.emitSpan(rec, reply, fail)
 	if reply != nil {
 		m := *reply
 		m.ID, m.Time = rec.replyID, now
 		msgs = append(msgs, m)
 		if rec.fp != nil {
-			rec.fp.add(&m)
+			rec.fp.add(&m) // what the client saw, unredacted: its next request matches it
 		}
 	}
 	if fail != "" {
@@ -246,6 +251,21 @@ func (rc *recorder) write(rec *record) error {
 			msgs[i].Time = now
 		}
 	}
+	// Nothing unredacted, and in metadata mode no content, goes further:
+	// not to the store, not to the span.
+	msgs = rc.policy.keep(rec.mode, slices.Clone(msgs))
+	reply, fail = nil, ""
+	for i := range msgs {
+		switch m := &msgs[i]; {
+		case m.ID == rec.replyID && m.Role == convo.RoleAssistant:
+			reply = m
+		case m.Role == convo.RoleError && i == len(msgs)-1:
+			if fail = m.Text(); fail == "" {
+				fail = "failed (error text not recorded)"
+			}
+		}
+	}
+	rc.emitSpan(rec, reply, fail)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var meta json.RawMessage
