@@ -60,9 +60,8 @@ func (f SignerFunc) Sign(req *http.Request, body []byte) error { return f(req, b
 // Client sends whole requests in one wire format. Its fields may be set
 // after New; a Client is safe for concurrent use once set up.
 type Client struct {
-	// Codec encodes requests; Replies reads the replies.
-	Codec   provider.RequestCodec
-	Replies provider.ReplyCodec
+	// Format encodes the requests and reads the replies.
+	Format provider.Format
 	// BaseURL is the API's root, e.g. https://api.openai.com/v1 (New sets
 	// each provider's default; Bedrock's depends on Region).
 	BaseURL string
@@ -104,15 +103,11 @@ func New(format, key string) (*Client, error) {
 	if !ok {
 		return nil, fmt.Errorf("send: %w %q: no HTTP API (known: openai-chat, openai-responses, anthropic, gemini, ollama, bedrock)", provider.ErrUnknownFormat, format)
 	}
-	codec, err := all.LookupRequest(format)
+	f, err := all.Lookup(format)
 	if err != nil {
 		return nil, fmt.Errorf("send: %w", err)
 	}
-	replies, err := all.Lookup(format)
-	if err != nil {
-		return nil, fmt.Errorf("send: %w", err)
-	}
-	c := &Client{Codec: codec, Replies: replies, BaseURL: d.base, Key: key, Header: http.Header{}}
+	c := &Client{Format: f, BaseURL: d.base, Key: key, Header: http.Header{}}
 	if format == "anthropic" {
 		c.Header.Set("anthropic-version", AnthropicVersion)
 	}
@@ -127,7 +122,7 @@ func BedrockURL(region string) string {
 // Endpoint returns the URL a request for model goes to, streamed or not.
 func (c *Client) Endpoint(model string, stream bool) (string, error) {
 	base := strings.TrimSuffix(c.BaseURL, "/")
-	switch c.Codec.Name() {
+	switch c.Format.Name() {
 	case "openai-chat":
 		return base + "/chat/completions", nil
 	case "openai-responses":
@@ -155,7 +150,7 @@ func (c *Client) Endpoint(model string, stream bool) (string, error) {
 		}
 		return base + "/model/" + url.PathEscape(model) + op, nil
 	}
-	return "", fmt.Errorf("send: no endpoint for format %q", c.Codec.Name())
+	return "", fmt.Errorf("send: no endpoint for format %q", c.Format.Name())
 }
 
 // NewRequest encodes h with r's settings (r.History is replaced by h when
@@ -168,9 +163,9 @@ func (c *Client) NewRequest(ctx context.Context, h convo.History, r *provider.Re
 	}
 	opts := c.Options
 	opts.OnWarning = nil
-	body, warns, err := c.Codec.EncodeRequest(&req, opts)
+	body, warns, err := c.Format.EncodeRequest(&req, opts)
 	if err != nil {
-		return nil, warns, fmt.Errorf("send: %s request: %w", c.Codec.Name(), err)
+		return nil, warns, fmt.Errorf("send: %s request: %w", c.Format.Name(), err)
 	}
 	u, err := c.Endpoint(req.Model, req.Stream)
 	if err != nil {
@@ -182,7 +177,7 @@ func (c *Client) NewRequest(ctx context.Context, h convo.History, r *provider.Re
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	if c.Key != "" {
-		switch defaults[c.Codec.Name()].auth {
+		switch defaults[c.Format.Name()].auth {
 		case "x-api-key":
 			hr.Header.Set("x-api-key", c.Key)
 		case "x-goog-api-key":
@@ -223,7 +218,7 @@ func (c *Client) Send(ctx context.Context, h convo.History, r *provider.Request)
 	defer resp.Body.Close()
 	opts := c.Options
 	opts.OnWarning = nil
-	m, rw, err := ReadReply(resp, c.Replies, opts)
+	m, rw, err := ReadReply(resp, c.Format, opts)
 	warns = append(warns, rw...)
 	if err != nil {
 		return m, c.finish(warns), err
