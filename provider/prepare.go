@@ -119,10 +119,6 @@ func (l loc) String() string {
 	return s
 }
 
-func (p *preparer) warn(l loc, format string, args ...any) {
-	p.warns = append(p.warns, Warnf(l.String(), format, args...))
-}
-
 // warnc adds a warning with its code.
 func (p *preparer) warnc(code Code, l loc, format string, args ...any) {
 	p.warns = append(p.warns, WarnCode(code, l.String(), format, args...))

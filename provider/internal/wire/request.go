@@ -519,6 +519,19 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 	if err != nil {
 		return nil, warns, err
 	}
+	if len(r.Tools) == 0 && (r.ToolChoice.Mode != "" || r.ParallelToolCalls != nil) {
+		// The APIs refuse a tool choice without tools; without tools there
+		// is nothing to choose.
+		c := *r
+		if c.ToolChoice.Mode != "" {
+			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice", "no tools to choose from: left out"))
+		}
+		if c.ParallelToolCalls != nil {
+			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "parallel_tool_calls", "no tools: left out"))
+		}
+		c.ToolChoice, c.ParallelToolCalls = provider.ToolChoice{}, nil
+		r = &c
+	}
 	e := &ReqEnc{R: r, Own: own, Warns: warns, Target: f.Name, Provider: f.Provider}
 	e.O = NewObj(make([]byte, 0, len(conv)+256+128*len(r.Tools)))
 	var carried Field
