@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEveryHelpHasExample: every command's and store subcommand's -h shows
@@ -101,5 +102,36 @@ func TestConvertWarnings(t *testing.T) {
 	_, errs, code = runCLI(t, in, "convert", "--from", "convo", "--to", "anthropic", "--lines", "--json")
 	if code != 0 || errs != `{"warning":"--lines does nothing with --to anthropic: only --to convo writes JSON Lines"}`+"\n" {
 		t.Fatalf("exit %d: %q", code, errs)
+	}
+}
+
+// TestMeter: progress shows only on a terminal, only after a second, at
+// most five times a second, and is erased at the end.
+func TestMeter(t *testing.T) {
+	var b strings.Builder
+	now := time.Unix(0, 0)
+	m := &meter{w: &b, on: true, start: now, now: func() time.Time { return now }}
+	r := &limitedReader{left: 100 << 20, limit: 100 << 20}
+	m.update(10, r)
+	now = now.Add(900 * time.Millisecond)
+	m.update(20, r)
+	if b.Len() != 0 {
+		t.Fatalf("shown within the first second: %q", b.String())
+	}
+	r.left -= 3 << 20
+	now = now.Add(200 * time.Millisecond)
+	m.update(30, r)
+	now = now.Add(100 * time.Millisecond)
+	m.update(40, r) // too soon after the last
+	m.done()
+	if got := b.String(); got != "\r30 messages (3.0 MiB) read\x1b[K\r\x1b[K" {
+		t.Fatalf("%q", got)
+	}
+	b.Reset()
+	off := &meter{w: &b, on: false, start: time.Unix(0, 0), now: func() time.Time { return time.Unix(100, 0) }}
+	off.update(1, r)
+	off.done()
+	if b.Len() != 0 {
+		t.Fatalf("shown off a terminal: %q", b.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 // errTooLarge marks input over a command's size limit.
@@ -85,4 +86,42 @@ func (s *sizeFlag) Set(v string) error {
 	}
 	s.bytes = n << 20
 	return nil
+}
+
+// meter shows how far a long read has got: on a terminal only (stderr),
+// and only once the work has taken more than a second, redrawn in place at
+// most five times a second and erased at the end.
+type meter struct {
+	w           io.Writer
+	on, shown   bool
+	start, last time.Time
+	now         func() time.Time
+}
+
+func (e *env) newMeter() *meter {
+	return &meter{w: e.stderr, on: isTerminalWriter(e.stderr), start: time.Now(), now: time.Now}
+}
+
+// update shows n messages and the bytes r has delivered so far.
+func (m *meter) update(n int, r io.Reader) {
+	if !m.on {
+		return
+	}
+	t := m.now()
+	if t.Sub(m.start) < time.Second || t.Sub(m.last) < 200*time.Millisecond {
+		return
+	}
+	m.last, m.shown = t, true
+	s := plural(n, "messages")
+	if l, ok := r.(*limitedReader); ok {
+		s += " (" + mib(l.limit-l.left) + ")"
+	}
+	fmt.Fprintf(m.w, "\r%s read\x1b[K", s)
+}
+
+// done erases the progress line, if one was shown.
+func (m *meter) done() {
+	if m.shown {
+		fmt.Fprint(m.w, "\r\x1b[K")
+	}
 }

@@ -89,9 +89,12 @@ func importStream(e *env, sf storeFlags, c store.Conversation, args []string, li
 	var batch convo.History
 	size, offset := 0, 0
 	eof := false
+	progress := e.newMeter()
+	defer progress.done()
 	next := func() error {
 		batch, size = batch[:0], 0
 		for size < importBatch {
+			progress.update(offset+len(batch), r)
 			m, err := d.Next()
 			if errors.Is(err, io.EOF) {
 				eof = true

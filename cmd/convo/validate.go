@@ -44,7 +44,10 @@ func runValidate(e *env, args []string) error {
 	var v convo.Validator
 	problems := []jsonProblem{}
 	n := 0
+	progress := e.newMeter()
+	defer progress.done()
 	for ; ; n++ {
+		progress.update(n, r)
 		m, err := d.Next()
 		if errors.Is(err, io.EOF) {
 			break
