@@ -3,6 +3,7 @@ module github.com/convo-go/convo
 go 1.26.8
 
 require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/tiktoken-go/tokenizer v0.10.0
@@ -18,6 +19,7 @@ require (
 )
 
 require (
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -38,11 +38,13 @@ type Upstream struct {
 	// Name identifies the upstream in routes and logs.
 	Name string `json:"name"`
 	// Protocol is the upstream's wire format: "openai-chat",
-	// "openai-responses", "anthropic", "gemini" or "ollama".
+	// "openai-responses", "anthropic", "gemini", "ollama" or "bedrock"
+	// (Converse; requests are signed with AWS SigV4, not a key).
 	Protocol string `json:"protocol"`
 	// URL is the API's base URL as the provider's SDK takes it:
 	// https://api.openai.com/v1, https://api.anthropic.com,
-	// https://generativelanguage.googleapis.com, http://127.0.0.1:11434.
+	// https://generativelanguage.googleapis.com, http://127.0.0.1:11434,
+	// https://bedrock-runtime.us-east-1.amazonaws.com.
 	URL string `json:"url"`
 	// KeyEnv names the environment variable holding the upstream's API
 	// key. The key is read once at start; it is sent only to this

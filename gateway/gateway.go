@@ -84,6 +84,9 @@ type Options struct {
 	// Getenv reads the upstream keys' environment variables (nil:
 	// os.Getenv).
 	Getenv func(string) string
+	// SignBedrock signs a request to a Bedrock upstream (AWS SigV4; the
+	// command wires the AWS SDK's signer). A Bedrock upstream needs it.
+	SignBedrock func(req *http.Request, body []byte) error
 	// Logger receives a line per exchange and the recording errors; keys
 	// and bodies are never logged. Nil means slog.Default().
 	Logger *slog.Logger
@@ -154,6 +157,9 @@ func New(opts Options) (*Gateway, error) {
 	}
 	for _, u := range opts.Config.Upstreams {
 		up := &upstream{Upstream: u, proto: protocols[u.Protocol]}
+		if up.proto.eventstream && opts.SignBedrock == nil {
+			return nil, fmt.Errorf("gateway: upstream %q: Bedrock requests must be signed, and no signer was given", u.Name)
+		}
 		if u.KeyEnv != "" {
 			if up.key = opts.Getenv(u.KeyEnv); up.key == "" {
 				return nil, fmt.Errorf("gateway: upstream %q: $%s is empty", u.Name, u.KeyEnv)

@@ -32,6 +32,7 @@ var recorded = map[string]struct{ plain, stream string }{
 	"anthropic":        {"../provider/anthropic/testdata/reply/tool_use.json", "../provider/anthropic/testdata/reply/tool_use.sse"},
 	"gemini":           {"../provider/gemini/testdata/replies/signed.json", "../provider/gemini/testdata/replies/signed.sse"},
 	"ollama":           {"../provider/ollama/testdata/replies/tools.json", "../provider/ollama/testdata/replies/tools.ndjson"},
+	"bedrock":          {"../provider/bedrock/testdata/replies/tool_use.json", "../provider/bedrock/testdata/replies/tool_use.bin"},
 }
 
 // clientPaths are the gateway endpoints of each protocol.
@@ -87,7 +88,11 @@ func newFake(t *testing.T, proto string) *fakeUpstream {
 			_, _ = w.Write([]byte(`{"error":{"message":"slow down","type":"rate_limit_error"}}`))
 			return
 		}
-		streamed := strings.Contains(r.URL.Path, "streamGenerateContent") || bytes.Contains(body, []byte(`"stream":true`)) ||
+		if proto == "bedrock" && r.Header.Get("Authorization") != "AWS4-HMAC-SHA256 test-signature" {
+			w.WriteHeader(403)
+			return
+		}
+		streamed := strings.Contains(r.URL.Path, "streamGenerateContent") || strings.HasSuffix(r.URL.Path, "/converse-stream") || bytes.Contains(body, []byte(`"stream":true`)) ||
 			(f.ndjson && !bytes.Contains(body, []byte(`"stream":false`)))
 		if !streamed {
 			w.Header().Set("Content-Type", "application/json")
@@ -97,6 +102,9 @@ func newFake(t *testing.T, proto string) *fakeUpstream {
 		ct := "text/event-stream"
 		if f.ndjson {
 			ct = "application/x-ndjson"
+		}
+		if proto == "bedrock" {
+			ct = "application/vnd.amazon.eventstream"
 		}
 		w.Header().Set("Content-Type", ct)
 		data := f.stream
@@ -150,8 +158,12 @@ func newRig(t *testing.T, proto string, mod func(*gateway.Options)) *rig {
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	if proto == "anthropic" || proto == "gemini" || proto == "ollama" {
+	if proto == "anthropic" || proto == "gemini" || proto == "ollama" || proto == "bedrock" {
 		opts.Config.Upstreams[0].URL = up.URL
+	}
+	opts.SignBedrock = func(req *http.Request, body []byte) error {
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 test-signature")
+		return nil
 	}
 	if mod != nil {
 		mod(&opts)
@@ -564,7 +576,7 @@ func viewOf(m convo.Message) view {
 // whose requests cannot be converted yet are answered 501.
 func TestTranslate(t *testing.T) {
 	for _, client := range protos {
-		for _, upstream := range protos {
+		for _, upstream := range append(protos, "bedrock") {
 			if client == upstream {
 				continue
 			}

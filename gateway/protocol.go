@@ -17,6 +17,9 @@ type protocol struct {
 	name string
 	// ndjson: streams are newline-delimited JSON, not SSE.
 	ndjson bool
+	// eventstream: streams use the AWS event-stream framing (Bedrock);
+	// such a protocol is an upstream only.
+	eventstream bool
 	// endpoint is the upstream URL for a request.
 	endpoint func(base, model string, stream bool) string
 	// auth sets the upstream key on an upstream request.
@@ -66,6 +69,19 @@ var protocols = map[string]*protocol{
 		auth:      func(h http.Header, key string) { h.Set("X-Goog-Api-Key", key) },
 		errorBody: geminiError,
 	},
+	"bedrock": {
+		name:        "bedrock",
+		eventstream: true,
+		endpoint: func(base, model string, stream bool) string {
+			u := strings.TrimRight(base, "/") + "/model/" + url.PathEscape(model)
+			if stream {
+				return u + "/converse-stream"
+			}
+			return u + "/converse"
+		},
+		auth:      func(http.Header, string) {}, // requests are signed (Options.SignBedrock)
+		errorBody: openaiError,                  // never a client protocol
+	},
 	"ollama": {
 		name:      "ollama",
 		ndjson:    true,
@@ -88,6 +104,9 @@ func bearer(h http.Header, key string) { h.Set("Authorization", "Bearer "+key) }
 
 // source reads the events of a stream in the protocol's framing.
 func (p *protocol) source(r io.Reader) stream.Source {
+	if p.eventstream {
+		return stream.NewEventStream(r)
+	}
 	if p.ndjson {
 		return stream.NewNDJSON(r)
 	}

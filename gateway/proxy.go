@@ -37,6 +37,14 @@ func (g *Gateway) upstreamRequest(ctx context.Context, r *http.Request, x *excha
 	if up.key != "" {
 		up.proto.auth(req.Header, up.key)
 	}
+	if up.proto.eventstream {
+		if x.stream {
+			req.Header.Set("Accept", "application/vnd.amazon.eventstream")
+		}
+		if err := g.opts.SignBedrock(req, body); err != nil {
+			return nil, fmt.Errorf("signing the request: %w", err)
+		}
+	}
 	return req, nil
 }
 

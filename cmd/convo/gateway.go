@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +14,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/store/backends"
@@ -121,6 +126,13 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	}()
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	cfg.opts.Store, cfg.opts.Logger, cfg.opts.Getenv = st, log, e.getenv
+	for _, u := range cfg.opts.Config.Upstreams {
+		if u.Protocol == "bedrock" && cfg.opts.SignBedrock == nil {
+			if cfg.opts.SignBedrock, err = bedrockSigner(e.getenv); err != nil {
+				return err
+			}
+		}
+	}
 	stopTelemetry, err := cfg.setupTelemetry(ctx)
 	if err != nil {
 		return err
@@ -176,4 +188,28 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	s := gw.Stats()
 	fmt.Fprintf(e.stderr, "convo gateway: stopped (%d exchanges recorded, %d dropped, %d failed)\n", s.Recorded, s.Dropped, s.Failed)
 	return nil
+}
+
+// bedrockSigner signs Bedrock requests with AWS SigV4 using the AWS SDK's
+// signer and the credentials of the environment (AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN). The region is the upstream
+// host's (bedrock-runtime.REGION.amazonaws.com), else $AWS_REGION.
+func bedrockSigner(getenv func(string) string) (func(*http.Request, []byte) error, error) {
+	creds := aws.Credentials{AccessKeyID: getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN")}
+	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
+		return nil, errors.New("a bedrock upstream needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	}
+	fallback := getenv("AWS_REGION")
+	signer := v4.NewSigner()
+	return func(req *http.Request, body []byte) error {
+		region := fallback
+		if parts := strings.Split(req.URL.Hostname(), "."); len(parts) >= 3 && strings.HasPrefix(parts[0], "bedrock") {
+			region = parts[1]
+		}
+		if region == "" {
+			return fmt.Errorf("no AWS region for %s: set AWS_REGION", req.URL.Host)
+		}
+		sum := sha256.Sum256(body)
+		return signer.SignHTTP(req.Context(), creds, req, hex.EncodeToString(sum[:]), "bedrock", region, time.Now())
+	}, nil
 }

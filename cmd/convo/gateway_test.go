@@ -107,3 +107,32 @@ func TestGatewayRecordsBeforeExit(t *testing.T) {
 		t.Fatalf("%v %v", h, err)
 	}
 }
+
+// TestBedrockSigner: Bedrock requests carry an AWS SigV4 signature for the
+// upstream's region, made by the AWS SDK's signer; without credentials a
+// Bedrock upstream is refused at start.
+func TestBedrockSigner(t *testing.T) {
+	vars := map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"}
+	sign, err := bedrockSigner(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"messages":[]}`)
+	req, _ := http.NewRequest("POST", "https://bedrock-runtime.eu-west-3.amazonaws.com/model/m/converse", bytes.NewReader(body))
+	if err := sign(req, body); err != nil {
+		t.Fatal(err)
+	}
+	auth := req.Header.Get("Authorization")
+	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") || !strings.Contains(auth, "/eu-west-3/bedrock/aws4_request") || strings.Contains(auth, "secret") {
+		t.Fatalf("Authorization %q", auth)
+	}
+	if _, err := bedrockSigner(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Fatalf("no credentials: %v", err)
+	}
+	var errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &errb, getenv: func(string) string { return "" }}
+	code := run(e, []string{"gateway", "--db", filepath.Join(t.TempDir(), "c.db"), "--upstream", "b=bedrock@https://bedrock-runtime.us-east-1.amazonaws.com", "--route", "*=b"})
+	if code != 1 || !strings.Contains(errb.String(), "needs AWS_ACCESS_KEY_ID") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
