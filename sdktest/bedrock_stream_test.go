@@ -278,7 +278,7 @@ func TestBedrockSDKReadsConvoStreams(t *testing.T) {
 			if sdkErr != nil || err != nil {
 				// Both must see the failure (the exception fixture), with
 				// the provider's message.
-				var se *bedrock.StreamError
+				var se *provider.APIError
 				if sdkErr == nil || !errors.As(err, &se) || !strings.Contains(sdkErr.Error(), se.Message) {
 					t.Fatalf("SDK error %v, convo error %v", sdkErr, err)
 				}

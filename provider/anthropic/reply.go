@@ -13,20 +13,6 @@ import (
 	"github.com/convo-go/convo/provider/internal/wire"
 )
 
-// Error is an error the API reported: an error response body, or an "error"
-// event in a stream.
-type Error struct {
-	Type    string // e.g. "overloaded_error"
-	Message string
-}
-
-func (e *Error) Error() string {
-	if e.Type == "" {
-		return "anthropic: " + e.Message
-	}
-	return "anthropic " + e.Type + ": " + e.Message
-}
-
 // head is a Message object apart from its content: what message_start
 // announces and message_delta updates.
 type head struct {
@@ -49,7 +35,7 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 		return r.Errorf("want a message object, got %s", r.Peek())
 	}
 	var typ string
-	var apiErr *Error
+	var apiErr *provider.APIError
 	err := r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "type":
@@ -104,7 +90,7 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 			if r.Peek() != jsonx.Object {
 				return r.Skip()
 			}
-			apiErr = &Error{}
+			apiErr = &provider.APIError{Provider: ProviderID}
 			return convo.ErrorAt(d.apiError(apiErr), "error")
 		}
 		if r.ReadNull() {
@@ -120,7 +106,7 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 	switch {
 	case typ == "error" || (typ == "" && apiErr != nil):
 		if apiErr == nil {
-			apiErr = &Error{Message: "error response without details"}
+			apiErr = &provider.APIError{Provider: ProviderID, Message: "error response without details"}
 		}
 		return apiErr
 	case typ != "" && typ != "message":
@@ -159,7 +145,7 @@ func (d *replyReader) members(ms *wire.Members) error {
 	})
 }
 
-func (d *replyReader) apiError(e *Error) error {
+func (d *replyReader) apiError(e *provider.APIError) error {
 	r := d.r
 	return r.ReadObject(func(key []byte) error {
 		switch string(key) {
@@ -288,7 +274,7 @@ func usageOf(ms wire.Members) (*convo.Usage, wire.Members, error) {
 // and redacted thinking become reasoning parts of provider "anthropic" with
 // the response's model), Usage, Finish (with the raw stop_reason and the
 // other response members in Native "anthropic") and Origin. An error body
-// ({"type":"error",…}) is returned as an *Error.
+// ({"type":"error",…}) is returned as a *provider.APIError.
 func (messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "anthropic reply")
 	if err != nil {
@@ -310,7 +296,7 @@ func (messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, 
 		m, err = h.finish(parts)
 	}
 	if err != nil {
-		var apiErr *Error
+		var apiErr *provider.APIError
 		if errors.As(err, &apiErr) {
 			return convo.Message{}, nil, err
 		}

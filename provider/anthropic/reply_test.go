@@ -144,8 +144,8 @@ func TestFinishReasons(t *testing.T) {
 
 func TestDecodeReplyErrors(t *testing.T) {
 	_, _, err := Messages().DecodeReply([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), provider.Options{})
-	var apiErr *Error
-	if !errors.As(err, &apiErr) || apiErr.Type != "overloaded_error" || apiErr.Message != "Overloaded" {
+	var apiErr *provider.APIError
+	if !errors.As(err, &apiErr) || apiErr.Provider != ProviderID || apiErr.Type != "overloaded_error" || apiErr.Message != "Overloaded" {
 		t.Errorf("error body: %v", err)
 	}
 	for _, tt := range []struct{ body, want string }{
@@ -177,7 +177,7 @@ func readStream(t *testing.T, name string) (convo.Message, []provider.Warning, e
 
 func TestStreamErrorEvent(t *testing.T) {
 	m, _, err := readStream(t, "error_event.sse")
-	var apiErr *Error
+	var apiErr *provider.APIError
 	if !errors.As(err, &apiErr) || apiErr.Message != "Overloaded" {
 		t.Fatalf("error = %v, want the provider's message", err)
 	}

@@ -24,7 +24,7 @@ import (
 //     (no pieces: the input of content_block_start, normally {});
 //   - redacted_thinking and server-tool blocks arrive whole and are kept;
 //   - message_delta usage is cumulative: each value overwrites the last;
-//   - an error event fails the stream with an *Error; the partial message
+//   - an error event fails the stream with a *provider.APIError; the partial message
 //     is still available from Message.
 func (messages) NewAccumulator(opts provider.Options) provider.Accumulator {
 	lim := opts.DecodeLimits()
@@ -79,7 +79,7 @@ type event struct {
 	usage    wire.Members
 	extra    wire.Members // members of no other field
 	hasUsage bool
-	apiErr   *Error
+	apiErr   *provider.APIError
 }
 
 type delta struct {
@@ -113,7 +113,7 @@ func (a *accumulator) Add(ev provider.Event) error {
 		return nil
 	}
 	if err := a.apply(&e); err != nil {
-		if _, ok := err.(*Error); ok {
+		if _, ok := err.(*provider.APIError); ok {
 			return err
 		}
 		return fmt.Errorf("anthropic stream: %s: %w", e.typ, err)
@@ -155,7 +155,7 @@ func (a *accumulator) read(e *event) error {
 			if r.Peek() != jsonx.Object {
 				return r.Skip()
 			}
-			e.apiErr = &Error{}
+			e.apiErr = &provider.APIError{Provider: ProviderID}
 			err = a.d.apiError(e.apiErr)
 		default:
 			// Kept for message_delta, whose other members (such as
@@ -262,7 +262,7 @@ func (a *accumulator) apply(e *event) error {
 		return nil
 	case "error":
 		if e.apiErr == nil {
-			e.apiErr = &Error{Message: "error event without details"}
+			e.apiErr = &provider.APIError{Provider: ProviderID, Message: "error event without details"}
 		}
 		a.err = e.apiErr
 		return a.err

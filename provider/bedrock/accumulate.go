@@ -29,26 +29,12 @@ import (
 //   - tool-use input arrives as string pieces and is parsed when the message
 //     is taken: malformed JSON is kept in ArgsRaw, with a warning;
 //   - an exception event (throttlingException, modelStreamErrorException, …)
-//     makes Add return a *StreamError with the provider's message; Message
+//     makes Add return a *provider.APIError with the provider's message; Message
 //     then returns the partial message with that error.
 //
 // The final message equals DecodeReply of the same reply non-streamed.
 func (converse) NewAccumulator(opts provider.Options) provider.Accumulator {
 	return &accumulator{opts: opts}
-}
-
-// StreamError is an exception a ConverseStream reported mid-stream.
-type StreamError struct {
-	Type    string // the exception's name, e.g. "throttlingException"
-	Message string // the provider's message
-	Raw     []byte // the exception's payload, as sent
-}
-
-func (e *StreamError) Error() string {
-	if e.Message == "" {
-		return "bedrock: " + e.Type
-	}
-	return "bedrock: " + e.Type + ": " + e.Message
 }
 
 type blockKind uint8
@@ -141,7 +127,7 @@ func (a *accumulator) Add(ev provider.Event) error {
 	a.events++
 	err := a.add(ev)
 	if err != nil {
-		var se *StreamError
+		var se *provider.APIError
 		if !errors.As(err, &se) {
 			err = fmt.Errorf("%s event: %w", ev.Type, oneLine(err))
 		}
@@ -196,7 +182,7 @@ func (a *accumulator) add(ev provider.Event) error {
 }
 
 func (a *accumulator) exception(ev provider.Event) error {
-	se := &StreamError{Type: ev.Type, Raw: append([]byte(nil), ev.Data...)}
+	se := &provider.APIError{Provider: ProviderID, Type: ev.Type, Raw: append([]byte(nil), ev.Data...)}
 	if len(ev.Data) > 0 {
 		// A payload that is not the usual {"message":…} still ends the
 		// stream with this exception; its text is then shown as is.

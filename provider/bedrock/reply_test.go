@@ -200,12 +200,12 @@ func TestStreamFailures(t *testing.T) {
 		err      string
 		is       error
 		partial  string // text of the partial message
-		asStream bool   // StreamError expected
+		asStream bool   // *provider.APIError expected
 	}{
 		{"throttled", lines(start, hello, `{"throttlingException":{"message":"Too many requests, please wait before trying again."}}`),
-			"bedrock: throttlingException: Too many requests, please wait before trying again.", nil, "Paris is", true},
+			"bedrock: Too many requests, please wait before trying again. (throttlingException)", nil, "Paris is", true},
 		{"model stream error in binary", codectest.ReadFile(t, "testdata/replies/stream_error.bin"),
-			"modelStreamErrorException: Model stream error", nil, "Paris is", true},
+			"bedrock: Model stream error: the model produced an invalid sequence (modelStreamErrorException)", nil, "Paris is", true},
 		{"no messageStop", lines(start, hello), "before messageStop", provider.ErrIncomplete, "Paris is", false},
 		{"binary cut mid-message", good[:len(good)-40], "stream cut inside a message", io.ErrUnexpectedEOF,
 			"Let me check the weather — one moment.", false},
@@ -239,9 +239,9 @@ func TestStreamFailures(t *testing.T) {
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("%v is not %v", err, tt.is)
 			}
-			var se *StreamError
+			var se *provider.APIError
 			if errors.As(err, &se) != tt.asStream {
-				t.Errorf("StreamError: %v, want %v", errors.As(err, &se), tt.asStream)
+				t.Errorf("APIError: %v, want %v", errors.As(err, &se), tt.asStream)
 			}
 			if got := m.Text(); got != tt.partial {
 				t.Errorf("partial text %q, want %q", got, tt.partial)

@@ -12,28 +12,6 @@ import (
 	"github.com/convo-go/convo/provider"
 )
 
-// APIError is an error object the Gemini API sent instead of a reply, or in
-// the middle of a stream.
-type APIError struct {
-	Code    int64  // HTTP status code, e.g. 429
-	Status  string // e.g. RESOURCE_EXHAUSTED
-	Message string
-}
-
-func (e *APIError) Error() string {
-	s := "gemini API error"
-	if e.Code != 0 {
-		s += " " + strconv.FormatInt(e.Code, 10)
-	}
-	if e.Status != "" {
-		s += " " + e.Status
-	}
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
-}
-
 // field is one member kept verbatim for Native["gemini"]. In a response
 // being read both alias the document; whoever keeps one copies it.
 type field struct {
@@ -57,7 +35,7 @@ type response struct {
 	model     []byte
 	id        []byte
 	blocked   bool // promptFeedback.blockReason is set
-	apiErr    *APIError
+	apiErr    *provider.APIError
 }
 
 func (resp *response) reset() {
@@ -243,8 +221,10 @@ func usage(r *jsonx.Reader, raw []byte, u *convo.Usage) error {
 	return err
 }
 
-func apiError(r *jsonx.Reader) (*APIError, error) {
-	e := &APIError{}
+// apiError reads an error object: {"code","status","message"} as Status,
+// Type and Message.
+func apiError(r *jsonx.Reader) (*provider.APIError, error) {
+	e := &provider.APIError{Provider: ProviderID}
 	if r.Peek() != jsonx.Object {
 		s, err := optString(r)
 		e.Message = s
@@ -255,10 +235,12 @@ func apiError(r *jsonx.Reader) (*APIError, error) {
 		switch string(key) {
 		case "code":
 			if !r.ReadNull() {
-				e.Code, err = r.ReadInt()
+				var code int64
+				code, err = r.ReadInt()
+				e.Status = int(code)
 			}
 		case "status":
-			e.Status, err = optString(r)
+			e.Type, err = optString(r)
 		case "message":
 			e.Message, err = optString(r)
 		default:
@@ -330,7 +312,7 @@ type meta struct {
 	usageRaw  []byte
 	candExtra []field
 	respExtra []field
-	apiErr    *APIError
+	apiErr    *provider.APIError
 }
 
 func (m *meta) message(parts []convo.Part) convo.Message {
@@ -382,9 +364,9 @@ func (m *meta) message(parts []convo.Part) convo.Message {
 	}
 	if e := m.apiErr; e != nil {
 		b := []byte(`{"code":`)
-		b = strconv.AppendInt(b, e.Code, 10)
+		b = strconv.AppendInt(b, int64(e.Status), 10)
 		b = append(b, `,"status":`...)
-		b = jsonx.AppendString(b, e.Status)
+		b = jsonx.AppendString(b, e.Type)
 		b = append(b, `,"message":`...)
 		b = jsonx.AppendString(b, e.Message)
 		n = n.add("error", append(b, '}'))
@@ -398,7 +380,7 @@ func (m *meta) message(parts []convo.Part) convo.Message {
 // Usage from usageMetadata, Finish from finishReason (the raw reason, the
 // candidate's other members such as safetyRatings and citationMetadata, and
 // promptFeedback are kept in Native["gemini"]), Origin from modelVersion and
-// responseId. An error object is returned as an *APIError.
+// responseId. An error object is returned as a *provider.APIError.
 func (generateContent) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	lim, err := opts.CheckSize(body, "response")
 	if err != nil {

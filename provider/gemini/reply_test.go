@@ -159,7 +159,7 @@ func TestDecodeReplyErrors(t *testing.T) {
 	tests := []struct {
 		name, body, want string
 	}{
-		{"api error", `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}`, "gemini API error 429 RESOURCE_EXHAUSTED: Resource has been exhausted"},
+		{"api error", `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}`, "gemini: Resource has been exhausted (429 RESOURCE_EXHAUSTED)"},
 		{"not JSON", `{"candidates":[`, "response: candidates[0]: unexpected end of input"},
 		{"not an object", `[]`, "response: got array, want a JSON object"},
 		{"no candidates", `{"modelVersion":"m"}`, "response has no candidate"},
@@ -176,8 +176,8 @@ func TestDecodeReplyErrors(t *testing.T) {
 		})
 	}
 	_, _, err := GenerateContent().DecodeReply([]byte(`{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`), provider.Options{})
-	var ae *APIError
-	if !errors.As(err, &ae) || ae.Code != 400 || ae.Status != "INVALID_ARGUMENT" {
+	var ae *provider.APIError
+	if !errors.As(err, &ae) || ae.Provider != ProviderID || ae.Status != 400 || ae.Type != "INVALID_ARGUMENT" {
 		t.Errorf("APIError: %#v", err)
 	}
 }
@@ -207,7 +207,7 @@ func TestStreamError(t *testing.T) {
 		"data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded. Please try again later.\",\"status\":\"UNAVAILABLE\"}}\n\n" +
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"never\"}]},\"finishReason\":\"STOP\"}]}\n\n"
 	m, _, err := GenerateContent().ReadStream(strings.NewReader(sse), provider.Options{})
-	var ae *APIError
+	var ae *provider.APIError
 	if !errors.As(err, &ae) || ae.Message != "The model is overloaded. Please try again later." || !strings.Contains(err.Error(), "event 2") {
 		t.Fatalf("got %v", err)
 	}

@@ -60,7 +60,7 @@ type accumulator struct {
 	usageRaw  []byte  // reused: a message copies what it keeps
 	candExtra []field // last value of each member, in the order first seen (copies)
 	respExtra []field
-	apiErr    *APIError
+	apiErr    *provider.APIError
 	err       error // the first error: the stream cannot go on after it
 	warns     []provider.Warning
 	warned    bool // extra candidates reported

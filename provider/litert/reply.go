@@ -56,18 +56,10 @@ func (conversation) ReadStream(r io.Reader, opts provider.Options) (convo.Messag
 	return stream.Feed(stream.NewNDJSON(r), &accumulator{opts: opts, limit: opts.DecodeLimits().MaxBytes})
 }
 
-// StreamError is an error delivered in the stream. LiteRT-LM reports errors
-// as a status beside the chunk (the C callback's error_msg, a Kotlin
-// onError); a captured stream records one as an {"error": …} line, and the
-// accumulator reads that line as this error.
-type StreamError struct {
-	Message string
-}
-
-func (e *StreamError) Error() string { return "litert: " + e.Message }
-
-// replyError returns the error of an {"error": …} line: a member "error"
-// on an object without a role.
+// replyError returns the error of an {"error": …} line (a member "error"
+// on an object without a role) as a *provider.APIError. LiteRT-LM reports
+// errors as a status beside the chunk (the C callback's error_msg, a Kotlin
+// onError); a captured stream records one as such a line.
 func replyError(w *wireMsg) error {
 	if w.hasRole {
 		return nil
@@ -78,10 +70,10 @@ func replyError(w *wireMsg) error {
 	}
 	if len(v) > 0 && v[0] == '"' {
 		if s, err := unquote(v, nil); err == nil {
-			return &StreamError{Message: s}
+			return &provider.APIError{Provider: ProviderID, Message: s}
 		}
 	}
-	return &StreamError{Message: string(v)}
+	return &provider.APIError{Provider: ProviderID, Message: string(v)}
 }
 
 // reply builds the assistant message of a complete reply.
@@ -191,7 +183,7 @@ func (a *accumulator) Add(ev provider.Event) error {
 		return a.err
 	}
 	if err := a.chunk(ev.Data); err != nil {
-		var se *StreamError
+		var se *provider.APIError
 		if !errors.As(err, &se) {
 			err = convo.ErrorAt(err, fmt.Sprintf("chunk %d", a.events))
 		}

@@ -48,14 +48,6 @@ func (chat) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []pro
 	return stream.Feed(stream.NewNDJSON(r), newAccumulator(opts))
 }
 
-// StreamError is an error Ollama reported in the stream itself: an
-// {"error": …} line.
-type StreamError struct {
-	Message string
-}
-
-func (e *StreamError) Error() string { return "ollama: " + e.Message }
-
 // accumulator folds the lines of a streamed reply. Content and thinking
 // arrive as deltas and are appended; tool calls arrive whole and are
 // listed; the done line brings done_reason and the counts.
@@ -111,7 +103,7 @@ func (a *accumulator) Add(ev provider.Event) error {
 		a.warns = append(a.warns, provider.Warnf(fmt.Sprintf("line %d", a.events), "data after the done line"))
 	}
 	if err := a.line(ev.Data); err != nil {
-		var se *StreamError
+		var se *provider.APIError
 		if !errors.As(err, &se) {
 			err = convo.ErrorAt(err, fmt.Sprintf("line %d", a.events))
 		}
@@ -200,20 +192,21 @@ func (a *accumulator) line(data []byte) error {
 	return err
 }
 
-// streamError reads the value of an "error" member as the error it reports.
+// streamError reads the value of an "error" member (an {"error": …} body
+// or line) as the *provider.APIError it reports.
 func streamError(r *jsonx.Reader) error {
 	if r.Peek() == jsonx.String {
 		msg, err := r.ReadString()
 		if err != nil {
 			return convo.ErrorAt(err, "error")
 		}
-		return &StreamError{Message: msg}
+		return &provider.APIError{Provider: ProviderID, Message: msg}
 	}
 	raw, err := r.ReadRaw()
 	if err != nil {
 		return convo.ErrorAt(err, "error")
 	}
-	return &StreamError{Message: string(raw)}
+	return &provider.APIError{Provider: ProviderID, Message: string(raw)}
 }
 
 func (a *accumulator) count(dst *int64) error {

@@ -26,8 +26,8 @@ func TestDecodeReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = Chat().DecodeReply(body, provider.Options{})
-	var se *StreamError
-	if !errors.As(err, &se) || se.Message != `model "nope" not found, try pulling it first` {
+	var se *provider.APIError
+	if !errors.As(err, &se) || se.Provider != ProviderID || se.Message != `model "nope" not found, try pulling it first` {
 		t.Errorf("error body: got %v", err)
 	}
 	m, warns, err := Chat().DecodeReply([]byte(`{"model":"m","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"Hi"},"done":false}`), provider.Options{})

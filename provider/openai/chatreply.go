@@ -22,7 +22,7 @@ var _ provider.ReplyCodec = chat{}
 // Native; Origin with the model and response id; Time from "created".
 // Response-only fields (finish_reason, annotations, the audio reply,
 // logprobs) are kept under native.openai.response, which is never sent in
-// a request. An {"error": …} body is an *APIError.
+// a request. An {"error": …} body is an *provider.APIError.
 func (chat) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	m, warns, err := decodeChatReply(body, opts)
 	if err != nil {
@@ -58,7 +58,7 @@ func decodeChatReply(body []byte, opts provider.Options) (convo.Message, []provi
 		finish      []byte // raw finish_reason
 		logprobs    []byte
 		usage       *convo.Usage
-		apiErr      *APIError
+		apiErr      *provider.APIError
 		extraChoice bool
 	)
 	err = d.r.ReadObject(func(key []byte) error {
@@ -139,8 +139,8 @@ func decodeChatReply(body []byte, opts provider.Options) (convo.Message, []provi
 	return m, d.warns, apiErrOrNil(apiErr)
 }
 
-// apiErrOrNil keeps a nil *APIError from becoming a non-nil error.
-func apiErrOrNil(e *APIError) error {
+// apiErrOrNil keeps a nil *provider.APIError from becoming a non-nil error.
+func apiErrOrNil(e *provider.APIError) error {
 	if e == nil {
 		return nil
 	}
@@ -352,7 +352,7 @@ func (a *chatAcc) Add(ev provider.Event) error {
 	}
 	a.rd.Reset(data, a.opts.DecodeLimits().MaxDepth)
 	if err := a.chunk(); err != nil {
-		var ae *APIError
+		var ae *provider.APIError
 		if !errors.As(err, &ae) {
 			err = fmt.Errorf("chunk %d: %w", a.chunks, err)
 		}
@@ -365,7 +365,7 @@ func (a *chatAcc) Add(ev provider.Event) error {
 
 func (a *chatAcc) chunk() error {
 	r := &a.rd
-	var apiErr *APIError
+	var apiErr *provider.APIError
 	err := r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "id":

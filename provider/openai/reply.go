@@ -6,32 +6,14 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/provider"
 )
-
-// APIError is an error OpenAI reported in a reply: an "error" object in a
-// response body or stream, or a failed response.
-type APIError struct {
-	Type    string // e.g. "server_error", "invalid_request_error"
-	Code    string // e.g. "rate_limit_exceeded"
-	Param   string
-	Message string
-}
-
-func (e *APIError) Error() string {
-	s := "openai: " + e.Message
-	if e.Code != "" {
-		s += " (" + e.Code + ")"
-	} else if e.Type != "" {
-		s += " (" + e.Type + ")"
-	}
-	return s
-}
 
 // readAPIError reads an error object: {"type","code","param","message"}.
 // Numbers (some servers send a numeric code) and other shapes are kept as
 // their JSON text.
-func readAPIError(r *jsonx.Reader) (*APIError, error) {
-	e := &APIError{}
+func readAPIError(r *jsonx.Reader) (*provider.APIError, error) {
+	e := &provider.APIError{Provider: ProviderID}
 	if r.Peek() == jsonx.String {
 		s, err := r.ReadString()
 		e.Message = s

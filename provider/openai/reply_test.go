@@ -115,7 +115,7 @@ func TestBrokenStreams(t *testing.T) {
 		file    string
 		want    string // error text
 		partial string // text of the partial message
-		api     bool   // an *APIError
+		api     bool   // an *provider.APIError
 	}{
 		{"chat error event", Chat(), "chat/error.stream", "openai: The server had an error while processing your request. (server_error)", "The answer is", true},
 		{"chat cut off", Chat(), "chat/cutoff.stream", "the stream was cut off after 3 chunks", "The answer is 4", false},
@@ -130,7 +130,7 @@ func TestBrokenStreams(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error with %q", err, c.want)
 			}
-			var ae *APIError
+			var ae *provider.APIError
 			if errors.As(err, &ae) != c.api {
 				t.Errorf("APIError: %v, want %v", errors.As(err, &ae), c.api)
 			}

@@ -26,7 +26,7 @@ var _ provider.ReplyCodec = responses{}
 // comes with cached and reasoning tokens; the status (and
 // incomplete_details) gives Finish, kept raw under native.openai.response;
 // Origin has the model and response id; Time comes from created_at. A
-// failed response gives the message and an *APIError.
+// failed response gives the message and an *provider.APIError.
 func (responses) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	m, warns, err := decodeResponsesReply(body, opts)
 	if err != nil {
@@ -59,7 +59,7 @@ func decodeResponsesReply(body []byte, opts provider.Options) (convo.Message, []
 		id, model, status string
 		created           int64
 		incomplete        []byte
-		apiErr            *APIError
+		apiErr            *provider.APIError
 		errRaw            []byte
 		usage             *convo.Usage
 		gotOutput         bool
@@ -154,7 +154,7 @@ func decodeResponsesReply(body []byte, opts provider.Options) (convo.Message, []
 	}
 	if status == "failed" {
 		if apiErr == nil {
-			apiErr = &APIError{Message: "the response failed"}
+			apiErr = &provider.APIError{Provider: ProviderID, Message: "the response failed"}
 		}
 		return m, d.warns, apiErr
 	}
@@ -252,7 +252,7 @@ type event struct {
 	delta, text, args, refusal  []byte
 	hasDelta, hasText, hasArgs  bool
 	hasRefusal                  bool
-	errObj                      *APIError
+	errObj                      *provider.APIError
 	code, message, param        []byte
 }
 
@@ -461,7 +461,7 @@ func (a *respAcc) event(data []byte) error {
 	case "error":
 		ae := e.errObj
 		if ae == nil {
-			ae = &APIError{Message: string(e.message), Code: strings.Trim(string(e.code), `"`), Param: strings.Trim(string(e.param), `"`)}
+			ae = &provider.APIError{Provider: ProviderID, Message: string(e.message), Code: strings.Trim(string(e.code), `"`), Param: strings.Trim(string(e.param), `"`)}
 			if ae.Message == "" {
 				ae.Message = "an error with no message"
 			}
