@@ -39,7 +39,7 @@ func runReply(e *env, args []string) error {
 		return usagef("unknown format %q for replies (known: %s)", *from, strings.TrimPrefix(formatNames(), "convo, "))
 	}
 	opts := provider.Options{Strict: *strict}
-	m, warns, name, err := e.readReply(rc, args, opts, *stream)
+	m, warns, name, err := e.readReply(rc, *from, args, opts, *stream)
 	e.warn(warns)
 	if err == nil {
 		err = opts.Check(warns)
@@ -65,17 +65,23 @@ func runReply(e *env, args []string) error {
 
 // readReply reads a provider's reply from args[0] or stdin: a response
 // body, or a captured stream when stream is set or the input looks like
-// one (see isStream).
-func (e *env) readReply(rc provider.ReplyCodec, args []string, opts provider.Options, stream bool) (convo.Message, []provider.Warning, string, error) {
+// one (see isStream). An input that fails and looks like another format
+// says so.
+func (e *env) readReply(rc provider.ReplyCodec, from string, args []string, opts provider.Options, stream bool) (convo.Message, []provider.Warning, string, error) {
 	body, name, err := e.input(args, opts.DecodeLimits().MaxBytes)
 	if err != nil {
 		return convo.Message{}, nil, name, err
 	}
+	var m convo.Message
+	var warns []provider.Warning
 	if stream || isStream(body) {
-		m, warns, err := rc.ReadStream(bytes.NewReader(body), opts)
-		return m, warns, name, err
+		m, warns, err = rc.ReadStream(bytes.NewReader(body), opts)
+	} else {
+		m, warns, err = rc.DecodeReply(body, opts)
 	}
-	m, warns, err := rc.DecodeReply(body, opts)
+	if err != nil {
+		err = wrongFormat(err, body, from)
+	}
 	return m, warns, name, err
 }
 

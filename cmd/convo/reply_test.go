@@ -101,3 +101,32 @@ func TestReplyPartial(t *testing.T) {
 		t.Errorf("meta %s, %d parts", m.Meta, len(m.Parts))
 	}
 }
+
+// TestReplyWrongFormat: a reply read as the wrong format says which format
+// it looks like; every recorded reply is recognised as its own.
+func TestReplyWrongFormat(t *testing.T) {
+	for _, tc := range []struct{ file, format string }{
+		{"../../provider/anthropic/testdata/reply/interleaved.sse", "anthropic"},
+		{"../../provider/anthropic/testdata/reply/interleaved.json", "anthropic"},
+		{"../../provider/openai/testdata/recorded/chat/pydantic-moderation.sse", "openai-chat"},
+		{"../../provider/openai/testdata/recorded/responses/pydantic-annotations.sse", "openai-responses"},
+		{"../../provider/openai/testdata/recorded/responses/pydantic-reasoning-summary.json", "openai-responses"},
+		{"../../provider/gemini/testdata/recorded/pydantic-code-execution.sse", "gemini"},
+		{"../../provider/gemini/testdata/recorded/pydantic-max-tokens.json", "gemini"},
+		{"../../provider/ollama/testdata/recorded/langchaingo-chat-stream.ndjson", "ollama"},
+		{"../../provider/bedrock/testdata/recorded/pydantic-thinking.eventstream", "bedrock"},
+		{"../../provider/bedrock/testdata/recorded/pydantic-guardrail.json", "bedrock"},
+	} {
+		b, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sniff(b); got != tc.format {
+			t.Errorf("%s looks like %q, want %s", tc.file, got, tc.format)
+		}
+	}
+	_, errs, code := runCLI(t, "", "reply", "--from", "openai-chat", "../../provider/anthropic/testdata/reply/interleaved.sse")
+	if code != 1 || !strings.Contains(errs, "the input looks like anthropic: try --from anthropic") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}

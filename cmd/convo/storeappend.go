@@ -38,7 +38,7 @@ func storeAppend(e *env, args []string) error {
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		m, warns, name, err := e.readReply(rc, args, provider.Options{}, false)
+		m, warns, name, err := e.readReply(rc, *from, args, provider.Options{}, false)
 		e.warn(warns)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
