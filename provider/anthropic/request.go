@@ -82,27 +82,8 @@ func toolsEnc(e *wire.ReqEnc) error {
 		return nil
 	}
 	e.O.Key("tools")
-	b := append(e.O.Buf, '[')
-	n := 0
-	for i := range e.R.Tools {
-		t := &e.R.Tools[i]
-		if t.Type != "" {
-			def, ok := wire.OwnTool(t, ProviderID)
-			if !ok {
-				e.Warns = append(e.Warns, wire.ForeignTool(i, t, Name))
-				continue
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, def...)
-			n++
-			continue
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
+	var err error
+	e.O.Buf, err = e.AppendTools(e.O.Buf, nil, func(b []byte, t *provider.Tool, i int) ([]byte, error) {
 		o := wire.NewObj(b)
 		o.Str("name", t.Name)
 		if t.Description != "" {
@@ -121,12 +102,11 @@ func toolsEnc(e *wire.ReqEnc) error {
 			o.Buf = appendCacheControl(o.Buf, t.Cache)
 		}
 		if err := wire.ToolNative(e, o, t, i); err != nil {
-			return err
+			return nil, err
 		}
-		b = o.Close()
-	}
-	e.O.Buf = append(b, ']')
-	return nil
+		return o.Close(), nil
+	})
+	return err
 }
 
 func appendCacheControl(b []byte, c *convo.Cache) []byte {

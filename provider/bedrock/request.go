@@ -105,27 +105,8 @@ func toolConfigEnc(e *wire.ReqEnc) error {
 	e.O.Key("toolConfig")
 	o := wire.NewObj(e.O.Buf)
 	o.Key("tools")
-	b := append(o.Buf, '[')
-	n := 0
-	sep := func() {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-	}
-	for i := range e.R.Tools {
-		t := &e.R.Tools[i]
-		if t.Type != "" {
-			def, ok := wire.OwnTool(t, ProviderID)
-			if !ok {
-				e.Warns = append(e.Warns, wire.ForeignTool(i, t, Name))
-				continue
-			}
-			sep()
-			b = append(b, def...)
-			continue
-		}
-		sep()
+	var err error
+	o.Buf, err = e.AppendTools(o.Buf, nil, func(b []byte, t *provider.Tool, i int) ([]byte, error) {
 		b = append(b, `{"toolSpec":`...)
 		s := wire.NewObj(b)
 		s.Str("name", t.Name)
@@ -139,21 +120,24 @@ func toolConfigEnc(e *wire.ReqEnc) error {
 		s.Key("inputSchema")
 		s.Buf = append(append(append(s.Buf, `{"json":`...), schema...), '}')
 		if t.Strict {
-			e.Warn(provider.CodeSettingDropped, "tools["+fmt.Sprint(i)+"].strict", "bedrock has no strict tools: left out")
+			e.Warn(provider.CodeSettingDropped, fmt.Sprintf("tools[%d].strict", i), "bedrock has no strict tools: left out")
 		}
 		if err := wire.ToolNative(e, s, t, i); err != nil {
-			return err
+			return nil, err
 		}
 		b = append(s.Close(), '}')
 		if t.Cache != nil {
-			sep()
-			b = append(b, `{"cachePoint":{"type":"default"}}`...)
+			// A cache point is an entry of its own after the tool.
+			b = append(b, `,{"cachePoint":{"type":"default"}}`...)
 			if t.Cache.TTL != "" {
-				e.Warn(provider.CodeSettingDropped, "tools["+fmt.Sprint(i)+"].cache.ttl", "bedrock cache points have no TTL: left out")
+				e.Warn(provider.CodeSettingDropped, fmt.Sprintf("tools[%d].cache.ttl", i), "bedrock cache points have no TTL: left out")
 			}
 		}
+		return b, nil
+	})
+	if err != nil {
+		return err
 	}
-	o.Buf = append(b, ']')
 	switch c := e.R.ToolChoice; c.Mode {
 	case "":
 	case provider.ToolChoiceAuto:

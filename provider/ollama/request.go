@@ -68,18 +68,9 @@ func toolsEnc(e *wire.ReqEnc) error {
 		return nil
 	}
 	e.O.Key("tools")
-	b := append(e.O.Buf, '[')
-	n := 0
-	for i := range e.R.Tools {
-		t := &e.R.Tools[i]
-		if t.Type != "" {
-			e.Warns = append(e.Warns, wire.ForeignTool(i, t, Name))
-			continue
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
+	var err error
+	// Ollama has no tools of its own: every typed tool is another's.
+	e.O.Buf, err = e.AppendTools(e.O.Buf, func(string) bool { return false }, func(b []byte, t *provider.Tool, i int) ([]byte, error) {
 		b = append(b, `{"type":"function","function":`...)
 		fn := wire.NewObj(b)
 		fn.Str("name", t.Name)
@@ -90,7 +81,7 @@ func toolsEnc(e *wire.ReqEnc) error {
 			schema, warns, err := provider.TranslateSchema(t.Parameters, provider.DialectOllama, fmt.Sprintf("tools[%d].parameters", i))
 			e.Warns = append(e.Warns, warns...)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			fn.Raw("parameters", schema)
 		}
@@ -101,12 +92,11 @@ func toolsEnc(e *wire.ReqEnc) error {
 			e.Warn(provider.CodeSettingDropped, fmt.Sprintf("tools[%d].cache", i), "ollama has no cache breakpoints: left out")
 		}
 		if err := wire.ToolNative(e, fn, t, i); err != nil {
-			return err
+			return nil, err
 		}
-		b = append(fn.Close(), '}')
-	}
-	e.O.Buf = append(b, ']')
-	return nil
+		return append(fn.Close(), '}'), nil
+	})
+	return err
 }
 
 func toolsDec(d *wire.ReqDec, v []byte) error {

@@ -112,55 +112,45 @@ func maxTokensSetting(key, legacy string) wire.Setting {
 		}}
 }
 
-// chatTool is an OpenAI Chat function tool or a custom (free-form) one.
+// chatToolsEnc writes the function tools, and custom ones kept as read.
 func chatToolsEnc(e *wire.ReqEnc) error {
 	if len(e.R.Tools) == 0 {
 		return nil
 	}
 	e.O.Key("tools")
-	b := append(e.O.Buf, '[')
-	n := 0
-	for i := range e.R.Tools {
-		t := &e.R.Tools[i]
-		if t.Type != "" {
-			def, ok := wire.OwnTool(t, ProviderID)
-			if !ok || !chatToolType(t.Type) {
-				e.Warns = append(e.Warns, wire.ForeignTool(i, t, "openai-chat"))
-				continue
-			}
-			b = appendSep(b, n)
-			b = append(b, def...)
-			n++
-			continue
-		}
-		b = appendSep(b, n)
-		n++
+	var err error
+	e.O.Buf, err = e.AppendTools(e.O.Buf, chatToolType, func(b []byte, t *provider.Tool, i int) ([]byte, error) {
 		b = append(b, `{"type":"function","function":`...)
-		fn := wire.NewObj(b)
-		fn.Str("name", t.Name)
-		if t.Description != "" {
-			fn.Str("description", t.Description)
+		fn, err := functionEnc(e, wire.NewObj(b), t, i)
+		if err != nil {
+			return nil, err
 		}
-		if t.Parameters != nil {
-			schema, err := strictSchema(e, t.Parameters, t.Strict, toolPath(i)+".parameters")
-			if err != nil {
-				return err
-			}
-			fn.Raw("parameters", schema)
-		}
-		if t.Strict {
-			fn.Bool("strict", true)
-		}
-		if err := wire.ToolNative(e, fn, t, i); err != nil {
-			return err
-		}
-		b = append(fn.Close(), '}')
-		if t.Cache != nil {
-			e.Warn(provider.CodeSettingDropped, toolPath(i)+".cache", "openai-chat has no cache breakpoints on tools: left out")
-		}
+		return append(fn.Close(), '}'), nil
+	})
+	return err
+}
+
+// functionEnc writes a function definition's members (name, description,
+// parameters, strict, and the tool's native members) into fn.
+func functionEnc(e *wire.ReqEnc, fn *wire.Obj, t *provider.Tool, i int) (*wire.Obj, error) {
+	fn.Str("name", t.Name)
+	if t.Description != "" {
+		fn.Str("description", t.Description)
 	}
-	e.O.Buf = append(b, ']')
-	return nil
+	if t.Parameters != nil {
+		schema, err := strictSchema(e, t.Parameters, t.Strict, toolPath(i)+".parameters")
+		if err != nil {
+			return nil, err
+		}
+		fn.Raw("parameters", schema)
+	}
+	if t.Strict {
+		fn.Bool("strict", true)
+	}
+	if t.Cache != nil {
+		e.Warn(provider.CodeSettingDropped, toolPath(i)+".cache", "%s has no cache breakpoints on tools: left out", e.Target)
+	}
+	return fn, wire.ToolNative(e, fn, t, i)
 }
 
 func chatToolType(t string) bool {
@@ -168,13 +158,6 @@ func chatToolType(t string) bool {
 }
 
 func toolPath(i int) string { return "tools[" + strconv.Itoa(i) + "]" }
-
-func appendSep(b []byte, n int) []byte {
-	if n > 0 {
-		return append(b, ',')
-	}
-	return b
-}
 
 func chatToolsDec(d *wire.ReqDec, v []byte) error {
 	r := d.R

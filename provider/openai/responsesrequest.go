@@ -63,48 +63,18 @@ func respToolsEnc(e *wire.ReqEnc) error {
 		return nil
 	}
 	e.O.Key("tools")
-	b := append(e.O.Buf, '[')
-	n := 0
-	for i := range e.R.Tools {
-		t := &e.R.Tools[i]
-		if t.Type != "" {
-			def, ok := wire.OwnTool(t, ProviderID)
-			if !ok || chatToolType(t.Type) {
-				e.Warns = append(e.Warns, wire.ForeignTool(i, t, "openai-responses"))
-				continue
-			}
-			b = append(appendSep(b, n), def...)
-			n++
-			continue
-		}
-		b = appendSep(b, n)
-		n++
-		fn := wire.NewObj(b)
-		fn.Str("type", "function")
-		fn.Str("name", t.Name)
-		if t.Description != "" {
-			fn.Str("description", t.Description)
-		}
-		if t.Parameters != nil {
-			schema, err := strictSchema(e, t.Parameters, t.Strict, toolPath(i)+".parameters")
+	var err error
+	e.O.Buf, err = e.AppendTools(e.O.Buf, func(typ string) bool { return !chatToolType(typ) },
+		func(b []byte, t *provider.Tool, i int) ([]byte, error) {
+			fn := wire.NewObj(b)
+			fn.Str("type", "function")
+			fn, err := functionEnc(e, fn, t, i)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			fn.Raw("parameters", schema)
-		}
-		if t.Strict {
-			fn.Bool("strict", true)
-		}
-		if err := wire.ToolNative(e, fn, t, i); err != nil {
-			return err
-		}
-		b = fn.Close()
-		if t.Cache != nil {
-			e.Warn(provider.CodeSettingDropped, toolPath(i)+".cache", "openai-responses has no cache breakpoints on tools: left out")
-		}
-	}
-	e.O.Buf = append(b, ']')
-	return nil
+			return fn.Close(), nil
+		})
+	return err
 }
 
 func respToolsDec(d *wire.ReqDec, v []byte) error {

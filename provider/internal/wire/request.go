@@ -883,3 +883,35 @@ func At(step string, err error) error {
 func ToolNative(e *ReqEnc, o *Obj, t *provider.Tool, i int) error {
 	return o.Native(t.Native, e.Provider, "tools["+strconv.Itoa(i)+"].native", &e.Warns)
 }
+
+// AppendTools appends r's tools as a JSON array: a provider's own tools as
+// they were kept (when own accepts their type), function tools by fn,
+// every other tool left out with a warning.
+func (e *ReqEnc) AppendTools(b []byte, own func(typ string) bool, fn func(b []byte, t *provider.Tool, i int) ([]byte, error)) ([]byte, error) {
+	b = append(b, '[')
+	n := 0
+	for i := range e.R.Tools {
+		t := &e.R.Tools[i]
+		var def []byte
+		if t.Type != "" {
+			var ok bool
+			if def, ok = OwnTool(t, e.Provider); !ok || (own != nil && !own(t.Type)) {
+				e.Warns = append(e.Warns, ForeignTool(i, t, e.Target))
+				continue
+			}
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		if def != nil {
+			b = append(b, def...)
+			continue
+		}
+		var err error
+		if b, err = fn(b, t, i); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
