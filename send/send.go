@@ -201,7 +201,7 @@ func (c *Client) NewRequest(ctx context.Context, h convo.History, r *provider.Re
 // reply as one assistant message (usage, finish reason and origin set),
 // whether r asks for a stream or not. The warnings are those of encoding
 // the request and of reading the reply, or nil when Options.OnWarning
-// receives them. A provider's error is an *Error.
+// receives them. A provider's error is a *provider.APIError.
 func (c *Client) Send(ctx context.Context, h convo.History, r *provider.Request) (convo.Message, []provider.Warning, error) {
 	hr, warns, err := c.NewRequest(ctx, h, r)
 	if err != nil {
@@ -235,31 +235,12 @@ func (c *Client) finish(warns []provider.Warning) []provider.Warning {
 	return warns
 }
 
-// Error is an error reply of a provider: an HTTP status other than 2xx,
-// with what the body says.
-type Error struct {
-	Status  int    // HTTP status code, e.g. 429
-	Type    string // the provider's error type or code, e.g. "rate_limit_error", "RESOURCE_EXHAUSTED"
-	Message string // the provider's message
-	Body    []byte // the body as received (at most 64 KiB)
-}
-
-func (e *Error) Error() string {
-	s := "provider error: HTTP " + fmt.Sprint(e.Status)
-	if e.Type != "" {
-		s += " " + e.Type
-	}
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
-}
-
 // maxErrorBody bounds how much of an error body is read.
 const maxErrorBody = 64 << 10
 
 // ReadReply reads a provider's reply from resp with rc: an HTTP status
-// other than 2xx is an *Error with the provider's error type and message;
+// other than 2xx is a *provider.APIError with the HTTP status and the
+// provider's error type, code and message;
 // a stream (text/event-stream, application/x-ndjson,
 // application/vnd.amazon.eventstream) is read with rc.ReadStream, anything
 // else as one JSON reply with rc.DecodeReply, at most opts' MaxBytes. It
@@ -267,7 +248,11 @@ const maxErrorBody = 64 << 10
 func ReadReply(resp *http.Response, rc provider.ReplyCodec, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return convo.Message{}, nil, parseError(resp, body)
+		e := parseError(resp, body)
+		if p, ok := rc.(interface{ Provider() string }); ok {
+			e.Provider = p.Provider()
+		}
+		return convo.Message{}, nil, e
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
@@ -289,8 +274,8 @@ func ReadReply(resp *http.Response, rc provider.ReplyCodec, opts provider.Option
 // Anthropic's {"error":{"type","message"}}, Gemini's
 // {"error":{"status","message"}}, Ollama's {"error":"…"}, Bedrock's
 // {"message":"…"} with its type in x-amzn-ErrorType.
-func parseError(resp *http.Response, body []byte) *Error {
-	e := &Error{Status: resp.StatusCode, Body: body}
+func parseError(resp *http.Response, body []byte) *provider.APIError {
+	e := &provider.APIError{Status: resp.StatusCode, Raw: body}
 	if t := resp.Header.Get("x-amzn-ErrorType"); t != "" {
 		e.Type, _, _ = strings.Cut(t, ":")
 	}
@@ -327,9 +312,9 @@ func parseError(resp *http.Response, body []byte) *Error {
 						e.Type = t
 					}
 				case "code":
-					if t := str(); t != "" && e.Type == "" {
-						e.Type = t
-					}
+					e.Code = str() // OpenAI's finer code; Gemini's is the status, a number
+				case "param":
+					e.Param = str()
 				default:
 					return r.Skip()
 				}

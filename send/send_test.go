@@ -164,7 +164,7 @@ func TestProviderErrors(t *testing.T) {
 		header                 string
 	}{
 		{"anthropic", `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, "rate_limit_error", "slow down", ""},
-		{"openai-chat", `{"error":{"message":"bad key","type":"invalid_request_error","code":"invalid_api_key"}}`, "invalid_request_error", "bad key", ""},
+		{"openai-chat", `{"error":{"message":"bad key","type":"invalid_request_error","code":"invalid_api_key","param":null}}`, "invalid_request_error", "bad key", ""},
 		{"gemini", `{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}`, "RESOURCE_EXHAUSTED", "quota", ""},
 		{"ollama", `{"error":"model \"x\" not found"}`, "", `model "x" not found`, ""},
 		{"bedrock", `{"message":"throttled"}`, "ThrottlingException", "throttled", "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"},
@@ -181,8 +181,8 @@ func TestProviderErrors(t *testing.T) {
 		cl.BaseURL = srv.URL
 		_, _, err := cl.Send(context.Background(), history, &provider.Request{Model: "m", Stream: true})
 		srv.Close()
-		var pe *Error
-		if !errors.As(err, &pe) || pe.Status != 429 || pe.Type != c.typ || pe.Message != c.msg {
+		var pe *provider.APIError
+		if !errors.As(err, &pe) || pe.Status != 429 || pe.Type != c.typ || pe.Message != c.msg || pe.Provider == "" {
 			t.Errorf("%s: %#v", c.format, err)
 		}
 	}
