@@ -13,7 +13,7 @@ import (
 
 func init() {
 	commands["convert"] = command{
-		usage:   "--from F --to T [--messages-only] [--pick N|ID] [--embed-media] [--strict] [--repair] [--reasoning drop|text] [--media error|placeholder] [--system-role system|developer] [--model M] [--lines] [FILE]",
+		usage:   "--from F|auto --to T [--messages-only] [--pick N|ID] [--embed-media] [--strict] [--repair] [--reasoning drop|text] [--media error|placeholder] [--system-role system|developer] [--model M] [--lines] [FILE]",
 		summary: "convert a history between convo and any provider's request format",
 		run:     runConvert,
 	}
@@ -94,7 +94,7 @@ func (e *env) warn(warns []provider.Warning) {
 
 func runConvert(e *env, args []string) error {
 	fs := flags(e, "convert")
-	from := fs.String("from", "", "input format: "+formatNames())
+	from := fs.String("from", "", "input format: auto (recognise it, saying which on stderr), "+formatNames())
 	to := fs.String("to", "", "output format: "+formatNames())
 	lines := fs.Bool("lines", false, "with --to convo, write JSON Lines instead of the envelope")
 	fs.BoolVar(&e.jsonWarnings, "json", false, `write warnings to stderr as JSON Lines: {"warning","path","code"}`)
@@ -114,9 +114,11 @@ func runConvert(e *env, args []string) error {
 	if isReadable(*from) || isWritable(*to) || isReadable(*to) {
 		return convertArchive(e, *from, *to, args, opts, af, *lines)
 	}
-	src, err := codec("from", *from)
-	if err != nil {
-		return err
+	var src provider.Codec
+	if *from != "auto" {
+		if src, err = codec("from", *from); err != nil {
+			return err
+		}
 	}
 	dst, err := codec("to", *to)
 	if err != nil {
@@ -128,6 +130,17 @@ func runConvert(e *env, args []string) error {
 	body, name, err := e.input(args, opts.DecodeLimits().MaxBytes)
 	if err != nil {
 		return err
+	}
+	if *from == "auto" {
+		var d provider.Detection
+		if src, d, err = all.Detect(body); err != nil {
+			return fmt.Errorf("%s: --from auto: %w", name, err)
+		}
+		guess := ""
+		if !d.Sure {
+			guess = "; a guess: give --from to be sure"
+		}
+		fmt.Fprintf(e.stderr, "convo convert: --from auto: reading %s as %s (%s%s)\n", name, d.Format, d.Reason, guess)
 	}
 
 	if !*messagesOnly && src != nil {

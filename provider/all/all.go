@@ -45,3 +45,19 @@ func LookupRequest(name string) (provider.RequestCodec, error) {
 	}
 	return rc, nil
 }
+
+// Detect recognises the format of a request body by the rules of
+// provider.Detect and returns its codec, or a nil codec for a canonical
+// convo document. The Detection says which format it chose and why, for
+// the caller to tell its user (convo convert --from auto prints it).
+func Detect(body []byte) (provider.Codec, provider.Detection, error) {
+	d, err := provider.Detect(body)
+	if err != nil {
+		return nil, d, fmt.Errorf("cannot tell the format: %w", err)
+	}
+	if d.Format == "convo" {
+		return nil, d, nil
+	}
+	c, err := Lookup(d.Format)
+	return c, d, err
+}

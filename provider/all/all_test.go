@@ -69,3 +69,34 @@ func TestPrefillWhiteSpace(t *testing.T) {
 		})
 	}
 }
+
+// Every codec's Decode refuses a request that is surely another format,
+// naming it, and Detect finds every codec's own fixtures' format.
+func TestWrongFormat(t *testing.T) {
+	anthropic := []byte(`{"model":"claude-sonnet-4-5","system":"Answer in French.","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`)
+	for _, c := range all.Codecs() {
+		if c.Name() == "anthropic" {
+			continue
+		}
+		_, _, err := c.Decode(anthropic, provider.Options{})
+		if err == nil || !strings.Contains(err.Error(), "looks like an anthropic request") {
+			t.Errorf("%s.Decode of an anthropic request: %v", c.Name(), err)
+		}
+	}
+	h := convo.History{convo.System("Be brief."), convo.User("hi"), convo.Assistant("", convo.ToolCall("c1", "f", json.RawMessage(`{"a":1}`))),
+		convo.ToolResults(convo.ToolResult("c1", "f", "ok")), convo.Assistant("done")}
+	for _, c := range all.Codecs() {
+		body, _, err := c.Encode(h, provider.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, d, err := all.Detect(body)
+		if err != nil || got == nil || got.Name() != c.Name() {
+			name := ""
+			if got != nil {
+				name = got.Name()
+			}
+			t.Errorf("Detect of what %s encodes: %s (%+v), %v", c.Name(), name, d, err)
+		}
+	}
+}

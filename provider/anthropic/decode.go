@@ -29,6 +29,9 @@ func (messages) Decode(body []byte, opts provider.Options) (convo.History, []pro
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := provider.CheckFormat(body, Name); err != nil {
+		return nil, nil, err
+	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	d := reqDecoder{blockReader: blockReader{r: jsonx.NewReader(body, lim.MaxDepth)}}
 	if d.r.Peek() != jsonx.Object {

@@ -33,6 +33,9 @@ func (converse) Decode(body []byte, opts provider.Options) (convo.History, []pro
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := provider.CheckFormat(body, Name); err != nil {
+		return nil, nil, err
+	}
 	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
 	var sys *convo.Message
 	found := false

@@ -26,7 +26,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"trailing data", `{"messages":[]} x`, "unexpected data after the JSON value"},
 		{"no conversation", `{"modelId":"m"}`, `neither "system" nor "messages"`},
 		{"messages not an array", `{"messages":{}}`, "messages: want an array of messages, got object"},
-		{"system not an array", `{"system":"be brief","messages":[]}`, "system: got string, want array"},
+		// A string system is how Anthropic spells it: the error says so.
+		{"system not an array", `{"system":"be brief","messages":[]}`, `this looks like an anthropic request, not bedrock (top-level "system"): decode it as anthropic`},
+		{"system an object", `{"system":{"text":"be brief"},"messages":[]}`, "system: got object, want array"},
 		{"no role", `{"messages":[{"content":[]}]}`, `messages[0]: message has no "role"`},
 		{"no content", `{"messages":[{"role":"user"}]}`, `messages[0]: message has no "content"`},
 		{"unknown role", `{"messages":[{"role":"tool","content":[]}]}`, `messages[0].role: unknown role "tool"`},

@@ -31,6 +31,9 @@ func (generateContent) Decode(body []byte, opts provider.Options) (convo.History
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := provider.CheckFormat(body, Name); err != nil {
+		return nil, nil, err
+	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	d := decoder{partReader: partReader{r: jsonx.NewReader(body, lim.MaxDepth)}, prevModel: -1}
 	if err := d.request(); err != nil {

@@ -23,6 +23,9 @@ func (conversation) Decode(body []byte, opts provider.Options) (convo.History, [
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := provider.CheckFormat(body, Name); err != nil {
+		return nil, nil, err
+	}
 	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
 	switch d.r.Peek() {
 	case jsonx.Array:

@@ -22,6 +22,9 @@ func (chat) Decode(body []byte, opts provider.Options) (convo.History, []provide
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := provider.CheckFormat(body, Name); err != nil {
+		return nil, nil, err
+	}
 	d := decoder{r: jsonx.NewReader(body, lim.MaxDepth)}
 	switch d.r.Peek() {
 	case jsonx.Object:

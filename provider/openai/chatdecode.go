@@ -17,6 +17,9 @@ func (chat) Decode(body []byte, opts provider.Options) (convo.History, []provide
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := provider.CheckFormat(body, "openai-chat"); err != nil {
+		return nil, nil, err
+	}
 	d := chatDec{r: jsonx.NewReader(body, l.MaxDepth), maxDepth: l.MaxDepth}
 	var h convo.History
 	seen := false

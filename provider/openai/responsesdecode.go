@@ -23,6 +23,9 @@ func (responses) Decode(body []byte, opts provider.Options) (convo.History, []pr
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := provider.CheckFormat(body, "openai-responses"); err != nil {
+		return nil, nil, err
+	}
 	d := newRespDec(jsonx.NewReader(body, l.MaxDepth), l.MaxDepth)
 	var instructions *string
 	hasInput := false
