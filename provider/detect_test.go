@@ -51,7 +51,7 @@ func TestCheckFormat(t *testing.T) {
 	}
 	for _, ok := range []struct{ body, name string }{
 		{anthropic, "anthropic"},
-		{`{"messages":[{"role":"user","content":"hi"}]}`, "anthropic"}, // nothing sure
+		{`{"messages":[{"role":"user","content":"hi"}]}`, "anthropic"},              // nothing sure
 		{`{"messages":[{"role":"user","content":[{"text":"hi"}]}]}`, "openai-chat"}, // evidence, not proof: the decoder's own error says more
 	} {
 		if err := provider.CheckFormat([]byte(ok.body), ok.name); err != nil {

@@ -5,6 +5,7 @@ package all
 
 import (
 	"fmt"
+
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/anthropic"
 	"github.com/convo-go/convo/provider/bedrock"
@@ -47,10 +48,10 @@ func LookupRequest(name string) (provider.RequestCodec, error) {
 }
 
 // Detect recognises the format of a request body by the rules of
-// provider.Detect and returns its codec, or a nil codec for a canonical
-// convo document. The Detection says which format it chose and why, for
-// the caller to tell its user (convo convert --from auto prints it).
-func Detect(body []byte) (provider.Codec, provider.Detection, error) {
+// provider.Detect and returns that format, or nil for a canonical convo
+// document. The Detection says which format it chose and why, for the
+// caller to tell its user (convo convert --from auto prints it).
+func Detect(body []byte) (provider.Format, provider.Detection, error) {
 	d, err := provider.Detect(body)
 	if err != nil {
 		return nil, d, fmt.Errorf("cannot tell the format: %w", err)

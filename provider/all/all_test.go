@@ -74,7 +74,7 @@ func TestPrefillWhiteSpace(t *testing.T) {
 // naming it, and Detect finds every codec's own fixtures' format.
 func TestWrongFormat(t *testing.T) {
 	anthropic := []byte(`{"model":"claude-sonnet-4-5","system":"Answer in French.","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`)
-	for _, c := range all.Codecs() {
+	for _, c := range all.Formats() {
 		if c.Name() == "anthropic" {
 			continue
 		}
@@ -85,7 +85,7 @@ func TestWrongFormat(t *testing.T) {
 	}
 	h := convo.History{convo.System("Be brief."), convo.User("hi"), convo.Assistant("", convo.ToolCall("c1", "f", json.RawMessage(`{"a":1}`))),
 		convo.ToolResults(convo.ToolResult("c1", "f", "ok")), convo.Assistant("done")}
-	for _, c := range all.Codecs() {
+	for _, c := range all.Formats() {
 		body, _, err := c.Encode(h, provider.Options{})
 		if err != nil {
 			t.Fatal(err)
