@@ -58,8 +58,14 @@ const (
 // warnings are returned, unpaired tool calls are errors, foreign reasoning is
 // dropped, media the target cannot take is an error.
 type Options struct {
-	Strict    bool          // any warning is an error
-	Repair    bool          // repair unpaired tool calls and results instead of failing
+	Strict bool // any warning is an error
+	// Repair answers a tool call left without a result in the middle of
+	// a history with an error result and drops a result that answers no
+	// call, each with a warning, instead of failing. Calls still pending
+	// at the end of the history are valid and kept, except for a target
+	// that refuses a request ending on them, where Repair answers them
+	// too.
+	Repair    bool
 	Reasoning ReasoningMode // "" means ReasoningDrop
 	Media     MediaMode     // "" means MediaError
 	// SystemRole is the role OpenAI Chat system messages are sent with:

@@ -40,7 +40,7 @@ func (o *convOptions) register(fs interface {
 	StringVar(*string, string, string, string)
 }) {
 	fs.BoolVar(&o.strict, "strict", false, "treat every warning as an error")
-	fs.BoolVar(&o.repair, "repair", false, "repair unpaired tool calls and results instead of failing")
+	fs.BoolVar(&o.repair, "repair", false, "answer unanswered tool calls with error results and drop orphan results instead of failing (pending calls at the end too, for a provider that refuses them)")
 	fs.StringVar(&o.reasoning, "reasoning", "", "reasoning the target cannot take: drop (the default, warned about) or text; --reasoning drop chooses the loss, which is then not warned about")
 	fs.StringVar(&o.media, "media", "error", "media the target cannot take: error or placeholder")
 	fs.StringVar(&o.system, "system-role", "system", "role of system messages for openai-chat: system or developer")
