@@ -623,6 +623,8 @@ func (d *decoder) part(p *Part, depth int) error {
 	switch {
 	case p.Type == "":
 		return errors.New("part has no type" + partHint(p))
+	case p.Type == TypeApprovalRequest || p.Type == TypeApproval:
+		return approvalMembers(p)
 	case !p.Type.Known():
 		// Kept whole, so a newer writer's part survives a round trip here.
 		raw, err := jsonx.Compact(d.rawFrom(start), 0)
@@ -632,6 +634,57 @@ func (d *decoder) part(p *Part, depth int) error {
 		*p = Part{Type: p.Type, Raw: raw}
 	}
 	return nil
+}
+
+// approvalMembers moves the members only approval parts define out of
+// Extra, where the part reader put them (it reads members before it may
+// know the type): on any other part they stay extra members, as before
+// these types existed.
+func approvalMembers(p *Part) error {
+	kept := p.Extra[:0]
+	for _, f := range p.Extra {
+		var err error
+		switch {
+		case f.Key == "call_id" && p.Type == TypeApprovalRequest:
+			err = unquote(f.Value, &p.CallID)
+		case f.Key == "reason" && p.Type == TypeApproval:
+			err = unquote(f.Value, &p.Reason)
+		case f.Key == "approved" && p.Type == TypeApproval:
+			switch string(f.Value) {
+			case "true":
+				p.Approved = true
+			case "false", "null":
+			default:
+				err = errors.New("want true or false")
+			}
+		default:
+			kept = append(kept, f)
+			continue
+		}
+		if err != nil {
+			return at(err, f.Key)
+		}
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	p.Extra = kept
+	return nil
+}
+
+// unquote reads a JSON string (or null) member value already checked for
+// syntax by the reader.
+func unquote(v []byte, dst *string) error {
+	if string(v) == "null" {
+		return nil
+	}
+	r := jsonx.NewReader(v, 1)
+	if r.Peek() != jsonx.String {
+		return errors.New("want a string")
+	}
+	s, err := r.ReadString()
+	*dst = s
+	return err
 }
 
 func (d *decoder) rawFrom(start int) []byte { return d.r.Bytes()[start:d.r.Offset()] }

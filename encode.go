@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/convo-go/convo/internal/jsonx"
@@ -271,6 +272,7 @@ func (e *encoder) part(p *Part) error {
 	}{
 		{"type", string(p.Type)},
 		{"id", p.ID},
+		{"call_id", p.CallID},
 		{"name", p.Name},
 		{"text", p.Text},
 		{"media_type", p.MediaType},
@@ -297,6 +299,13 @@ func (e *encoder) part(p *Part) error {
 	}
 	if p.Error {
 		e.buf = append(e.buf, `,"error":true`...)
+	}
+	if p.Type == TypeApproval {
+		// Always written: a denial is as much an answer as an approval.
+		e.buf = strconv.AppendBool(append(e.buf, `,"approved":`...), p.Approved)
+	}
+	if err := e.str("reason", p.Reason); err != nil {
+		return err
 	}
 	if len(p.Summary) > 0 {
 		e.buf = jsonx.AppendKey(e.buf, "summary")

@@ -37,7 +37,8 @@ func (p Part) Equal(q Part) bool {
 	if p.Type != q.Type || p.Text != q.Text || p.MediaType != q.MediaType || p.Data != q.Data ||
 		p.URL != q.URL || p.FileID != q.FileID || p.Name != q.Name || p.Detail != q.Detail ||
 		p.ID != q.ID || p.ArgsRaw != q.ArgsRaw || p.Error != q.Error || p.Signature != q.Signature ||
-		p.Encrypted != q.Encrypted || p.Provider != q.Provider || p.Model != q.Model {
+		p.Encrypted != q.Encrypted || p.Provider != q.Provider || p.Model != q.Model ||
+		p.CallID != q.CallID || p.Approved != q.Approved || p.Reason != q.Reason {
 		return false
 	}
 	if (p.Cache == nil) != (q.Cache == nil) || (p.Cache != nil && *p.Cache != *q.Cache) {

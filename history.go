@@ -3,6 +3,7 @@ package convo
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // History is a conversation: messages in the order they happened. Like
@@ -71,7 +72,14 @@ func (e *ValidationError) Explain(fix string) string {
 //   - phase only on assistant, scope only on system, compacted (≥ 1) only on
 //     summary, finish and phase among their known values;
 //   - a media part has exactly one source, and inline data is valid base64;
-//   - parts have the fields their type needs.
+//   - parts have the fields their type needs;
+//   - approval_request parts only in assistant messages, approval parts only
+//     in user messages; every approval answers, once, a request an earlier
+//     assistant message made; request ids are unique; a request's call_id
+//     names a tool_call of its own message. A call gated by a request may
+//     have its result after the user message that answers the request
+//     (approved: the result follows it; denied: the denial is its answer,
+//     and an error result may still follow).
 func (h History) Validate() error {
 	var v Validator
 	var problems []Problem
@@ -94,8 +102,9 @@ type Validator struct {
 	// open holds the calls of the assistant message before the tool
 	// messages being read that are still unanswered; it is non-nil, if
 	// empty, once all are answered, and nil when no such message precedes.
-	open []openCall
-	i    int // index of the next message
+	open     []openCall
+	requests map[string]*request // approval requests by id
+	i        int                 // index of the next message
 }
 
 // Add checks the next message and returns the problems found with it, and
@@ -108,13 +117,20 @@ func (vr *Validator) Add(m Message) []Problem {
 	vr.i++
 	if vr.seenIDs == nil {
 		vr.seenIDs = map[string]int{}
+		vr.requests = map[string]*request{}
 	}
 	mp := index("messages", i)
+	var kept []openCall // calls whose approval request this message answers stay open past it
+	if m.Role == RoleUser && vr.open != nil {
+		kept = answered(vr.open, m)
+	}
 	if m.Role != RoleTool && vr.open != nil {
 		for _, c := range vr.open {
-			v.unpaired(c.path, "tool call %q (%s) has no result before messages[%d]", c.id, c.name, i)
+			if !c.optional && !slices.ContainsFunc(kept, func(k openCall) bool { return k.id == c.id }) {
+				v.unpaired(c.path, "tool call %q (%s) has no result before messages[%d]", c.id, c.name, i)
+			}
 		}
-		vr.open = nil
+		vr.open = kept
 	}
 	if !m.Role.Known() {
 		v.addf(mp, "unknown role %q", m.Role)
@@ -138,13 +154,18 @@ func (vr *Validator) Add(m Message) []Problem {
 			v.addf(pp, "tool_result in a %s message (results belong in tool messages)", m.Role)
 		case p.Type != TypeToolResult && m.Role == RoleTool:
 			v.addf(pp, "%s part in a tool message (tool messages hold only tool_result parts)", p.Type)
+		case p.Type == TypeApprovalRequest && m.Role != RoleAssistant:
+			v.addf(pp, "approval_request in a %s message (only assistant messages ask for approval)", m.Role)
+		case p.Type == TypeApproval && m.Role != RoleUser:
+			v.addf(pp, "approval in a %s message (a person answers in a user message)", m.Role)
 		}
+		v.approval(pp, p, m, vr.requests)
 	}
 	switch m.Role {
 	case RoleAssistant:
 		for j, p := range m.Parts {
 			if p.Type == TypeToolCall {
-				vr.open = append(vr.open, openCall{id: p.ID, name: p.Name, path: mp + "." + index("parts", j)})
+				vr.open = append(vr.open, openCall{id: p.ID, name: p.Name, path: mp + "." + index("parts", j), gate: gate(m, p.ID)})
 			}
 		}
 	case RoleTool:
@@ -213,6 +234,76 @@ func (h History) Pending() []Part {
 
 type openCall struct {
 	id, name, path string
+	gate           string // the approval request that gates the call, if any
+	optional       bool   // denied: the denial answers it, a result may still follow
+}
+
+// request is an approval request seen by Validate.
+type request struct {
+	path     string
+	answered bool
+}
+
+// gate returns the id of the approval request of m that gates call id.
+func gate(m Message, id string) string {
+	for _, p := range m.Parts {
+		if p.Type == TypeApprovalRequest && p.CallID != "" && p.CallID == id {
+			return p.ID
+		}
+	}
+	return ""
+}
+
+// answered returns the open calls whose approval request user message m
+// answers: approved, the call's result follows m; denied, the denial is its
+// answer (optional marks it) and an error result may still follow.
+func answered(open []openCall, m Message) []openCall {
+	var kept []openCall
+	for _, c := range open {
+		if c.gate == "" {
+			continue
+		}
+		for _, p := range m.Parts {
+			if p.Type == TypeApproval && p.ID == c.gate {
+				c.optional = !p.Approved
+				kept = append(kept, c)
+				break
+			}
+		}
+	}
+	return kept
+}
+
+// approval checks an approval_request or approval part p of message m
+// against the requests seen so far.
+func (v *validator) approval(pp string, p *Part, m Message, requests map[string]*request) {
+	switch p.Type {
+	case TypeApprovalRequest:
+		if p.ID == "" {
+			return // reported by part
+		}
+		if r, dup := requests[p.ID]; dup {
+			v.addf(pp, "approval request id %q is already used at %s", p.ID, r.path)
+			return
+		}
+		requests[p.ID] = &request{path: pp}
+		if p.CallID != "" && !slices.ContainsFunc(m.Parts, func(q Part) bool { return q.Type == TypeToolCall && q.ID == p.CallID }) {
+			v.addf(pp, "approval request gates call %q, which is not in its message", p.CallID)
+		}
+	case TypeApproval:
+		if p.ID == "" {
+			return
+		}
+		r := requests[p.ID]
+		switch {
+		case r == nil:
+			v.addf(pp, "approval answers request %q, which no earlier assistant message made", p.ID)
+		case r.answered:
+			v.addf(pp, "approval request %q (%s) is already answered", p.ID, r.path)
+		default:
+			r.answered = true
+		}
+	}
 }
 
 type validator struct {
@@ -324,6 +415,26 @@ func (v *validator) part(pp string, p *Part, inResult bool) {
 		}
 		if p.Text == "" && p.Summary == nil && p.Signature == "" && p.Encrypted == "" && p.ID == "" {
 			v.addf(pp, "reasoning part is empty")
+		}
+	case TypeApprovalRequest:
+		if inResult {
+			v.addf(pp, "approval_request inside a tool result")
+		}
+		if p.ID == "" {
+			v.addf(pp, "approval request has no id")
+		}
+		if p.Name == "" {
+			v.addf(pp, "approval request has no name")
+		}
+		if p.Args != nil && p.ArgsRaw != "" {
+			v.addf(pp, "approval request has both args and args_raw")
+		}
+	case TypeApproval:
+		if inResult {
+			v.addf(pp, "approval inside a tool result")
+		}
+		if p.ID == "" {
+			v.addf(pp, "approval has no id (of the request it answers)")
 		}
 	default:
 		v.addf(pp, "unknown part type %q without its raw object", p.Type)

@@ -448,7 +448,10 @@ func partsSize(ps []Part) int {
 			str("file_id", p.FileID) + str("detail", p.Detail) + raw("value", p.Value) +
 			raw("args", p.Args) + str("args_raw", p.ArgsRaw) + str("signature", p.Signature) +
 			str("encrypted", p.Encrypted) + str("provider", p.Provider) + str("model", p.Model) +
-			p.Native.size() + p.Extra.size()
+			str("call_id", p.CallID) + str("reason", p.Reason) + p.Native.size() + p.Extra.size()
+		if p.Type == TypeApproval {
+			n += 16
+		}
 		if p.Error {
 			n += 13
 		}

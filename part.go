@@ -21,13 +21,20 @@ const (
 	TypeToolResult PartType = "tool_result"
 	TypeReasoning  PartType = "reasoning"
 	TypeRefusal    PartType = "refusal"
+
+	// TypeApprovalRequest is an assistant's request for a person to
+	// approve a tool run before it happens (human in the loop).
+	TypeApprovalRequest PartType = "approval_request"
+	// TypeApproval is the answer to an approval request, in a user message.
+	TypeApproval PartType = "approval"
 )
 
 // Known reports whether t is a part type of format v1.
 func (t PartType) Known() bool {
 	switch t {
 	case TypeText, TypeImage, TypeAudio, TypeVideo, TypeFile, TypeJSON,
-		TypeToolCall, TypeToolResult, TypeReasoning, TypeRefusal:
+		TypeToolCall, TypeToolResult, TypeReasoning, TypeRefusal,
+		TypeApprovalRequest, TypeApproval:
 		return true
 	}
 	return false
@@ -57,6 +64,9 @@ type Cache struct {
 //   - tool_result: ID (the call's), Name, Parts, Error
 //   - reasoning: Text, Summary, Signature, Encrypted, ID, Provider, Model
 //   - refusal: Text
+//   - approval_request: ID (the request's), CallID (the tool_call it gates,
+//     if the model made one), Name (the tool), Args (or ArgsRaw)
+//   - approval: ID (of the request it answers), Approved, Reason
 //
 // Any part may carry Native fields. A part of unknown Type keeps its whole
 // object in Raw and is written back verbatim.
@@ -80,6 +90,10 @@ type Part struct {
 
 	Parts []Part // tool_result content
 	Error bool   // tool_result: the tool failed
+
+	CallID   string // approval_request: the tool_call it gates
+	Approved bool   // approval: true approves the request, false denies it
+	Reason   string // approval: why, as the person gave it
 
 	Summary   []string
 	Signature string
@@ -158,6 +172,20 @@ func ToolResultParts(id, name string, parts ...Part) Part {
 func ToolError(id, name, message string) Part {
 	return Part{Type: TypeToolResult, ID: id, Name: name, Parts: []Part{Text(message)}, Error: true}
 }
+
+// ApprovalRequest returns an approval_request part: the model wants to run
+// tool name with args and asks a person first. callID names the tool_call
+// it gates ("" when the request stands for the call, as OpenAI's MCP
+// approvals do).
+func ApprovalRequest(id, callID, name string, args json.RawMessage) Part {
+	return Part{Type: TypeApprovalRequest, ID: id, CallID: callID, Name: name, Args: args}
+}
+
+// Approve returns an approval part approving request id.
+func Approve(id string) Part { return Part{Type: TypeApproval, ID: id, Approved: true} }
+
+// Deny returns an approval part denying request id, with an optional reason.
+func Deny(id, reason string) Part { return Part{Type: TypeApproval, ID: id, Reason: reason} }
 
 // Bytes decodes the part's inline base64 Data.
 func (p Part) Bytes() ([]byte, error) {

@@ -82,7 +82,8 @@ func genNative() *rapid.Generator[convo.Native] {
 func genPart(depth int) *rapid.Generator[convo.Part] {
 	return rapid.Custom(func(t *rapid.T) convo.Part {
 		types := []convo.PartType{convo.TypeText, convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile,
-			convo.TypeJSON, convo.TypeToolCall, convo.TypeReasoning, convo.TypeRefusal, "future_kind"}
+			convo.TypeJSON, convo.TypeToolCall, convo.TypeReasoning, convo.TypeRefusal,
+			convo.TypeApprovalRequest, convo.TypeApproval, "future_kind"}
 		if depth > 0 {
 			types = append(types, convo.TypeToolResult)
 		}
@@ -110,6 +111,13 @@ func genPart(depth int) *rapid.Generator[convo.Part] {
 			} else {
 				p.Args = genObject().Draw(t, "args")
 			}
+		case convo.TypeApprovalRequest:
+			p.ID, p.Name = "apr_"+rapid.StringMatching(`[a-z0-9]{1,6}`).Draw(t, "id"), rapid.StringMatching(`[a-z_]{1,10}`).Draw(t, "name")
+			p.CallID = maybe(t, "callid", genString())
+			p.Args = genObject().Draw(t, "args")
+		case convo.TypeApproval:
+			p.ID, p.Approved = "apr_x", rapid.Bool().Draw(t, "approved")
+			p.Reason = maybe(t, "reason", genString())
 		case convo.TypeToolResult:
 			p.ID, p.Error = "call_x", rapid.Bool().Draw(t, "err")
 			p.Parts = rapid.SliceOfN(genPart(0), 0, 3).Draw(t, "parts")

@@ -39,6 +39,13 @@ type Target struct {
 	// space; Prepare trims that white space with a warning naming it.
 	// Signed reasoning is never touched. Empty when the target takes it.
 	Prefill string
+	// Approvals means the target takes approval_request parts that stand
+	// for a call themselves (no call_id) and their answers (OpenAI Responses
+	// MCP approvals). Requests that gate a tool_call go to no target: a
+	// denied call gets an error result saying so, the results of approved
+	// calls go right after their assistant message, and the approvals are
+	// left out with a warning; a pending request is never sent.
+	Approvals bool
 	// ID sanitises a tool-call id for targets that restrict its characters;
 	// nil leaves ids alone. It must be deterministic.
 	ID func(id string) string
@@ -63,6 +70,9 @@ type Target struct {
 //   - media the target cannot take is offered to Options.Resolve, then
 //     becomes an error or a text placeholder;
 //   - parts of unknown type are left out with a warning;
+//   - approval parts go only to a target that takes them (Target.Approvals);
+//     elsewhere a denied call gets an error result (Denied and the reason),
+//     and the approvals are left out with a warning;
 //   - tool ids are synthesised where missing and sanitised for the target.
 //
 // h is not modified. Warning paths name places in h.
@@ -85,10 +95,14 @@ func PrepareIndexed(h convo.History, t Target, opts Options) (out convo.History,
 }
 
 type preparer struct {
-	h     convo.History // the caller's history, to name places in it
-	t     Target
-	opts  Options
-	warns []Warning
+	h convo.History // the caller's history, to name places in it
+	t Target
+	// answers are the approval parts of h by request id, gated the calls
+	// gated by approval requests (request id to call id).
+	answers map[string]convo.Part
+	gated   map[string]string
+	opts    Options
+	warns   []Warning
 }
 
 // loc is a place in the history, turned into a path string only when a
@@ -128,7 +142,18 @@ func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 
 func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 	p.h = h
-	paired, orig, err := p.pair(h)
+	src, moved := p.approvals(h)
+	w0 := len(p.warns)
+	paired, orig, err := p.pair(src)
+	if moved != nil {
+		// Places are named in the caller's history.
+		err = remap(moved, p.warns[w0:], err)
+		for k, o := range orig {
+			if o >= 0 {
+				orig[k] = moved[o]
+			}
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +196,7 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(parts) == 0 && role != convo.RoleAssistant {
+		if len(parts) == 0 && (role != convo.RoleAssistant || onlyApprovals(src.Parts)) {
 			p.warnc(CodeMessageDropped, l, "%s message left out: nothing in it can be sent", src.Role)
 			diverge(i)
 			continue
@@ -291,6 +316,8 @@ func (p *preparer) part(path loc, part convo.Part, inResult bool) (convo.Part, b
 		}
 		p.warnc(CodePartDropped, path, "part of unknown type %q left out", part.Type)
 		return part, false, nil
+	case part.Type == convo.TypeApprovalRequest || part.Type == convo.TypeApproval:
+		return part, p.approvalPart(path, part), nil
 	case part.Type == convo.TypeReasoning:
 		return p.reasoning(path, part)
 	case part.Type.IsMedia():

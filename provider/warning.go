@@ -54,6 +54,10 @@ const (
 	CodeCallsPending Code = "calls-pending"
 	// CodeTextTrimmed: white space the target refuses was trimmed.
 	CodeTextTrimmed Code = "text-trimmed"
+	// CodeApprovalDropped: a tool approval request or its answer was left
+	// out for a target without tool approvals (a denied call is sent with
+	// an error result instead).
+	CodeApprovalDropped Code = "approval-dropped"
 )
 
 // WarnCode returns a Warning at path with a code.

@@ -74,6 +74,8 @@ func TestExitCodes(t *testing.T) {
 		{name: "show", args: []string{"show", valid}, code: 0, stdout: "→ get_weather({\"city\":\"Paris\"}) [toolu_1]"},
 		{name: "show marks reasoning", args: []string{"show", valid}, code: 0, stdout: "(reasoning, signed, anthropic) Use the tool."},
 		{name: "show summarises attachments", args: []string{"show", valid}, code: 0, stdout: "[image image/png, 8 B inline]"},
+		{name: "show approval requests", args: []string{"show", "../../testdata/v1/approvals.json"}, code: 0, stdout: `? may I run delete_files({"glob":"/var/log/*.1"}) [apr_1 for call_1]`},
+		{name: "show approvals", args: []string{"show", "../../testdata/v1/approvals.json"}, code: 0, stdout: "✗ denied: keep them until the audit [apr_1]"},
 		{name: "show no colour off a terminal", args: []string{"show", valid}, code: 0},
 		{name: "convert normalises", args: []string{"convert", "--from", "convo", "--to", "convo", "--lines"}, stdin: `{"role":"human","parts":[{"type":"text","text":"hi"}]}`,
 			code: 0, stdout: `{"role":"user","parts":[{"type":"text","text":"hi"}]}` + "\n"},

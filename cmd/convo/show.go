@@ -198,6 +198,25 @@ func (t transcript) part(indent string, p convo.Part) {
 		line(esc(buf.String()))
 	case convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile:
 		line(t.paint(dim, "["+attachment(p)+"]"))
+	case convo.TypeApprovalRequest:
+		args := string(p.Args)
+		if p.ArgsRaw != "" {
+			args = p.ArgsRaw + " (malformed)"
+		}
+		gates := ""
+		if p.CallID != "" {
+			gates = " for " + p.CallID
+		}
+		line(t.paint(yellow, "? may I run "+esc(p.Name)) + "(" + esc(args) + ") " + t.paint(dim, "["+esc(p.ID+gates)+"]"))
+	case convo.TypeApproval:
+		verdict := t.paint(green, "✓ approved")
+		if !p.Approved {
+			verdict = t.paint(red, "✗ denied")
+		}
+		if p.Reason != "" {
+			verdict += ": " + esc(p.Reason)
+		}
+		line(verdict + " " + t.paint(dim, "["+esc(p.ID)+"]"))
 	default:
 		line(t.paint(dim, fmt.Sprintf("[%s part, kept as is]", p.Type)))
 	}
