@@ -3,13 +3,13 @@ package gateway
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/redact"
+	"github.com/convo-go/convo/store"
 )
 
 // RecordMode says what the gateway keeps of an exchange.
@@ -146,7 +146,7 @@ func (p policy) keep(mode RecordMode, msgs []convo.Message) []convo.Message {
 		var out []convo.Message
 		for _, m := range msgs {
 			if m.Role == convo.RoleAssistant || m.Role == convo.RoleError {
-				out = append(out, metadataOnly(m))
+				out = append(out, store.WithoutContent(m, "not recorded"))
 			}
 		}
 		msgs = out
@@ -155,21 +155,4 @@ func (p policy) keep(mode RecordMode, msgs []convo.Message) []convo.Message {
 		msgs, _ = p.red.History(msgs)
 	}
 	return msgs
-}
-
-// metadataOnly returns m without its content, saying so.
-func metadataOnly(m convo.Message) convo.Message {
-	types := make([]string, len(m.Parts))
-	for i, p := range m.Parts {
-		types[i] = string(p.Type)
-	}
-	note, _ := json.Marshal(map[string]any{"content": "not recorded", "parts": types})
-	out := convo.Message{Role: m.Role, ID: m.ID, Time: m.Time, Phase: m.Phase, Origin: m.Origin, Usage: m.Usage,
-		Finish: m.Finish, Native: convo.Native{redact.NativeKey: note}}
-	if out.Role == convo.RoleAssistant && out.Finish == "" {
-		// An assistant message without parts must say how it ended;
-		// "other" is the honest answer when the reply did not.
-		out.Finish = convo.FinishOther
-	}
-	return out
 }

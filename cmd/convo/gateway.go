@@ -46,6 +46,10 @@ type gatewayConfig struct {
 	// otelContent puts the messages in them.
 	otlp        string
 	otelContent bool
+	// retention is the retention policy file ("": none), swept every
+	// sweepEvery.
+	retention  string
+	sweepEvery time.Duration
 }
 
 func runGateway(e *env, args []string) error {
@@ -58,13 +62,15 @@ func runGateway(e *env, args []string) error {
 	queue := fs.Int("queue", gateway.DefaultQueueSize, "hold at most `N` exchanges waiting to be recorded (more are dropped and counted)")
 	otlp := fs.String("otlp", "", "export an OpenTelemetry span per exchange to the OTLP/HTTP traces endpoint `URL` (http://127.0.0.1:4318/v1/traces)")
 	otelContent := fs.Bool("otel-content", false, "with --otlp, put the messages in the spans (off: they may be sensitive)")
+	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
+	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
 	var ups, routes listFlag
 	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable)")
 	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins)")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent}
+	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent, retention: *retention, sweepEvery: *sweepEvery}
 	if *config != "" {
 		if len(ups) > 0 || len(routes) > 0 {
 			return usagef("--config goes without --upstream and --route")
@@ -132,6 +138,9 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 				return err
 			}
 		}
+	}
+	if err := startSweeper(ctx, cfg.retention, cfg.sweepEvery, st, log); err != nil {
+		return err
 	}
 	stopTelemetry, err := cfg.setupTelemetry(ctx)
 	if err != nil {

@@ -24,6 +24,7 @@ var examples = map[string]string{
 	"store search": "convo store search paris weather",
 	"store show":   "convo store show conv_0193…",
 	"store rm":     "convo store rm conv_0193…",
+	"store prune":  "convo store prune --tenant acme --content 30d --metadata 365d",
 	"store append": "convo reply --from openai-chat reply.json | convo store append conv_0193…",
 	"tokens":       "convo tokens --model gpt-4o history.json",
 	"validate":     "convo validate history.json",

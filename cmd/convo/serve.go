@@ -41,6 +41,10 @@ type serveConfig struct {
 	opts      server.Options
 	tokenFrom string // where the tokens came from, for the start-up line
 	jsonLog   bool   // log JSON lines, not text
+	// retention is the retention policy file ("": none), swept every
+	// sweepEvery.
+	retention  string
+	sweepEvery time.Duration
 	// ready, when set, is told the address the server listens on.
 	ready func(addr string)
 	// wrap, when set, wraps the store (tests inject faults with it).
@@ -73,6 +77,8 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	maxMsg := fs.Int64("max-message", server.DefaultMaxMessageBytes, "refuse messages larger than `N` bytes")
 	maxInflight := fs.Int64("max-inflight", server.DefaultMaxInflightBytes, "hold at most `N` bytes of request bodies at once (503 beyond)")
 	viewer := fs.Bool("ui", true, "serve the transcript viewer under /ui/")
+	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
+	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
 	if _, err := parse(fs, args, 0); err != nil {
 		return serveConfig{}, err
 	}
@@ -82,7 +88,7 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	if *logFormat != "text" && *logFormat != "json" {
 		return serveConfig{}, usagef("--log-format: want text or json, got %q", *logFormat)
 	}
-	cfg := serveConfig{addr: *addr, db: *db, jsonLog: *logFormat == "json"}
+	cfg := serveConfig{addr: *addr, db: *db, jsonLog: *logFormat == "json", retention: *retention, sweepEvery: *sweepEvery}
 	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes, cfg.opts.MaxInflightBytes = *maxBody, *maxMsg, *maxInflight
 	cfg.opts.UI = *viewer
 	if err := cfg.loadTokens(e, *tokens); err != nil {
@@ -162,6 +168,9 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	}
 	log := slog.New(lh)
 	cfg.opts.Logger = log
+	if err := startSweeper(ctx, cfg.retention, cfg.sweepEvery, st, log); err != nil {
+		return err
+	}
 	cfg.opts.Metrics = prometheus.NewRegistry()
 	cfg.opts.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg.opts.Formats = all.Formats()

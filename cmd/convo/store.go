@@ -22,7 +22,7 @@ import (
 
 func init() {
 	commands["store"] = command{
-		usage:   "import|export|list|search|show|rm [--db FILE|postgres://…] [--tenant T] …",
+		usage:   "import|export|list|search|show|rm|prune [--db FILE|postgres://…] [--tenant T] …",
 		summary: "keep conversations in a database (a SQLite file or PostgreSQL)",
 		run:     runStore,
 	}
@@ -46,10 +46,11 @@ func init() {
 		"show":   {"show [--json] ID", storeShow},
 		"rm":     {"rm ID…", storeRemove},
 		"append": {"append [--version N] [--from F] ID [FILE]", storeAppend},
+		"prune":  {"prune [--content DURATION] [--metadata DURATION] [--now TIME]", storePrune},
 	}
 }
 
-var storeOrder = []string{"import", "append", "export", "list", "search", "show", "rm"}
+var storeOrder = []string{"import", "append", "export", "list", "search", "show", "rm", "prune"}
 
 func runStore(e *env, args []string) error {
 	if len(args) == 0 {

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -757,4 +758,53 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 		return nil, "", wrap(err)
 	}
 	return out, "", nil
+}
+
+// ExpireContent replaces the conversation's messages by their metadata
+// (store.WithoutContent), empties their search columns and records when in
+// its metadata (store.ContentExpiredKey), in one transaction. The version
+// moves; Updated does not, so metadata retention still counts from the
+// last change a client made.
+func (s *Store) ExpireContent(ctx context.Context, tenant, id string, at time.Time) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	var out store.Conversation
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := getConv(ctx, tx, selectConv+` FOR UPDATE`, tenant, id)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT pos, body FROM messages WHERE conv = $1 ORDER BY pos`, r.pk)
+		if err != nil {
+			return wrap(err)
+		}
+		var poss []int64
+		var bodies [][]byte
+		var pos int64
+		var body []byte
+		_, err = pgx.ForEachRow(rows, []any{&pos, &body}, func() error {
+			nb, changed, err := backend.Expired(body, id, pos)
+			if changed {
+				poss, bodies = append(poss, pos), append(bodies, nb)
+			}
+			return err
+		})
+		if err != nil {
+			return wrap(err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE messages m SET body = u.body, text = '', words = to_tsvector('simple', '')
+			FROM unnest($2::bigint[], $3::bytea[]) AS u (pos, body) WHERE m.conv = $1 AND m.pos = u.pos`, r.pk, poss, bodies); err != nil {
+			return wrap(err)
+		}
+		out = r.Conversation
+		out.Meta = backend.ExpiredMeta(r.Meta, at)
+		err = tx.QueryRow(ctx, `UPDATE conversations SET meta = $2, version = version + 1 WHERE pk = $1 RETURNING version`,
+			r.pk, string(out.Meta)).Scan(&out.Version)
+		return wrap(err)
+	})
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return out, nil
 }

@@ -1147,3 +1147,63 @@ var registerFuncs = sync.OnceFunc(func() {
 		return f.Match([]byte(meta)), nil
 	})
 })
+
+// ExpireContent replaces the conversation's messages by their metadata
+// (store.WithoutContent), removes them from the search index and records
+// when in its metadata (store.ContentExpiredKey), in one transaction. The
+// version moves; Updated does not, so metadata retention still counts
+// from the last change a client made.
+func (s *Store) ExpireContent(ctx context.Context, tenant, id string, at time.Time) (store.Conversation, error) {
+	if !backend.Findable(tenant, id) {
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	var out store.Conversation
+	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
+		r, err := getConv(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT pos, body FROM messages WHERE conv = ? ORDER BY pos`, r.pk)
+		if err != nil {
+			return wrap(err)
+		}
+		type rewrite struct {
+			pos  int64
+			body []byte
+		}
+		var todo []rewrite
+		for rows.Next() {
+			var pos int64
+			var body []byte
+			if err := rows.Scan(&pos, &body); err != nil {
+				rows.Close()
+				return wrap(err)
+			}
+			nb, changed, err := backend.Expired(body, id, pos)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if changed {
+				todo = append(todo, rewrite{pos, nb})
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return wrap(err)
+		}
+		for _, w := range todo {
+			if _, err := tx.ExecContext(ctx, `UPDATE messages SET body = ? WHERE conv = ? AND pos = ?`, w.body, r.pk, w.pos); err != nil {
+				return wrap(err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, deleteTexts, r.pk); err != nil {
+			return wrap(err)
+		}
+		out = r.Conversation
+		out.Meta = backend.ExpiredMeta(r.Meta, at)
+		out.Version++
+		_, err = tx.ExecContext(ctx, `UPDATE conversations SET meta = ?, version = ? WHERE pk = ?`, string(out.Meta), out.Version, r.pk)
+		return wrap(err)
+	})
+	return out, err
+}

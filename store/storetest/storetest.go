@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Search", testSearch},
 		{"SearchModel", testSearchModel},
 		{"Model", testModel},
+		{"Retention", testRetention},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
