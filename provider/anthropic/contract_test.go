@@ -8,5 +8,5 @@ import (
 
 // TestContract runs the rules every codec keeps (codectest.Contract).
 func TestContract(t *testing.T) {
-	codectest.Contract(t, Messages(), Messages(), "testdata/reply/*.sse", "testdata/roundtrip/*.json")
+	codectest.Contract(t, Messages(), "testdata/reply/*.sse", "testdata/roundtrip/*.json")
 }

@@ -8,6 +8,6 @@ import (
 
 // TestContract runs the rules every codec keeps (codectest.Contract).
 func TestContract(t *testing.T) {
-	codectest.Contract(t, Converse(), Converse(), "testdata/replies/*.bin", "testdata/requests/*.json")
-	codectest.Contract(t, Converse(), Converse(), "testdata/replies/*.jsonl", "testdata/requests/*.json")
+	codectest.Contract(t, Converse(), "testdata/replies/*.bin", "testdata/requests/*.json")
+	codectest.Contract(t, Converse(), "testdata/replies/*.jsonl", "testdata/requests/*.json")
 }

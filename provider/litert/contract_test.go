@@ -8,5 +8,5 @@ import (
 
 // TestContract runs the rules every codec keeps (codectest.Contract).
 func TestContract(t *testing.T) {
-	codectest.Contract(t, Conversation(), Conversation(), "testdata/replies/*.jsonl", "testdata/requests/*.json")
+	codectest.Contract(t, Conversation(), "testdata/replies/*.jsonl", "testdata/requests/*.json")
 }

@@ -8,5 +8,5 @@ import (
 
 // TestContract runs the rules every codec keeps (codectest.Contract).
 func TestContract(t *testing.T) {
-	codectest.Contract(t, Chat(), Chat(), "testdata/replies/*.ndjson", "testdata/requests/*.json")
+	codectest.Contract(t, Chat(), "testdata/replies/*.ndjson", "testdata/requests/*.json")
 }

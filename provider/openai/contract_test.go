@@ -8,6 +8,6 @@ import (
 
 // TestContract runs the rules every codec keeps (codectest.Contract).
 func TestContract(t *testing.T) {
-	codectest.Contract(t, Chat(), Chat(), "testdata/replies/chat/*.sse", "testdata/chat/*.json")
-	codectest.Contract(t, Responses(), Responses(), "testdata/replies/responses/*.sse", "testdata/responses/*.json")
+	codectest.Contract(t, Chat(), "testdata/replies/chat/*.sse", "testdata/chat/*.json")
+	codectest.Contract(t, Responses(), "testdata/replies/responses/*.sse", "testdata/responses/*.json")
 }

@@ -18,7 +18,7 @@ import (
 // Contract runs the rules every provider codec keeps, against its own
 // fixtures, so a provider package states them in one line:
 //
-//	codectest.Contract(t, Messages{}, Messages{}, "testdata/reply/*.sse", "testdata/roundtrip/*.json")
+//	codectest.Contract(t, Messages(), "testdata/reply/*.sse", "testdata/roundtrip/*.json")
 //
 // For every recorded stream matching streams (a file that fails whole is a
 // recorded error and is checked for consistency only):
@@ -37,10 +37,10 @@ import (
 // out): decode then encode is a fixed point (encoding the history decoded
 // from what Encode wrote gives the same bytes), and with Strict a decode or
 // encode that had warnings fails.
-func Contract(t *testing.T, c provider.Codec, rc provider.ReplyCodec, streams, requests string) {
-	t.Run("streams", func(t *testing.T) { contractStreams(t, rc, streams) })
-	t.Run("cut", func(t *testing.T) { Cut(t, rc, streams) })
-	t.Run("requests", func(t *testing.T) { contractRequests(t, c, requests) })
+func Contract(t *testing.T, f provider.Format, streams, requests string) {
+	t.Run("streams", func(t *testing.T) { contractStreams(t, f, streams) })
+	t.Run("cut", func(t *testing.T) { Cut(t, f, streams) })
+	t.Run("requests", func(t *testing.T) { contractRequests(t, f, requests) })
 }
 
 // read is one ReadStream result in a comparable form.
