@@ -160,7 +160,7 @@ func (s *EventStream) Next() (provider.Event, error) {
 		return provider.Event{}, s.errorf("unknown :message-type %q", msgType)
 	}
 	// The payload is copied out of the reused buffer: callers may keep it.
-	return provider.Event{Type: eventName(typ), Data: append([]byte(nil), payload...)}, nil
+	return provider.Event{Type: EventName(typ), Data: append([]byte(nil), payload...)}, nil
 }
 
 // ReadMessage returns the next message with all its headers decoded, or
@@ -335,9 +335,9 @@ func headerValue(typ byte, v []byte) any {
 	}
 }
 
-// eventName returns the event or exception name, without allocating for
-// the names Bedrock sends on every event.
-func eventName(b []byte) string {
+// EventName returns the event or exception name, without allocating for
+// the names Bedrock sends on every event, in either framing.
+func EventName(b []byte) string {
 	switch string(b) {
 	case "contentBlockDelta":
 		return "contentBlockDelta"

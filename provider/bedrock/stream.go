@@ -84,7 +84,7 @@ func (j *jsonLines) Next() (provider.Event, error) {
 		if n > 1 {
 			return fmt.Errorf("event line has more than one member (%q and %q): want {\"<event>\":{…}}", ev.Type, k)
 		}
-		ev.Type = eventName(k)
+		ev.Type = stream.EventName(k)
 		start := j.r.Offset()
 		if err := j.r.Skip(); err != nil {
 			return err
@@ -102,24 +102,4 @@ func (j *jsonLines) Next() (provider.Event, error) {
 		return provider.Event{}, fmt.Errorf("line %d: %w", j.line, oneLine(err))
 	}
 	return ev, nil
-}
-
-// eventName returns the event name without allocating for the names
-// ConverseStream sends on every event.
-func eventName(k []byte) string {
-	switch string(k) {
-	case "contentBlockDelta":
-		return "contentBlockDelta"
-	case "contentBlockStart":
-		return "contentBlockStart"
-	case "contentBlockStop":
-		return "contentBlockStop"
-	case "messageStart":
-		return "messageStart"
-	case "messageStop":
-		return "messageStop"
-	case "metadata":
-		return "metadata"
-	}
-	return string(k)
 }

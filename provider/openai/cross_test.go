@@ -3,6 +3,7 @@ package openai
 import (
 	"errors"
 	"fmt"
+	"github.com/convo-go/convo/provider/internal/codectest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestCrossProvider(t *testing.T) {
 							t.Errorf("encoded request decodes to an invalid history: %v", verr)
 						}
 					}
-					golden(t, filepath.Join("testdata", "cross", name+".golden"), report(t, doc, warns, err))
+					codectest.Golden(t, filepath.Join("testdata", "cross", name+".golden"), report(t, doc, warns, err))
 				})
 			}
 		}

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"github.com/convo-go/convo/provider/internal/codectest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,7 +157,7 @@ func TestItems(t *testing.T) {
 		t.Fatal(err, warns)
 	}
 	if !back.Equal(h) {
-		t.Errorf("DecodeItems(EncodeItems(h)) != h:\n%s", lineDiff(string(mustMarshal(t, h)), string(mustMarshal(t, back))))
+		t.Errorf("DecodeItems(EncodeItems(h)) != h:\n%s", codectest.LineDiff(string(mustMarshal(t, h)), string(mustMarshal(t, back))))
 	}
 
 	// Instructions become a message item; an input string an ordinary one.

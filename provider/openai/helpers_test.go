@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -36,29 +35,8 @@ func sameJSON(t testing.TB, what string, got, want []byte) {
 	t.Helper()
 	g, w := canonicalJSON(t, got), canonicalJSON(t, want)
 	if g != w {
-		t.Errorf("%s differs:\n%s", what, lineDiff(w, g))
+		t.Errorf("%s differs:\n%s", what, codectest.LineDiff(w, g))
 	}
-}
-
-// lineDiff shows the lines of want and got around their first difference.
-func lineDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	i := 0
-	for i < len(wl) && i < len(gl) && wl[i] == gl[i] {
-		i++
-	}
-	from := max(0, i-3)
-	var b strings.Builder
-	for k := from; k < i; k++ {
-		b.WriteString("  " + wl[k] + "\n")
-	}
-	for k := i; k < min(len(wl), i+6); k++ {
-		b.WriteString("- " + wl[k] + "\n")
-	}
-	for k := i; k < min(len(gl), i+6); k++ {
-		b.WriteString("+ " + gl[k] + "\n")
-	}
-	return b.String()
 }
 
 // project keeps the members of a request body a codec reads and writes.
@@ -79,24 +57,6 @@ func project(t testing.TB, body []byte, keys ...string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t testing.TB, path string, got []byte) {
-	t.Helper()
-	if codectest.Update() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", path, lineDiff(string(want), string(got)))
-	}
 }
 
 // report renders a conversion result for a golden file: the JSON (canonical

@@ -33,7 +33,7 @@ func TestReplies(t *testing.T) {
 			t.Run(c.dir+"/"+filepath.Base(base), func(t *testing.T) {
 				body := readFile(t, file)
 				m, warns, err := c.codec.DecodeReply(body, provider.Options{})
-				golden(t, base+".golden", replyReport(t, m, warns, err))
+				codectest.Golden(t, base+".golden", replyReport(t, m, warns, err))
 				if err != nil {
 					return
 				}
@@ -43,7 +43,7 @@ func TestReplies(t *testing.T) {
 					t.Fatalf("ReadStream: %v", err)
 				}
 				if !got.Equal(m) {
-					t.Errorf("streamed message differs from the reply read whole:\n%s", lineDiff(msgJSON(t, m), msgJSON(t, got)))
+					t.Errorf("streamed message differs from the reply read whole:\n%s", codectest.LineDiff(msgJSON(t, m), msgJSON(t, got)))
 				}
 				if len(swarns) != len(warns) {
 					t.Errorf("stream warnings %v, reply warnings %v", swarns, warns)
@@ -67,7 +67,7 @@ func TestReplies(t *testing.T) {
 				}
 				final, _, err := acc.Message()
 				if err != nil || !final.Equal(m) {
-					t.Errorf("event by event: %v\n%s", err, lineDiff(msgJSON(t, m), msgJSON(t, final)))
+					t.Errorf("event by event: %v\n%s", err, codectest.LineDiff(msgJSON(t, m), msgJSON(t, final)))
 				}
 			})
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // TestRoundTrip decodes every request body in testdata/chat and
@@ -35,7 +36,7 @@ func TestRoundTrip(t *testing.T) {
 					t.Errorf("decoded history does not validate: %v", err)
 				}
 				canon := mustMarshal(t, h)
-				golden(t, strings.TrimSuffix(file, ".json")+".golden", report(t, canon, warns, nil))
+				codectest.Golden(t, strings.TrimSuffix(file, ".json")+".golden", report(t, canon, warns, nil))
 
 				want := project(t, body, c.keys...)
 				out, warns, err := c.codec.Encode(h, provider.Options{})
@@ -64,7 +65,7 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatalf("Decode of the encoded request: %v", err)
 				}
 				if !h2.Equal(h) {
-					t.Errorf("decode(encode(h)) != h:\n%s", lineDiff(string(canon), string(mustMarshal(t, h2))))
+					t.Errorf("decode(encode(h)) != h:\n%s", codectest.LineDiff(string(canon), string(mustMarshal(t, h2))))
 				}
 			})
 		}

@@ -47,8 +47,29 @@ func Golden(t TB, path string, got []byte) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update after checking):\n got: %s\nwant: %s", path, got, want)
+		t.Errorf("%s differs (run with -update after checking):\n%s", path, LineDiff(string(want), string(got)))
 	}
+}
+
+// LineDiff shows the lines of want and got around their first difference:
+// three equal lines, then up to six of want (-) and of got (+).
+func LineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	i := 0
+	for i < len(wl) && i < len(gl) && wl[i] == gl[i] {
+		i++
+	}
+	var b strings.Builder
+	for k := max(0, i-3); k < i; k++ {
+		b.WriteString("  " + wl[k] + "\n")
+	}
+	for k := i; k < min(len(wl), i+6); k++ {
+		b.WriteString("- " + wl[k] + "\n")
+	}
+	for k := i; k < min(len(gl), i+6); k++ {
+		b.WriteString("+ " + gl[k] + "\n")
+	}
+	return b.String()
 }
 
 // ReadFile returns the contents of the fixture at path.
