@@ -13,7 +13,8 @@ import (
 // The messages between the leading system messages (lead) and the latest
 // user turn (p) are the old part; everything else is kept as it is. The old
 // part is measured in tokens from its start, and block boundary k is the
-// first turn start at or after k×Block tokens. Such a boundary never moves
+// first cut point (a turn start, or the end of a tool group inside a turn)
+// at or after k×Block tokens. Such a boundary never moves
 // when messages are appended, because the tokens before it do not change.
 //
 // Each enabled strategy is a front that covers the old part up to a block
@@ -153,9 +154,21 @@ func (f *fitter) measure() {
 	f.required = f.total - (f.pos[f.p] - f.pos[f.lead])
 	// Block boundaries: turn starts (group starts when there are no user
 	// turns) in the old part, the latest turn's start last of all.
+	// Within a user turn, the end of a tool group (an assistant message
+	// right after the results it waited for) is a cut point too, unless the
+	// turn holds a turn-scoped system message, whose lifetime is the turn.
 	next := f.block
+	scoped := false
 	for j := f.lead + 1; j <= f.p; j++ {
-		turn := j == f.p || (h[j].Role == convo.RoleUser || h[j].Role == convo.RoleSummary) ||
+		start := h[j].Role == convo.RoleUser || h[j].Role == convo.RoleSummary
+		if start || j == f.lead+1 {
+			scoped = false
+			for k := j; k < f.p && (k == j || (h[k].Role != convo.RoleUser && h[k].Role != convo.RoleSummary)); k++ {
+				scoped = scoped || h[k].Role == convo.RoleSystem
+			}
+		}
+		group := users && !scoped && h[j].Role == convo.RoleAssistant && h[j-1].Role == convo.RoleTool && h.CanCut(j)
+		turn := j == f.p || start || group ||
 			(!users && h[j].Role != convo.RoleTool && h.CanCut(j))
 		for turn && f.pos[j] >= next {
 			f.bounds = append(f.bounds, j)
