@@ -149,7 +149,15 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("budget of %d tokens is %d short: the system prompt and the latest turn alone take %d", e.Budget, e.Need-e.Budget, e.Need)
+	return fmt.Sprintf("budget of %s is %d short: the system prompt and the latest turn alone take %d", tokenCount(e.Budget), e.Need-e.Budget, e.Need)
+}
+
+// tokenCount is n with "token" or "tokens", as n asks.
+func tokenCount(n int) string {
+	if n == 1 {
+		return "1 token"
+	}
+	return strconv.Itoa(n) + " tokens"
 }
 
 // Short is by how many tokens the budget falls short.

@@ -44,3 +44,17 @@ func TestKeepsWhatTheBudgetAllows(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetErrorPlural(t *testing.T) {
+	for _, tc := range []struct {
+		e    BudgetError
+		want string
+	}{
+		{BudgetError{Budget: 1, Need: 9}, "budget of 1 token is 8 short: the system prompt and the latest turn alone take 9"},
+		{BudgetError{Budget: 2, Need: 9}, "budget of 2 tokens is 7 short: the system prompt and the latest turn alone take 9"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
