@@ -229,8 +229,11 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 
 // trimPrefill trims the trailing white space of the last part of a final
 // assistant message when it is text, for targets that refuse it; a part
-// left empty goes, and so does a message left empty. h is copied, never
-// changed in place.
+// left empty goes (and the text before it is trimmed in turn), and so does
+// a message left empty (and the message before it is trimmed in turn). Reasoning that carries nothing (no text, summary,
+// signature or payload) is sent as nothing, so it shields no text; other
+// reasoning, signed or not, is never touched. h is copied, never changed
+// in place.
 func (p *preparer) trimPrefill(h convo.History, from []int) (convo.History, []int) {
 	n := len(h) - 1
 	for n >= 0 && h[n].Role == convo.RoleAssistant && len(h[n].Parts) == 0 {
@@ -240,33 +243,56 @@ func (p *preparer) trimPrefill(h convo.History, from []int) (convo.History, []in
 		return h, from
 	}
 	m := h[n]
-	k := len(m.Parts) - 1
-	last := m.Parts[k]
-	if last.Type != convo.TypeText && last.Type != convo.TypeRefusal { // a refusal goes as text
-		return h, from // reasoning (signed or not), calls and media stay as they are
+	changed := false
+	for {
+		k := len(m.Parts) - 1
+		for k >= 0 && emptyReasoning(m.Parts[k]) {
+			k--
+		}
+		if k < 0 {
+			break
+		}
+		last := m.Parts[k]
+		if last.Type != convo.TypeText && last.Type != convo.TypeRefusal { // a refusal goes as text
+			break // reasoning (signed or not), calls and media stay as they are
+		}
+		trimmed := strings.TrimRightFunc(last.Text, unicode.IsSpace)
+		if trimmed == last.Text {
+			break
+		}
+		l := at(from[n])
+		if from[n] >= 0 && len(p.h[from[n]].Parts) == len(m.Parts) {
+			l = l.part(k) // Prepare dropped nothing before it: the part is where the caller had it
+		}
+		if !changed {
+			m.Parts = slices.Clone(m.Parts)
+			changed = true
+		}
+		if trimmed != "" {
+			m.Parts[k].Text = trimmed
+			p.warnc(CodeTextTrimmed, l, "trailing white space of the final assistant message trimmed: %s", p.t.Prefill)
+			break
+		}
+		m.Parts = slices.Delete(m.Parts, k, k+1)
+		p.warnc(CodeTextTrimmed, l, "white space at the end of the final assistant message left out: %s", p.t.Prefill)
 	}
-	trimmed := strings.TrimRightFunc(last.Text, unicode.IsSpace)
-	if trimmed == last.Text {
+	if !changed {
 		return h, from
 	}
-	l := at(from[n])
-	if from[n] >= 0 && len(p.h[from[n]].Parts) == len(m.Parts) {
-		l = l.part(k) // Prepare dropped nothing before it: the part is where the caller had it
-	}
 	h = slices.Clone(h)
-	m.Parts = slices.Clone(m.Parts)
-	if trimmed == "" {
-		m.Parts = m.Parts[:k]
-		p.warnc(CodeTextTrimmed, l, "white space at the end of the final assistant message left out: %s", p.t.Prefill)
-	} else {
-		m.Parts[k].Text = trimmed
-		p.warnc(CodeTextTrimmed, l, "trailing white space of the final assistant message trimmed: %s", p.t.Prefill)
-	}
 	if len(m.Parts) == 0 {
-		return slices.Delete(h, n, n+1), slices.Delete(slices.Clone(from), n, n+1)
+		// The message before is now the final one, and may end in white
+		// space of its own.
+		return p.trimPrefill(slices.Delete(h, n, n+1), slices.Delete(slices.Clone(from), n, n+1))
 	}
 	h[n] = m
 	return h, from
+}
+
+// emptyReasoning reports whether p is a reasoning part that carries
+// nothing a request could send.
+func emptyReasoning(p convo.Part) bool {
+	return p.Type == convo.TypeReasoning && p.Text == "" && len(p.Summary) == 0 && p.Signature == "" && p.Encrypted == ""
 }
 
 func clip(s string) string {
