@@ -40,6 +40,30 @@ type ReplyCodec interface {
 	ReadStream(r io.Reader, opts Options) (convo.Message, []Warning, error)
 }
 
+// CandidatesDecoder is implemented by the reply codecs of APIs that return
+// several candidate replies to one request (OpenAI Chat with n > 1, Gemini
+// with candidateCount > 1). DecodeReplies returns one assistant message per
+// candidate, in the API's index order; the first is the message DecodeReply
+// returns, and only it carries the response's Usage, which counts them all.
+type CandidatesDecoder interface {
+	DecodeReplies(body []byte, opts Options) ([]convo.Message, []Warning, error)
+}
+
+// DecodeReplies decodes every candidate reply of a response body with c:
+// all of them when c is a CandidatesDecoder, else the one message of
+// DecodeReply. DecodeReply alone keeps the first candidate and warns about
+// the others.
+func DecodeReplies(c ReplyCodec, body []byte, opts Options) ([]convo.Message, []Warning, error) {
+	if cd, ok := c.(CandidatesDecoder); ok {
+		return cd.DecodeReplies(body, opts)
+	}
+	m, warns, err := c.DecodeReply(body, opts)
+	if err != nil && m.Role == "" {
+		return nil, warns, err
+	}
+	return []convo.Message{m}, warns, err
+}
+
 // Format is one provider wire format: the request codec and the reply codec
 // of the same API in one value. Every provider package returns one Format
 // per wire format it speaks, from a constructor named after the API

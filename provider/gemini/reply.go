@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/convo-go/convo"
@@ -22,10 +23,12 @@ type field struct {
 // response is one GenerateContentResponse as read: a whole reply, or one
 // chunk of a stream. Its buffers are reused from chunk to chunk.
 type response struct {
-	parts     []wirePart // parts of the candidate with index 0
+	parts     []wirePart // parts of the candidate with index want
 	other     []wirePart // scratch for the candidates that are not
-	hasCand   bool       // a candidate with index 0 was present
+	hasCand   bool       // a candidate with index want was present
 	extraCand int        // candidates with another index
+	want      int64      // the index of the candidate read (0 but in DecodeReplies); kept by reset
+	indices   []int64    // the index of every candidate, in document order
 	finish    string
 	candExtra []field // the candidate's other members (finishMessage, safetyRatings, …)
 	respExtra []field // the response's other members (promptFeedback, createTime, …)
@@ -41,6 +44,7 @@ type response struct {
 func (resp *response) reset() {
 	resp.parts, resp.other = resp.parts[:0], resp.other[:0]
 	resp.hasCand, resp.extraCand, resp.finish = false, 0, ""
+	resp.indices = resp.indices[:0]
 	resp.candExtra, resp.respExtra = resp.candExtra[:0], resp.respExtra[:0]
 	resp.hasUsage, resp.usageRaw, resp.model, resp.id = false, nil, nil, nil
 	resp.blocked, resp.apiErr = false, nil
@@ -170,7 +174,8 @@ func (d *partReader) candidate(resp *response) error {
 	if err != nil {
 		return err
 	}
-	if index != 0 || resp.hasCand {
+	resp.indices = append(resp.indices, index)
+	if index != resp.want || resp.hasCand {
 		resp.extraCand++
 		resp.candExtra = resp.candExtra[:extraStart]
 		resp.other = parts
@@ -382,29 +387,69 @@ func (m *meta) message(parts []convo.Part) convo.Message {
 // promptFeedback are kept in Native["gemini"]), Origin from modelVersion and
 // responseId. An error object is returned as a *provider.APIError.
 func (generateContent) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	m, warns, _, err := decodeCandidate(body, opts, 0)
+	if err != nil {
+		return m, warns, err
+	}
+	return m, warns, opts.Check(warns)
+}
+
+// DecodeReplies decodes a generateContent response body into one assistant
+// message per candidate, in index order: a request with candidateCount > 1
+// gets that many replies. Each is what DecodeReply makes of its candidate;
+// the usage, which counts every candidate, is on the first only.
+func (generateContent) DecodeReplies(body []byte, opts provider.Options) ([]convo.Message, []provider.Warning, error) {
+	m, warns, indices, err := decodeCandidate(body, opts, 0)
+	if err != nil {
+		return nil, warns, err
+	}
+	warns = slices.DeleteFunc(warns, func(w provider.Warning) bool { return w.Path == "candidates" })
+	ms := []convo.Message{m}
+	slices.Sort(indices)
+	for _, k := range slices.Compact(indices) {
+		if k == 0 {
+			continue
+		}
+		o, w, _, err := decodeCandidate(body, opts, k)
+		if err != nil {
+			return nil, warns, fmt.Errorf("candidate %d: %w", k, err)
+		}
+		for _, x := range w {
+			if x.Path != "candidates" {
+				warns = append(warns, x)
+			}
+		}
+		ms = append(ms, o)
+	}
+	return ms, warns, opts.Check(warns)
+}
+
+// decodeCandidate decodes the candidate with index want, and returns the
+// index of every candidate of the body.
+func decodeCandidate(body []byte, opts provider.Options, want int64) (convo.Message, []provider.Warning, []int64, error) {
 	lim, err := opts.CheckSize(body, "response")
 	if err != nil {
-		return convo.Message{}, nil, err
+		return convo.Message{}, nil, nil, err
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	d := partReader{r: jsonx.NewReader(body, lim.MaxDepth)}
-	var resp response
+	resp := response{want: want}
 	err = d.readResponse(&resp)
 	if err == nil {
 		err = d.r.ExpectEnd()
 	}
 	if err != nil {
-		return convo.Message{}, nil, fmt.Errorf("response: %w", err)
+		return convo.Message{}, nil, nil, fmt.Errorf("response: %w", err)
 	}
 	if resp.apiErr != nil {
-		return convo.Message{}, nil, resp.apiErr
+		return convo.Message{}, nil, nil, resp.apiErr
 	}
 	var warns []provider.Warning
 	if resp.extraCand > 0 {
-		warns = append(warns, provider.Warnf("candidates", "%d candidates besides the first left out", resp.extraCand))
+		warns = append(warns, provider.Warnf("candidates", "%d candidates besides the first left out (DecodeReplies returns them all)", resp.extraCand))
 	}
 	if !resp.hasCand && !resp.blocked {
-		return convo.Message{}, warns, errors.New("response has no candidate (with index 0) and no promptFeedback.blockReason")
+		return convo.Message{}, warns, nil, errors.New("response has no candidate (with index 0) and no promptFeedback.blockReason")
 	}
 	parts := make([]convo.Part, len(resp.parts))
 	for j := range resp.parts {
@@ -420,8 +465,12 @@ func (generateContent) DecodeReply(body []byte, opts provider.Options) (convo.Me
 		finish: resp.finish, blocked: resp.blocked, model: string(resp.model), id: string(resp.id),
 		usageRaw: resp.usageRaw, candExtra: resp.candExtra, respExtra: resp.respExtra, apiErr: resp.apiErr,
 	}
+	if want != 0 {
+		// The usage counts every candidate: it goes with the first.
+		resp.hasUsage, m.usageRaw = false, nil
+	}
 	if resp.hasUsage {
 		m.usage = &resp.usage
 	}
-	return m.message(parts), warns, opts.Check(warns)
+	return m.message(parts), warns, resp.indices, nil
 }

@@ -44,19 +44,39 @@ func (chat) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []pro
 	return stream.Feed(stream.NewSSE(r), newChatAcc(opts))
 }
 
+// DecodeReplies decodes a Chat Completions response body into one assistant
+// message per choice, in choice-index order: a request with n > 1 gets n
+// replies. Each is what DecodeReply makes of its choice; the response's
+// usage, which counts every choice, is on the first only.
+func (chat) DecodeReplies(body []byte, opts provider.Options) ([]convo.Message, []provider.Warning, error) {
+	ms, warns, err := decodeChatReplies(body, opts, true)
+	if err != nil {
+		return ms, warns, err
+	}
+	return ms, warns, opts.Check(warns)
+}
+
 func decodeChatReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	ms, warns, err := decodeChatReplies(body, opts, false)
+	if len(ms) == 0 {
+		return convo.Message{}, warns, err
+	}
+	return ms[0], warns, err
+}
+
+// decodeChatReplies decodes the choice with index 0, or with all every
+// choice, sorted by index.
+func decodeChatReplies(body []byte, opts provider.Options, all bool) ([]convo.Message, []provider.Warning, error) {
 	l, err := opts.CheckSize(body, "request body")
 	if err != nil {
-		return convo.Message{}, nil, err
+		return nil, nil, err
 	}
 	d := &chatDec{r: jsonx.NewReader(body, l.MaxDepth), maxDepth: l.MaxDepth}
 	var (
 		id, model   string
 		created     int64
-		m           convo.Message
+		choices     []chatChoice
 		have        bool
-		finish      []byte // raw finish_reason
-		logprobs    []byte
 		usage       *convo.Usage
 		apiErr      *provider.APIError
 		extraChoice bool
@@ -101,11 +121,17 @@ func decodeChatReply(body []byte, opts provider.Options) (convo.Message, []provi
 				if err != nil {
 					return atIndex(err, i)
 				}
-				if c.index != 0 || have {
+				if !all && (c.index != 0 || have) {
 					extraChoice = true
 					return nil
 				}
-				m, finish, logprobs, have = c.msg, c.finish, c.logprobs, true
+				for _, o := range choices {
+					if o.index == c.index {
+						return atIndex(fmt.Errorf("a second choice with index %d", c.index), i)
+					}
+				}
+				have = have || c.index == 0
+				choices = append(choices, c)
 				return nil
 			}), key)
 		}
@@ -115,28 +141,36 @@ func decodeChatReply(body []byte, opts provider.Options) (convo.Message, []provi
 		err = d.r.ExpectEnd()
 	}
 	if err != nil {
-		return convo.Message{}, d.warns, err
+		return nil, d.warns, err
 	}
 	if apiErr != nil && !have {
-		return convo.Message{Role: convo.RoleAssistant}, d.warns, apiErr
+		return []convo.Message{{Role: convo.RoleAssistant}}, d.warns, apiErr
 	}
 	if !have {
-		return convo.Message{}, d.warns, errors.New(`reply has no choice with index 0`)
+		return nil, d.warns, errors.New(`reply has no choice with index 0`)
 	}
 	if extraChoice {
-		d.warns = append(d.warns, provider.Warnf("choices", "choices other than index 0 left out: a message holds one reply"))
+		d.warns = append(d.warns, provider.Warnf("choices", "choices other than index 0 left out: a message holds one reply (DecodeReplies returns them all)"))
 	}
-	if m.Role != convo.RoleAssistant {
-		return convo.Message{}, d.warns, fmt.Errorf("choices[0].message: role %q, want assistant", m.Role)
+	sort.SliceStable(choices, func(a, b int) bool { return choices[a].index < choices[b].index })
+	ms := make([]convo.Message, len(choices))
+	for k, c := range choices {
+		m := c.msg
+		if m.Role != convo.RoleAssistant {
+			return nil, d.warns, fmt.Errorf("choices[%d].message: role %q, want assistant", c.index, m.Role)
+		}
+		replyNatives(&m, c.finish, c.logprobs)
+		m.Origin = &convo.Origin{Provider: ProviderID, Model: model, ResponseID: id}
+		if k == 0 {
+			m.Usage = usage
+		}
+		m.Time = unixTime(created)
+		if len(c.finish) > 0 && c.finish[0] == '"' {
+			m.Finish = chatFinish(decodeStr(c.finish), m.HasToolCalls())
+		}
+		ms[k] = m
 	}
-	replyNatives(&m, finish, logprobs)
-	m.Origin = &convo.Origin{Provider: ProviderID, Model: model, ResponseID: id}
-	m.Usage = usage
-	m.Time = unixTime(created)
-	if len(finish) > 0 && finish[0] == '"' {
-		m.Finish = chatFinish(decodeStr(finish), m.HasToolCalls())
-	}
-	return m, d.warns, apiErrOrNil(apiErr)
+	return ms, d.warns, apiErrOrNil(apiErr)
 }
 
 // apiErrOrNil keeps a nil *provider.APIError from becoming a non-nil error.
