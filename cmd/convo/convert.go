@@ -153,6 +153,16 @@ func runConvert(e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	if rs, ok := src.(provider.RequestCodec); ok {
+		// Nothing is left behind silently, even when the caller asked for
+		// the conversation alone.
+		if r, _, err := rs.DecodeRequest(body, opts); err == nil {
+			for _, s := range r.Settings() {
+				e.warn([]provider.Warning{provider.WarnCode(provider.CodeSettingDropped, s,
+					"left out: --messages-only converts the conversation alone")})
+			}
+		}
+	}
 	return e.writeHistory(h, dst, opts, *lines)
 }
 

@@ -94,9 +94,15 @@ func TestConvertWholeRequest(t *testing.T) {
 	if !strings.Contains(errs, "warning: seed: anthropic has no such setting") {
 		t.Errorf("no warning for seed: %q", errs)
 	}
-	out, _, code = runCLI(t, in, "convert", "--from", "openai-chat", "--to", "anthropic", "--messages-only")
+	out, errs, code = runCLI(t, in, "convert", "--from", "openai-chat", "--to", "anthropic", "--messages-only")
 	if code != 0 || strings.Contains(out, "tools") || !strings.Contains(out, "messages") {
 		t.Errorf("--messages-only: exit %d: %s", code, out)
+	}
+	// What --messages-only leaves behind is still named, member by member.
+	for _, k := range []string{"model", "tools", "tool_choice", "temperature", "seed"} {
+		if !strings.Contains(errs, "warning: "+k+": left out: --messages-only") {
+			t.Errorf("--messages-only: no warning for %s: %q", k, errs)
+		}
 	}
 	_, errs, code = runCLI(t, in, "convert", "--from", "openai-chat", "--to", "convo")
 	if code != 0 || !strings.Contains(errs, "warning: tools: a convo history has no request settings") {
