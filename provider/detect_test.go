@@ -59,3 +59,34 @@ func TestCheckFormat(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDetect: whatever the bytes, Detect answers without panicking; a sure
+// answer names a format and its evidence, and CheckFormat never refuses a
+// body as the format Detect itself names.
+func FuzzDetect(f *testing.F) {
+	for _, s := range []string{
+		`{"format":"convo/v1","messages":[]}`,
+		`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`,
+		`{"model":"gpt-5","input":"hi"}`,
+		`{"model":"claude","system":"be brief","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"system":[{"text":"be brief"}],"inferenceConfig":{"maxTokens":5},"messages":[]}`,
+		`{"model":"qwen3","options":{},"messages":[{"role":"user","content":"hi","images":["aGk="]}]}`,
+		`[{"role":"user","content":"hi"}]`, `{`, `"hi"`, `[1,2]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d, err := provider.Detect(body)
+		if err != nil {
+			return
+		}
+		if d.Sure && (d.Format == "" || d.Reason == "") {
+			t.Fatalf("sure without a format or a reason: %+v", d)
+		}
+		if d.Format != "" {
+			if err := provider.CheckFormat(body, d.Format); err != nil {
+				t.Fatalf("CheckFormat refuses the format Detect named (%s): %v", d.Format, err)
+			}
+		}
+	})
+}
