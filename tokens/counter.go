@@ -32,6 +32,10 @@ type Options struct {
 	// seen, so counting a history again after it grew costs only the new
 	// messages. Use it for a counter that lives as long as a session.
 	Cache bool
+	// Progress, when not nil, is called as Count and Cheap go, from the
+	// calling goroutine, with how many messages of the history are counted
+	// so far; a command line shows progress with it.
+	Progress func(done int)
 }
 
 // Counter counts the tokens a history takes in a request to one model. It
@@ -42,6 +46,8 @@ type Counter struct {
 	image ImageRule
 	enc   tokenizer.Codec
 	upper bool
+	// progress is Options.Progress.
+	progress func(done int)
 	// roleTokens caches the tokens of each role word, which the exact
 	// framing counts on every message.
 	roleTokens map[string]int
@@ -79,7 +85,7 @@ func (r *Registry) CounterFor(m Model, opts Options) (*Counter, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Counter{model: m, fam: f, image: *m.Image, enc: enc, upper: opts.Upper}
+	c := &Counter{model: m, fam: f, image: *m.Image, enc: enc, upper: opts.Upper, progress: opts.Progress}
 	if f.Exact {
 		c.roleTokens = map[string]int{}
 		for _, role := range []string{"system", "developer", "user", "assistant", "tool"} {
@@ -327,6 +333,9 @@ func (c *Counter) countFrom(res *Result, h convo.History, from int) {
 		res.Tokens += mc.Tokens
 		res.Warnings = append(res.Warnings, mc.Warnings...)
 		res.Messages = append(res.Messages, mc)
+		if c.progress != nil {
+			c.progress(i + 1)
+		}
 	}
 	res.Request = c.fam.PerRequest
 	res.Tokens += res.Request

@@ -85,12 +85,14 @@ func runFit(e *env, args []string) error {
 			return err
 		}
 	}
-	opts.Counter = c
 	h, err := e.readHistory(args)
 	if err != nil {
 		return err
 	}
+	progress, step := e.counting(len(h))
+	opts.Counter = &meteredCounter{Counter: c, step: step}
 	r, err := fit.Fit(context.Background(), h, opts)
+	progress.done()
 	if err != nil {
 		return err
 	}
@@ -236,4 +238,18 @@ func (s commandSummarizer) Summarize(ctx context.Context, left convo.History) (s
 		return "", fmt.Errorf("--summarize %q printed nothing", s.cmd)
 	}
 	return text, nil
+}
+
+// meteredCounter counts as c does and reports each message counted to the
+// progress meter; the embedded counter supplies the rest (CountsReasoning).
+type meteredCounter struct {
+	*tokens.Counter
+	step func(done int)
+	n    int
+}
+
+func (m *meteredCounter) MessageTokens(msg convo.Message) int {
+	m.n++
+	m.step(m.n)
+	return m.Counter.MessageTokens(msg)
 }

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/fit"
+	"github.com/convo-go/convo/tokens"
 )
 
 // TestEveryHelpHasExample: every command's and store subcommand's -h shows
@@ -133,5 +137,32 @@ func TestMeter(t *testing.T) {
 	off.done()
 	if b.Len() != 0 {
 		t.Fatalf("shown off a terminal: %q", b.String())
+	}
+}
+
+// TestCountingMeter: tokens and fit show messages counted of the total,
+// never past it (fit counts again what it shortens), and fit's counter
+// still says whether requests carry reasoning.
+func TestCountingMeter(t *testing.T) {
+	var b strings.Builder
+	e := &env{stderr: &b}
+	m, step := e.counting(100)
+	now := time.Unix(10, 0)
+	m.on, m.start, m.now = true, time.Unix(0, 0), func() time.Time { return now }
+	step(120)
+	m.done()
+	if got := b.String(); got != "\r100 messages of 100 counted\x1b[K\r\x1b[K" {
+		t.Fatalf("%q", got)
+	}
+	c, err := tokens.NewCounter("gpt-4o", tokens.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var fc fit.Counter = &meteredCounter{Counter: c, step: func(done int) { n = done }}
+	fc.MessageTokens(convo.User("Hello"))
+	rc, ok := fc.(interface{ CountsReasoning() bool })
+	if n != 1 || !ok || rc.CountsReasoning() != c.CountsReasoning() {
+		t.Fatalf("metered counter: %d counted, CountsReasoning forwarded %v", n, ok)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -96,6 +97,8 @@ type meter struct {
 	on, shown   bool
 	start, last time.Time
 	now         func() time.Time
+	// verb says what is done to the messages: "read" when empty.
+	verb string
 }
 
 func (e *env) newMeter() *meter {
@@ -116,7 +119,19 @@ func (m *meter) update(n int, r io.Reader) {
 	if l, ok := r.(*limitedReader); ok {
 		s += " (" + mib(l.limit-l.left) + ")"
 	}
-	fmt.Fprintf(m.w, "\r%s read\x1b[K", s)
+	verb := m.verb
+	if verb == "" {
+		verb = "read"
+	}
+	fmt.Fprintf(m.w, "\r%s %s\x1b[K", s, verb)
+}
+
+// counting returns the meter of counting messages: n of total counted.
+func (e *env) counting(total int) (*meter, func(done int)) {
+	m := e.newMeter()
+	m.verb = "of " + strconv.Itoa(total) + " counted"
+	// Fit counts again what it shortens: the count stops at the total.
+	return m, func(done int) { m.update(min(done, total), nil) }
 }
 
 // done erases the progress line, if one was shown.

@@ -71,7 +71,8 @@ func runTokens(e *env, args []string) error {
 	if *mf.model == "" {
 		return usagef("--model is required")
 	}
-	c, err := mf.counter(tokens.Options{})
+	var step func(done int) // set once the history is read
+	c, err := mf.counter(tokens.Options{Progress: func(done int) { step(done) }})
 	if err != nil {
 		return err
 	}
@@ -79,6 +80,8 @@ func runTokens(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	progress, step := e.counting(len(h))
+	defer progress.done()
 	var r tokens.Result
 	if *cheap {
 		r = c.Cheap(h)
