@@ -377,18 +377,23 @@ func (v *validator) part(pp string, p *Part, inResult bool) {
 		if p.Value == nil {
 			v.addf(pp, "json part has no value")
 		}
-	case TypeToolCall:
+	case TypeToolCall, TypeApprovalRequest:
+		// An approval request names its call as a tool call does.
+		noun := "tool call"
+		if p.Type == TypeApprovalRequest {
+			noun = "approval request"
+		}
 		if inResult {
-			v.addf(pp, "tool_call inside a tool result")
+			v.addf(pp, "%s inside a tool result", p.Type)
 		}
 		if p.ID == "" {
-			v.addf(pp, "tool call has no id")
+			v.addf(pp, "%s has no id", noun)
 		}
 		if p.Name == "" {
-			v.addf(pp, "tool call has no name")
+			v.addf(pp, "%s has no name", noun)
 		}
 		if p.Args != nil && p.ArgsRaw != "" {
-			v.addf(pp, "tool call has both args and args_raw")
+			v.addf(pp, "%s has both args and args_raw", noun)
 		}
 	case TypeToolResult:
 		if inResult {
@@ -415,19 +420,6 @@ func (v *validator) part(pp string, p *Part, inResult bool) {
 		}
 		if p.Text == "" && p.Summary == nil && p.Signature == "" && p.Encrypted == "" && p.ID == "" {
 			v.addf(pp, "reasoning part is empty")
-		}
-	case TypeApprovalRequest:
-		if inResult {
-			v.addf(pp, "approval_request inside a tool result")
-		}
-		if p.ID == "" {
-			v.addf(pp, "approval request has no id")
-		}
-		if p.Name == "" {
-			v.addf(pp, "approval request has no name")
-		}
-		if p.Args != nil && p.ArgsRaw != "" {
-			v.addf(pp, "approval request has both args and args_raw")
 		}
 	case TypeApproval:
 		if inResult {
