@@ -154,12 +154,7 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{
-		Handler:           gw,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	hs := httpServer(gw, log)
 	auth := "tokens from " + cfg.tokenFrom
 	if cfg.opts.Anonymous {
 		auth = "no authentication (loopback only)"
@@ -172,12 +167,9 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	if cfg.ready != nil {
 		cfg.ready(ln.Addr().String())
 	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
+	done, err := serveUntil(ctx, hs, ln)
+	if err != nil {
 		return err
-	case <-ctx.Done():
 	}
 	fmt.Fprintln(e.stderr, "convo gateway: shutting down: finishing exchanges in flight and their recordings (signal again to quit at once)")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

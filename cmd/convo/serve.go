@@ -183,12 +183,7 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	hs := httpServer(h, log)
 	auth := "tokens from " + cfg.tokenFrom
 	if cfg.opts.Anonymous {
 		auth = "no authentication (loopback only)"
@@ -206,12 +201,9 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	if cfg.ready != nil {
 		cfg.ready(ln.Addr().String())
 	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
+	done, err := serveUntil(ctx, hs, ln)
+	if err != nil {
 		return err
-	case <-ctx.Done():
 	}
 	say("shutting down: finishing requests in flight (signal again to quit at once)")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -225,6 +217,34 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	}
 	say("stopped")
 	return nil
+}
+
+// httpServer is the http.Server convo serve and convo gateway run h in:
+// bounded header and idle times, and the server's own errors in log.
+func httpServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// serveUntil serves hs on ln until ctx ends, and returns the channel
+// Serve's result arrives on once hs is shut down; an error when the server
+// failed before that.
+func serveUntil(ctx context.Context, hs *http.Server, ln net.Listener) (<-chan error, error) {
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			err = http.ErrServerClosed // Serve never returns nil; never block on a drained channel
+		}
+		return nil, err
+	case <-ctx.Done():
+		return done, nil
+	}
 }
 
 // redact hides the password of a database URL, for the start-up line.
