@@ -236,8 +236,8 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 // in place.
 func (p *preparer) trimPrefill(h convo.History, from []int) (convo.History, []int) {
 	n := len(h) - 1
-	for n >= 0 && h[n].Role == convo.RoleAssistant && len(h[n].Parts) == 0 {
-		n-- // an empty assistant message sends nothing: the one before is the last
+	for n >= 0 && h[n].Role == convo.RoleAssistant && !slices.ContainsFunc(h[n].Parts, sends) {
+		n-- // an assistant message that sends nothing: the one before is the last
 	}
 	if n < 0 || h[n].Role != convo.RoleAssistant {
 		return h, from
@@ -294,6 +294,9 @@ func (p *preparer) trimPrefill(h convo.History, from []int) (convo.History, []in
 func emptyReasoning(p convo.Part) bool {
 	return p.Type == convo.TypeReasoning && p.Text == "" && len(p.Summary) == 0 && p.Signature == "" && p.Encrypted == ""
 }
+
+// sends reports whether p puts anything in a request.
+func sends(p convo.Part) bool { return !emptyReasoning(p) }
 
 func clip(s string) string {
 	if len(s) > 60 {

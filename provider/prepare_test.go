@@ -401,6 +401,8 @@ func TestPreparePrefill(t *testing.T) {
 		{"message left empty", convo.History{convo.User("q"), convo.Assistant("  ")}, nil, "messages[1].parts[0]: white space at the end"},
 		{"empty reasoning shields nothing", convo.History{convo.User("q"), convo.Assistant("", convo.Text("a\t"), convo.Part{Type: convo.TypeReasoning, Provider: "anthropic"})},
 			[]convo.Part{convo.Text("a"), {Type: convo.TypeReasoning, Provider: "anthropic"}}, "messages[1].parts[0]: trailing white space"},
+		{"a final message that sends nothing", convo.History{convo.User("q"), convo.Assistant("a "), convo.Assistant("", convo.Part{Type: convo.TypeReasoning, Provider: "anthropic"})},
+			[]convo.Part{{Type: convo.TypeReasoning, Provider: "anthropic"}}, "messages[1].parts[0]: trailing white space"},
 		{"the message before is final next", convo.History{convo.User("q"), convo.Assistant("a "), convo.Assistant(" ")},
 			[]convo.Part{convo.Text("a")}, "messages[2].parts[0]: white space at the end"},
 	}
