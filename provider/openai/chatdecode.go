@@ -176,127 +176,164 @@ func (d *chatDec) message(i int) (convo.Message, error) {
 // build turns a read wire message into a convo message.
 func (d *chatDec) build(w *chatMsg, i int) (convo.Message, error) {
 	m := convo.Message{}
-	switch w.role {
-	case "system", "developer", "user", "assistant":
-		if w.role == "developer" {
-			w.nb.add("role", []byte(`"developer"`))
-		}
-		if w.role == "assistant" {
-			m.Role = convo.RoleAssistant
-		} else if w.role == "user" {
-			m.Role = convo.RoleUser
-		} else {
-			m.Role = convo.RoleSystem
-		}
-		if w.hasName {
-			if w.name == "" {
-				w.nb.add("name", []byte(`""`))
-			}
-			m.Name = w.name
-		}
-		if w.hasCall {
-			w.nb.add("tool_call_id", jsonx.AppendString(nil, w.toolCallID))
-		}
-	case "tool", "function":
-		m.Role = convo.RoleTool
-	default:
-		return m, at(fmt.Errorf("unknown role %q", w.role), "role")
+	role, err := w.roleOf()
+	if err != nil {
+		return m, err
 	}
-
+	m.Role = role
 	if m.Role != convo.RoleAssistant {
-		// Only assistant messages carry these; elsewhere they are kept as
-		// they came.
-		if w.refusal != nil {
-			w.nb.add("refusal", jsonx.AppendString(nil, w.refusal.Text))
-		}
-		if w.reasoning != nil {
-			w.nb.add("reasoning_content", jsonx.AppendString(nil, w.reasoning.Text))
-		}
-		if w.calls != nil {
-			return m, at(errors.New("tool calls outside an assistant message"), "tool_calls")
-		}
-		if w.funcCall != nil {
-			return m, at(errors.New("function call outside an assistant message"), "function_call")
+		if err := w.keepAssistantOnly(); err != nil {
+			return m, err
 		}
 	}
-
 	switch m.Role {
 	case convo.RoleAssistant:
-		n := len(w.parts) + len(w.calls)
-		if w.reasoning != nil {
-			n++
-		}
-		if w.refusal != nil {
-			n++
-		}
-		if w.funcCall != nil {
-			n++
-		}
-		parts := make([]convo.Part, 0, n)
-		if w.reasoning != nil {
-			parts = append(parts, *w.reasoning)
-		}
-		if w.kind == contentString {
-			if w.text == "" {
-				w.nb.add("content", []byte(`""`))
-			} else {
-				parts = append(parts, convo.Text(w.text))
-			}
-		}
-		parts = append(parts, w.parts...)
-		if w.refusal != nil {
-			parts = append(parts, *w.refusal)
-		}
-		parts = append(parts, w.calls...)
-		if w.funcCall != nil {
-			parts = append(parts, *w.funcCall)
-		}
-		m.Parts = parts
-		d.calls, d.answered = nil, nil
-		for _, p := range parts {
-			if p.Type == convo.TypeToolCall {
-				d.calls = append(d.calls, p)
-			}
-		}
-		d.answered = make([]bool, len(d.calls))
+		m.Name = w.msgName()
+		m.Parts = d.assistantParts(w)
 	case convo.RoleTool:
-		r := convo.Part{Type: convo.TypeToolResult, Parts: w.contentParts()}
-		if w.role == "function" {
-			// The deprecated function-calling protocol: results answer by
-			// name, and the call got a synthesised id.
-			w.nb.add("role", []byte(`"function"`))
-			if w.hasName {
-				r.Name = w.name
-			}
-			r.ID = d.answer(r.Name)
-			if r.ID == "" {
-				r.ID = provider.SynthID(i, 0, r.Name)
-			}
-			if w.hasCall {
-				w.nb.add("tool_call_id", jsonx.AppendString(nil, w.toolCallID))
-			}
-		} else {
-			if !w.hasCall {
-				return m, errors.New(`tool message has no "tool_call_id"`)
-			}
-			r.ID = w.toolCallID
-			if w.hasName {
-				// Not in the API's schema, but widely sent: the function
-				// name. Kept as it came, and names the result.
-				w.nb.add("name", jsonx.AppendString(nil, w.name))
-				r.Name = w.name
-			}
-			if name := d.nameOf(r.ID); r.Name == "" {
-				r.Name = name
-			}
+		r, err := d.toolResult(w, i)
+		if err != nil {
+			return m, err
 		}
 		m.Parts = []convo.Part{r}
 	default:
+		m.Name = w.msgName()
 		m.Parts = w.contentParts()
 		d.calls, d.answered = nil, nil
 	}
 	m.Native = w.nb.native(true)
 	return m, nil
+}
+
+// roleOf maps the wire role to a convo role, keeping what the mapping
+// cannot say (a developer role, a tool_call_id off a tool message).
+func (w *chatMsg) roleOf() (convo.Role, error) {
+	switch w.role {
+	case "system", "developer", "user", "assistant":
+		if w.role == "developer" {
+			w.nb.add("role", []byte(`"developer"`))
+		}
+		if w.hasName && w.name == "" {
+			w.nb.add("name", []byte(`""`))
+		}
+		if w.hasCall {
+			w.nb.add("tool_call_id", jsonx.AppendString(nil, w.toolCallID))
+		}
+		switch w.role {
+		case "assistant":
+			return convo.RoleAssistant, nil
+		case "user":
+			return convo.RoleUser, nil
+		}
+		return convo.RoleSystem, nil
+	case "tool", "function":
+		return convo.RoleTool, nil
+	}
+	return "", at(fmt.Errorf("unknown role %q", w.role), "role")
+}
+
+// msgName returns the name of a system, user or assistant message.
+func (w *chatMsg) msgName() string {
+	if w.hasName {
+		return w.name
+	}
+	return ""
+}
+
+// keepAssistantOnly keeps, as they came, the members only assistant
+// messages carry, and refuses tool calls elsewhere.
+func (w *chatMsg) keepAssistantOnly() error {
+	if w.refusal != nil {
+		w.nb.add("refusal", jsonx.AppendString(nil, w.refusal.Text))
+	}
+	if w.reasoning != nil {
+		w.nb.add("reasoning_content", jsonx.AppendString(nil, w.reasoning.Text))
+	}
+	if w.calls != nil {
+		return at(errors.New("tool calls outside an assistant message"), "tool_calls")
+	}
+	if w.funcCall != nil {
+		return at(errors.New("function call outside an assistant message"), "function_call")
+	}
+	return nil
+}
+
+// assistantParts returns an assistant message's parts in order (reasoning,
+// content, refusal, calls) and remembers its calls for the tool results
+// that follow.
+func (d *chatDec) assistantParts(w *chatMsg) []convo.Part {
+	n := len(w.parts) + len(w.calls)
+	if w.reasoning != nil {
+		n++
+	}
+	if w.refusal != nil {
+		n++
+	}
+	if w.funcCall != nil {
+		n++
+	}
+	parts := make([]convo.Part, 0, n)
+	if w.reasoning != nil {
+		parts = append(parts, *w.reasoning)
+	}
+	if w.kind == contentString {
+		if w.text == "" {
+			w.nb.add("content", []byte(`""`))
+		} else {
+			parts = append(parts, convo.Text(w.text))
+		}
+	}
+	parts = append(parts, w.parts...)
+	if w.refusal != nil {
+		parts = append(parts, *w.refusal)
+	}
+	parts = append(parts, w.calls...)
+	if w.funcCall != nil {
+		parts = append(parts, *w.funcCall)
+	}
+	d.calls, d.answered = nil, nil
+	for _, p := range parts {
+		if p.Type == convo.TypeToolCall {
+			d.calls = append(d.calls, p)
+		}
+	}
+	d.answered = make([]bool, len(d.calls))
+	return parts
+}
+
+// toolResult returns the result a tool or function message carries.
+func (d *chatDec) toolResult(w *chatMsg, i int) (convo.Part, error) {
+	r := convo.Part{Type: convo.TypeToolResult, Parts: w.contentParts()}
+	if w.role == "function" {
+		// The deprecated function-calling protocol: results answer by
+		// name, and the call got a synthesised id.
+		w.nb.add("role", []byte(`"function"`))
+		if w.hasName {
+			r.Name = w.name
+		}
+		r.ID = d.answer(r.Name)
+		if r.ID == "" {
+			r.ID = provider.SynthID(i, 0, r.Name)
+		}
+		if w.hasCall {
+			w.nb.add("tool_call_id", jsonx.AppendString(nil, w.toolCallID))
+		}
+		return r, nil
+	}
+	if !w.hasCall {
+		return r, errors.New(`tool message has no "tool_call_id"`)
+	}
+	r.ID = w.toolCallID
+	if w.hasName {
+		// Not in the API's schema, but widely sent: the function
+		// name. Kept as it came, and names the result.
+		w.nb.add("name", jsonx.AppendString(nil, w.name))
+		r.Name = w.name
+	}
+	if name := d.nameOf(r.ID); r.Name == "" {
+		r.Name = name
+	}
+	return r, nil
 }
 
 // contentParts returns the content of a non-assistant message as parts: a
@@ -374,99 +411,39 @@ func (d *chatDec) content(w *chatMsg) error {
 	return d.r.Errorf("want a string, an array of parts or null, got %s", d.r.Peek())
 }
 
+// chatPart holds the members of one content part while it is read: the
+// members come in any order, so each is read by name and interpreted once
+// the type is known.
+type chatPart struct {
+	typ, text, refusal  string
+	hasText, hasRefusal bool
+	media               convo.Part
+	mediaKey            string
+	mediaAt, mediaEnd   int
+	cache               *convo.Cache
+	cacheRaw            []byte
+	nb                  natBuilder
+}
+
 // part reads one content part.
 func (d *chatDec) part() (convo.Part, error) {
 	if d.r.Peek() != jsonx.Object {
 		return convo.Part{}, d.r.Errorf("want a content part object, got %s", d.r.Peek())
 	}
 	start := d.r.Offset()
-	var (
-		typ, text, refusal  string
-		hasText, hasRefusal bool
-		media               convo.Part
-		mediaKey            string
-		mediaAt, mediaEnd   int
-		cache               *convo.Cache
-		cacheRaw            []byte
-		nb                  natBuilder
-	)
-	err := d.r.ReadObject(func(key []byte) error {
-		k := key
-		switch string(k) {
-		case "type":
-			s, err := d.r.ReadString()
-			typ = s
-			return atKey(err, k)
-		case "text", "refusal":
-			if d.r.Peek() != jsonx.String {
-				break
-			}
-			s, err := d.r.ReadString()
-			if string(k) == "text" {
-				text, hasText = s, true
-			} else {
-				refusal, hasRefusal = s, true
-			}
-			return atKey(err, k)
-		case "image_url", "input_audio", "file":
-			if d.r.Peek() != jsonx.Object || mediaKey != "" {
-				break
-			}
-			mediaKey, mediaAt = string(k), d.r.Offset()
-			var err error
-			media, err = d.media(mediaKey)
-			mediaEnd = d.r.Offset()
-			return atKey(err, k)
-		case "prompt_cache_breakpoint":
-			c, raw, exact, err := readBreakpoint(d.r)
-			if err != nil {
-				return atKey(err, k)
-			}
-			if !exact {
-				nb.addKey(k, raw)
-			}
-			cache, cacheRaw = c, raw
-			return nil
-		}
-		raw, err := d.r.ReadRaw()
-		nb.addKey(k, raw)
-		return atKey(err, k)
-	})
+	var w chatPart
+	err := d.r.ReadObject(func(key []byte) error { return d.partMember(&w, key) })
 	if err != nil {
 		return convo.Part{}, err
 	}
 	var p convo.Part
-	switch typ {
+	switch w.typ {
 	case "text":
-		if !hasText {
-			return p, errors.New(`text part has no "text"`)
-		}
-		p = convo.Text(text)
+		p, err = w.textPart()
 	case "refusal":
-		if !hasRefusal {
-			return p, errors.New(`refusal part has no "refusal"`)
-		}
-		p = convo.Refusal(refusal)
-		// A refusal part in the content array, not the message's refusal
-		// field.
-		nb.add("type", []byte(`"refusal"`))
+		p, err = w.refusalPart()
 	case "image_url", "input_audio", "file":
-		if mediaKey != typ {
-			return p, fmt.Errorf("%s part has no %q object", typ, typ)
-		}
-		p = media
-		mediaKey = ""
-		if p.Native != nil {
-			// media() collected the nested object's own extra members.
-			nb.add(typ, p.Native[ProviderID])
-			p.Native = nil
-		}
-		if p.Extra != nil {
-			for _, f := range p.Extra {
-				nb.add(f.Key, f.Value)
-			}
-			p.Extra = nil
-		}
+		p, err = w.mediaPart()
 	case "":
 		return p, errors.New(`content part has no "type"`)
 	default:
@@ -474,32 +451,121 @@ func (d *chatDec) part() (convo.Part, error) {
 		if err != nil {
 			return p, err
 		}
-		return provider.OpaquePart(ProviderID, "chat."+typ, raw), nil
+		return provider.OpaquePart(ProviderID, "chat."+w.typ, raw), nil
 	}
-	// Members read for another part type are kept as they came.
-	if hasText && typ != "text" {
-		nb.add("text", jsonx.AppendString(nil, text))
+	if err != nil {
+		return convo.Part{}, err
 	}
-	if hasRefusal && typ != "refusal" {
-		nb.add("refusal", jsonx.AppendString(nil, refusal))
+	return d.finishPart(&w, p)
+}
+
+// partMember reads one member of a content part into w.
+func (d *chatDec) partMember(w *chatPart, k []byte) error {
+	switch string(k) {
+	case "type":
+		s, err := d.r.ReadString()
+		w.typ = s
+		return atKey(err, k)
+	case "text", "refusal":
+		if d.r.Peek() != jsonx.String {
+			break
+		}
+		s, err := d.r.ReadString()
+		if string(k) == "text" {
+			w.text, w.hasText = s, true
+		} else {
+			w.refusal, w.hasRefusal = s, true
+		}
+		return atKey(err, k)
+	case "image_url", "input_audio", "file":
+		if d.r.Peek() != jsonx.Object || w.mediaKey != "" {
+			break
+		}
+		w.mediaKey, w.mediaAt = string(k), d.r.Offset()
+		var err error
+		w.media, err = d.media(w.mediaKey)
+		w.mediaEnd = d.r.Offset()
+		return atKey(err, k)
+	case "prompt_cache_breakpoint":
+		c, raw, exact, err := readBreakpoint(d.r)
+		if err != nil {
+			return atKey(err, k)
+		}
+		if !exact {
+			w.nb.addKey(k, raw)
+		}
+		w.cache, w.cacheRaw = c, raw
+		return nil
 	}
-	if mediaKey != "" {
+	raw, err := d.r.ReadRaw()
+	w.nb.addKey(k, raw)
+	return atKey(err, k)
+}
+
+func (w *chatPart) textPart() (convo.Part, error) {
+	if !w.hasText {
+		return convo.Part{}, errors.New(`text part has no "text"`)
+	}
+	return convo.Text(w.text), nil
+}
+
+func (w *chatPart) refusalPart() (convo.Part, error) {
+	if !w.hasRefusal {
+		return convo.Part{}, errors.New(`refusal part has no "refusal"`)
+	}
+	// A refusal part in the content array, not the message's refusal
+	// field.
+	w.nb.add("type", []byte(`"refusal"`))
+	return convo.Refusal(w.refusal), nil
+}
+
+func (w *chatPart) mediaPart() (convo.Part, error) {
+	if w.mediaKey != w.typ {
+		return convo.Part{}, fmt.Errorf("%s part has no %q object", w.typ, w.typ)
+	}
+	p := w.media
+	w.mediaKey = ""
+	if p.Native != nil {
+		// media() collected the nested object's own extra members.
+		w.nb.add(w.typ, p.Native[ProviderID])
+		p.Native = nil
+	}
+	if p.Extra != nil {
+		for _, f := range p.Extra {
+			w.nb.add(f.Key, f.Value)
+		}
+		p.Extra = nil
+	}
+	return p, nil
+}
+
+// finishPart keeps the members read for another part type as they came and
+// sets the part's cache breakpoint and native members.
+func (d *chatDec) finishPart(w *chatPart, p convo.Part) (convo.Part, error) {
+	if w.hasText && w.typ != "text" {
+		w.nb.add("text", jsonx.AppendString(nil, w.text))
+	}
+	if w.hasRefusal && w.typ != "refusal" {
+		w.nb.add("refusal", jsonx.AppendString(nil, w.refusal))
+	}
+	if w.mediaKey != "" {
 		// A media object on a part of another type: kept as it came.
-		raw, err := jsonx.Compact(d.r.Bytes()[mediaAt:mediaEnd], 0)
+		raw, err := jsonx.Compact(d.r.Bytes()[w.mediaAt:w.mediaEnd], 0)
 		if err != nil {
 			return p, err
 		}
-		nb.add(mediaKey, raw)
+		w.nb.add(w.mediaKey, raw)
 	}
-	if cache != nil && typ == "refusal" {
+	cache := w.cache
+	if cache != nil && w.typ == "refusal" {
 		// Refusal parts take no breakpoint: keep it as it came.
-		if string(cacheRaw) == `{"mode":"explicit"}` {
-			nb.add("prompt_cache_breakpoint", cacheRaw)
+		if string(w.cacheRaw) == `{"mode":"explicit"}` {
+			w.nb.add("prompt_cache_breakpoint", w.cacheRaw)
 		}
 		cache = nil
 	}
 	p.Cache = cache
-	p.Native = nb.native(true)
+	p.Native = w.nb.native(true)
 	return p, nil
 }
 
