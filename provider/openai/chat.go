@@ -403,72 +403,22 @@ func chatReasoning(p *convo.Part) bool {
 		p.Signature == "" && p.Summary == nil
 }
 
+// chatAsst is an assistant message's parts sorted into the members of the
+// wire message that carry them.
+type chatAsst struct {
+	reasoning []string
+	content   []convo.Part
+	refusal   *convo.Part
+	calls     []*convo.Part
+	fnCall    *convo.Part
+}
+
 func (e *chatEnc) assistant(m *convo.Message, n nat) error {
-	var (
-		reasoning []string
-		content   = e.parts[:0]
-		refusal   *convo.Part
-		calls     = e.calls[:0]
-		fnCall    *convo.Part
-	)
-	defer func() { e.parts, e.calls = content[:0], calls[:0] }()
+	a := chatAsst{content: e.parts[:0], calls: e.calls[:0]}
+	defer func() { e.parts, e.calls = a.content[:0], a.calls[:0] }()
 	for j := range m.Parts {
-		p := &m.Parts[j]
-		switch {
-		case p.Raw != nil:
-			switch {
-			case isChatContentBlock(*p):
-				content = append(content, *p)
-			case strings.HasPrefix(string(p.Type), ProviderID+":chat.tool_call."):
-				calls = append(calls, p)
-			default:
-				e.warn(e.at(j), "%s item left out: Chat Completions cannot hold it", p.Type)
-			}
-		case p.Type == convo.TypeReasoning:
-			if chatReasoning(p) {
-				reasoning = append(reasoning, p.Text)
-				continue
-			}
-			text := p.Text
-			if text == "" {
-				text = strings.Join(p.Summary, "\n")
-			}
-			if e.opts.Reasoning == provider.ReasoningText && text != "" {
-				e.warn(e.at(j), "Responses reasoning sent as text: Chat Completions cannot carry reasoning items")
-				content = append(content, convo.Text(text))
-				continue
-			}
-			e.warn(e.at(j), "Responses reasoning item dropped: Chat Completions cannot carry it")
-		case p.Type == convo.TypeText:
-			content = append(content, *p)
-		case p.Type == convo.TypeRefusal:
-			pn, _ := e.nr.of(p.Native)
-			if t, _ := pn.view(true).str("type"); t == "refusal" || refusal != nil {
-				content = append(content, *p)
-			} else {
-				refusal = p
-			}
-		case p.Type == convo.TypeJSON:
-			s, err := jsonText(p.Value)
-			if err != nil {
-				return encErr(e.at(j), "%v", err)
-			}
-			content = append(content, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
-		case p.Type.IsMedia():
-			q, err := unsendable(*p, "an assistant message", e.at(j), e.opts, &e.warns)
-			if err != nil {
-				return err
-			}
-			content = append(content, q)
-		case p.Type == convo.TypeToolCall:
-			pn, _ := e.nr.of(p.Native)
-			if t, _ := pn.view(true).str("type"); t == "function_call" && fnCall == nil {
-				fnCall = p
-			} else {
-				calls = append(calls, p)
-			}
-		default:
-			e.warn(e.at(j), "%s part left out: an assistant message cannot hold it", p.Type)
+		if err := e.sortAssistant(&a, &m.Parts[j], j); err != nil {
+			return err
 		}
 	}
 	if m.Phase != "" {
@@ -476,23 +426,107 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 	}
 	start := e.begin()
 	e.buf = append(e.buf, `"role":"assistant"`...)
-	always := refusal == nil && len(calls) == 0 && fnCall == nil
-	if err := e.content(content, n, always); err != nil {
+	always := a.refusal == nil && len(a.calls) == 0 && a.fnCall == nil
+	if err := e.content(a.content, n, always); err != nil {
 		return err
 	}
-	if refusal != nil {
+	if a.refusal != nil {
 		e.key("refusal")
-		if err := e.str(refusal.Text); err != nil {
+		if err := e.str(a.refusal.Text); err != nil {
 			return err
 		}
 	}
 	if err := e.name(m); err != nil {
 		return err
 	}
-	if len(calls) > 0 {
+	if err := e.assistantCalls(&a); err != nil {
+		return err
+	}
+	if len(a.reasoning) > 0 {
+		e.key("reasoning_content")
+		if err := e.str(strings.Join(a.reasoning, "\n")); err != nil {
+			return err
+		}
+	}
+	e.buf = e.nr.close(n, e.buf, start)
+	e.n++
+	return nil
+}
+
+// sortAssistant puts part j of an assistant message where the wire message
+// carries it, warning of what it cannot carry.
+func (e *chatEnc) sortAssistant(a *chatAsst, p *convo.Part, j int) error {
+	switch {
+	case p.Raw != nil:
+		switch {
+		case isChatContentBlock(*p):
+			a.content = append(a.content, *p)
+		case strings.HasPrefix(string(p.Type), ProviderID+":chat.tool_call."):
+			a.calls = append(a.calls, p)
+		default:
+			e.warn(e.at(j), "%s item left out: Chat Completions cannot hold it", p.Type)
+		}
+	case p.Type == convo.TypeReasoning:
+		e.sortReasoning(a, p, j)
+	case p.Type == convo.TypeText:
+		a.content = append(a.content, *p)
+	case p.Type == convo.TypeRefusal:
+		pn, _ := e.nr.of(p.Native)
+		if t, _ := pn.view(true).str("type"); t == "refusal" || a.refusal != nil {
+			a.content = append(a.content, *p)
+		} else {
+			a.refusal = p
+		}
+	case p.Type == convo.TypeJSON:
+		s, err := jsonText(p.Value)
+		if err != nil {
+			return encErr(e.at(j), "%v", err)
+		}
+		a.content = append(a.content, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
+	case p.Type.IsMedia():
+		q, err := unsendable(*p, "an assistant message", e.at(j), e.opts, &e.warns)
+		if err != nil {
+			return err
+		}
+		a.content = append(a.content, q)
+	case p.Type == convo.TypeToolCall:
+		pn, _ := e.nr.of(p.Native)
+		if t, _ := pn.view(true).str("type"); t == "function_call" && a.fnCall == nil {
+			a.fnCall = p
+		} else {
+			a.calls = append(a.calls, p)
+		}
+	default:
+		e.warn(e.at(j), "%s part left out: an assistant message cannot hold it", p.Type)
+	}
+	return nil
+}
+
+// sortReasoning keeps Chat reasoning as reasoning_content; Responses
+// reasoning is sent as text when the options ask for it, else dropped.
+func (e *chatEnc) sortReasoning(a *chatAsst, p *convo.Part, j int) {
+	if chatReasoning(p) {
+		a.reasoning = append(a.reasoning, p.Text)
+		return
+	}
+	text := p.Text
+	if text == "" {
+		text = strings.Join(p.Summary, "\n")
+	}
+	if e.opts.Reasoning == provider.ReasoningText && text != "" {
+		e.warn(e.at(j), "Responses reasoning sent as text: Chat Completions cannot carry reasoning items")
+		a.content = append(a.content, convo.Text(text))
+		return
+	}
+	e.warn(e.at(j), "Responses reasoning item dropped: Chat Completions cannot carry it")
+}
+
+// assistantCalls writes an assistant message's tool_calls and function_call.
+func (e *chatEnc) assistantCalls(a *chatAsst) error {
+	if len(a.calls) > 0 {
 		e.key("tool_calls")
 		e.buf = append(e.buf, '[')
-		for k, p := range calls {
+		for k, p := range a.calls {
 			if k > 0 {
 				e.buf = append(e.buf, ',')
 			}
@@ -502,28 +536,21 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 		}
 		e.buf = append(e.buf, ']')
 	}
-	if fnCall != nil {
-		pn, _ := e.nr.of(fnCall.Native)
-		sub := e.nr.sub(pn.view(true), "function_call")
-		e.key("function_call")
-		in := len(e.buf)
-		e.buf = append(e.buf, `{"name":`...)
-		if err := e.str(fnCall.Name); err != nil {
-			return err
-		}
-		if err := e.args(fnCall, sub); err != nil {
-			return err
-		}
-		e.buf = e.nr.close(sub, e.buf, in)
+	if a.fnCall == nil {
+		return nil
 	}
-	if len(reasoning) > 0 {
-		e.key("reasoning_content")
-		if err := e.str(strings.Join(reasoning, "\n")); err != nil {
-			return err
-		}
+	pn, _ := e.nr.of(a.fnCall.Native)
+	sub := e.nr.sub(pn.view(true), "function_call")
+	e.key("function_call")
+	in := len(e.buf)
+	e.buf = append(e.buf, `{"name":`...)
+	if err := e.str(a.fnCall.Name); err != nil {
+		return err
 	}
-	e.buf = e.nr.close(n, e.buf, start)
-	e.n++
+	if err := e.args(a.fnCall, sub); err != nil {
+		return err
+	}
+	e.buf = e.nr.close(sub, e.buf, in)
 	return nil
 }
 
