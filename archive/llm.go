@@ -122,6 +122,50 @@ type llmResponse struct {
 }
 
 func (l *llmDB) conversation(convID, respID string) (*Conversation, error) {
+	rs, err := l.responses(convID, respID)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conversation{ID: convID}
+	if convID == "" {
+		c.ID = respID
+	}
+	var model string
+	if convID != "" && l.columns["conversations"] != nil {
+		// A missing conversations row is tolerated: the responses say enough.
+		_ = l.db.QueryRowContext(l.ctx, `SELECT coalesce(name, ''), coalesce(model, '') FROM conversations WHERE id = ?`, convID).Scan(&c.Title, &model)
+	}
+	c.Meta = metaObject("source", "llm", "model", model)
+	var h convo.History
+	system := ""
+	for k, r := range rs {
+		place := fmt.Sprintf("responses[%q]", r.id)
+		t := llmTime(r.datetime)
+		if k == 0 {
+			c.Created = t
+		}
+		c.Updated = t
+		var msgs []convo.Message
+		if r.outputNode != "" && l.columns["nodes"] != nil && l.columns["parts"] != nil {
+			msgs, err = l.nodeMessages(r, t, place, &c.Warnings)
+		} else {
+			msgs, err = l.flatMessages(r, t, place, &system, &c.Warnings)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", place, err)
+		}
+		h = append(h, msgs...)
+	}
+	var warns []provider.Warning
+	c.History, warns = pair(h, func(i int) string { return fmt.Sprintf("conversations[%q].messages[%d]", c.ID, i) })
+	c.Warnings = append(c.Warnings, warns...)
+	return c, nil
+}
+
+// responses reads the responses of a conversation, or the one response
+// respID when convID is empty, oldest first. Columns older llm versions
+// lack read as empty.
+func (l *llmDB) responses(convID, respID string) ([]llmResponse, error) {
 	col := func(name string) string {
 		if l.has("responses", name) {
 			return "coalesce(" + name + ", '')"
@@ -163,81 +207,66 @@ func (l *llmDB) conversation(convID, respID string) (*Conversation, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	c := &Conversation{ID: convID}
-	if convID == "" {
-		c.ID = respID
+	return rs, nil
+}
+
+// flatMessages returns the messages of one response of the flat schema: a
+// system prompt when it changed, tool results, the prompt and its
+// attachments, and the reply. system is the system prompt so far.
+func (l *llmDB) flatMessages(r llmResponse, t time.Time, place string, system *string, warns *[]provider.Warning) ([]convo.Message, error) {
+	var h []convo.Message
+	if r.system != "" && r.system != *system {
+		h = append(h, convo.Message{Role: convo.RoleSystem, Time: t, Parts: []convo.Part{convo.Text(r.system)}})
 	}
-	var model string
-	if convID != "" && l.columns["conversations"] != nil {
-		// A missing conversations row is tolerated: the responses say enough.
-		_ = l.db.QueryRowContext(l.ctx, `SELECT coalesce(name, ''), coalesce(model, '') FROM conversations WHERE id = ?`, convID).Scan(&c.Title, &model)
+	*system = r.system
+	results, err := l.toolResults(r.id)
+	if err != nil {
+		return nil, err
 	}
-	c.Meta = metaObject("source", "llm", "model", model)
-	var h convo.History
-	system := ""
-	for k, r := range rs {
-		place := fmt.Sprintf("responses[%q]", r.id)
-		t := llmTime(r.datetime)
-		if k == 0 {
-			c.Created = t
-		}
-		c.Updated = t
-		if r.outputNode != "" && l.columns["nodes"] != nil && l.columns["parts"] != nil {
-			msgs, err := l.nodeMessages(r, t, place, &c.Warnings)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", place, err)
-			}
-			h = append(h, msgs...)
-			continue
-		}
-		if r.system != "" && r.system != system {
-			h = append(h, convo.Message{Role: convo.RoleSystem, Time: t, Parts: []convo.Part{convo.Text(r.system)}})
-		}
-		system = r.system
-		results, err := l.toolResults(r.id)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", place, err)
-		}
-		if len(results) > 0 {
-			h = append(h, convo.Message{Role: convo.RoleTool, Time: t, Parts: results})
-		}
-		att, err := l.attachments(r.id, place, &c.Warnings)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", place, err)
-		}
-		if r.prompt != "" || len(att) > 0 {
-			h = append(h, convo.Message{Role: convo.RoleUser, Time: t, Parts: append(textParts(r.prompt), att...)})
-		}
-		m := convo.Message{Role: convo.RoleAssistant, ID: r.id, Time: t}
-		if r.model != "" {
-			m.Origin = &convo.Origin{Model: r.model}
-		}
-		if r.input.Valid || r.output.Valid {
-			m.Usage = &convo.Usage{Input: r.input.Int64, Output: r.output.Int64}
-		}
-		if r.reasoning != "" {
-			m.Parts = append(m.Parts, convo.Reasoning(r.reasoning))
-		}
-		m.Parts = append(m.Parts, textParts(r.response)...)
-		calls, err := l.toolCalls(r.id)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", place, err)
-		}
-		if len(calls) > 0 {
-			m.Parts = append(m.Parts, calls...)
-			m.Finish = convo.FinishToolUse
-		}
-		if len(m.Parts) == 0 {
-			// llm logged an empty response: keep it as the empty text it
-			// was (an assistant message needs parts).
-			m.Parts = []convo.Part{convo.Text("")}
-		}
-		h = append(h, m)
+	if len(results) > 0 {
+		h = append(h, convo.Message{Role: convo.RoleTool, Time: t, Parts: results})
 	}
-	var warns []provider.Warning
-	c.History, warns = pair(h, func(i int) string { return fmt.Sprintf("conversations[%q].messages[%d]", c.ID, i) })
-	c.Warnings = append(c.Warnings, warns...)
-	return c, nil
+	att, err := l.attachments(r.id, place, warns)
+	if err != nil {
+		return nil, err
+	}
+	if r.prompt != "" || len(att) > 0 {
+		h = append(h, convo.Message{Role: convo.RoleUser, Time: t, Parts: append(textParts(r.prompt), att...)})
+	}
+	m, err := l.reply(r, t)
+	if err != nil {
+		return nil, err
+	}
+	return append(h, m), nil
+}
+
+// reply returns the assistant message of one response of the flat schema.
+func (l *llmDB) reply(r llmResponse, t time.Time) (convo.Message, error) {
+	m := convo.Message{Role: convo.RoleAssistant, ID: r.id, Time: t}
+	if r.model != "" {
+		m.Origin = &convo.Origin{Model: r.model}
+	}
+	if r.input.Valid || r.output.Valid {
+		m.Usage = &convo.Usage{Input: r.input.Int64, Output: r.output.Int64}
+	}
+	if r.reasoning != "" {
+		m.Parts = append(m.Parts, convo.Reasoning(r.reasoning))
+	}
+	m.Parts = append(m.Parts, textParts(r.response)...)
+	calls, err := l.toolCalls(r.id)
+	if err != nil {
+		return m, err
+	}
+	if len(calls) > 0 {
+		m.Parts = append(m.Parts, calls...)
+		m.Finish = convo.FinishToolUse
+	}
+	if len(m.Parts) == 0 {
+		// llm logged an empty response: keep it as the empty text it
+		// was (an assistant message needs parts).
+		m.Parts = []convo.Part{convo.Text("")}
+	}
+	return m, nil
 }
 
 func textParts(s string) []convo.Part {
