@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/tokens"
 )
@@ -71,28 +72,44 @@ func runTokens(e *env, args []string) error {
 	if *mf.model == "" {
 		return usagef("--model is required")
 	}
-	var step func(done int) // set once the history is read
-	c, err := mf.counter(tokens.Options{Progress: func(done int) { step(done) }})
+	c, err := mf.counter(tokens.Options{})
 	if err != nil {
 		return err
 	}
-	h, err := e.readHistory(args)
+	// The history is read and counted one message at a time: memory is
+	// about twice the largest message, plus one count per message.
+	r, name, done, err := e.openInput(args, convo.DefaultLimits.MaxBytes)
 	if err != nil {
 		return err
 	}
-	progress, step := e.counting(len(h))
+	defer done()
+	d := convo.NewDecoder(r)
+	t := c.Tally()
+	progress := e.newMeter()
+	progress.verb = "counted"
 	defer progress.done()
-	var r tokens.Result
+	for {
+		progress.update(t.Len(), r)
+		m, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		t.Add(m)
+	}
+	var res tokens.Result
 	if *cheap {
-		r = c.Cheap(h)
+		res = t.Cheap()
 	} else {
-		r = c.Count(h)
+		res = t.Result()
 	}
-	warn(e, "tokens", r.Warnings)
+	warn(e, "tokens", res.Warnings)
 	if *asJSON {
-		return writeTokensJSON(e.stdout, r)
+		return writeTokensJSON(e.stdout, res)
 	}
-	return writeTokensTable(e.stdout, r)
+	return writeTokensTable(e.stdout, res)
 }
 
 func warn(e *env, cmd string, ws []provider.Warning) {

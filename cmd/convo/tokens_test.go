@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -153,4 +156,62 @@ func mustRead(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTokensMemory: tokens reads and counts a history message by message,
+// holding one count per message, so its peak memory does not grow with the
+// size of the messages: a 47 MiB file of 12000 long messages is counted
+// within the memory of a small one plus some 10 MiB, however big the file
+// (reading it whole held the file and the decoded history, over twice its
+// size).
+func TestTokensMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 47 MiB file")
+	}
+	// The tokenizer's tables are some 20 MiB of live heap, and by default
+	// the garbage collector lets as much garbage pile up beside them: a
+	// tighter target keeps that headroom below what is measured.
+	t.Setenv("GOGC", "25")
+	small, _ := writeLongHistory(t, 10)
+	base, _ := peakRSS(t, "tokens", "--model", "gpt-4o", small)
+	big, size := writeLongHistory(t, 12000)
+	peak, out := peakRSS(t, "tokens", "--model", "gpt-4o", "--cheap", big)
+	if !strings.Contains(out, "reported usage of messages[11999]") || !strings.Contains(out, "total 10800003 tokens") {
+		t.Fatalf("tokens: %.300q … %q", out, out[max(0, len(out)-300):])
+	}
+	t.Logf("file %d MiB; peak RSS %d MiB, %d MiB for 10 messages", size>>20, peak>>20, base>>20)
+	if peak > base+size/2 {
+		t.Errorf("peak RSS %d MiB for a %d MiB file (%d MiB for 10 messages): the history is held whole", peak>>20, size>>20, base>>20)
+	}
+}
+
+// writeLongHistory writes an envelope of n user/assistant messages of about
+// 4 KiB each, the assistant ones with usage.
+func writeLongHistory(t *testing.T, n int) (string, int64) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "long.json")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	text := strings.Repeat("the weather in Paris is mild today, with a light breeze from the west; ", 57)
+	fmt.Fprint(w, `{"format":"convo/v1","messages":[`)
+	for i := range n {
+		if i > 0 {
+			fmt.Fprint(w, ",\n")
+		}
+		if i%2 == 0 {
+			fmt.Fprintf(w, `{"role":"user","parts":[{"type":"text","text":"%d %s"}]}`, i, text)
+		} else {
+			fmt.Fprintf(w, `{"role":"assistant","parts":[{"type":"text","text":"%d %s"}],"usage":{"input":%d,"output":900}}`, i, text, i*900)
+		}
+	}
+	fmt.Fprint(w, "]}\n")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := f.Stat()
+	f.Close()
+	return p, fi.Size()
 }

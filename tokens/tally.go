@@ -1,0 +1,117 @@
+package tokens
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/convo-go/convo"
+)
+
+// A Tally counts a history one message at a time, as it is read, holding
+// only each message's count and not the messages: a history of any length
+// (from a convo.Decoder) is counted in memory that grows with the number of
+// messages, not their size. Its Result is the Counter's Count of the same
+// history, and its Cheap the Counter's Cheap.
+//
+//	t := c.Tally()
+//	for {
+//		m, err := d.Next()
+//		if err == io.EOF {
+//			break
+//		}
+//		if err != nil {
+//			return err
+//		}
+//		t.Add(m)
+//	}
+//	r := t.Result()
+//
+// A Tally is not safe for concurrent use.
+type Tally struct {
+	c    *Counter
+	msgs []MessageCount
+	// open holds the indices of the turn-scoped system messages since the
+	// last final answer: the next final answer ends their turn, and they
+	// are then marked not sent, as History.Expired says.
+	open []int
+	// base is the usage of the last assistant message that reported one,
+	// at baseAt (-1 when none did): where Cheap starts.
+	base   int64
+	baseAt int
+}
+
+// Tally returns an empty Tally counting with c. Options.Progress, if set, is
+// called by each Add with the number of messages added so far.
+func (c *Counter) Tally() *Tally { return &Tally{c: c, baseAt: -1} }
+
+// Add counts m, the next message of the history.
+func (t *Tally) Add(m convo.Message) {
+	i := len(t.msgs)
+	var mc MessageCount
+	if m.Role == convo.RoleError {
+		mc = MessageCount{Index: i, Role: m.Role, Exact: true, Note: "not sent: error message"}
+	} else {
+		mc = t.c.message(m).public(i, m.Role, true)
+	}
+	t.msgs = append(t.msgs, mc)
+	switch {
+	case m.IsFinalAnswer():
+		for _, j := range t.open {
+			t.msgs[j] = MessageCount{Index: j, Role: t.msgs[j].Role, Exact: true, Note: "not sent: its turn is over"}
+		}
+		t.open = t.open[:0]
+	case m.IsTurnScoped():
+		t.open = append(t.open, i)
+	}
+	if u := m.Usage; m.Role == convo.RoleAssistant && u != nil && u.Input+u.Output > 0 {
+		t.base, t.baseAt = u.Input+u.Output, i
+	}
+	if t.c.progress != nil {
+		t.c.progress(i + 1)
+	}
+}
+
+// Len returns the number of messages added.
+func (t *Tally) Len() int { return len(t.msgs) }
+
+// Result returns the count of the messages added so far: what Count returns
+// for them as a history.
+func (t *Tally) Result() Result {
+	res := t.c.newResult(len(t.msgs))
+	t.sum(&res, 0)
+	return res
+}
+
+// Cheap returns what Counter.Cheap returns for the messages added so far:
+// the usage last reported plus the counts of the messages after it, or
+// Result when no message reported usage.
+func (t *Tally) Cheap() Result {
+	b := t.baseAt
+	if b < 0 {
+		return t.Result()
+	}
+	res := t.c.newResult(len(t.msgs))
+	res.Exact, res.Basis = false, "usage"
+	res.Baseline, res.BaselineAt = t.base, b
+	note := "in the usage baseline of messages[" + strconv.Itoa(b) + "]"
+	for i := 0; i <= b; i++ {
+		res.Messages = append(res.Messages, MessageCount{Index: i, Role: t.msgs[i].Role, Exact: false, Note: note})
+	}
+	res.Tokens = int(min(t.base, math.MaxInt32))
+	t.sum(&res, b+1)
+	return res
+}
+
+// sum adds the counts of messages[from:] to res, as Counter.countFrom does.
+func (t *Tally) sum(res *Result, from int) {
+	for _, mc := range t.msgs[from:] {
+		if !mc.Exact {
+			res.Exact = false
+		}
+		res.Tokens += mc.Tokens
+		res.Warnings = append(res.Warnings, mc.Warnings...)
+		res.Messages = append(res.Messages, mc)
+	}
+	res.Request = t.c.fam.PerRequest
+	res.Tokens += res.Request
+}
