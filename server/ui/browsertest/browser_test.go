@@ -95,6 +95,9 @@ func browse(t *testing.T) (context.Context, *console) {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 1000),
+		// A loaded 2-core machine can take longer than chromedp's 20 s
+		// default to bring Chromium up.
+		chromedp.WSURLReadTimeout(90 * time.Second),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
