@@ -13,26 +13,19 @@ import (
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/codec"
 	"github.com/convo-go/convo/internal/jsonx"
 )
 
-// Warning is something a conversion dropped or changed.
-type Warning struct {
-	Path string // place in the history or request, e.g. messages[3].parts[1]
-	Msg  string
-	Code Code // what kind of loss, stable across releases; "" for one not yet classified
-}
-
-func (w Warning) String() string {
-	if w.Path == "" {
-		return w.Msg
-	}
-	return w.Path + ": " + w.Msg
-}
+// Warning is something a conversion dropped or changed: its Path is the
+// place in the history or request (messages[3].parts[1]), Msg says what
+// happened, and Code what kind of loss ("" for one not yet classified).
+// String gives "path: msg".
+type Warning = codec.Warning
 
 // Warnf returns a Warning at path.
 func Warnf(path, format string, args ...any) Warning {
-	return Warning{Path: path, Msg: fmt.Sprintf(format, args...)}
+	return codec.Warnf(path, format, args...)
 }
 
 // ReasoningMode says what to do with reasoning that cannot be sent to the
@@ -158,7 +151,7 @@ type Codec interface {
 //	if errors.Is(err, provider.ErrIncomplete) {
 //		// m holds what arrived before the cut
 //	}
-var ErrIncomplete = errors.New("incomplete reply")
+var ErrIncomplete = codec.ErrIncomplete
 
 // ErrUnknownFormat is returned (wrapped) for a format name no codec has.
 var ErrUnknownFormat = errors.New("unknown format")

@@ -4,28 +4,23 @@ import (
 	"io"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/codec"
 )
 
-// Event is one event of a streamed reply as a stream reader delivers it.
-type Event struct {
-	// Type is the SSE event name or the AWS event-stream :event-type
-	// header; empty for NDJSON lines and unnamed SSE events.
-	Type string
-	// Data is the event's payload, normally one JSON value.
-	Data []byte
-}
+// Event is one event of a streamed reply as a stream reader delivers it:
+// Type is the SSE event name or the AWS event-stream :event-type header
+// (empty for NDJSON lines and unnamed SSE events), Data the event's payload,
+// normally one JSON value.
+type Event = codec.Event
 
 // Accumulator folds the events of one streamed reply into one assistant
-// message. Feed it events in order with Add; Snapshot may be called at any
-// time (to show partial text); Message gives the final message once the
-// stream is complete and is equal to decoding the same reply non-streamed.
-type Accumulator interface {
-	Add(ev Event) error
-	Snapshot() convo.Message
-	// Message returns the final message. An incomplete stream is an error,
-	// and the partial message is still returned beside it.
-	Message() (convo.Message, []Warning, error)
-}
+// message. Feed it events in order with Add(Event) error; Snapshot()
+// convo.Message may be called at any time (to show partial text);
+// Message() (convo.Message, []Warning, error) gives the final message once
+// the stream is complete and is equal to decoding the same reply
+// non-streamed. An incomplete stream is an error wrapping ErrIncomplete,
+// and the partial message is still returned beside it.
+type Accumulator = codec.Accumulator
 
 // ReplyCodec decodes a provider's replies.
 type ReplyCodec interface {

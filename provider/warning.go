@@ -1,11 +1,15 @@
 package provider
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/convo-go/convo/internal/codec"
+)
 
 // Code names a kind of loss or change a conversion reports. Codes are
 // stable: a program may match on them (Options.Accept, Options.OnWarning)
 // where it must not match on messages.
-type Code string
+type Code = codec.Code
 
 // The warning codes.
 const (

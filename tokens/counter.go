@@ -12,8 +12,8 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/codec"
 	"github.com/convo-go/convo/internal/jsonx"
-	"github.com/convo-go/convo/provider"
 )
 
 // Options configure a Counter.
@@ -218,9 +218,9 @@ type MessageCount struct {
 	// message, an expired turn-scoped system message, nothing sendable) and,
 	// in a cheap count, for messages inside the usage baseline; Note says
 	// why.
-	Sent     bool               `json:"sent"`
-	Note     string             `json:"note,omitempty"`
-	Warnings []provider.Warning `json:"-"`
+	Sent     bool            `json:"sent"`
+	Note     string          `json:"note,omitempty"`
+	Warnings []codec.Warning `json:"-"`
 }
 
 // Result is the count of a history for one model.
@@ -248,7 +248,7 @@ type Result struct {
 	Messages   []MessageCount `json:"messages"`
 	// Warnings say what was estimated and why (an image that could not be
 	// read, media without a formula).
-	Warnings []provider.Warning `json:"-"`
+	Warnings []codec.Warning `json:"-"`
 }
 
 // Max returns the upper end of the total's error bound: Tokens when exact.
@@ -346,7 +346,7 @@ type count struct {
 	tokens, media int
 	exact, sent   bool
 	note          string
-	warns         []provider.Warning // paths relative to the message ("parts[1]")
+	warns         []codec.Warning // paths relative to the message ("parts[1]")
 }
 
 // public is the count of messages[i]; inHistory puts the message's place
@@ -360,7 +360,7 @@ func (mc count) public(i int, role convo.Role, inHistory bool) MessageCount {
 	if inHistory {
 		prefix = "messages[" + strconv.Itoa(i) + "]."
 	}
-	out.Warnings = make([]provider.Warning, len(mc.warns))
+	out.Warnings = make([]codec.Warning, len(mc.warns))
 	for k, w := range mc.warns {
 		w.Path = prefix + w.Path
 		out.Warnings[k] = w
@@ -392,11 +392,11 @@ type tally struct {
 	framing int
 	media   int
 	exact   bool
-	warns   []provider.Warning
+	warns   []codec.Warning
 }
 
 func (t *tally) warn(path, format string, args ...any) {
-	t.warns = append(t.warns, provider.Warnf(path, format, args...))
+	t.warns = append(t.warns, codec.Warnf(path, format, args...))
 }
 
 func (c *Counter) countMessage(m convo.Message) count {
@@ -474,7 +474,7 @@ func (t *tally) part(path string, p *convo.Part) {
 	if p.Raw != nil || !p.Type.Known() {
 		// The target's own opaque block goes back verbatim; anything else
 		// is left out by every codec.
-		if block, ok := provider.OpaqueBlock(c.model.Provider, *p); ok {
+		if block, ok := codec.OpaqueBlock(c.model.Provider, *p); ok {
 			t.text += c.bpe(string(block))
 			t.exact = false
 			t.warn(path, "%s block counted as an estimate from its JSON", p.Type)

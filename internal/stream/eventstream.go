@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/internal/codec"
 )
 
 // The AWS event-stream framing (application/vnd.amazon.eventstream), as
@@ -44,7 +44,7 @@ const (
 // EventStream reads AWS event-stream messages from a byte stream, checking
 // both CRCs of every message.
 //
-// Next turns each message into a provider.Event:
+// Next turns each message into a codec.Event:
 //
 //   - an event (":message-type" "event"): Type is its ":event-type" header
 //     (contentBlockDelta, messageStop, …), Data its payload;
@@ -116,10 +116,10 @@ func (m EventStreamMessage) Header(name string) (any, bool) {
 }
 
 // Next returns the next event or exception, io.EOF after the last message.
-func (s *EventStream) Next() (provider.Event, error) {
+func (s *EventStream) Next() (codec.Event, error) {
 	hdrs, payload, err := s.read()
 	if err != nil {
-		return provider.Event{}, err
+		return codec.Event{}, err
 	}
 	var msgType, eventType, exceptionType, errCode, errMsg []byte
 	err = scanHeaders(hdrs, func(name []byte, typ byte, val []byte) {
@@ -140,27 +140,27 @@ func (s *EventStream) Next() (provider.Event, error) {
 		}
 	})
 	if err != nil {
-		return provider.Event{}, s.errorf("%w", err)
+		return codec.Event{}, s.errorf("%w", err)
 	}
 	var typ []byte
 	switch string(msgType) {
 	case "event", "":
 		if eventType == nil {
-			return provider.Event{}, s.errorf("event without an :event-type header")
+			return codec.Event{}, s.errorf("event without an :event-type header")
 		}
 		typ = eventType
 	case "exception":
 		if exceptionType == nil {
-			return provider.Event{}, s.errorf("exception without an :exception-type header")
+			return codec.Event{}, s.errorf("exception without an :exception-type header")
 		}
 		typ = exceptionType
 	case "error":
-		return provider.Event{}, &EventStreamError{Code: string(errCode), Message: string(errMsg)}
+		return codec.Event{}, &EventStreamError{Code: string(errCode), Message: string(errMsg)}
 	default:
-		return provider.Event{}, s.errorf("unknown :message-type %q", msgType)
+		return codec.Event{}, s.errorf("unknown :message-type %q", msgType)
 	}
 	// The payload is copied out of the reused buffer: callers may keep it.
-	return provider.Event{Type: EventName(typ), Data: append([]byte(nil), payload...)}, nil
+	return codec.Event{Type: EventName(typ), Data: append([]byte(nil), payload...)}, nil
 }
 
 // ReadMessage returns the next message with all its headers decoded, or
@@ -194,7 +194,7 @@ func (s *EventStream) read() (headers, payload []byte, err error) {
 			return nil, nil, io.EOF
 		}
 		if err == io.ErrUnexpectedEOF {
-			return nil, nil, s.errorf("stream cut inside the prelude (%w): %w", io.ErrUnexpectedEOF, provider.ErrIncomplete)
+			return nil, nil, s.errorf("stream cut inside the prelude (%w): %w", io.ErrUnexpectedEOF, codec.ErrIncomplete)
 		}
 		return nil, nil, err
 	}
@@ -217,7 +217,7 @@ func (s *EventStream) read() (headers, payload []byte, err error) {
 	rest := int(total) - preludeLen
 	if err := s.fill(rest); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, nil, s.errorf("stream cut inside a message of %d bytes (%w): %w", total, io.ErrUnexpectedEOF, provider.ErrIncomplete)
+			return nil, nil, s.errorf("stream cut inside a message of %d bytes (%w): %w", total, io.ErrUnexpectedEOF, codec.ErrIncomplete)
 		}
 		return nil, nil, err
 	}

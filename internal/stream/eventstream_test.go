@@ -15,7 +15,7 @@ import (
 	"testing/iotest"
 	"time"
 
-	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/internal/codec"
 )
 
 // The test encoder: written from the framing's description, independent of
@@ -69,7 +69,7 @@ func TestEventStream(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []byte
-		want []provider.Event
+		want []codec.Event
 		err  string
 	}{
 		{"empty stream", nil, nil, ""},
@@ -77,20 +77,20 @@ func TestEventStream(t *testing.T) {
 			eventFrame("messageStart", `{"role":"assistant"}`),
 			eventFrame("contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"Hi"},"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"}`),
 			eventFrame("messageStop", `{"stopReason":"end_turn"}`)),
-			[]provider.Event{ev("messageStart", `{"role":"assistant"}`),
+			[]codec.Event{ev("messageStart", `{"role":"assistant"}`),
 				ev("contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"Hi"},"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"}`),
 				ev("messageStop", `{"stopReason":"end_turn"}`)}, ""},
 		{"exception is an event named after it", concat(
 			eventFrame("messageStart", `{"role":"assistant"}`),
 			exceptionFrame("throttlingException", `{"message":"Too many requests"}`)),
-			[]provider.Event{ev("messageStart", `{"role":"assistant"}`), ev("throttlingException", `{"message":"Too many requests"}`)}, ""},
+			[]codec.Event{ev("messageStart", `{"role":"assistant"}`), ev("throttlingException", `{"message":"Too many requests"}`)}, ""},
 		{"event without message type", frame([]hdr{strHdr(":event-type", "metadata")}, []byte(`{}`)),
-			[]provider.Event{ev("metadata", `{}`)}, ""},
+			[]codec.Event{ev("metadata", `{}`)}, ""},
 		{"empty payload", frame([]hdr{strHdr(":event-type", "messageStop"), strHdr(":message-type", "event")}, nil),
-			[]provider.Event{ev("messageStop", "")}, ""},
+			[]codec.Event{ev("messageStop", "")}, ""},
 		{"error message", concat(eventFrame("messageStart", `{}`),
 			frame([]hdr{strHdr(":message-type", "error"), strHdr(":error-code", "InternalFailure"), strHdr(":error-message", "boom")}, nil)),
-			[]provider.Event{ev("messageStart", `{}`)}, "event-stream error InternalFailure: boom"},
+			[]codec.Event{ev("messageStart", `{}`)}, "event-stream error InternalFailure: boom"},
 		{"no event type", frame([]hdr{strHdr(":message-type", "event")}, []byte(`{}`)), nil,
 			"event-stream message 1: event without an :event-type header"},
 		{"no exception type", frame([]hdr{strHdr(":message-type", "exception")}, []byte(`{}`)), nil,
@@ -262,13 +262,13 @@ func TestEventStreamDataIsOwned(t *testing.T) {
 
 var updateStreams = flag.Bool("update-eventstream", false, "rewrite testdata/eventstream/*.bin from the .events files")
 
-func eventsFile(t testing.TB, path string) []provider.Event {
+func eventsFile(t testing.TB, path string) []codec.Event {
 	t.Helper()
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []provider.Event
+	var evs []codec.Event
 	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
 		typ, data, _ := strings.Cut(line, "\t")
 		evs = append(evs, ev(typ, data))

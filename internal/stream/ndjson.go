@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/internal/codec"
 )
 
 // NDJSON reads newline-delimited JSON: one event per non-blank line, the
@@ -27,28 +27,28 @@ func NewNDJSON(r io.Reader) *NDJSON {
 func (n *NDJSON) Cut() bool { return n.cut }
 
 // Next returns the next line as an event, or io.EOF after the last.
-func (n *NDJSON) Next() (provider.Event, error) {
+func (n *NDJSON) Next() (codec.Event, error) {
 	n.cut = false
 	var line []byte
 	for {
 		chunk, err := n.r.ReadSlice('\n')
 		line = append(line, chunk...)
 		if len(line) > n.max {
-			return provider.Event{}, fmt.Errorf("NDJSON line of more than %d bytes: %w", n.max, ErrTooLarge)
+			return codec.Event{}, fmt.Errorf("NDJSON line of more than %d bytes: %w", n.max, ErrTooLarge)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
 		if err != nil && err != io.EOF {
-			return provider.Event{}, err
+			return codec.Event{}, err
 		}
 		trimmed := bytes.TrimSpace(line)
 		if len(trimmed) > 0 {
 			n.cut = err == io.EOF
-			return provider.Event{Data: trimmed}, nil
+			return codec.Event{Data: trimmed}, nil
 		}
 		if err == io.EOF {
-			return provider.Event{}, io.EOF
+			return codec.Event{}, io.EOF
 		}
 		line = line[:0]
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/internal/codec"
 )
 
 // SSE reads Server-Sent Events as the HTML standard defines them: lines end
@@ -34,11 +34,11 @@ func NewSSE(r io.Reader) *SSE {
 }
 
 // Next returns the next event, or io.EOF after the last.
-func (s *SSE) Next() (provider.Event, error) {
+func (s *SSE) Next() (codec.Event, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
-			return provider.Event{}, err
+			return codec.Event{}, err
 		}
 		if s.first {
 			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
@@ -49,7 +49,7 @@ func (s *SSE) Next() (provider.Event, error) {
 				s.event = ""
 				continue
 			}
-			ev := provider.Event{Type: s.event, Data: bytes.Clone(bytes.TrimSuffix(s.data, []byte{'\n'}))}
+			ev := codec.Event{Type: s.event, Data: bytes.Clone(bytes.TrimSuffix(s.data, []byte{'\n'}))}
 			s.data, s.event, s.has = s.data[:0], "", false
 			return ev, nil
 		}
@@ -64,7 +64,7 @@ func (s *SSE) Next() (provider.Event, error) {
 		switch string(field) {
 		case "data":
 			if len(s.data)+len(value)+1 > s.max {
-				return provider.Event{}, fmt.Errorf("SSE event of more than %d bytes: %w", s.max, ErrTooLarge)
+				return codec.Event{}, fmt.Errorf("SSE event of more than %d bytes: %w", s.max, ErrTooLarge)
 			}
 			s.data = append(append(s.data, value...), '\n')
 			s.has = true

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/internal/codec"
 )
 
-func readAll(t testing.TB, src Source) ([]provider.Event, error) {
+func readAll(t testing.TB, src Source) ([]codec.Event, error) {
 	t.Helper()
-	var evs []provider.Event
+	var evs []codec.Event
 	for {
 		ev, err := src.Next()
 		if errors.Is(err, io.EOF) {
@@ -26,29 +26,29 @@ func readAll(t testing.TB, src Source) ([]provider.Event, error) {
 	}
 }
 
-func ev(typ, data string) provider.Event { return provider.Event{Type: typ, Data: []byte(data)} }
+func ev(typ, data string) codec.Event { return codec.Event{Type: typ, Data: []byte(data)} }
 
 func TestSSE(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want []provider.Event
+		want []codec.Event
 	}{
-		{"one event", "data: {\"a\":1}\n\n", []provider.Event{ev("", `{"a":1}`)}},
-		{"named", "event: message_start\ndata: {}\n\n", []provider.Event{ev("message_start", `{}`)}},
-		{"multi-line data joined by LF", "data: a\ndata: b\n\n", []provider.Event{ev("", "a\nb")}},
-		{"comments and ping ignored", ": keep-alive\ndata: x\n\n:\n\n", []provider.Event{ev("", "x")}},
-		{"CRLF", "event: e\r\ndata: x\r\n\r\n", []provider.Event{ev("e", "x")}},
-		{"CR alone", "event: e\rdata: x\r\r", []provider.Event{ev("e", "x")}},
-		{"no space after colon", "data:x\n\n", []provider.Event{ev("", "x")}},
-		{"only one space removed", "data:  x\n\n", []provider.Event{ev("", " x")}},
-		{"field without colon is an empty value", "data\n\n", []provider.Event{ev("", "")}},
-		{"event without data is not dispatched", "event: a\n\ndata: y\n\n", []provider.Event{ev("", "y")}},
-		{"id and retry ignored", "id: 7\nretry: 10\ndata: z\n\n", []provider.Event{ev("", "z")}},
-		{"unknown field ignored", "foo: bar\ndata: z\n\n", []provider.Event{ev("", "z")}},
-		{"BOM stripped", "\xef\xbb\xbfdata: b\n\n", []provider.Event{ev("", "b")}},
-		{"unfinished event discarded", "data: a\n\ndata: b\n", []provider.Event{ev("", "a")}},
-		{"DONE delivered", "data: {}\n\ndata: [DONE]\n\n", []provider.Event{ev("", "{}"), ev("", "[DONE]")}},
+		{"one event", "data: {\"a\":1}\n\n", []codec.Event{ev("", `{"a":1}`)}},
+		{"named", "event: message_start\ndata: {}\n\n", []codec.Event{ev("message_start", `{}`)}},
+		{"multi-line data joined by LF", "data: a\ndata: b\n\n", []codec.Event{ev("", "a\nb")}},
+		{"comments and ping ignored", ": keep-alive\ndata: x\n\n:\n\n", []codec.Event{ev("", "x")}},
+		{"CRLF", "event: e\r\ndata: x\r\n\r\n", []codec.Event{ev("e", "x")}},
+		{"CR alone", "event: e\rdata: x\r\r", []codec.Event{ev("e", "x")}},
+		{"no space after colon", "data:x\n\n", []codec.Event{ev("", "x")}},
+		{"only one space removed", "data:  x\n\n", []codec.Event{ev("", " x")}},
+		{"field without colon is an empty value", "data\n\n", []codec.Event{ev("", "")}},
+		{"event without data is not dispatched", "event: a\n\ndata: y\n\n", []codec.Event{ev("", "y")}},
+		{"id and retry ignored", "id: 7\nretry: 10\ndata: z\n\n", []codec.Event{ev("", "z")}},
+		{"unknown field ignored", "foo: bar\ndata: z\n\n", []codec.Event{ev("", "z")}},
+		{"BOM stripped", "\xef\xbb\xbfdata: b\n\n", []codec.Event{ev("", "b")}},
+		{"unfinished event discarded", "data: a\n\ndata: b\n", []codec.Event{ev("", "a")}},
+		{"DONE delivered", "data: {}\n\ndata: [DONE]\n\n", []codec.Event{ev("", "{}"), ev("", "[DONE]")}},
 		{"empty", "", nil},
 	}
 	for _, tt := range tests {
@@ -94,7 +94,7 @@ func TestSSEReadError(t *testing.T) {
 
 func TestNDJSON(t *testing.T) {
 	in := "{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\":3}"
-	want := []provider.Event{{Data: []byte(`{"a":1}`)}, {Data: []byte(`{"b":2}`)}, {Data: []byte(`{"c":3}`)}}
+	want := []codec.Event{{Data: []byte(`{"a":1}`)}, {Data: []byte(`{"b":2}`)}, {Data: []byte(`{"c":3}`)}}
 	for _, r := range []io.Reader{strings.NewReader(in), iotest.OneByteReader(strings.NewReader(in))} {
 		got, err := readAll(t, NewNDJSON(r))
 		if err != nil || !reflect.DeepEqual(got, want) {

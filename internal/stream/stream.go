@@ -1,6 +1,6 @@
 // Package stream reads the framings providers stream replies in — Server-Sent
 // Events, newline-delimited JSON and the AWS event-stream — as a sequence of
-// provider.Event values, straight from an io.Reader such as an HTTP body.
+// codec.Event values, straight from an io.Reader such as an HTTP body.
 package stream
 
 import (
@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"github.com/convo-go/convo"
-	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/internal/codec"
 )
 
 // MaxEvent is the largest event a reader accepts by default: large enough
@@ -23,13 +23,13 @@ var ErrTooLarge = errors.New("event too large")
 // Source yields the events of one stream; Next returns io.EOF after the
 // last one.
 type Source interface {
-	Next() (provider.Event, error)
+	Next() (codec.Event, error)
 }
 
 // Feed reads every event of src into acc and returns the accumulated
 // message. When reading fails part-way the partial message is returned with
 // the error, so a caller can still show what arrived.
-func Feed(src Source, acc provider.Accumulator) (convo.Message, []provider.Warning, error) {
+func Feed(src Source, acc codec.Accumulator) (convo.Message, []codec.Warning, error) {
 	for n := 0; ; n++ {
 		ev, err := src.Next()
 		if errors.Is(err, io.EOF) {
@@ -40,11 +40,11 @@ func Feed(src Source, acc provider.Accumulator) (convo.Message, []provider.Warni
 		}
 		if err != nil {
 			m, warns, _ := acc.Message()
-			if c, ok := src.(interface{ Cut() bool }); ok && c.Cut() && !errors.Is(err, provider.ErrIncomplete) {
+			if c, ok := src.(interface{ Cut() bool }); ok && c.Cut() && !errors.Is(err, codec.ErrIncomplete) {
 				// The last line ended the input without its newline and
 				// did not make sense: the stream was cut inside it. (A
 				// source that frames lines itself has Cut too.)
-				return m, warns, fmt.Errorf("event %d: %w: %w", n, err, provider.ErrIncomplete)
+				return m, warns, fmt.Errorf("event %d: %w: %w", n, err, codec.ErrIncomplete)
 			}
 			return m, warns, fmt.Errorf("event %d: %w", n, err)
 		}
