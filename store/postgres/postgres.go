@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -240,30 +241,60 @@ type cols struct {
 	ids, roles   []string
 	bodies       [][]byte
 	texts, words []string
+	// The blobs of all rows, each once, and the references: the index of
+	// the row, the byte of its body and the blob.
+	hashes  []string
+	blobs   [][]byte
+	refRow  []int64
+	refOff  []int32
+	refHash []string
+}
+
+// mediaCTEs insert the blobs ($a: hashes, $a+1: data) and references
+// ($a+2: row index, $a+3: byte, $a+4: hash) of cols into the messages of
+// CTE c (pk, first). ON CONFLICT DO UPDATE locks each existing blob until
+// the transaction ends, so a concurrent removal of its last reference waits
+// and then sees the new one (the triggers of migration 3 count them).
+func mediaCTEs(a int) string {
+	return fmt.Sprintf(`, b AS (
+	INSERT INTO blobs (hash, refs, data) SELECT u.h, 0, u.d FROM c, unnest($%d::text[], $%d::bytea[]) AS u (h, d)
+	ON CONFLICT (hash) DO UPDATE SET refs = blobs.refs
+), f AS (
+	INSERT INTO media_refs (conv, pos, off, hash)
+	SELECT c.pk, c.first + u.i, u.off, u.h FROM c, unnest($%d::bigint[], $%d::integer[], $%d::text[]) AS u (i, off, h)
+)`, a, a+1, a+2, a+3, a+4)
 }
 
 // columns splits rows into the arrays the insert statements unnest.
 func columns(rows []backend.Row) cols {
-	c := cols{make([]string, len(rows)), make([]string, len(rows)), make([][]byte, len(rows)),
-		make([]string, len(rows)), make([]string, len(rows))}
+	c := cols{ids: make([]string, len(rows)), roles: make([]string, len(rows)), bodies: make([][]byte, len(rows)),
+		texts: make([]string, len(rows)), words: make([]string, len(rows))}
 	for i, r := range rows {
 		c.ids[i], c.roles[i], c.bodies[i], c.texts[i] = r.ID, string(r.Role), r.Body, r.Text
 		c.words[i] = strings.Join(backend.Words(r.Text), " ")
+		for _, b := range r.Blobs {
+			if !slices.Contains(c.hashes, b.Hash) {
+				c.hashes, c.blobs = append(c.hashes, b.Hash), append(c.blobs, b.Data)
+			}
+		}
+		for _, m := range r.Media {
+			c.refRow, c.refOff, c.refHash = append(c.refRow, int64(i)), append(c.refOff, int32(m.Off)), append(c.refHash, m.Hash)
+		}
 	}
 	return c
 }
 
 // createConv inserts a conversation and its first messages in one
 // statement.
-const createConv = `WITH c AS (
+var createConv = `WITH c AS (
 	INSERT INTO conversations (tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
 	VALUES ($1, $2, $3, $4, 1, $5::integer, $5::integer, $6, '', 0, $7, $7)
-	RETURNING pk
+	RETURNING pk, 0::bigint AS first
 ), m AS (
 	INSERT INTO messages (conv, pos, id, role, body, text, words)
 	SELECT c.pk, r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
 	FROM c, unnest($8::text[], $9::text[], $10::bytea[], $11::text[], $12::text[]) WITH ORDINALITY AS r (id, role, body, text, words, ord)
-)
+)` + mediaCTEs(13) + `
 SELECT pk FROM c`
 
 // Create stores a new conversation.
@@ -285,7 +316,8 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	cl := columns(rows)
 	var pk int64
 	err = s.pool.QueryRow(ctx, createConv, c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
-		nullString(backend.MarshalCalls(open)), now, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words).Scan(&pk)
+		nullString(backend.MarshalCalls(open)), now, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
+		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&pk)
 	if uniqueViolation(err, "conversations_tenant_id") {
 		return store.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
 	}
@@ -334,7 +366,7 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 // inserts the messages after its last one, in one statement: both happen
 // or neither. No row back means the version moved (or the conversation is
 // gone).
-const appendRows = `WITH c AS (
+var appendRows = `WITH c AS (
 	UPDATE conversations SET version = version + 1, messages = messages + $3::integer, next_pos = next_pos + $3::integer,
 		open_calls = $4, updated = greatest(updated, $5)
 	WHERE pk = $1 AND version = $2
@@ -343,7 +375,7 @@ const appendRows = `WITH c AS (
 	INSERT INTO messages (conv, pos, id, role, body, text, words)
 	SELECT c.pk, c.first + r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
 	FROM c, unnest($6::text[], $7::text[], $8::bytea[], $9::text[], $10::text[]) WITH ORDINALITY AS r (id, role, body, text, words, ord)
-)
+)` + mediaCTEs(11) + `
 SELECT version, messages, updated FROM c`
 
 // Append adds messages at the end if the version still is version.
@@ -377,7 +409,8 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		}
 		out := r.Conversation
 		err = s.pool.QueryRow(ctx, appendRows, r.pk, r.Version, len(rows), nullString(backend.MarshalCalls(after)),
-			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words).Scan(&out.Version, &out.Messages, &out.Updated)
+			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
+			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&out.Version, &out.Messages, &out.Updated)
 		switch {
 		case err == nil:
 			out.Updated = out.Updated.UTC()
@@ -430,6 +463,14 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 	if n <= 0 {
 		return convo.History{}, r.Conversation, wrap(tx.Commit(ctx))
 	}
+	lo, hi := int64(0), r.nextPos
+	if int64(r.Messages) == r.nextPos {
+		lo, hi = int64(from), int64(from+n-1)
+	}
+	media, err := loadMedia(ctx, tx, r.pk, lo, hi)
+	if err != nil {
+		return nil, store.Conversation{}, err
+	}
 	var rows pgx.Rows
 	if int64(r.Messages) == r.nextPos {
 		// Positions 0…Messages-1 are all taken: position is index.
@@ -443,7 +484,13 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 	l := backend.NewLoader(id, n)
 	var pos int64
 	var body []byte
-	_, err = pgx.ForEachRow(rows, []any{&pos, &body}, func() error { return l.Add(body, pos) })
+	_, err = pgx.ForEachRow(rows, []any{&pos, &body}, func() error {
+		b, err := media.Restore(body, id, pos)
+		if err != nil {
+			return err
+		}
+		return l.Add(b, pos)
+	})
 	if err != nil {
 		return nil, store.Conversation{}, wrap(err)
 	}
@@ -459,17 +506,65 @@ func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (conv
 	if !backend.Findable(tenant, id, messageID) {
 		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
 	}
-	var pos int64
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return convo.Message{}, wrap(err)
+	}
+	defer tx.Rollback(context.Background())
+	var pk, pos int64
 	var body []byte
-	err := s.pool.QueryRow(ctx, `SELECT m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
-		WHERE c.tenant = $1 AND c.id = $2 AND m.id = $3`, tenant, id, messageID).Scan(&pos, &body)
+	err = tx.QueryRow(ctx, `SELECT m.conv, m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
+		WHERE c.tenant = $1 AND c.id = $2 AND m.id = $3`, tenant, id, messageID).Scan(&pk, &pos, &body)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
 	}
 	if err != nil {
 		return convo.Message{}, wrap(err)
 	}
+	media, err := loadMedia(ctx, tx, pk, pos, pos)
+	if err != nil {
+		return convo.Message{}, err
+	}
+	if body, err = media.Restore(body, id, pos); err != nil {
+		return convo.Message{}, err
+	}
 	return backend.Decode(body, id, pos)
+}
+
+// loadMedia reads the media of conversation pk's messages at positions lo
+// to hi: only through its messages, so a tenant reads no blob it does not
+// hold.
+func loadMedia(ctx context.Context, tx pgx.Tx, pk, lo, hi int64) (*backend.Media, error) {
+	m := &backend.Media{Refs: map[int64][]backend.MediaRef{}, Data: map[string][]byte{}}
+	rows, err := tx.Query(ctx, `SELECT pos, off, hash FROM media_refs WHERE conv = $1 AND pos >= $2 AND pos <= $3 ORDER BY pos, off`, pk, lo, hi)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	var pos int64
+	var off int32
+	var hash string
+	if _, err := pgx.ForEachRow(rows, []any{&pos, &off, &hash}, func() error {
+		m.Refs[pos] = append(m.Refs[pos], backend.MediaRef{Off: int(off), Hash: hash})
+		return nil
+	}); err != nil {
+		return nil, wrap(err)
+	}
+	if len(m.Refs) == 0 {
+		return m, nil
+	}
+	rows, err = tx.Query(ctx, `SELECT hash, data FROM blobs WHERE hash IN
+		(SELECT DISTINCT hash FROM media_refs WHERE conv = $1 AND pos >= $2 AND pos <= $3)`, pk, lo, hi)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	var data []byte
+	if _, err := pgx.ForEachRow(rows, []any{&hash, &data}, func() error {
+		m.Data[hash] = slices.Clone(data)
+		return nil
+	}); err != nil {
+		return nil, wrap(err)
+	}
+	return m, nil
 }
 
 // tail returns the open tool calls at the end of conversation pk: the
@@ -575,6 +670,16 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO messages (conv, pos, id, role, body, text, words)
 			SELECT $1, pos, id, role, body, text, words FROM messages WHERE conv = $2 ORDER BY pos LIMIT $3`, pk, src.pk, at); err != nil {
+			return wrap(err)
+		}
+		// The copies reference the same blobs; locking them first keeps a
+		// concurrent last delete from removing one under the new reference.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM blobs WHERE hash IN
+			(SELECT r.hash FROM media_refs r JOIN messages m ON m.conv = $1 AND m.pos = r.pos WHERE r.conv = $2) FOR UPDATE`, pk, src.pk); err != nil {
+			return wrap(err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO media_refs (conv, pos, off, hash)
+			SELECT $1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = $1 AND m.pos = r.pos WHERE r.conv = $2`, pk, src.pk); err != nil {
 			return wrap(err)
 		}
 		open, err := tail(ctx, tx, pk, c.ID)

@@ -115,7 +115,7 @@ func TestMigrateTogether(t *testing.T) {
 			s, err := postgres.Open(t.Context(), dsn)
 			if err == nil {
 				var v int
-				if v, err = s.SchemaVersion(t.Context()); err == nil && v != 2 {
+				if v, err = s.SchemaVersion(t.Context()); err == nil && v != 3 {
 					err = fmt.Errorf("schema version %d", v)
 				}
 				s.Close()
@@ -134,8 +134,8 @@ func TestMigrateTogether(t *testing.T) {
 	}
 	defer s.Close()
 	var n int
-	if err := s.Pool().QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 2 {
-		t.Fatalf("%d migrations recorded (%v), want 2", n, err)
+	if err := s.Pool().QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d migrations recorded (%v), want 3", n, err)
 	}
 	// A database migrated by a newer convo is refused, not misread.
 	if _, err := s.Pool().Exec(t.Context(), `INSERT INTO schema_migrations (version, name, applied) VALUES (99, 'future', now())`); err != nil {
@@ -234,4 +234,23 @@ func TestSearchMigration(t *testing.T) {
 	if err != nil || len(hits) != 2 || hits[0].MessageID != "m1" || hits[1].MessageID != "m0" || hits[1].Snippet != "Weather in Paris?" {
 		t.Fatalf("search after migrating: %+v %v", hits, err)
 	}
+}
+
+// mediaStore counts the blobs of a store.
+type mediaStore struct {
+	*postgres.Store
+}
+
+func (s mediaStore) Blobs(t *testing.T) int {
+	var n int
+	if err := s.Pool().QueryRow(t.Context(), `SELECT count(*) FROM blobs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestMedia(t *testing.T) {
+	s := newStore(t).(*postgres.Store)
+	defer s.Close()
+	storetest.RunMedia(t, mediaStore{s})
 }

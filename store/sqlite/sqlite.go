@@ -246,6 +246,10 @@ const (
 		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
 	insertMessage  = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
+	insertBlob     = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
+	insertRef      = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
+	copyRefs       = `INSERT INTO media_refs (conv, pos, off, hash)
+		SELECT ?1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = ?1 AND m.pos = r.pos WHERE r.conv = ?2`
 	insertText     = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
 	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
 	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
@@ -271,15 +275,21 @@ const (
 
 	loadMessages  = `SELECT pos, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ? OFFSET ?`
 	loadRange     = `SELECT pos, body FROM messages WHERE conv = ? AND pos >= ? AND pos < ? ORDER BY pos`
-	selectMessage = `SELECT m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
+	selectMessage = `SELECT m.conv, m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
 		WHERE c.tenant = ? AND c.id = ? AND m.id = ?`
+	// selectRefs and selectBlobs read the media of conversation ?1's
+	// messages at positions ?2 to ?3: only through its messages, so a
+	// tenant reads no blob it does not hold.
+	selectRefs  = `SELECT pos, off, hash FROM media_refs WHERE conv = ?1 AND pos >= ?2 AND pos <= ?3 ORDER BY pos, off`
+	selectBlobs = `SELECT hash, data FROM blobs WHERE hash IN
+		(SELECT DISTINCT hash FROM media_refs WHERE conv = ?1 AND pos >= ?2 AND pos <= ?3)`
 )
 
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
-		updateForked, copyMessages, copyTexts, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
+		updateForked, copyMessages, copyTexts, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		savepoint, rollbackTo, release}
-	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, listFirst, listAfter, searchFirst, searchAfter}
+	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, searchFirst, searchAfter}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
@@ -601,6 +611,16 @@ func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend
 			}
 			return wrap(err)
 		}
+		for _, b := range r.Blobs {
+			if _, err := tx.ExecContext(ctx, insertBlob, b.Hash, b.Data); err != nil {
+				return wrap(err)
+			}
+		}
+		for _, m := range r.Media {
+			if _, err := tx.ExecContext(ctx, insertRef, conv, pos+int64(i), m.Off, m.Hash); err != nil {
+				return wrap(err)
+			}
+		}
 		if r.Text == "" {
 			continue
 		}
@@ -776,8 +796,16 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 		return convo.History{}, r.Conversation, nil
 	}
 	var rows *sql.Rows
+	lo, hi := int64(0), r.nextPos
 	if int64(r.Messages) == r.nextPos {
 		// Positions 0…Messages-1 are all taken: position is index.
+		lo, hi = int64(from), int64(from+n-1)
+	}
+	media, err := loadMedia(ctx, tx, r.pk, lo, hi)
+	if err != nil {
+		return nil, store.Conversation{}, err
+	}
+	if int64(r.Messages) == r.nextPos {
 		rows, err = tx.QueryContext(ctx, loadRange, r.pk, from, from+n)
 	} else {
 		rows, err = tx.QueryContext(ctx, loadMessages, r.pk, n, from)
@@ -793,7 +821,11 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 		if err := rows.Scan(&pos, &body); err != nil {
 			return nil, store.Conversation{}, wrap(err)
 		}
-		if err := l.Add(body, pos); err != nil {
+		b, err := media.Restore(body, id, pos)
+		if err != nil {
+			return nil, store.Conversation{}, err
+		}
+		if err := l.Add(b, pos); err != nil {
 			return nil, store.Conversation{}, err
 		}
 	}
@@ -812,16 +844,68 @@ func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (conv
 	if !backend.Findable(tenant, id, messageID) {
 		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
 	}
-	var pos int64
+	sqltx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return convo.Message{}, wrap(err)
+	}
+	defer sqltx.Rollback()
+	tx := ptx{sqltx, s.rp}
+	var pk, pos int64
 	var body []byte
-	err := ppool{s.r, s.rp}.QueryRowContext(ctx, selectMessage, tenant, id, messageID).Scan(&pos, &body)
+	err = tx.QueryRowContext(ctx, selectMessage, tenant, id, messageID).Scan(&pk, &pos, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
 	}
 	if err != nil {
 		return convo.Message{}, wrap(err)
 	}
+	media, err := loadMedia(ctx, tx, pk, pos, pos)
+	if err != nil {
+		return convo.Message{}, err
+	}
+	if body, err = media.Restore(body, id, pos); err != nil {
+		return convo.Message{}, err
+	}
 	return backend.Decode(body, id, pos)
+}
+
+// loadMedia reads the media of conversation pk's messages at positions lo
+// to hi.
+func loadMedia(ctx context.Context, tx queryer, pk, lo, hi int64) (*backend.Media, error) {
+	m := &backend.Media{Refs: map[int64][]backend.MediaRef{}, Data: map[string][]byte{}}
+	rows, err := tx.QueryContext(ctx, selectRefs, pk, lo, hi)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pos int64
+		var ref backend.MediaRef
+		if err := rows.Scan(&pos, &ref.Off, &ref.Hash); err != nil {
+			return nil, wrap(err)
+		}
+		m.Refs[pos] = append(m.Refs[pos], ref)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(err)
+	}
+	if len(m.Refs) == 0 {
+		return m, nil
+	}
+	blobs, err := tx.QueryContext(ctx, selectBlobs, pk, lo, hi)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer blobs.Close()
+	for blobs.Next() {
+		var h string
+		var data []byte
+		if err := blobs.Scan(&h, &data); err != nil {
+			return nil, wrap(err)
+		}
+		m.Data[h] = data
+	}
+	return m, wrap(blobs.Err())
 }
 
 // tail returns the open calls at the end of conversation pk, reading back
@@ -933,6 +1017,9 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 			return wrap(err)
 		}
 		if _, err := tx.ExecContext(ctx, copyTexts, pk, src.pk); err != nil {
+			return wrap(err)
+		}
+		if _, err := tx.ExecContext(ctx, copyRefs, pk, src.pk); err != nil {
 			return wrap(err)
 		}
 		open, err := tail(ctx, tx, pk, c.ID)

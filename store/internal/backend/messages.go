@@ -14,13 +14,16 @@ import (
 	"github.com/convo-go/convo/store"
 )
 
-// Row is a message ready to be stored: its id, role and canonical JSON,
-// and the text search indexes (SearchText).
+// Row is a message ready to be stored: its id, role and canonical JSON
+// with its media taken out (StripMedia), the references and blobs that put
+// them back, and the text search indexes (SearchText).
 type Row struct {
-	ID   string
-	Role convo.Role
-	Body []byte
-	Text string
+	ID    string
+	Role  convo.Role
+	Body  []byte
+	Media []MediaRef
+	Blobs []Blob
+	Text  string
 }
 
 // Encode gives every message without an id a new one and encodes each to
@@ -49,7 +52,8 @@ func Encode(msgs []convo.Message) (convo.History, []Row, error) {
 			return nil, nil, invalidf("messages[%d]: would not read back: %v", i, err)
 		}
 		h[i] = back
-		rows[i] = Row{ID: m.ID, Role: back.Role, Body: body, Text: SearchText(back)}
+		stripped, refs, blobs := StripMedia(body)
+		rows[i] = Row{ID: m.ID, Role: back.Role, Body: stripped, Media: refs, Blobs: blobs, Text: SearchText(back)}
 	}
 	return h, rows, nil
 }
