@@ -245,10 +245,10 @@ const (
 	insertConvRow = `INSERT INTO conversations
 		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
-	insertMessage  = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
-	insertBlob     = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
-	insertRef      = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
-	copyRefs       = `INSERT INTO media_refs (conv, pos, off, hash)
+	insertMessage = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
+	insertBlob    = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
+	insertRef     = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
+	copyRefs      = `INSERT INTO media_refs (conv, pos, off, hash)
 		SELECT ?1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = ?1 AND m.pos = r.pos WHERE r.conv = ?2`
 	insertText     = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
 	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
