@@ -83,7 +83,7 @@ func RunMedia(t *testing.T, s MediaStore) {
 		}
 	}
 	a := mustCreate(t, s, store.Conversation{ID: "a", Tenant: "t"}, h[:2]...)
-	a = mustAppend(t, s, a, h[2:]...)
+	mustAppend(t, s, a, h[2:]...)
 	check("t", "a")
 	blobs := s.Blobs(t) // the image once, the audio once (odd stays inline)
 	if blobs != 2 {
