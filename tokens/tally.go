@@ -38,19 +38,38 @@ type Tally struct {
 	// at baseAt (-1 when none did): where Cheap starts.
 	base   int64
 	baseAt int
+	// lazy (CheapTally) leaves messages uncounted until Cheap needs them:
+	// pending holds those after the last baseline, the only ones it counts.
+	lazy    bool
+	pending []pendingMessage
 }
 
 // Tally returns an empty Tally counting with c. Options.Progress, if set, is
 // called by each Add with the number of messages added so far.
 func (c *Counter) Tally() *Tally { return &Tally{c: c, baseAt: -1} }
 
+// CheapTally returns a Tally for Cheap alone: it tokenizes only the
+// messages after the last reported usage, as Counter.Cheap does, and holds
+// those messages (not their counts) until Cheap. Its Result is its Cheap.
+func (c *Counter) CheapTally() *Tally { return &Tally{c: c, baseAt: -1, lazy: true} }
+
+// pendingMessage is a message a lazy Tally has not counted yet.
+type pendingMessage struct {
+	i int
+	m convo.Message
+}
+
 // Add counts m, the next message of the history.
 func (t *Tally) Add(m convo.Message) {
 	i := len(t.msgs)
 	var mc MessageCount
-	if m.Role == convo.RoleError {
+	switch {
+	case m.Role == convo.RoleError:
 		mc = MessageCount{Index: i, Role: m.Role, Exact: true, Note: "not sent: error message"}
-	} else {
+	case t.lazy:
+		mc = MessageCount{Index: i, Role: m.Role} // counted by Cheap if it is after the baseline
+		t.pending = append(t.pending, pendingMessage{i, m})
+	default:
 		mc = t.c.message(m).public(i, m.Role, true)
 	}
 	t.msgs = append(t.msgs, mc)
@@ -65,6 +84,8 @@ func (t *Tally) Add(m convo.Message) {
 	}
 	if u := m.Usage; m.Role == convo.RoleAssistant && u != nil && u.Input+u.Output > 0 {
 		t.base, t.baseAt = u.Input+u.Output, i
+		clear(t.pending) // within the baseline: never counted
+		t.pending = t.pending[:0]
 	}
 	if t.c.progress != nil {
 		t.c.progress(i + 1)
@@ -77,6 +98,14 @@ func (t *Tally) Len() int { return len(t.msgs) }
 // Result returns the count of the messages added so far: what Count returns
 // for them as a history.
 func (t *Tally) Result() Result {
+	if t.lazy {
+		return t.Cheap()
+	}
+	return t.all()
+}
+
+// all sums every message's count.
+func (t *Tally) all() Result {
 	res := t.c.newResult(len(t.msgs))
 	t.sum(&res, 0)
 	return res
@@ -86,9 +115,15 @@ func (t *Tally) Result() Result {
 // the usage last reported plus the counts of the messages after it, or
 // Result when no message reported usage.
 func (t *Tally) Cheap() Result {
+	for _, p := range t.pending {
+		if t.msgs[p.i].Note == "" { // not marked unsent since
+			t.msgs[p.i] = t.c.message(p.m).public(p.i, p.m.Role, true)
+		}
+	}
+	t.pending = nil
 	b := t.baseAt
 	if b < 0 {
-		return t.Result()
+		return t.all()
 	}
 	res := t.c.newResult(len(t.msgs))
 	res.Exact, res.Basis = false, "usage"

@@ -70,9 +70,21 @@ func TestTallyProperties(t *testing.T) {
 			}
 		}
 		check(nil)
+		// A CheapTally counts only what Cheap needs, whether it is asked
+		// along the way (peek) or once at the end.
+		lazy, peek := c.CheapTally(), rapid.Bool().Draw(t, "peek")
 		for i, m := range h {
 			tl.Add(m)
 			check(h[:i+1])
+			lazy.Add(m)
+			if peek || i == len(h)-1 {
+				if got, want := lazy.Cheap(), c.Cheap(h[:i+1]); !reflect.DeepEqual(got, want) {
+					t.Fatalf("CheapTally's Cheap of %d messages:\n got %+v\nwant %+v", i+1, got, want)
+				}
+				if got, want := lazy.Result(), c.Cheap(h[:i+1]); !reflect.DeepEqual(got, want) {
+					t.Fatalf("CheapTally's Result of %d messages is not its Cheap", i+1)
+				}
+			}
 		}
 	})
 }

@@ -85,6 +85,9 @@ func runTokens(e *env, args []string) error {
 	defer done()
 	d := convo.NewDecoder(r)
 	t := c.Tally()
+	if *cheap {
+		t = c.CheapTally()
+	}
 	progress := e.newMeter()
 	progress.verb = "counted"
 	defer progress.done()
