@@ -35,6 +35,54 @@ type msgView struct {
 	// ForkAt is how many messages a fork from here keeps: through this
 	// one, and through the results of its tool calls.
 	ForkAt int
+	// Withheld says why the message's content is not in the store
+	// ("expired", "not recorded"): only its metadata was kept.
+	Withheld string
+	// Redactions lists what redaction took out of the message before it
+	// was stored, as "rule ×count", rules in order.
+	Redactions []string
+}
+
+// stored is what convo's own native members say about how a message or
+// part was stored (redact and store.WithoutContent write them).
+type stored struct {
+	Content  string         `json:"content"`
+	Redacted map[string]int `json:"redacted"`
+}
+
+// storedOf reads a message's or part's native "convo" member; the zero
+// value when there is none or it is not this shape.
+func storedOf(native convo.Native) stored {
+	var s stored
+	if raw := native["convo"]; raw != nil {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
+}
+
+// redactions sums the redaction counts of m and its parts (nested ones
+// too) into "rule ×count" labels.
+func redactions(m convo.Message) []string {
+	counts := map[string]int{}
+	var walk func(ps []convo.Part)
+	walk = func(ps []convo.Part) {
+		for _, p := range ps {
+			for rule, n := range storedOf(p.Native).Redacted {
+				counts[rule] += n
+			}
+			walk(p.Parts)
+		}
+	}
+	for rule, n := range storedOf(m.Native).Redacted {
+		counts[rule] += n
+	}
+	walk(m.Parts)
+	out := make([]string, 0, len(counts))
+	for rule, n := range counts {
+		out = append(out, rule+" ×"+strconv.Itoa(n))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // partView is one part as the page shows it. Kind selects the template.
@@ -96,7 +144,8 @@ func view(msgs convo.History, first int, after convo.History) []msgView {
 	for i, m := range msgs {
 		v := msgView{Index: first + i, ID: m.ID, Role: string(m.Role), Name: m.Name, Time: m.Time, Phase: string(m.Phase),
 			Scope: string(m.Scope), Effort: m.Effort, Compacted: m.Compacted, Origin: m.Origin, Usage: m.Usage,
-			Finish: string(m.Finish), ForkAt: first + i + 1}
+			Finish: string(m.Finish), ForkAt: first + i + 1,
+			Withheld: storedOf(m.Native).Content, Redactions: redactions(m)}
 		for _, p := range m.Parts {
 			pv := partOf(p)
 			if p.Type == convo.TypeToolCall && p.ID != "" && m.Role == convo.RoleAssistant {

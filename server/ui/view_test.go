@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/redact"
+	"github.com/convo-go/convo/store"
 )
 
 func TestDataURL(t *testing.T) {
@@ -33,5 +35,28 @@ func TestDataURL(t *testing.T) {
 	big := partOf(convo.Part{Type: convo.TypeImage, MediaType: "image/png", Data: strings.Repeat("A", maxInline+4)})
 	if big.Src != "" || big.Size == 0 {
 		t.Fatalf("an image over the inline limit: src %d bytes, size %d", len(big.Src), big.Size)
+	}
+}
+
+// TestStoredMarkers: what redaction took out and content that expired or
+// was never recorded are shown as such, read from the markers redact and
+// the store write — never as if the message had said nothing.
+func TestStoredMarkers(t *testing.T) {
+	r, err := redact.New(redact.Builtin()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, _ := r.Message(convo.User("write to ann@example.com or bob@example.com",
+		convo.Text("key sk-ant-api03-"+strings.Repeat("a", 40))))
+	expired := store.WithoutContent(convo.Assistant("secret plans"), "expired")
+	v := view(convo.History{red, expired, convo.User("plain")}, 0, nil)
+	if got := strings.Join(v[0].Redactions, ", "); !strings.Contains(got, "email ×2") || len(v[0].Redactions) != 2 {
+		t.Errorf("redactions %q, want email ×2 and the key's rule", got)
+	}
+	if v[1].Withheld != "expired" || len(v[1].Parts) != 0 {
+		t.Errorf("expired message: withheld %q, %d parts", v[1].Withheld, len(v[1].Parts))
+	}
+	if v[2].Withheld != "" || len(v[2].Redactions) != 0 {
+		t.Errorf("a plain message is marked: %+v", v[2])
 	}
 }
