@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/convo-go/convo"
@@ -36,6 +37,7 @@ var respTarget = provider.Target{
 	MidSystem: true,
 	Media:     respMedia,
 	Pending:   "OpenAI Responses refuses (no tool output found for a function_call)",
+	Approvals: true,
 	ID: func(id string) string {
 		if len(id) <= respIDMax {
 			return id
@@ -338,6 +340,14 @@ func (e *respEnc) plain(m *convo.Message, n nat) error {
 		case p.Type == convo.TypeRefusal:
 			e.warnAt(e.at(j), "refusal in a %s message sent as text", m.Role)
 			p = convo.Part{Type: convo.TypeText, Text: p.Text, Cache: p.Cache}
+		case p.Type == convo.TypeApproval && m.Role == convo.RoleUser:
+			if err := e.flush(); err != nil {
+				return err
+			}
+			if err := e.approval(&p); err != nil {
+				return err
+			}
+			continue
 		default:
 			e.warnAt(e.at(j), "%s part left out: a %s message cannot hold it", p.Type, m.Role)
 			continue
@@ -641,6 +651,13 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 			if err := e.call(p); err != nil {
 				return err
 			}
+		case p.Type == convo.TypeApprovalRequest:
+			if err := e.flush(); err != nil {
+				return err
+			}
+			if err := e.approvalRequest(p); err != nil {
+				return err
+			}
 		default:
 			e.warnAt(e.at(j), "%s part left out: an assistant message cannot hold it", p.Type)
 		}
@@ -770,6 +787,63 @@ func (e *respEnc) call(p *convo.Part) error {
 			return encErr(e.path(), "invalid UTF-8 in a string")
 		}
 		e.buf = out
+	}
+	e.end(pn, start)
+	return nil
+}
+
+// approvalRequest writes an approval_request part as an mcp_approval_request
+// item; its server_label comes from the part's Native.
+func (e *respEnc) approvalRequest(p *convo.Part) error {
+	pn, err := e.nr.of(p.Native)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	pn = pn.view(false)
+	if _, ok := pn.get("server_label"); !ok {
+		e.warn("approval request %q has no server_label: the API needs the MCP server it came from", p.ID)
+	}
+	start := e.begin()
+	e.buf = append(e.buf, `"type":"mcp_approval_request","id":`...)
+	if err := e.str(p.ID); err != nil {
+		return err
+	}
+	e.key("name")
+	if err := e.str(p.Name); err != nil {
+		return err
+	}
+	e.key("arguments")
+	out, ok, err := e.nr.appendArgs(e.buf, p, pn)
+	if err != nil {
+		return encErr(e.path(), "approval request %q: %v", p.ID, err)
+	}
+	if !ok {
+		return encErr(e.path(), "invalid UTF-8 in a string")
+	}
+	e.buf = out
+	e.end(pn, start)
+	return nil
+}
+
+// approval writes an approval part as an mcp_approval_response item.
+func (e *respEnc) approval(p *convo.Part) error {
+	pn, err := e.nr.of(p.Native)
+	if err != nil {
+		return encErr(e.path(), "%v", err)
+	}
+	pn = pn.view(false)
+	start := e.begin()
+	e.buf = append(e.buf, `"type":"mcp_approval_response","approval_request_id":`...)
+	if err := e.str(p.ID); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, `,"approve":`...)
+	e.buf = strconv.AppendBool(e.buf, p.Approved)
+	if p.Reason != "" {
+		e.key("reason")
+		if err := e.str(p.Reason); err != nil {
+			return err
+		}
 	}
 	e.end(pn, start)
 	return nil

@@ -463,6 +463,12 @@ func (d *respDec) build(it *rItem, i int) error {
 		return d.output(it, i)
 	case "reasoning":
 		return d.reasoning(it)
+	case "mcp_approval_request":
+		return d.approvalRequest(it)
+	case "mcp_approval_response":
+		if !d.reply {
+			return d.approval(it)
+		}
 	}
 	p := d.opaque(it)
 	if userSide(kind) && !d.reply {
@@ -747,6 +753,81 @@ func (d *respDec) output(it *rItem, i int) error {
 	r.Native = joinNat(&nb, &it.nb)
 	d.flush()
 	d.h = append(d.h, convo.Message{Role: convo.RoleTool, Parts: []convo.Part{r}})
+	return nil
+}
+
+// approvalRequest reads an mcp_approval_request item into an
+// approval_request part of the assistant message; server_label and any
+// other member convo has no field for stay in the part's Native.
+func (d *respDec) approvalRequest(it *rItem) error {
+	switch {
+	case it.has&hasID == 0:
+		return errors.New(`mcp_approval_request has no "id"`)
+	case it.has&hasName == 0:
+		return errors.New(`mcp_approval_request has no "name"`)
+	case it.has&hasArgs == 0:
+		return errors.New(`mcp_approval_request has no "arguments"`)
+	}
+	p := convo.Part{Type: convo.TypeApprovalRequest, ID: it.s(hasID), Name: it.s(hasName)}
+	var nb natBuilder
+	if d.args.parse(&p, it.r(hasArgs), d.maxDepth) {
+		nb.add("arguments", it.r(hasArgs))
+	}
+	d.keepUnused(it, hasType|hasID|hasName|hasArgs)
+	p.Native = joinNat(&nb, &it.nb)
+	g := d.open(false)
+	g.parts = append(g.parts, p)
+	return nil
+}
+
+// approval reads an mcp_approval_response item into an approval part of
+// its own user message. The item is read again from its bytes: its members
+// are not among those the item reader picks out.
+func (d *respDec) approval(it *rItem) error {
+	p := convo.Part{Type: convo.TypeApproval}
+	var nb natBuilder
+	hasReq, hasApprove := false, false
+	r := jsonx.NewReader(d.r.Bytes()[it.start:it.end], d.maxDepth)
+	err := r.ReadObject(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "type":
+			return r.Skip()
+		case "approval_request_id":
+			hasReq = true
+			p.ID, err = r.ReadString()
+			return atKey(err, key)
+		case "approve":
+			hasApprove = true
+			p.Approved, err = r.ReadBool()
+			return atKey(err, key)
+		case "reason":
+			if r.Peek() == jsonx.String {
+				start := r.Offset()
+				p.Reason, err = r.ReadString()
+				if err == nil && p.Reason == "" {
+					// An empty reason is not a field of the part: kept so
+					// it is written back.
+					nb.add("reason", r.Bytes()[start:r.Offset()])
+				}
+				return atKey(err, key)
+			}
+		}
+		raw, err := r.ReadRaw()
+		nb.addKey(key, raw)
+		return atKey(err, key)
+	})
+	switch {
+	case err != nil:
+		return err
+	case !hasReq:
+		return errors.New(`mcp_approval_response has no "approval_request_id"`)
+	case !hasApprove:
+		return errors.New(`mcp_approval_response has no "approve"`)
+	}
+	p.Native = nb.native(false)
+	d.flush()
+	d.h = append(d.h, convo.Message{Role: convo.RoleUser, Parts: []convo.Part{p}})
 	return nil
 }
 
