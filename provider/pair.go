@@ -45,6 +45,17 @@ type call struct {
 	answered bool
 }
 
+// pairing is the state of one pair run over a history h.
+type pairing struct {
+	p        *preparer
+	h        convo.History
+	out      convo.History // nil until the first change (h as it is)
+	orig     []int
+	done     int    // messages of h accounted for in out
+	open     []call // calls of the last assistant message
+	problems []convo.Problem
+}
+
 // pair matches tool results to the calls of the assistant message before
 // them, by id or else by name and order, and reports (or, with Repair,
 // fixes) calls without results and results without calls. A call without
@@ -53,69 +64,19 @@ type call struct {
 func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err error) {
 	// Most histories are well paired: out and orig stay nil (h as it is)
 	// until the first change, so the common case copies nothing.
-	done := 0 // messages of h accounted for in out
-	diverge := func() {
-		if out == nil {
-			out = append(make(convo.History, 0, len(h)+4), h[:done]...)
-			orig = make([]int, done, len(h)+4)
-			for k := range orig {
-				orig[k] = k
-			}
-		}
-	}
-	var open []call // calls of the last assistant message
-	var problems []convo.Problem
-	unpaired := func(l loc, format string, args ...any) {
-		problems = append(problems, convo.Problem{Path: l.String(), Msg: fmt.Sprintf(format, args...), Unpaired: true})
-	}
-
-	// settle ends the tool run that follows an assistant message: at is the
-	// index in h of the message that ends it.
-	settle := func(at int) {
-		var missing []convo.Part
-		for _, c := range open {
-			if c.answered {
-				continue
-			}
-			if !p.opts.Repair {
-				unpaired(c.at, "tool call %q (%s) has no result before %s", c.id, c.name, msgPath(at))
-				continue
-			}
-			p.warnc(CodeResultInserted, c.at, "tool call %q (%s) had no result: an error result was inserted", c.id, c.name)
-			missing = append(missing, convo.ToolError(c.id, c.name, NotRun))
-		}
-		if len(missing) > 0 {
-			diverge()
-			out = append(out, convo.ToolResults(missing...))
-			orig = append(orig, -1)
-		}
-		open = open[:0]
-	}
-
+	s := &pairing{p: p, h: h}
 	for i, m := range h {
-		if m.Role != convo.RoleTool && len(open) > 0 {
-			settle(i)
+		if m.Role != convo.RoleTool && len(s.open) > 0 {
+			s.settle(i)
 		}
 		switch m.Role {
 		case convo.RoleAssistant:
-			for j, part := range m.Parts {
-				if part.Type != convo.TypeToolCall {
-					continue
-				}
-				if part.ID == "" {
-					if &m.Parts[0] == &h[i].Parts[0] {
-						m.Parts = append([]convo.Part(nil), m.Parts...) // h is not ours to change
-					}
-					part.ID = SynthID(i, j, part.Name)
-					m.Parts[j].ID = part.ID
-				}
-				open = append(open, call{id: part.ID, name: part.Name, at: at(i).part(j)})
-			}
+			m.Parts = s.calls(i, m.Parts)
 		case convo.RoleTool:
-			parts, changed := p.results(h, i, open, unpaired)
+			parts, changed := p.results(h, i, s.open, s.unpaired)
 			if changed {
-				diverge()
-				done = i + 1
+				s.diverge()
+				s.done = i + 1
 				if len(parts) == 0 {
 					continue
 				}
@@ -123,13 +84,13 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 			}
 		}
 		if len(m.Parts) > 0 && len(h[i].Parts) > 0 && &m.Parts[0] != &h[i].Parts[0] {
-			diverge() // ids were synthesised
+			s.diverge() // ids were synthesised
 		}
-		if out != nil {
-			out = append(out, m)
-			orig = append(orig, i)
+		if s.out != nil {
+			s.out = append(s.out, m)
+			s.orig = append(s.orig, i)
 		}
-		done = i + 1
+		s.done = i + 1
 	}
 	// Calls still open here are pending: the history ends before their
 	// results, as it does while an agent runs its tools. That is a valid
@@ -138,33 +99,97 @@ func (p *preparer) pair(h convo.History) (out convo.History, orig []int, err err
 	// request sendable) answers them with error results.
 	switch {
 	case p.t.Pending != "" && p.opts.Repair:
-		settle(len(h))
+		s.settle(len(h))
 	case p.t.Pending != "":
-		var ids []string
-		var first loc
-		for _, c := range open {
-			if !c.answered {
-				if ids == nil {
-					first = c.at
-				}
-				ids = append(ids, strconv.Quote(c.id))
-			}
-		}
-		if ids != nil {
-			p.warnc(CodeCallsPending, at(first.msg), "the history ends on tool calls without results (%s), which %s: run the tools and send their results first", strings.Join(ids, ", "), p.t.Pending)
-		}
+		s.warnPending()
 	}
-	if len(problems) > 0 {
-		return nil, nil, &UnpairedError{Problems: problems}
+	if len(s.problems) > 0 {
+		return nil, nil, &UnpairedError{Problems: s.problems}
 	}
-	if out == nil {
+	if s.out == nil {
 		orig = make([]int, len(h))
 		for k := range orig {
 			orig[k] = k
 		}
 		return h, orig, nil
 	}
-	return out, orig, nil
+	return s.out, s.orig, nil
+}
+
+// diverge starts the returned history as a copy of what h held so far.
+func (s *pairing) diverge() {
+	if s.out == nil {
+		s.out = append(make(convo.History, 0, len(s.h)+4), s.h[:s.done]...)
+		s.orig = make([]int, s.done, len(s.h)+4)
+		for k := range s.orig {
+			s.orig[k] = k
+		}
+	}
+}
+
+func (s *pairing) unpaired(l loc, format string, args ...any) {
+	s.problems = append(s.problems, convo.Problem{Path: l.String(), Msg: fmt.Sprintf(format, args...), Unpaired: true})
+}
+
+// calls opens the tool calls of assistant message i, whose parts are parts,
+// and returns the parts with an id synthesised for every call without one
+// (on a copy: h is not ours to change).
+func (s *pairing) calls(i int, parts []convo.Part) []convo.Part {
+	for j, part := range parts {
+		if part.Type != convo.TypeToolCall {
+			continue
+		}
+		if part.ID == "" {
+			if &parts[0] == &s.h[i].Parts[0] {
+				parts = append([]convo.Part(nil), parts...)
+			}
+			part.ID = SynthID(i, j, part.Name)
+			parts[j].ID = part.ID
+		}
+		s.open = append(s.open, call{id: part.ID, name: part.Name, at: at(i).part(j)})
+	}
+	return parts
+}
+
+// settle ends the tool run that follows an assistant message: at is the
+// index in h of the message that ends it.
+func (s *pairing) settle(at int) {
+	var missing []convo.Part
+	for _, c := range s.open {
+		if c.answered {
+			continue
+		}
+		if !s.p.opts.Repair {
+			s.unpaired(c.at, "tool call %q (%s) has no result before %s", c.id, c.name, msgPath(at))
+			continue
+		}
+		s.p.warnc(CodeResultInserted, c.at, "tool call %q (%s) had no result: an error result was inserted", c.id, c.name)
+		missing = append(missing, convo.ToolError(c.id, c.name, NotRun))
+	}
+	if len(missing) > 0 {
+		s.diverge()
+		s.out = append(s.out, convo.ToolResults(missing...))
+		s.orig = append(s.orig, -1)
+	}
+	s.open = s.open[:0]
+}
+
+// warnPending warns that the history ends on calls without results, which
+// the target refuses.
+func (s *pairing) warnPending() {
+	var ids []string
+	var first loc
+	for _, c := range s.open {
+		if !c.answered {
+			if ids == nil {
+				first = c.at
+			}
+			ids = append(ids, strconv.Quote(c.id))
+		}
+	}
+	if ids != nil {
+		s.p.warnc(CodeCallsPending, at(first.msg), "the history ends on tool calls without results (%s), which %s: run the tools and send their results first", strings.Join(ids, ", "), s.p.t.Pending)
+	}
 }
 
 // results pairs the results of tool message i with the open calls. It
