@@ -143,54 +143,33 @@ func (d *reqDecoder) messages() error {
 	})
 }
 
+// reqMsg holds the members of one wire message while it is read.
+type reqMsg struct {
+	role                string
+	parts               []convo.Part
+	hasRole, hasContent bool
+	str                 bool // content was a string
+	extra               []byte
+}
+
 // message reads one wire message and appends what it becomes to d.h.
 func (d *reqDecoder) message() error {
-	var role string
-	var parts []convo.Part
-	var hasRole, hasContent, str bool
-	var extra []byte
+	var w reqMsg
 	if d.r.Peek() != jsonx.Object {
 		return d.r.Errorf("want a message object, got %s", d.r.Peek())
 	}
-	err := d.r.ReadObject(func(key []byte) error {
-		switch string(key) {
-		case "role":
-			hasRole = true
-			if d.r.Peek() != jsonx.String {
-				return convo.ErrorAt(d.r.Errorf("want a string, got %s", d.r.Peek()), "role")
-			}
-			var err error
-			role, err = readName(d.r)
-			return convo.ErrorAt(err, "role")
-		case "content":
-			hasContent = true
-			switch d.r.Peek() {
-			case jsonx.String:
-				s, err := d.r.ReadString()
-				parts, str = []convo.Part{convo.Text(s)}, true
-				return convo.ErrorAt(err, "content")
-			case jsonx.Array:
-				var err error
-				parts, err = d.blocks()
-				return convo.ErrorAt(err, "content")
-			}
-			return convo.ErrorAt(d.r.Errorf("want a string or an array of blocks, got %s", d.r.Peek()), "content")
-		}
-		var err error
-		extra, err = appendMember(extra, key, d.r)
-		return atKey(err, key)
-	})
+	err := d.r.ReadObject(func(key []byte) error { return d.messageMember(&w, key) })
 	if err != nil {
 		return err
 	}
 	switch {
-	case !hasRole:
+	case !w.hasRole:
 		return errors.New(`message has no "role"`)
-	case !hasContent:
+	case !w.hasContent:
 		return errors.New(`message has no "content"`)
 	}
 	var turn wireTurn
-	switch role {
+	switch w.role {
 	case "user":
 		turn = wireUser
 	case "assistant":
@@ -198,16 +177,50 @@ func (d *reqDecoder) message() error {
 	case "system":
 		turn = wireSystem
 	default:
-		return convo.ErrorAt(fmt.Errorf("unknown role %q (want user or assistant)", role), "role")
-	}
-	var marks []string
-	if str {
-		marks = append(marks, markString)
+		return convo.ErrorAt(fmt.Errorf("unknown role %q (want user or assistant)", w.role), "role")
 	}
 	first := len(d.h)
+	d.appendTurn(turn, w.parts)
+	d.markNative(&d.h[first], turn, &w)
+	d.prev = wireTurn{role: turn.role, other: hasOther(w.parts)}
+	return nil
+}
+
+// messageMember reads one member of a wire message into w.
+func (d *reqDecoder) messageMember(w *reqMsg, key []byte) error {
+	switch string(key) {
+	case "role":
+		w.hasRole = true
+		if d.r.Peek() != jsonx.String {
+			return convo.ErrorAt(d.r.Errorf("want a string, got %s", d.r.Peek()), "role")
+		}
+		var err error
+		w.role, err = readName(d.r)
+		return convo.ErrorAt(err, "role")
+	case "content":
+		w.hasContent = true
+		switch d.r.Peek() {
+		case jsonx.String:
+			s, err := d.r.ReadString()
+			w.parts, w.str = []convo.Part{convo.Text(s)}, true
+			return convo.ErrorAt(err, "content")
+		case jsonx.Array:
+			var err error
+			w.parts, err = d.blocks()
+			return convo.ErrorAt(err, "content")
+		}
+		return convo.ErrorAt(d.r.Errorf("want a string or an array of blocks, got %s", d.r.Peek()), "content")
+	}
+	var err error
+	w.extra, err = appendMember(w.extra, key, d.r)
+	return atKey(err, key)
+}
+
+// appendTurn appends the messages one wire message of the given turn
+// becomes: a user turn splits into tool and user messages, in order.
+func (d *reqDecoder) appendTurn(turn wireTurn, parts []convo.Part) {
 	switch turn {
 	case wireUser:
-		// Results go to tool messages, the rest to user messages, in order.
 		start := 0
 		for j := 1; j <= len(parts); j++ {
 			if j < len(parts) && isResult(parts[j]) == isResult(parts[start]) {
@@ -228,18 +241,27 @@ func (d *reqDecoder) message() error {
 	case wireSystem:
 		d.h = append(d.h, convo.Message{Role: convo.RoleSystem, Parts: parts})
 	}
+}
+
+// markNative sets the native members of m, the first message a wire
+// message became: its extra members and the markers that let it be written
+// back as it came.
+func (d *reqDecoder) markNative(m *convo.Message, turn wireTurn, w *reqMsg) {
+	var marks []string
+	if w.str {
+		marks = append(marks, markString)
+	}
 	var native []byte
-	if extra != nil {
+	if w.extra != nil {
 		// Members of the wire message convo has no field for are kept
 		// apart from the markers, under "message": only they are written
 		// back into a request (a reply's native members describe the
 		// response and are never sent).
-		native = prependMember(nil, "message", append(extra, '}'))
+		native = prependMember(nil, "message", append(w.extra, '}'))
 	}
 	if turn == wireSystem {
 		native = prependMember(native, "role", []byte(`"system"`))
 	}
-	m := &d.h[first]
 	if joins(d.prev, turn, m.Role == convo.RoleTool) {
 		marks = append(marks, markSeparate)
 	}
@@ -249,8 +271,6 @@ func (d *reqDecoder) message() error {
 	if native != nil {
 		m.Native = convo.Native{ProviderID: append(native, '}')}
 	}
-	d.prev = wireTurn{role: turn.role, other: hasOther(parts)}
-	return nil
 }
 
 func isResult(p convo.Part) bool { return p.Type == convo.TypeToolResult }
