@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,15 +17,102 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/postgres"
 	"github.com/convo-go/convo/store/sqlite"
+	"github.com/convo-go/convo/store/storetest"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestCredentialsNeverStored sends canary credentials through every route
 // of the gateway — the gateway token in Authorization, x-api-key,
 // x-goog-api-key and key=, a refused token, the upstream's key and a
 // password inside the upstream's URL — with a failing upstream too, then
-// searches the SQLite database file, its WAL and the logs for them.
+// searches the logs and everything the store wrote for them: the SQLite
+// database file and its WAL, or every row of every PostgreSQL table.
 func TestCredentialsNeverStored(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		st, err := sqlite.Open(context.Background(), filepath.Join(dir, "gw.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The WAL and the database, before and after the store closes (a
+		// checkpoint moves the WAL into the file).
+		files := func(search func(string, []byte)) {
+			names, _ := filepath.Glob(filepath.Join(dir, "gw.db*"))
+			if len(names) == 0 {
+				t.Fatal("no database files")
+			}
+			for _, f := range names {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				search(filepath.Base(f), data)
+			}
+		}
+		credentialsNeverStored(t, st, files)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := storetest.PostgresDSN(t)
+		st, err := postgres.Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every row of every table of the test's schema, each value as the
+		// server holds it (bytea as its bytes).
+		rows := func(search func(string, []byte)) {
+			conn, err := pgx.Connect(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			var tables []string
+			r, err := conn.Query(context.Background(), `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r.Next() {
+				var name string
+				if err := r.Scan(&name); err != nil {
+					t.Fatal(err)
+				}
+				tables = append(tables, name)
+			}
+			if len(tables) == 0 {
+				t.Fatal("no tables")
+			}
+			for _, table := range tables {
+				r, err := conn.Query(context.Background(), `SELECT * FROM `+pgx.Identifier{table}.Sanitize())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var data []byte
+				for r.Next() {
+					vals, err := r.Values()
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, v := range vals {
+						if b, ok := v.([]byte); ok {
+							data = append(data, b...)
+						} else {
+							data = fmt.Appendf(data, "%v ", v)
+						}
+					}
+				}
+				search("table "+table, data)
+			}
+		}
+		credentialsNeverStored(t, st, rows)
+	})
+}
+
+// credentialsNeverStored runs the canaries through a gateway recording into
+// st, then gives dump a search to run over everything st wrote, before and
+// after st is closed.
+func credentialsNeverStored(t *testing.T, st store.Store, dump func(search func(what string, data []byte))) {
 	const (
 		canaryToken = "gwtok-CANARY-4f1d9e"
 		canaryBad   = "gwtok-CANARY-refused-77ab"
@@ -34,11 +122,6 @@ func TestCredentialsNeverStored(t *testing.T) {
 	canaries := []string{canaryToken, canaryBad, canaryKey, canaryPass,
 		base64.StdEncoding.EncodeToString([]byte("user:" + canaryPass))}
 
-	dir := t.TempDir()
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "gw.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer st.Close()
 	var logs bytes.Buffer
 	up := newFake(t, "openai-chat")
@@ -132,24 +215,9 @@ func TestCredentialsNeverStored(t *testing.T) {
 		}
 	}
 	search("the logs", logs.Bytes())
-	// The WAL and the database, before and after the store closes (a
-	// checkpoint moves the WAL into the file).
-	check := func() {
-		files, _ := filepath.Glob(filepath.Join(dir, "gw.db*"))
-		if len(files) == 0 {
-			t.Fatal("no database files")
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			search(filepath.Base(f), data)
-		}
-	}
-	check()
+	dump(search)
 	st.Close()
-	check()
+	dump(search)
 	if logs.Len() == 0 {
 		t.Error("no log lines: the search proved nothing")
 	}
