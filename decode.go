@@ -532,91 +532,7 @@ func (d *decoder) parts(depth int) ([]Part, error) {
 
 func (d *decoder) part(p *Part, depth int) error {
 	start := d.r.Offset()
-	err := d.r.ReadObject(func(key []byte) error {
-		var dst *string
-		switch string(key) {
-		case "type":
-			return d.optInterned((*string)(&p.Type), key)
-		case "text":
-			dst = &p.Text
-		case "media_type":
-			return d.optInterned(&p.MediaType, key)
-		case "data":
-			if err := d.optString(&p.Data, key); err != nil {
-				return err
-			}
-			if i := badBase64(p.Data); i >= 0 {
-				return at(fmt.Errorf("malformed base64 at offset %d", i), "data")
-			}
-			return nil
-		case "url":
-			dst = &p.URL
-		case "file_id":
-			dst = &p.FileID
-		case "name":
-			return d.optInterned(&p.Name, key)
-		case "detail":
-			dst = &p.Detail
-		case "id":
-			dst = &p.ID
-		case "args_raw":
-			dst = &p.ArgsRaw
-		case "signature":
-			dst = &p.Signature
-		case "encrypted":
-			dst = &p.Encrypted
-		case "provider":
-			return d.optInterned(&p.Provider, key)
-		case "model":
-			return d.optInterned(&p.Model, key)
-		case "cache":
-			return at(d.cache(p), "cache")
-		case "value":
-			raw, err := d.r.ReadRaw()
-			p.Value = raw
-			return at(err, "value")
-		case "args":
-			if d.r.ReadNull() {
-				return nil
-			}
-			raw, err := d.r.ReadRaw()
-			p.Args = raw
-			return at(err, "args")
-		case "parts":
-			if d.r.ReadNull() {
-				return nil
-			}
-			ps, err := d.parts(depth + 1)
-			p.Parts = ps
-			return err
-		case "error":
-			if d.r.ReadNull() {
-				return nil
-			}
-			b, err := d.r.ReadBool()
-			p.Error = b
-			return at(err, "error")
-		case "summary":
-			if d.r.ReadNull() {
-				return nil
-			}
-			p.Summary = []string{}
-			return at(d.r.ReadArray(func(i int) error {
-				s, err := d.r.ReadString()
-				p.Summary = append(p.Summary, s)
-				return at(err, index("", i))
-			}), "summary")
-		case "native":
-			n, err := d.native()
-			p.Native = n
-			return at(err, "native")
-		default:
-			raw, err := d.r.ReadRaw()
-			p.Extra = append(p.Extra, Field{Key: string(key), Value: raw})
-			return atKey(err, key)
-		}
-		return d.optString(dst, key)
-	})
+	err := d.r.ReadObject(func(key []byte) error { return d.partMember(p, key, depth) })
 	if err != nil {
 		return err
 	}
@@ -634,6 +550,100 @@ func (d *decoder) part(p *Part, depth int) error {
 		*p = Part{Type: p.Type, Raw: raw}
 	}
 	return nil
+}
+
+// partString returns the string field of p that member key fills, or nil.
+func partString(p *Part, key []byte) *string {
+	switch string(key) {
+	case "text":
+		return &p.Text
+	case "url":
+		return &p.URL
+	case "file_id":
+		return &p.FileID
+	case "detail":
+		return &p.Detail
+	case "id":
+		return &p.ID
+	case "args_raw":
+		return &p.ArgsRaw
+	case "signature":
+		return &p.Signature
+	case "encrypted":
+		return &p.Encrypted
+	}
+	return nil
+}
+
+// partMember reads member key of a part into p.
+func (d *decoder) partMember(p *Part, key []byte, depth int) error {
+	switch string(key) {
+	case "type":
+		return d.optInterned((*string)(&p.Type), key)
+	case "media_type":
+		return d.optInterned(&p.MediaType, key)
+	case "data":
+		if err := d.optString(&p.Data, key); err != nil {
+			return err
+		}
+		if i := badBase64(p.Data); i >= 0 {
+			return at(fmt.Errorf("malformed base64 at offset %d", i), "data")
+		}
+		return nil
+	case "name":
+		return d.optInterned(&p.Name, key)
+	case "provider":
+		return d.optInterned(&p.Provider, key)
+	case "model":
+		return d.optInterned(&p.Model, key)
+	case "cache":
+		return at(d.cache(p), "cache")
+	case "value":
+		raw, err := d.r.ReadRaw()
+		p.Value = raw
+		return at(err, "value")
+	case "args":
+		if d.r.ReadNull() {
+			return nil
+		}
+		raw, err := d.r.ReadRaw()
+		p.Args = raw
+		return at(err, "args")
+	case "parts":
+		if d.r.ReadNull() {
+			return nil
+		}
+		ps, err := d.parts(depth + 1)
+		p.Parts = ps
+		return err
+	case "error":
+		if d.r.ReadNull() {
+			return nil
+		}
+		b, err := d.r.ReadBool()
+		p.Error = b
+		return at(err, "error")
+	case "summary":
+		if d.r.ReadNull() {
+			return nil
+		}
+		p.Summary = []string{}
+		return at(d.r.ReadArray(func(i int) error {
+			s, err := d.r.ReadString()
+			p.Summary = append(p.Summary, s)
+			return at(err, index("", i))
+		}), "summary")
+	case "native":
+		n, err := d.native()
+		p.Native = n
+		return at(err, "native")
+	}
+	if dst := partString(p, key); dst != nil {
+		return d.optString(dst, key)
+	}
+	raw, err := d.r.ReadRaw()
+	p.Extra = append(p.Extra, Field{Key: string(key), Value: raw})
+	return atKey(err, key)
 }
 
 // approvalMembers moves the members only approval parts define out of
