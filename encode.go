@@ -253,14 +253,54 @@ func (e *encoder) parts(ps []Part) error {
 	return nil
 }
 
+// summary writes a reasoning part's summary, if it has one.
+func (e *encoder) summary(summary []string) error {
+	if len(summary) == 0 {
+		return nil
+	}
+	e.buf = jsonx.AppendKey(e.buf, "summary")
+	e.buf = append(e.buf, '[')
+	for i, s := range summary {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		var ok bool
+		if e.buf, ok = jsonx.AppendStringChecked(e.buf, s); !ok {
+			return at(fmt.Errorf("invalid UTF-8 in string"), index("summary", i))
+		}
+	}
+	e.buf = append(e.buf, ']')
+	return nil
+}
+
+// cache writes a part's cache breakpoint, if it has one.
+func (e *encoder) cache(c *Cache) error {
+	if c == nil {
+		return nil
+	}
+	e.buf = jsonx.AppendKey(e.buf, "cache")
+	e.buf = append(e.buf, '{')
+	if err := e.str("ttl", c.TTL); err != nil {
+		return at(err, "cache")
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// rawPart writes a part kept whole (one of a type this version does not
+// know), compacted.
+func (e *encoder) rawPart(raw []byte) error {
+	out, err := e.raw.AppendCompact(e.buf, raw, DefaultLimits.MaxDepth)
+	if err != nil {
+		return fmt.Errorf("invalid raw part: %w", err)
+	}
+	e.buf = out
+	return nil
+}
+
 func (e *encoder) part(p *Part) error {
 	if p.Raw != nil {
-		out, err := e.raw.AppendCompact(e.buf, p.Raw, DefaultLimits.MaxDepth)
-		if err != nil {
-			return fmt.Errorf("invalid raw part: %w", err)
-		}
-		e.buf = out
-		return nil
+		return e.rawPart(p.Raw)
 	}
 	if p.Type == "" {
 		return fmt.Errorf("part has no type")
@@ -307,19 +347,8 @@ func (e *encoder) part(p *Part) error {
 	if err := e.str("reason", p.Reason); err != nil {
 		return err
 	}
-	if len(p.Summary) > 0 {
-		e.buf = jsonx.AppendKey(e.buf, "summary")
-		e.buf = append(e.buf, '[')
-		for i, s := range p.Summary {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			var ok bool
-			if e.buf, ok = jsonx.AppendStringChecked(e.buf, s); !ok {
-				return at(fmt.Errorf("invalid UTF-8 in string"), index("summary", i))
-			}
-		}
-		e.buf = append(e.buf, ']')
+	if err := e.summary(p.Summary); err != nil {
+		return err
 	}
 	for _, f := range [...]struct {
 		key string
@@ -334,13 +363,8 @@ func (e *encoder) part(p *Part) error {
 			return err
 		}
 	}
-	if p.Cache != nil {
-		e.buf = jsonx.AppendKey(e.buf, "cache")
-		e.buf = append(e.buf, '{')
-		if err := e.str("ttl", p.Cache.TTL); err != nil {
-			return at(err, "cache")
-		}
-		e.buf = append(e.buf, '}')
+	if err := e.cache(p.Cache); err != nil {
+		return err
 	}
 	if err := e.native(p.Native); err != nil {
 		return err
