@@ -312,6 +312,46 @@ func (d *decoder) optInterned(dst *string, name []byte) error {
 	return nil
 }
 
+// msgTime reads a message's "time", an RFC 3339 time or empty.
+func (d *decoder) msgTime(m *Message, key []byte) error {
+	var s string
+	if err := d.optString(&s, key); err != nil || s == "" {
+		return err
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return at(fmt.Errorf("not an RFC 3339 time: %q", s), "time")
+	}
+	m.Time = t.UTC()
+	return nil
+}
+
+// compacted reads a message's "compacted" count.
+func (d *decoder) compacted(m *Message) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	n, err := d.r.ReadInt()
+	if err == nil && (n < 0 || n > 1<<31) {
+		err = fmt.Errorf("compacted must be a positive count, got %d", n)
+	}
+	m.Compacted = int(n)
+	return err
+}
+
+// msgMeta reads a message's "meta", a JSON object or null.
+func (d *decoder) msgMeta(m *Message) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	if d.r.Peek() != jsonx.Object {
+		return at(errors.New("meta must be a JSON object"), "meta")
+	}
+	raw, err := d.r.ReadRaw()
+	m.Meta = raw
+	return at(err, "meta")
+}
+
 func (d *decoder) message(m *Message) error {
 	var role string
 	var roleSet bool
@@ -325,15 +365,7 @@ func (d *decoder) message(m *Message) error {
 		case "name":
 			return d.optString(&m.Name, key)
 		case "time":
-			var s string
-			if err := d.optString(&s, key); err != nil || s == "" {
-				return err
-			}
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return at(fmt.Errorf("not an RFC 3339 time: %q", s), "time")
-			}
-			m.Time = t.UTC()
+			return d.msgTime(m, key)
 		case "parts":
 			if d.r.ReadNull() {
 				return nil
@@ -348,15 +380,7 @@ func (d *decoder) message(m *Message) error {
 		case "scope":
 			return d.optString((*string)(&m.Scope), key)
 		case "compacted":
-			if d.r.ReadNull() {
-				return nil
-			}
-			n, err := d.r.ReadInt()
-			if err == nil && (n < 0 || n > 1<<31) {
-				err = fmt.Errorf("compacted must be a positive count, got %d", n)
-			}
-			m.Compacted = int(n)
-			return at(err, "compacted")
+			return at(d.compacted(m), "compacted")
 		case "origin":
 			return at(d.origin(m), "origin")
 		case "usage":
@@ -364,15 +388,7 @@ func (d *decoder) message(m *Message) error {
 		case "finish":
 			return d.optInterned((*string)(&m.Finish), key)
 		case "meta":
-			if d.r.ReadNull() {
-				return nil
-			}
-			if d.r.Peek() != jsonx.Object {
-				return at(errors.New("meta must be a JSON object"), "meta")
-			}
-			raw, err := d.r.ReadRaw()
-			m.Meta = raw
-			return at(err, "meta")
+			return d.msgMeta(m)
 		case "native":
 			n, err := d.native()
 			m.Native = n
@@ -382,7 +398,6 @@ func (d *decoder) message(m *Message) error {
 			m.Extra = append(m.Extra, Field{Key: string(key), Value: raw})
 			return atKey(err, key)
 		}
-		return nil
 	})
 	if err != nil {
 		return err
