@@ -573,99 +573,127 @@ func (d *chatDec) finishPart(w *chatPart, p convo.Part) (convo.Part, error) {
 // Members convo has no field for come back in the part's Native (as the
 // nested object's members) and Extra (as members of the part itself).
 func (d *chatDec) media(kind string) (convo.Part, error) {
-	var p convo.Part
-	var nb natBuilder
-	var url, detail, data, format, fileData, fileID, filename string
-	var hasURL, hasData, hasFileData, hasFileID bool
-	err := d.r.ReadObject(func(key []byte) error {
-		k := key
-		var dst *string
-		var has *bool
-		switch kind + "." + string(k) {
-		case "image_url.url":
-			dst, has = &url, &hasURL
-		case "image_url.detail":
-			dst = &detail
-		case "input_audio.data":
-			dst, has = &data, &hasData
-		case "input_audio.format":
-			dst = &format
-		case "file.file_data":
-			dst, has = &fileData, &hasFileData
-		case "file.file_id":
-			dst, has = &fileID, &hasFileID
-		case "file.filename":
-			dst = &filename
-		}
-		if dst == nil || d.r.Peek() != jsonx.String {
-			raw, err := d.r.ReadRaw()
-			nb.addKey(k, raw)
-			return atKey(err, k)
-		}
-		s, err := d.r.ReadString()
-		*dst = s
-		if has != nil {
-			*has = true
-		}
-		return atKey(err, k)
-	})
+	var w mediaMembers
+	err := d.r.ReadObject(func(key []byte) error { return d.mediaMember(&w, kind, key) })
 	if err != nil {
-		return p, err
+		return convo.Part{}, err
 	}
+	var p convo.Part
 	var top []convo.Field // members of the part itself (markers)
 	switch kind {
 	case "image_url":
-		if !hasURL {
-			return p, errors.New(`image_url has no "url"`)
-		}
-		p.Type = convo.TypeImage
-		if mt, b64, ok := parseDataURL(url); ok {
-			p.MediaType, p.Data = mt, b64
-		} else {
-			p.URL = url
-		}
-		p.Detail = detail
+		p, err = w.image()
 	case "input_audio":
-		if !hasData {
-			return p, errors.New(`input_audio has no "data"`)
-		}
-		if err := convo.CheckBase64(data); err != nil {
-			return p, at(err, "data")
-		}
-		p.Type = convo.TypeAudio
-		p.Data = data
-		p.MediaType = audioMediaType(format)
-		if audioFormat(p.MediaType) != format {
-			// A format convo's media type does not map back to by itself.
-			nb.add("format", jsonx.AppendString(nil, format))
-		}
+		p, err = w.audio()
 	case "file":
-		p.Type = convo.TypeFile
-		p.Name = filename
-		switch {
-		case hasFileID:
-			p.FileID = fileID
-			if hasFileData {
-				nb.add("file_data", jsonx.AppendString(nil, fileData))
-			}
-		case hasFileData:
-			if mt, b64, ok := parseDataURL(fileData); ok {
-				p.MediaType, p.Data = mt, b64
-			} else if convo.CheckBase64(fileData) == nil && fileData != "" {
-				p.MediaType, p.Data = guessFileType(filename), fileData
-				top = append(top, convo.Field{Key: "data_url", Value: []byte("false")})
-			} else {
-				return p, at(errors.New("neither a base64 data URL nor base64"), "file_data")
-			}
-		default:
-			return p, errors.New(`file has neither "file_id" nor "file_data"`)
-		}
+		p, top, err = w.file()
 	}
-	if len(nb.buf) > 0 {
-		p.Native = convo.Native{ProviderID: append(append([]byte{'{'}, nb.buf...), '}')}
+	if err != nil {
+		return p, err
+	}
+	if len(w.nb.buf) > 0 {
+		p.Native = convo.Native{ProviderID: append(append([]byte{'{'}, w.nb.buf...), '}')}
 	}
 	p.Extra = top
 	return p, nil
+}
+
+// mediaMembers holds the members of a media part's nested object.
+type mediaMembers struct {
+	url, detail, data, format, fileData, fileID, filename string
+	hasURL, hasData, hasFileData, hasFileID               bool
+	nb                                                    natBuilder
+}
+
+// mediaMember reads member k of the nested object of a kind part into w.
+func (d *chatDec) mediaMember(w *mediaMembers, kind string, k []byte) error {
+	var dst *string
+	var has *bool
+	switch kind + "." + string(k) {
+	case "image_url.url":
+		dst, has = &w.url, &w.hasURL
+	case "image_url.detail":
+		dst = &w.detail
+	case "input_audio.data":
+		dst, has = &w.data, &w.hasData
+	case "input_audio.format":
+		dst = &w.format
+	case "file.file_data":
+		dst, has = &w.fileData, &w.hasFileData
+	case "file.file_id":
+		dst, has = &w.fileID, &w.hasFileID
+	case "file.filename":
+		dst = &w.filename
+	}
+	if dst == nil || d.r.Peek() != jsonx.String {
+		raw, err := d.r.ReadRaw()
+		w.nb.addKey(k, raw)
+		return atKey(err, k)
+	}
+	s, err := d.r.ReadString()
+	*dst = s
+	if has != nil {
+		*has = true
+	}
+	return atKey(err, k)
+}
+
+func (w *mediaMembers) image() (convo.Part, error) {
+	var p convo.Part
+	if !w.hasURL {
+		return p, errors.New(`image_url has no "url"`)
+	}
+	p.Type = convo.TypeImage
+	if mt, b64, ok := parseDataURL(w.url); ok {
+		p.MediaType, p.Data = mt, b64
+	} else {
+		p.URL = w.url
+	}
+	p.Detail = w.detail
+	return p, nil
+}
+
+func (w *mediaMembers) audio() (convo.Part, error) {
+	var p convo.Part
+	if !w.hasData {
+		return p, errors.New(`input_audio has no "data"`)
+	}
+	if err := convo.CheckBase64(w.data); err != nil {
+		return p, at(err, "data")
+	}
+	p.Type = convo.TypeAudio
+	p.Data = w.data
+	p.MediaType = audioMediaType(w.format)
+	if audioFormat(p.MediaType) != w.format {
+		// A format convo's media type does not map back to by itself.
+		w.nb.add("format", jsonx.AppendString(nil, w.format))
+	}
+	return p, nil
+}
+
+// file returns a file part and the markers it needs on the part itself.
+func (w *mediaMembers) file() (convo.Part, []convo.Field, error) {
+	p := convo.Part{Type: convo.TypeFile, Name: w.filename}
+	var top []convo.Field
+	switch {
+	case w.hasFileID:
+		p.FileID = w.fileID
+		if w.hasFileData {
+			w.nb.add("file_data", jsonx.AppendString(nil, w.fileData))
+		}
+	case w.hasFileData:
+		if mt, b64, ok := parseDataURL(w.fileData); ok {
+			p.MediaType, p.Data = mt, b64
+		} else if convo.CheckBase64(w.fileData) == nil && w.fileData != "" {
+			p.MediaType, p.Data = guessFileType(w.filename), w.fileData
+			top = append(top, convo.Field{Key: "data_url", Value: []byte("false")})
+		} else {
+			return p, nil, at(errors.New("neither a base64 data URL nor base64"), "file_data")
+		}
+	default:
+		return p, nil, errors.New(`file has neither "file_id" nor "file_data"`)
+	}
+	return p, top, nil
 }
 
 // toolCalls reads an assistant message's "tool_calls".
