@@ -163,33 +163,12 @@ type Call struct {
 // convo.History.Validate pairs them: the calls of the last message that is
 // not a tool message, if it is an assistant message, minus those the tool
 // messages after it answer. The tail of a conversation from its last
-// non-tool message on is enough to know them.
+// non-tool message on is enough to know them. They are h.Pending(), as the
+// store keeps them.
 func OpenCalls(h convo.History) []Call {
-	k := len(h) - 1
-	for k >= 0 && h[k].Role == convo.RoleTool {
-		k--
-	}
-	if k < 0 || h[k].Role != convo.RoleAssistant {
-		return nil
-	}
 	var open []Call
-	for _, p := range h[k].Parts {
-		if p.Type == convo.TypeToolCall {
-			open = append(open, Call{ID: p.ID, Name: p.Name})
-		}
-	}
-	for _, m := range h[k+1:] {
-		for _, p := range m.Parts {
-			if p.Type != convo.TypeToolResult {
-				continue
-			}
-			for j, c := range open {
-				if c.ID == p.ID {
-					open = append(open[:j], open[j+1:]...)
-					break
-				}
-			}
-		}
+	for _, p := range h.Pending() {
+		open = append(open, Call{ID: p.ID, Name: p.Name})
 	}
 	return open
 }
