@@ -37,7 +37,7 @@ func BenchmarkFitVsMarshal(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			opts := Options{Budget: 100000, Counter: c}
+			opts := Options{Budget: 100000, Block: 25000, Counter: c}
 			if mode == "counted" {
 				opts.Counts = CountsFor(c, h, nil)
 			}

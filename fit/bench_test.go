@@ -2,6 +2,7 @@ package fit
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -41,22 +42,27 @@ func BenchmarkMarshal(b *testing.B) {
 }
 
 // BenchmarkFit fits the 10,000-message history into 100,000 tokens, as a
-// session re-fits before every request: with a counter that remembers the
-// messages it counted before (warm), and, for reference, with counters that
-// must tokenize everything (cold).
+// session re-fits before every request (in blocks of 25,000): with a
+// counter that remembers the messages it counted before (warm), and, for
+// reference, with counters that must tokenize everything (cold), and
+// keeping as much as the budget allows (no block).
 func BenchmarkFit(b *testing.B) {
 	h := benchHistory(b)
 	run := func(b *testing.B, c Counter, strategies []Strategy, warm bool) {
+		opts := Options{Budget: 100000, Block: 25000, Counter: c, Strategies: strategies}
+		if strings.HasSuffix(b.Name(), "keep-most") {
+			opts.Block = 0
+		}
 		if warm {
 			// The counter has seen the messages before: the state of a
 			// session that fits before every request.
-			if _, err := Fit(context.Background(), h, Options{Budget: 100000, Counter: c, Strategies: strategies}); err != nil {
+			if _, err := Fit(context.Background(), h, opts); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			r, err := Fit(context.Background(), h, Options{Budget: 100000, Counter: c, Strategies: strategies})
+			r, err := Fit(context.Background(), h, opts)
 			if err != nil || r.Level == 0 {
 				b.Fatal(err, r.Level)
 			}
@@ -75,6 +81,10 @@ func BenchmarkFit(b *testing.B) {
 		c, _ := tokens.NewCounter("gpt-4o", tokens.Options{Cache: true})
 		run(b, c, []Strategy{DropOldest}, true)
 	})
+	b.Run("warm/gpt-4o/keep-most", func(b *testing.B) {
+		c, _ := tokens.NewCounter("gpt-4o", tokens.Options{Cache: true})
+		run(b, c, nil, true)
+	})
 	b.Run("counted/gpt-4o", func(b *testing.B) {
 		// The caller kept each message's count as it was added: Fit only
 		// counts what it shortens (from the counter's memory after the
@@ -84,12 +94,12 @@ func BenchmarkFit(b *testing.B) {
 		for i, m := range h {
 			counts[i] = c.MessageTokens(m)
 		}
-		if _, err := Fit(context.Background(), h, Options{Budget: 100000, Counter: c, Counts: counts}); err != nil {
+		if _, err := Fit(context.Background(), h, Options{Budget: 100000, Block: 25000, Counter: c, Counts: counts}); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			r, err := Fit(context.Background(), h, Options{Budget: 100000, Counter: c, Counts: counts})
+			r, err := Fit(context.Background(), h, Options{Budget: 100000, Block: 25000, Counter: c, Counts: counts})
 			if err != nil || r.Level == 0 {
 				b.Fatal(err)
 			}

@@ -38,7 +38,7 @@ func Example() {
 	fmt.Println(len(r.Excluded), "left out")
 	// Output:
 	// 42 messages, 3541 tokens
-	// 10 messages, 725 tokens, within 1000
+	// 12 messages, 901 tokens, within 1000
 	// system And in Paris?
-	// 32 left out
+	// 30 left out
 }

@@ -10,11 +10,18 @@
 // shortened), drop the oldest turns, and summarise what was dropped into
 // one summary message.
 //
-// Providers cache the start of a request. Fit therefore trims in blocks of
-// tokens (Options.Block) measured from the start of the conversation: as
-// the conversation grows, what it sends keeps the same beginning until the
-// conversation has grown by a whole block, instead of changing on every
-// turn. docs/tokens.md explains the scheme.
+// By default Fit keeps as much as the budget allows: it leaves out whole
+// turns and tool groups only as far as it must after the other strategies
+// have trimmed all that is kept, so no cut keeping more of them fits.
+//
+// Providers cache the start of a request, and a request whose start moves
+// on every turn pays full price every turn. A session that fits before
+// every request therefore sets Options.Block: Fit then trims in blocks of
+// tokens measured from the start of the conversation, and as the
+// conversation grows what it sends keeps the same beginning until the
+// conversation has grown by a whole block. The price is the room it leaves
+// to grow into: less than a block (and the group crossing the block's end)
+// per strategy. docs/tokens.md explains both.
 package fit
 
 import (
@@ -83,15 +90,18 @@ type Options struct {
 	Strategies []Strategy
 	// Summarizer writes summaries for the Summarize strategy.
 	Summarizer Summarizer
-	// Block is the step, in tokens, in which the history is trimmed; 0
-	// means a quarter of Budget. A larger block keeps the request's start
-	// the same for longer and leaves more of the budget unused.
+	// Block is the step, in tokens, in which the history is trimmed so
+	// that successive fits of a growing conversation keep the same start
+	// (a quarter of Budget is a good choice for a session). A larger block
+	// keeps the start the same for longer and leaves more of the budget
+	// unused. 0 means no steps: keep as much as the budget allows.
 	Block int
 	// ShortenTo is how many bytes of a shortened tool result are kept; 0
 	// means 1024. Results no longer than that are left alone.
 	ShortenTo int
 	// SummaryReserve is the room, in tokens, kept for a summary until its
-	// real size is known; 0 means an eighth of Block.
+	// real size is known; 0 means an eighth of Block (of a quarter of
+	// Budget when Block is 0).
 	SummaryReserve int
 	// Counts, when not nil, holds each message's count as Counter gives it,
 	// kept by a caller that counts messages as they are added: Fit then
@@ -111,7 +121,7 @@ type Result struct {
 	// Original is the count of the history given to Fit.
 	Original int
 	// Level is how many blocks had to be trimmed: 0 when the history fitted
-	// as it was.
+	// as it was; with Block 0, 1 when anything was trimmed.
 	Level int
 	// Excluded lists the messages left out, in order, with why.
 	Excluded []Excluded

@@ -3,6 +3,7 @@ package fit
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/convo-go/convo"
@@ -40,8 +41,14 @@ type fitter struct {
 	pos        []int // pos[j]: tokens of h[lead:j]
 	total      int   // tokens of the whole request
 	required   int   // tokens of what is always kept
-	block      int
+	block      int   // 0: keep as much as the budget allows
 	bounds     []int // bounds[k-1]: block boundary k
+	cuts       []int // every cut point in the old part, its end (p) last
+
+	// closes[i] is true when h[i] is the final answer that expires a
+	// turn-scoped system message: leaving it out would make that message
+	// live again. Nil when there is none.
+	closes []bool
 
 	// countsReasoning is false when the counter says requests carry no
 	// reasoning, so dropping it saves nothing and need not be counted.
@@ -93,14 +100,15 @@ func newFitter(h convo.History, opts Options) (*fitter, error) {
 		}
 	}
 	f.block = opts.Block
-	if f.block == 0 {
-		f.block = max(1, opts.Budget/4)
-	}
 	if f.opts.ShortenTo == 0 {
 		f.opts.ShortenTo = 1024
 	}
 	if f.opts.SummaryReserve == 0 {
-		f.opts.SummaryReserve = max(1, f.block/8)
+		base := f.block
+		if base == 0 {
+			base = opts.Budget / 4
+		}
+		f.opts.SummaryReserve = max(1, base/8)
 	}
 	return f, nil
 }
@@ -131,6 +139,18 @@ func (f *fitter) measure() {
 		f.total += f.count[i]
 		if i >= f.lead {
 			f.pos[i+1] = f.pos[i] + f.count[i]
+		}
+	}
+	pending := false
+	for i, m := range h {
+		switch {
+		case m.IsFinalAnswer() && pending:
+			if f.closes == nil {
+				f.closes = make([]bool, f.n)
+			}
+			f.closes[i], pending = true, false
+		case m.IsTurnScoped():
+			pending = true
 		}
 	}
 	// The latest user turn starts at the last user message; without one,
@@ -170,7 +190,10 @@ func (f *fitter) measure() {
 		group := users && !scoped && h[j].Role == convo.RoleAssistant && h[j-1].Role == convo.RoleTool && h.CanCut(j)
 		turn := j == f.p || start || group ||
 			(!users && h[j].Role != convo.RoleTool && h.CanCut(j))
-		for turn && f.pos[j] >= next {
+		if turn {
+			f.cuts = append(f.cuts, j)
+		}
+		for turn && f.block > 0 && f.pos[j] >= next {
 			f.bounds = append(f.bounds, j)
 			next += f.block
 		}
@@ -197,6 +220,10 @@ func (f *fitter) reasoning(a, b int) int {
 			if f.count[i] > 0 && m.Role == convo.RoleAssistant && m.HasReasoning() && (f.countsReasoning || onlyReasoning(m)) {
 				stripped := m.WithoutReasoning()
 				if len(stripped.Parts) == 0 {
+					if f.closes != nil && f.closes[i] {
+						// It ends a turn-scoped system message's life.
+						continue
+					}
 					t.rGone = true
 					t.rSave = f.count[i]
 				} else if c := f.opts.Counter.MessageTokens(stripped); c < f.count[i] {
@@ -268,14 +295,7 @@ func (f *fitter) planFor(q int, capped bool) (plan, bool) {
 		default:
 			return pl, false
 		}
-		switch s {
-		case DropReasoning:
-			pl.reasoning = at
-		case ShortenResults:
-			pl.shorten = at
-		case DropOldest:
-			pl.drop = at
-		}
+		pl.set(s, at)
 	}
 	return pl, true
 }
@@ -311,15 +331,18 @@ func (f *fitter) run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("fit: %d tokens is over the budget of %d and no strategy may make room", f.total, budget)
 	}
 	f.trims = make([]trim, f.n)
-	level := (f.total - budget + f.block - 1) / f.block
-	res.Level = level
+	excess := f.total - budget
+	res.Level = 1
+	if f.block > 0 {
+		res.Level = (excess + f.block - 1) / f.block
+	}
 	reserve := f.opts.SummaryReserve
 	summaryNote := ""
 	// The summary is written at most a few times: a summarizer whose text
 	// keeps outgrowing the room made for it ends with the turns dropped
 	// without one.
 	for attempt := 0; ; attempt++ {
-		pl, stable, ok := f.choose(level*f.block, f.total-budget, reserve)
+		pl, stable, ok := f.choose(excess, res.Level, reserve)
 		if !ok {
 			if !f.summary {
 				return nil, fmt.Errorf("fit: the strategies %v cannot bring %d tokens within the budget of %d (allow %q)",
@@ -362,10 +385,17 @@ func (f *fitter) run(ctx context.Context) (*Result, error) {
 	}
 }
 
-// choose finds the first plan saving at least need, on block boundaries;
-// failing that, the first saving at least least (the bare minimum) with the
-// fronts allowed past the last boundary. stable is false for the latter.
-func (f *fitter) choose(need, least, reserve int) (pl plan, stable, ok bool) {
+// choose finds a plan saving at least excess tokens. Without a block it
+// is the plan keeping the most (keepMost). With one, it is the first plan
+// saving level blocks' worth on block boundaries; failing that, the first
+// saving excess with the fronts allowed past the last boundary, and stable
+// is false.
+func (f *fitter) choose(excess, level, reserve int) (pl plan, stable, ok bool) {
+	if f.block == 0 {
+		pl, ok = f.keepMost(excess, reserve)
+		return pl, true, ok
+	}
+	need := level * f.block
 	// A plan saves at most every token up to its leading front: plans whose
 	// leading boundary comes before need tokens are passed over without
 	// looking at their messages, so a long history costs integer work
@@ -385,11 +415,77 @@ func (f *fitter) choose(need, least, reserve int) (pl plan, stable, ok bool) {
 	}
 	for q := 1; q <= len(f.bounds)+len(f.fronts)+1; q++ {
 		p, _ := f.planFor(q, true)
-		if f.saves(p, reserve) >= least {
+		if f.saves(p, reserve) >= excess {
 			return p, false, true
 		}
 	}
 	return plan{}, false, false
+}
+
+// keepMost finds the plan that keeps the most of the old part: the latest
+// cut point from which the strategies before DropOldest, applied to all
+// that is kept, save at least need; then each of those strategies in turn
+// reaches only as far as it must. Every plan's saving grows with how far
+// its fronts reach, so both are binary searches.
+func (f *fitter) keepMost(need, reserve int) (plan, bool) {
+	pl := plan{f.lead, f.lead, f.lead}
+	var trims []Strategy // those before DropOldest, in order
+	for _, s := range f.fronts {
+		if s == DropOldest {
+			break
+		}
+		trims = append(trims, s)
+	}
+	full := func(d int) plan {
+		q := plan{d, d, d}
+		for _, s := range trims {
+			q.set(s, f.p)
+		}
+		return q
+	}
+	if f.saves(full(f.lead), reserve) < need {
+		if !contains(f.fronts, DropOldest) {
+			return pl, false
+		}
+		// The first cut point that saves enough: cuts[len(cuts)-1] is p,
+		// which drops the whole old part.
+		i := sort.Search(len(f.cuts), func(i int) bool { return f.saves(full(f.cuts[i]), reserve) >= need })
+		if i == len(f.cuts) {
+			return pl, false
+		}
+		pl.drop = f.cuts[i]
+	}
+	// The drop is settled; now each trimming strategy in order, the ones
+	// after it not yet used.
+	for _, s := range trims {
+		q := pl
+		q.set(s, f.p)
+		if f.saves(q, reserve) < need {
+			pl = q
+			continue
+		}
+		n := f.p - pl.drop
+		reach := pl.drop + sort.Search(n, func(i int) bool {
+			q := pl
+			q.set(s, pl.drop+i+1)
+			return f.saves(q, reserve) >= need
+		}) + 1
+		pl.set(s, reach)
+		break
+	}
+	return pl, true
+}
+
+// set places the front of strategy s at index at.
+func (pl *plan) set(s Strategy, at int) {
+	switch s {
+	case DropReasoning:
+		pl.reasoning = at
+	case ShortenResults:
+		pl.shorten = at
+	case DropOldest:
+		pl.drop = at
+	}
 }
 
 func (f *fitter) build(res *Result, pl plan, summary string) {

@@ -146,6 +146,20 @@ func TestFitProperties(t *testing.T) {
 // required counts what Fit must keep, independently of it: the leading
 // system messages, the latest user turn and what follows, and the request.
 func required(c Counter, h convo.History) int {
+	lead, from := h.Leading(), latest(h)
+	n := c.RequestTokens()
+	expired := h.Expired()
+	for i, m := range h {
+		if (i < lead || i >= from) && !expired[i] && m.Role != convo.RoleError {
+			n += c.MessageTokens(m)
+		}
+	}
+	return n
+}
+
+// latest is where the latest turn starts: at the last user message, or
+// with none, at the last group.
+func latest(h convo.History) int {
 	lead := h.Leading()
 	from := len(h)
 	for i := len(h) - 1; i >= lead; i-- {
@@ -162,12 +176,5 @@ func required(c Counter, h convo.History) int {
 			}
 		}
 	}
-	n := c.RequestTokens()
-	expired := h.Expired()
-	for i, m := range h {
-		if (i < lead || i >= from) && !expired[i] && m.Role != convo.RoleError {
-			n += c.MessageTokens(m)
-		}
-	}
-	return n
+	return from
 }

@@ -56,7 +56,7 @@ func TestCacheStablePrefix(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, budget := counterFor(t, tc.model), tc.budget
 			rng := rand.New(rand.NewPCG(1, 2))
-			opts := Options{Budget: budget, Counter: c, Strategies: tc.strategies,
+			opts := Options{Budget: budget, Counter: c, Strategies: tc.strategies, Block: budget / 4,
 				Summarizer: Memo(&fakeSummarizer{size: 60}), ShortenTo: 200}
 			h := convo.History{convo.System("You are a careful assistant. " + words(1, 40))}
 			var prev convo.History

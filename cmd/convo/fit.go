@@ -30,7 +30,7 @@ func runFit(e *env, args []string) error {
 	reserve := fs.Int("reserve", -1, "keep `R` tokens of the model's window for the reply (default: its maximum output, or a fifth of the window)")
 	summarize := fs.String("summarize", "", "summarise what is left out by piping its transcript to `CMD` (run by sh -c)")
 	strategies := fs.String("strategies", "", "strategies to apply, in order: `LIST` of reasoning, shorten, drop, summarize (default: reasoning,shorten,drop)")
-	block := fs.Int("block", 0, "trim in steps of `N` tokens, so the request's start stays the same across turns (default: a quarter of the budget)")
+	block := fs.Int("block", 0, "trim in steps of `N` tokens, so the request's start stays the same across turns (default: no steps, keep as much as the budget allows)")
 	asJSON := fs.Bool("json", false, "write the report to stderr as one JSON object (see docs) instead of lines")
 	shortenTo := fs.Int("shorten-to", 0, "keep `N` bytes of a shortened tool result (default 1024)")
 	args, err := parse(fs, args, 1)
@@ -63,27 +63,9 @@ func runFit(e *env, args []string) error {
 	} else if hasStrategy(opts.Strategies, fit.Summarize) {
 		return usagef("the summarize strategy needs --summarize CMD")
 	}
-	// Budgets are kept with the upper end of an estimate: a fitted history
-	// must not overflow the window however the estimate errs.
-	var c *tokens.Counter
-	if *mf.model != "" {
-		if c, err = mf.counter(tokens.Options{Upper: true}); err != nil {
-			return err
-		}
-		if opts.Budget == 0 {
-			if opts.Budget, err = fit.BudgetFor(c.Model(), *reserve); err != nil {
-				return usagef("%v", err)
-			}
-		}
-	} else {
-		reg := tokens.Default()
-		m, err := reg.Estimated("any model")
-		if err != nil {
-			return err
-		}
-		if c, err = reg.CounterFor(m, tokens.Options{Upper: true}); err != nil {
-			return err
-		}
+	c, err := fitCounter(mf, &opts, *reserve)
+	if err != nil {
+		return err
 	}
 	h, err := e.readHistory(args)
 	if err != nil {
@@ -106,8 +88,33 @@ func runFit(e *env, args []string) error {
 	if *asJSON {
 		return writeFitJSON(e.stderr, r, c)
 	}
-	writeFitReport(e.stderr, r, c)
+	writeFitReport(e.stderr, r, c, *block)
 	return nil
+}
+
+// fitCounter builds the counter fit counts with, and sets the budget from
+// the model's window when none was given. Budgets are kept with the upper
+// end of an estimate: a fitted history must not overflow the window however
+// the estimate errs.
+func fitCounter(mf modelFlags, opts *fit.Options, reserve int) (*tokens.Counter, error) {
+	if *mf.model == "" {
+		reg := tokens.Default()
+		m, err := reg.Estimated("any model")
+		if err != nil {
+			return nil, err
+		}
+		return reg.CounterFor(m, tokens.Options{Upper: true})
+	}
+	c, err := mf.counter(tokens.Options{Upper: true})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Budget == 0 {
+		if opts.Budget, err = fit.BudgetFor(c.Model(), reserve); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	return c, nil
 }
 
 func hasStrategy(ss []fit.Strategy, s fit.Strategy) bool {
@@ -122,7 +129,7 @@ func hasStrategy(ss []fit.Strategy, s fit.Strategy) bool {
 // writeFitReport says, one line each, how the history was fitted: the
 // counts, then runs of left-out messages with their reason, then changed
 // messages.
-func writeFitReport(w io.Writer, r *fit.Result, c *tokens.Counter) {
+func writeFitReport(w io.Writer, r *fit.Result, c *tokens.Counter, block int) {
 	how := "exact, " + c.Model().Name
 	if !c.Exact() {
 		how = fmt.Sprintf("estimated at the upper end of ±%.0f%%, %s", c.Bound()*100, c.Model().Name)
@@ -135,7 +142,11 @@ func writeFitReport(w io.Writer, r *fit.Result, c *tokens.Counter) {
 		fmt.Fprintln(w, ": it fits as it is")
 		return
 	}
-	fmt.Fprintf(w, "; %s of trimming\n", plural(r.Level, "blocks"))
+	if block > 0 {
+		fmt.Fprintf(w, "; %s of trimming\n", plural(r.Level, "blocks"))
+	} else {
+		fmt.Fprintf(w, "; %s trimmed\n", plural(r.Original-r.Tokens, "tokens"))
+	}
 	for i := 0; i < len(r.Excluded); {
 		j, tok := i, 0
 		for j < len(r.Excluded) && r.Excluded[j].Reason == r.Excluded[i].Reason &&

@@ -60,10 +60,20 @@ func TestFitBudget(t *testing.T) {
 	if err := h.Validate(); err != nil {
 		t.Errorf("fitted history invalid: %v", err)
 	}
-	for _, want := range []string{"convo fit: ", fmt.Sprintf("of %d tokens (exact, gpt-4o); the history had %d", total/3, total), "messages[1:", "among the oldest turns", "tool result shortened"} {
+	for _, want := range []string{"convo fit: ", fmt.Sprintf("of %d tokens (exact, gpt-4o); the history had %d", total/3, total), "tokens trimmed\n", "messages[1:", "among the oldest turns", "tool result shortened"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("report lacks %q:\n%s", want, errs)
 		}
+	}
+	// Without --block it keeps as much as the budget allows; with one it
+	// trims in whole blocks and keeps less, for a start that stays put.
+	most := countFor(t, "gpt-4o", out)
+	out, errs, code = runCLI(t, doc, "fit", "--model", "gpt-4o", "--budget", fmt.Sprint(total/3), "--block", fmt.Sprint(total/12))
+	if code != 0 || !strings.Contains(errs, "blocks of trimming") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if stable := countFor(t, "gpt-4o", out); stable > most {
+		t.Errorf("with --block kept %d tokens, without %d", stable, most)
 	}
 }
 
