@@ -556,6 +556,8 @@ func (d *decoder) part(p *Part, depth int) error {
 		return errors.New("part has no type" + partHint(p))
 	case p.Type == TypeApprovalRequest || p.Type == TypeApproval:
 		return approvalMembers(p)
+	case p.Type == TypeText && p.Extra != nil:
+		return citationsMember(p)
 	case !p.Type.Known():
 		// Kept whole, so a newer writer's part survives a round trip here.
 		raw, err := jsonx.Compact(d.rawFrom(start), 0)

@@ -325,6 +325,9 @@ func (e *encoder) part(p *Part) error {
 			return err
 		}
 	}
+	if err := e.citations(p.Citations); err != nil {
+		return err
+	}
 	if err := e.rawValue("value", p.Value); err != nil {
 		return err
 	}

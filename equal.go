@@ -48,7 +48,8 @@ func (p Part) Equal(q Part) bool {
 		return false
 	}
 	return jsonEqual(p.Value, q.Value) && jsonEqual(p.Args, q.Args) && jsonEqual(p.Raw, q.Raw) &&
-		p.Native.equal(q.Native) && p.Extra.equal(q.Extra) && partsEqual(p.Parts, q.Parts)
+		p.Native.equal(q.Native) && p.Extra.equal(q.Extra) && partsEqual(p.Parts, q.Parts) &&
+		slices.EqualFunc(p.Citations, q.Citations, Citation.Equal)
 }
 
 func partsEqual(a, b []Part) bool { return slices.EqualFunc(a, b, Part.Equal) }

@@ -367,6 +367,13 @@ func (v *validator) part(pp string, p *Part, inResult bool) {
 	if p.Raw != nil {
 		return // unknown type: kept, not judged
 	}
+	if len(p.Citations) > 0 {
+		if p.Type != TypeText {
+			v.addf(pp, "citations on a %s part (only text parts have citations)", p.Type)
+		} else {
+			v.citations(pp, p.Citations)
+		}
+	}
 	switch p.Type {
 	case "":
 		v.addf(pp, "part has no type%s", partHint(p))

@@ -448,7 +448,8 @@ func partsSize(ps []Part) int {
 			str("file_id", p.FileID) + str("detail", p.Detail) + raw("value", p.Value) +
 			raw("args", p.Args) + str("args_raw", p.ArgsRaw) + str("signature", p.Signature) +
 			str("encrypted", p.Encrypted) + str("provider", p.Provider) + str("model", p.Model) +
-			str("call_id", p.CallID) + str("reason", p.Reason) + p.Native.size() + p.Extra.size()
+			str("call_id", p.CallID) + str("reason", p.Reason) + p.Native.size() + p.Extra.size() +
+			citationsSize(p.Citations)
 		if p.Type == TypeApproval {
 			n += 16
 		}

@@ -54,7 +54,7 @@ type Cache struct {
 // Part is one content block of a message. It is a flat value: which fields
 // are meaningful depends on Type, as in the canonical format:
 //
-//   - text: Text, Cache
+//   - text: Text, Citations, Cache
 //   - image, audio, video, file: MediaType and exactly one source — Data
 //     (standard base64), URL, FileID, or Text (file only: an inline text
 //     document); Name, Detail (image), Cache
@@ -81,6 +81,8 @@ type Part struct {
 	Name      string
 	Detail    string
 	Cache     *Cache
+
+	Citations []Citation // text: the sources the text draws on
 
 	Value json.RawMessage // json parts
 

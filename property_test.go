@@ -79,6 +79,38 @@ func genNative() *rapid.Generator[convo.Native] {
 	})
 }
 
+// genCitation draws a citation of any kind, with the fields its kind
+// uses, sometimes a span, native members and a newer writer's member.
+func genCitation() *rapid.Generator[convo.Citation] {
+	return rapid.Custom(func(t *rapid.T) convo.Citation {
+		c := convo.Citation{Kind: rapid.SampledFrom([]convo.CitationKind{convo.CiteURL, convo.CiteDocument, convo.CiteFile, "future_kind"}).Draw(t, "kind")}
+		c.Title, c.Text = maybe(t, "title", genString()), maybe(t, "quote", genString())
+		switch c.Kind {
+		case convo.CiteURL:
+			c.URL = "https://example.com/" + rapid.StringMatching(`[a-z]{0,8}`).Draw(t, "url")
+		case convo.CiteDocument:
+			c.Source = rapid.IntRange(0, 5).Draw(t, "source")
+			c.URL = maybe(t, "srcurl", genString())
+			if rapid.Bool().Draw(t, "range?") {
+				c.Unit = rapid.SampledFrom([]string{convo.UnitChar, convo.UnitPage, convo.UnitBlock}).Draw(t, "unit")
+				c.Start = rapid.IntRange(0, 1000).Draw(t, "start")
+				c.End = c.Start + rapid.IntRange(0, 1000).Draw(t, "len")
+			}
+		case convo.CiteFile:
+			c.FileID = "file-" + rapid.StringMatching(`[a-z0-9]{1,8}`).Draw(t, "fid")
+		}
+		if rapid.Bool().Draw(t, "span?") {
+			s := rapid.IntRange(0, 100).Draw(t, "spanstart")
+			c.Span = &convo.Span{Start: s, End: s + rapid.IntRange(0, 100).Draw(t, "spanlen")}
+		}
+		c.Native = genNative().Draw(t, "cnative")
+		if rapid.Bool().Draw(t, "cextra?") {
+			c.Extra = convo.Fields{{Key: "x_future", Value: genJSON(2).Draw(t, "cx")}}
+		}
+		return c
+	})
+}
+
 func genPart(depth int) *rapid.Generator[convo.Part] {
 	return rapid.Custom(func(t *rapid.T) convo.Part {
 		types := []convo.PartType{convo.TypeText, convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile,
@@ -91,6 +123,9 @@ func genPart(depth int) *rapid.Generator[convo.Part] {
 		switch p.Type {
 		case convo.TypeText, convo.TypeRefusal:
 			p.Text = genString().Draw(t, "text")
+			if p.Type == convo.TypeText {
+				p.Citations = rapid.SliceOfN(genCitation(), 0, 3).Draw(t, "citations")
+			}
 		case convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile:
 			p.MediaType = rapid.SampledFrom([]string{"image/png", "audio/wav", "application/pdf"}).Draw(t, "mt")
 			switch rapid.IntRange(0, 2).Draw(t, "src") {

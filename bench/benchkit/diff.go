@@ -88,6 +88,7 @@ var partFields = []partField{
 	{"Name", "name", func(a, b *convo.Part) bool { return a.Name == b.Name }},
 	{"Detail", "detail", func(a, b *convo.Part) bool { return a.Detail == b.Detail }},
 	{"Cache", "cache", func(a, b *convo.Part) bool { return reflect.DeepEqual(a.Cache, b.Cache) }},
+	{"Citations", "citations", func(a, b *convo.Part) bool { return slices.EqualFunc(a.Citations, b.Citations, convo.Citation.Equal) }},
 	{"Value", "value", func(a, b *convo.Part) bool { return jsonEq(a.Value, b.Value) }},
 	{"ID", "id", func(a, b *convo.Part) bool { return a.ID == b.ID }},
 	{"Args", "args", func(a, b *convo.Part) bool { return jsonEq(a.Args, b.Args) }},
