@@ -62,6 +62,10 @@ const (
 	// out for a target without tool approvals (a denied call is sent with
 	// an error result instead).
 	CodeApprovalDropped Code = "approval-dropped"
+	// CodeCitationDropped: a citation the target has no form for (an
+	// OpenAI file citation for Anthropic, any citation for Gemini) was left
+	// out; the text it supports is sent.
+	CodeCitationDropped Code = "citation-dropped"
 )
 
 // WarnCode returns a Warning at path with a code.

@@ -374,9 +374,19 @@ func (d *blockReader) source(s *source) error {
 	})
 }
 
-// part interprets a block read by read. Blocks of a type convo has no part
-// for are kept whole as opaque parts.
+// part interprets a block read by read, with its citations lifted out of
+// its native members.
 func (d *blockReader) part(b *block) (convo.Part, error) {
+	p, err := d.interpret(b)
+	if err == nil {
+		liftCitations(&p)
+	}
+	return p, err
+}
+
+// interpret interprets a block read by read. Blocks of a type convo has no
+// part for are kept whole as opaque parts.
+func (d *blockReader) interpret(b *block) (convo.Part, error) {
 	if !b.got(kType) {
 		if b.present(kType) {
 			return convo.Part{}, convo.ErrorAt(errors.New("want a string"), "type")

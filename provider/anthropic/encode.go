@@ -439,15 +439,15 @@ func (e *encoder) block(p *convo.Part) error {
 	n := 1
 	switch p.Type {
 	case convo.TypeText, convo.TypeRefusal:
-		if p.Type == convo.TypeRefusal {
-			e.warn(e.here(), "refusal sent as assistant text: Anthropic has no refusal block")
-		}
-		e.buf = append(e.buf, `{"type":"text","text":`...)
-		if err := e.str(p.Text); err != nil {
+		if err := e.text(p); err != nil {
 			return err
 		}
 		keys[n] = "text"
 		n++
+		if len(p.Citations) > 0 {
+			keys[n] = "citations"
+			n++
+		}
 	case convo.TypeJSON:
 		// Anthropic has no JSON block: the value is sent as its JSON text.
 		e.buf = append(e.buf, `{"type":"text","text":`...)
@@ -469,25 +469,8 @@ func (e *encoder) block(p *convo.Part) error {
 			n++
 		}
 	case convo.TypeToolCall:
-		e.buf = append(e.buf, `{"type":"tool_use","id":`...)
-		if err := e.str(p.ID); err != nil {
+		if err := e.toolUse(p); err != nil {
 			return err
-		}
-		e.buf = append(e.buf, `,"name":`...)
-		if err := e.str(p.Name); err != nil {
-			return err
-		}
-		e.buf = append(e.buf, `,"input":`...)
-		switch {
-		case p.Args != nil:
-			if err := e.rawValue(p.Args); err != nil {
-				return err
-			}
-		case p.ArgsRaw != "":
-			e.warn(e.here(), "malformed tool arguments sent as {}: Anthropic takes a JSON object")
-			e.buf = append(e.buf, "{}"...)
-		default:
-			e.buf = append(e.buf, "{}"...)
 		}
 		keys[n], keys[n+1], keys[n+2] = "id", "name", "input"
 		n += 3
@@ -511,21 +494,72 @@ func (e *encoder) block(p *convo.Part) error {
 		return fmt.Errorf("%s: cannot send a %s part", e.here(), p.Type)
 	}
 	if p.Cache != nil {
-		if e.caches++; e.caches == maxCacheBreakpoints+1 {
-			e.warn(e.here(), "more than %d cache breakpoints: the API rejects the request", maxCacheBreakpoints)
+		if err := e.cacheControl(p.Cache); err != nil {
+			return err
 		}
-		e.buf = append(e.buf, `,"cache_control":{"type":"ephemeral"`...)
-		if p.Cache.TTL != "" {
-			e.buf = append(e.buf, `,"ttl":`...)
-			if err := e.str(p.Cache.TTL); err != nil {
-				return err
-			}
-		}
-		e.buf = append(e.buf, '}')
 		keys[n] = "cache_control"
 		n++
 	}
 	return e.nativeAndClose(p, keys[:n])
+}
+
+// toolUse writes a tool_use block up to its input.
+func (e *encoder) toolUse(p *convo.Part) error {
+	e.buf = append(e.buf, `{"type":"tool_use","id":`...)
+	if err := e.str(p.ID); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, `,"name":`...)
+	if err := e.str(p.Name); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, `,"input":`...)
+	switch {
+	case p.Args != nil:
+		if err := e.rawValue(p.Args); err != nil {
+			return err
+		}
+	case p.ArgsRaw != "":
+		e.warn(e.here(), "malformed tool arguments sent as {}: Anthropic takes a JSON object")
+		e.buf = append(e.buf, "{}"...)
+	default:
+		e.buf = append(e.buf, "{}"...)
+	}
+	return nil
+}
+
+// text writes a text block (a refusal becomes one) up to its citations.
+func (e *encoder) text(p *convo.Part) error {
+	if p.Type == convo.TypeRefusal {
+		e.warn(e.here(), "refusal sent as assistant text: Anthropic has no refusal block")
+	}
+	e.buf = append(e.buf, `{"type":"text","text":`...)
+	if err := e.str(p.Text); err != nil {
+		return err
+	}
+	if p.Type == convo.TypeText {
+		e.buf = appendCites(e.buf, p.Citations, &e.raw, func(i int, c *convo.Citation) {
+			e.warns = append(e.warns, provider.WarnCode(provider.CodeCitationDropped, fmt.Sprintf("%s.citations[%d]", e.here(), i),
+				"%s citation left out: Anthropic has no form for it%s", c.Kind, citeWhy(c)))
+		})
+	}
+	return nil
+}
+
+// cacheControl writes a block's cache breakpoint.
+func (e *encoder) cacheControl(c *convo.Cache) error {
+	if e.caches++; e.caches == maxCacheBreakpoints+1 {
+		e.warn(e.here(), "more than %d cache breakpoints: the API rejects the request", maxCacheBreakpoints)
+	}
+	e.buf = append(e.buf, `,"cache_control":{"type":"ephemeral"`...)
+	if c.TTL != "" {
+		e.buf = append(e.buf, `,"ttl":`...)
+		if err := e.str(c.TTL); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
 }
 
 func (e *encoder) nativeAndClose(p *convo.Part, keys []string) error {

@@ -28,6 +28,7 @@ func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 	b = jsonx.AppendString(b, model)
 	b = append(b, `,"content":[`...)
 	n := 0
+	var r jsonx.Reader
 	for i := range m.Parts {
 		p := &m.Parts[i]
 		start := len(b)
@@ -37,6 +38,7 @@ func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 		switch p.Type {
 		case convo.TypeText, convo.TypeRefusal:
 			b = jsonx.AppendString(append(b, `{"type":"text","text":`...), p.Text)
+			b = appendCites(b, p.Citations, &r, func(int, *convo.Citation) {})
 		case convo.TypeReasoning:
 			if p.Provider == ProviderID && p.Encrypted != "" && p.Text == "" {
 				b = jsonx.AppendString(append(b, `{"type":"redacted_thinking","data":`...), p.Encrypted)

@@ -410,7 +410,7 @@ func (b *sblock) final() (convo.Part, string) {
 	case "text":
 		p.Text = string(b.text)
 		if len(b.cites) > 0 {
-			p.Native = withCitations(p.Native, b.cites)
+			p = citedPart(p, b.cites)
 		}
 	case "thinking":
 		p.Text, p.Signature = string(b.text), string(b.sig)

@@ -150,6 +150,21 @@ func (e *streamEncoder) delta(b *encBlock, typ, key, piece string) {
 	e.event("content_block_delta", append(out, "}}"...))
 }
 
+// citations sends a text block's citations, a citations_delta each; one
+// Anthropic has no form for is left out, as EncodeReply leaves it out.
+func (e *streamEncoder) citations(b *encBlock, cs []convo.Citation) {
+	var r jsonx.Reader
+	for i := range cs {
+		out := append([]byte(nil), `{"type":"content_block_delta","index":`...)
+		out = strconv.AppendInt(out, int64(b.index), 10)
+		out = append(out, `,"delta":{"type":"citations_delta","citation":`...)
+		out, ok := cites.Append(out, &cs[i], &r)
+		if ok {
+			e.event("content_block_delta", append(out, "}}"...))
+		}
+	}
+}
+
 // end sends what the pieces did not carry (a reasoning summary, a
 // signature or arguments that arrived whole) and closes the block.
 func (e *streamEncoder) end(i int, p *convo.Part) {
@@ -190,6 +205,9 @@ func (e *streamEncoder) end(i int, p *convo.Part) {
 	case convo.TypeText, convo.TypeRefusal:
 		if !b.text && p.Text != "" {
 			e.delta(b, "text_delta", "text", p.Text)
+		}
+		if p.Type == convo.TypeText {
+			e.citations(b, p.Citations)
 		}
 	}
 	out := append([]byte(nil), `{"type":"content_block_stop","index":`...)
