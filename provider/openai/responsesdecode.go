@@ -501,31 +501,62 @@ func (d *respDec) message(it *rItem, i int) error {
 	if c.raw != nil || (!c.isString && len(c.parts) == 0) || (d.reply && !it.is(hasRole, "assistant")) {
 		// Content convo cannot read (null, or no parts at all): the item
 		// is kept whole.
-		p := d.opaque(it)
-		if it.is(hasRole, "assistant") {
-			g := d.open(true)
-			g.parts = append(g.parts, p)
-			g.hasMsg = true
-			return nil
-		}
-		d.flush()
-		d.h = append(d.h, convo.Message{Role: convo.RoleUser, Parts: []convo.Part{p}})
+		d.opaqueMessage(it)
 		return nil
 	}
-	used := hasRole | hasContent
-	var nb *natBuilder
-	var m convo.Message
-	var g *group
-	var later natBuilder // a reply's second message item: its own fields
-	role := it.s(hasRole)
-	switch role {
+	switch role := it.s(hasRole); role {
 	case "assistant":
-		g = d.open(true)
-		if g.hasMsg {
-			// Only in a reply: the item's fields go with its first part.
-			nb = &later
-			break
-		}
+		d.assistantMessage(it, c)
+	case "user", "system", "developer":
+		d.inputMessage(it, c, role)
+	default:
+		return at(fmt.Errorf("unknown role %q", role), "role")
+	}
+	return nil
+}
+
+// opaqueMessage keeps a message item whole: in the assistant message it
+// belongs to, or as a user message of its own.
+func (d *respDec) opaqueMessage(it *rItem) {
+	p := d.opaque(it)
+	if it.is(hasRole, "assistant") {
+		g := d.open(true)
+		g.parts = append(g.parts, p)
+		g.hasMsg = true
+		return
+	}
+	d.flush()
+	d.h = append(d.h, convo.Message{Role: convo.RoleUser, Parts: []convo.Part{p}})
+}
+
+// inputMessage adds a user, system or developer message item as a message
+// of its own.
+func (d *respDec) inputMessage(it *rItem, c *rContent, role string) {
+	d.flush()
+	m := convo.Message{Role: convo.RoleUser}
+	if role != "user" {
+		m.Role = convo.RoleSystem
+	}
+	nb := &it.nb
+	if role == "developer" {
+		nb.add("role", []byte(`"developer"`))
+	}
+	used := itemFields(it, nb, hasRole|hasContent)
+	m.Parts = messageParts(it, c, false)
+	d.keepUnused(it, used)
+	m.Native = nb.native(false)
+	d.h = append(d.h, m)
+}
+
+// assistantMessage adds an assistant message item to the assistant message
+// being gathered. Its fields go to the message, or, for a reply's second
+// message item, with its first part.
+func (d *respDec) assistantMessage(it *rItem, c *rContent) {
+	used := hasRole | hasContent
+	g := d.open(true)
+	var later natBuilder // a reply's second message item: its own fields
+	nb := &later
+	if !g.hasMsg {
 		g.hasMsg = true
 		nb = &g.nb
 		if it.has&hasPhase != 0 {
@@ -534,19 +565,28 @@ func (d *respDec) message(it *rItem, i int) error {
 				used |= hasPhase
 			}
 		}
-	case "user", "system", "developer":
-		d.flush()
-		m.Role = convo.RoleUser
-		if role != "user" {
-			m.Role = convo.RoleSystem
-		}
-		nb = &it.nb
-		if role == "developer" {
-			nb.add("role", []byte(`"developer"`))
-		}
-	default:
-		return at(fmt.Errorf("unknown role %q", role), "role")
 	}
+	used = itemFields(it, nb, used)
+	parts := messageParts(it, c, true)
+	d.keepUnused(it, used)
+	appendNat(nb, &it.nb)
+	if nb == &later {
+		// Marks where this message item starts, with its id, status and
+		// phase, so the encoder writes it as its own item again.
+		mark := append(append([]byte(`"message":{`), later.buf...), '}')
+		for k := range parts {
+			if parts[k].Raw == nil {
+				parts[k].Native = addMember(parts[k].Native, mark)
+				break
+			}
+		}
+	}
+	g.parts = append(g.parts, parts...)
+}
+
+// itemFields keeps a message item's type, id and status in nb and returns
+// used with the ones kept marked.
+func itemFields(it *rItem, nb *natBuilder, used int) int {
 	if it.has&hasType != 0 {
 		nb.add("type", it.r(hasType))
 	}
@@ -558,43 +598,17 @@ func (d *respDec) message(it *rItem, i int) error {
 		nb.add("status", it.r(hasStatus))
 		used |= hasStatus
 	}
-	parts := c.parts
+	return used
+}
+
+// messageParts returns a message item's content as parts.
+func messageParts(it *rItem, c *rContent, assistant bool) []convo.Part {
 	if c.isString {
-		parts = []convo.Part{convo.Text(c.text)}
-	} else {
-		// An output-form message (with its id) is written as an array
-		// anyway.
-		array := role == "assistant" && it.has&hasID != 0
-		finishParts(parts, c.meta, role == "assistant", array)
+		return []convo.Part{convo.Text(c.text)}
 	}
-	if g != nil {
-		d.keepUnused(it, used)
-		if len(it.nb.buf) > 0 {
-			if len(nb.buf) > 0 {
-				nb.buf = append(nb.buf, ',')
-			}
-			nb.buf = append(nb.buf, it.nb.buf...)
-			nb.nonRole = true
-		}
-		if nb == &later {
-			// Marks where this message item starts, with its id, status
-			// and phase, so the encoder writes it as its own item again.
-			mark := append(append([]byte(`"message":{`), later.buf...), '}')
-			for k := range parts {
-				if parts[k].Raw == nil {
-					parts[k].Native = addMember(parts[k].Native, mark)
-					break
-				}
-			}
-		}
-		g.parts = append(g.parts, parts...)
-		return nil
-	}
-	d.keepUnused(it, used)
-	m.Parts = parts
-	m.Native = nb.native(false)
-	d.h = append(d.h, m)
-	return nil
+	// An output-form message (with its id) is written as an array anyway.
+	finishParts(c.parts, c.meta, assistant, assistant && it.has&hasID != 0)
+	return c.parts
 }
 
 // addMember adds a member (`"key":value`) to the provider's native object.
@@ -680,6 +694,12 @@ func (d *respDec) call(it *rItem) error {
 
 // joinNat returns the native object of a's members followed by b's.
 func joinNat(a, b *natBuilder) convo.Native {
+	appendNat(a, b)
+	return a.native(false)
+}
+
+// appendNat adds b's members after a's.
+func appendNat(a, b *natBuilder) {
 	if len(b.buf) > 0 {
 		if len(a.buf) > 0 {
 			a.buf = append(a.buf, ',')
@@ -687,7 +707,6 @@ func joinNat(a, b *natBuilder) convo.Native {
 		a.buf = append(a.buf, b.buf...)
 		a.nonRole = true
 	}
-	return a.native(false)
 }
 
 func (d *respDec) output(it *rItem, i int) error {
@@ -972,188 +991,234 @@ func (d *respDec) content() (*rContent, error) {
 	return c, err
 }
 
+// Content part members with a flag: the string members, in the order of
+// partKeys, then annotations.
+const (
+	sType = 1 << iota
+	sText
+	sRefusal
+	sImage
+	sFileID
+	sFileData
+	sFileURL
+	sFilename
+	sDetail
+	sAnn
+)
+
+// partKeys are the string members of a content part, in the order of their
+// flags.
+var partKeys = [...]string{"type", "text", "refusal", "image_url", "file_id", "file_data", "file_url", "filename", "detail"}
+
+// rPart holds the members of one content part while it is read: the members
+// come in any order, so each is read by name and interpreted once the type
+// is known. used marks the members the part's builder took; the others go
+// to Native as they came.
+type rPart struct {
+	str         [len(partKeys)]string
+	seen, used  int
+	cache       *convo.Cache
+	cacheRaw    []byte
+	annotations []byte
+	nb          natBuilder
+}
+
+// has reports whether the member with the given flag was read.
+func (w *rPart) has(flag int) bool { return w.seen&flag != 0 }
+
+// take returns the string member with the given flag and marks it used.
+func (w *rPart) take(flag int) string {
+	w.used |= flag
+	return w.str[bits.TrailingZeros(uint(flag))]
+}
+
 // part reads one content part (input_text, output_text, refusal,
 // input_image, input_file; others are kept opaque).
 func (d *respDec) part() (convo.Part, partMeta, error) {
-	var p convo.Part
-	var mt partMeta
 	if d.r.Peek() != jsonx.Object {
-		return p, mt, d.r.Errorf("want a content part object, got %s", d.r.Peek())
+		return convo.Part{}, partMeta{}, d.r.Errorf("want a content part object, got %s", d.r.Peek())
 	}
 	start := d.r.Offset()
-	var f struct {
-		typ, text, refusal, imageURL, fileID, fileData, fileURL, filename, detail string
+	var w rPart
+	if err := d.r.ReadObject(func(key []byte) error { return d.partMember(&w, key) }); err != nil {
+		return convo.Part{}, partMeta{}, err
 	}
-	var cache *convo.Cache
-	var cacheRaw []byte
-	var annotations []byte
-	var nb natBuilder
-	seen := 0
-	const (
-		sType = 1 << iota
-		sText
-		sRefusal
-		sImage
-		sFileID
-		sFileData
-		sFileURL
-		sFilename
-		sDetail
-		sAnn
-	)
-	err := d.r.ReadObject(func(key []byte) error {
-		k := key
-		var dst *string
-		var flag int
-		switch string(k) {
-		case "type":
-			dst, flag = &f.typ, sType
-		case "text":
-			dst, flag = &f.text, sText
-		case "refusal":
-			dst, flag = &f.refusal, sRefusal
-		case "image_url":
-			dst, flag = &f.imageURL, sImage
-		case "file_id":
-			dst, flag = &f.fileID, sFileID
-		case "file_data":
-			dst, flag = &f.fileData, sFileData
-		case "file_url":
-			dst, flag = &f.fileURL, sFileURL
-		case "filename":
-			dst, flag = &f.filename, sFilename
-		case "detail":
-			dst, flag = &f.detail, sDetail
-		case "prompt_cache_breakpoint":
-			c, raw, exact, err := readBreakpoint(d.r)
-			if err == nil && !exact {
-				nb.addKey(k, raw)
-			}
-			cache, cacheRaw = c, raw
-			return atKey(err, k)
-		case "annotations":
-			raw, err := d.r.ReadRaw()
-			annotations = raw
-			seen |= sAnn
-			return atKey(err, k)
-		}
-		if dst == nil || d.r.Peek() != jsonx.String {
-			raw, err := d.r.ReadRaw()
-			nb.addKey(k, raw)
-			return atKey(err, k)
-		}
-		s, err := d.r.ReadString()
-		*dst = s
-		seen |= flag
-		return atKey(err, k)
-	})
-	if err != nil {
-		return p, mt, err
-	}
-	used := sType
-	switch f.typ {
+	typ := w.take(sType)
+	var p convo.Part
+	var err error
+	switch typ {
 	case "input_text", "output_text":
-		if seen&sText == 0 {
-			return p, mt, errors.New(`text part has no "text"`)
-		}
-		p = convo.Text(f.text)
-		used |= sText
-		if seen&sAnn != 0 {
-			used |= sAnn
-			// output_text always carries annotations; an empty list is
-			// what the encoder writes anyway.
-			if f.typ != "output_text" || string(annotations) != "[]" {
-				nb.add("annotations", annotations)
-			}
-		}
+		p, err = w.textPart(typ)
 	case "refusal":
-		if seen&sRefusal == 0 {
-			return p, mt, errors.New(`refusal part has no "refusal"`)
-		}
-		p = convo.Refusal(f.refusal)
-		used |= sRefusal
+		p, err = w.refusalPart()
 	case "input_image":
-		p.Type = convo.TypeImage
-		switch {
-		case seen&sImage != 0:
-			used |= sImage
-			if mtype, b64, ok := parseDataURL(f.imageURL); ok {
-				p.MediaType, p.Data = mtype, b64
-			} else {
-				p.URL = f.imageURL
-			}
-		case seen&sFileID != 0:
-			used |= sFileID
-			p.FileID = f.fileID
-		default:
-			return p, mt, errors.New(`input_image has neither "image_url" nor "file_id"`)
-		}
-		if seen&sDetail != 0 {
-			used |= sDetail
-			p.Detail = f.detail
-		}
+		p, err = w.imagePart()
 	case "input_file":
-		p.Type = convo.TypeFile
-		switch {
-		case seen&sFileID != 0:
-			used |= sFileID
-			p.FileID = f.fileID
-		case seen&sFileData != 0:
-			used |= sFileData
-			if mtype, b64, ok := parseDataURL(f.fileData); ok {
-				p.MediaType, p.Data = mtype, b64
-			} else if f.fileData != "" && convo.CheckBase64(f.fileData) == nil {
-				p.MediaType, p.Data = guessFileType(f.filename), f.fileData
-				nb.add("data_url", []byte("false"))
-			} else {
-				return p, mt, at(errors.New("neither a base64 data URL nor base64"), "file_data")
-			}
-		case seen&sFileURL != 0:
-			used |= sFileURL
-			p.URL = f.fileURL
-		default:
-			return p, mt, errors.New(`input_file has none of "file_id", "file_data", "file_url"`)
-		}
-		if seen&sFilename != 0 {
-			used |= sFilename
-			p.Name = f.filename
-		}
+		p, err = w.filePart()
 	case "":
-		return p, mt, errors.New(`content part has no "type"`)
+		return p, partMeta{}, errors.New(`content part has no "type"`)
 	default:
 		raw, err := jsonx.Compact(d.r.Bytes()[start:d.r.Offset()], 0)
 		if err != nil {
-			return p, mt, err
+			return p, partMeta{}, err
 		}
-		return provider.OpaquePart(ProviderID, "content."+f.typ, raw), mt, nil
+		return provider.OpaquePart(ProviderID, "content."+typ, raw), partMeta{}, nil
 	}
-	for _, x := range [...]struct {
-		flag int
-		key  string
-		val  string
-	}{
-		{sText, "text", f.text}, {sRefusal, "refusal", f.refusal}, {sImage, "image_url", f.imageURL},
-		{sFileID, "file_id", f.fileID}, {sFileData, "file_data", f.fileData}, {sFileURL, "file_url", f.fileURL},
-		{sFilename, "filename", f.filename}, {sDetail, "detail", f.detail},
-	} {
-		if seen&x.flag != 0 && used&x.flag == 0 {
-			nb.addString(x.key, x.val)
+	if err != nil {
+		return p, partMeta{}, err
+	}
+	w.keepUnused()
+	w.settleCache(&p, typ)
+	return p, partMeta{wireType: typ, nb: w.nb}, nil
+}
+
+// partMember reads one member of a content part into w.
+func (d *respDec) partMember(w *rPart, k []byte) error {
+	flag := 0
+	switch string(k) {
+	case "type":
+		flag = sType
+	case "text":
+		flag = sText
+	case "refusal":
+		flag = sRefusal
+	case "image_url":
+		flag = sImage
+	case "file_id":
+		flag = sFileID
+	case "file_data":
+		flag = sFileData
+	case "file_url":
+		flag = sFileURL
+	case "filename":
+		flag = sFilename
+	case "detail":
+		flag = sDetail
+	case "prompt_cache_breakpoint":
+		c, raw, exact, err := readBreakpoint(d.r)
+		if err == nil && !exact {
+			w.nb.addKey(k, raw)
+		}
+		w.cache, w.cacheRaw = c, raw
+		return atKey(err, k)
+	case "annotations":
+		raw, err := d.r.ReadRaw()
+		w.annotations = raw
+		w.seen |= sAnn
+		return atKey(err, k)
+	}
+	if flag == 0 || d.r.Peek() != jsonx.String {
+		raw, err := d.r.ReadRaw()
+		w.nb.addKey(k, raw)
+		return atKey(err, k)
+	}
+	s, err := d.r.ReadString()
+	w.str[bits.TrailingZeros(uint(flag))] = s
+	w.seen |= flag
+	return atKey(err, k)
+}
+
+// textPart builds an input_text or output_text part.
+func (w *rPart) textPart(typ string) (convo.Part, error) {
+	if !w.has(sText) {
+		return convo.Part{}, errors.New(`text part has no "text"`)
+	}
+	p := convo.Text(w.take(sText))
+	if w.has(sAnn) {
+		w.used |= sAnn
+		// output_text always carries annotations; an empty list is what
+		// the encoder writes anyway.
+		if typ != "output_text" || string(w.annotations) != "[]" {
+			w.nb.add("annotations", w.annotations)
 		}
 	}
-	if seen&sAnn != 0 && used&sAnn == 0 {
-		nb.add("annotations", annotations)
+	return p, nil
+}
+
+// refusalPart builds a refusal part.
+func (w *rPart) refusalPart() (convo.Part, error) {
+	if !w.has(sRefusal) {
+		return convo.Part{}, errors.New(`refusal part has no "refusal"`)
 	}
-	if cache != nil {
-		if f.typ == "output_text" || f.typ == "refusal" {
-			// These parts take no breakpoint: keep it as it came.
-			if string(cacheRaw) == `{"mode":"explicit"}` {
-				nb.add("prompt_cache_breakpoint", cacheRaw)
-			}
+	return convo.Refusal(w.take(sRefusal)), nil
+}
+
+// imagePart builds an input_image part from its URL (a data URL holds the
+// bytes) or file id.
+func (w *rPart) imagePart() (convo.Part, error) {
+	p := convo.Part{Type: convo.TypeImage}
+	switch {
+	case w.has(sImage):
+		u := w.take(sImage)
+		if mtype, b64, ok := parseDataURL(u); ok {
+			p.MediaType, p.Data = mtype, b64
 		} else {
-			p.Cache = cache
+			p.URL = u
+		}
+	case w.has(sFileID):
+		p.FileID = w.take(sFileID)
+	default:
+		return p, errors.New(`input_image has neither "image_url" nor "file_id"`)
+	}
+	if w.has(sDetail) {
+		p.Detail = w.take(sDetail)
+	}
+	return p, nil
+}
+
+// filePart builds an input_file part from its file id, data (a data URL or
+// bare base64) or URL.
+func (w *rPart) filePart() (convo.Part, error) {
+	p := convo.Part{Type: convo.TypeFile}
+	switch {
+	case w.has(sFileID):
+		p.FileID = w.take(sFileID)
+	case w.has(sFileData):
+		data := w.take(sFileData)
+		if mtype, b64, ok := parseDataURL(data); ok {
+			p.MediaType, p.Data = mtype, b64
+		} else if data != "" && convo.CheckBase64(data) == nil {
+			p.MediaType, p.Data = guessFileType(w.str[bits.TrailingZeros(sFilename)]), data
+			w.nb.add("data_url", []byte("false"))
+		} else {
+			return p, at(errors.New("neither a base64 data URL nor base64"), "file_data")
+		}
+	case w.has(sFileURL):
+		p.URL = w.take(sFileURL)
+	default:
+		return p, errors.New(`input_file has none of "file_id", "file_data", "file_url"`)
+	}
+	if w.has(sFilename) {
+		p.Name = w.take(sFilename)
+	}
+	return p, nil
+}
+
+// keepUnused puts back, as native fields, the members read that the part's
+// type does not use.
+func (w *rPart) keepUnused() {
+	for k := 1; k < len(partKeys); k++ {
+		if flag := 1 << k; w.seen&flag != 0 && w.used&flag == 0 {
+			w.nb.addString(partKeys[k], w.str[k])
 		}
 	}
-	mt.wireType = f.typ
-	mt.nb = nb
-	return p, mt, nil
+	if w.seen&sAnn != 0 && w.used&sAnn == 0 {
+		w.nb.add("annotations", w.annotations)
+	}
+}
+
+// settleCache sets the part's cache breakpoint, or keeps it in Native on
+// the parts that take none.
+func (w *rPart) settleCache(p *convo.Part, typ string) {
+	if w.cache == nil {
+		return
+	}
+	if typ == "output_text" || typ == "refusal" {
+		// These parts take no breakpoint: keep it as it came.
+		if string(w.cacheRaw) == `{"mode":"explicit"}` {
+			w.nb.add("prompt_cache_breakpoint", w.cacheRaw)
+		}
+		return
+	}
+	p.Cache = w.cache
 }
