@@ -48,6 +48,17 @@ func (responses) ReadStream(r io.Reader, opts provider.Options) (convo.Message, 
 	return stream.Feed(stream.NewSSE(r), newRespAcc(opts))
 }
 
+// respReply holds the members of a response object while it is read.
+type respReply struct {
+	id, model, status string
+	created           int64
+	incomplete        []byte
+	apiErr            *provider.APIError
+	errRaw            []byte
+	usage             *convo.Usage
+	gotOutput         bool
+}
+
 func decodeResponsesReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	l, err := opts.CheckSize(body, "request body")
 	if err != nil {
@@ -55,78 +66,17 @@ func decodeResponsesReply(body []byte, opts provider.Options) (convo.Message, []
 	}
 	d := newRespDec(jsonx.NewReader(body, l.MaxDepth), l.MaxDepth)
 	d.reply, d.place = true, "output"
-	var (
-		id, model, status string
-		created           int64
-		incomplete        []byte
-		apiErr            *provider.APIError
-		errRaw            []byte
-		usage             *convo.Usage
-		gotOutput         bool
-	)
-	err = d.r.ReadObject(func(key []byte) error {
-		switch string(key) {
-		case "id", "model", "status":
-			if d.r.ReadNull() {
-				return nil
-			}
-			s, err := d.r.ReadString()
-			switch string(key) {
-			case "id":
-				id = s
-			case "model":
-				model = s
-			default:
-				status = s
-			}
-			return atKey(err, key)
-		case "created_at":
-			if d.r.ReadNull() {
-				return nil
-			}
-			n, err := d.r.ReadInt()
-			created = n
-			return atKey(err, key)
-		case "incomplete_details":
-			raw, err := d.r.ReadRaw()
-			if string(raw) != "null" {
-				incomplete = raw
-			}
-			return atKey(err, key)
-		case "error":
-			if d.r.ReadNull() {
-				return nil
-			}
-			start := d.r.Offset()
-			e, err := readAPIError(d.r)
-			apiErr = e
-			errRaw, _ = jsonx.Compact(d.r.Bytes()[start:d.r.Offset()], 0)
-			return atKey(err, key)
-		case "usage":
-			u, err := readUsage(d.r)
-			usage = u
-			return atKey(err, key)
-		case "output":
-			if d.r.ReadNull() {
-				return nil
-			}
-			if d.r.Peek() != jsonx.Array {
-				return atKey(d.r.Errorf("want an array of items, got %s", d.r.Peek()), key)
-			}
-			gotOutput = true
-			return atKey(d.r.ReadArray(func(i int) error { return atIndex(d.item(i), i) }), key)
-		}
-		return d.r.Skip()
-	})
+	var w respReply
+	err = d.r.ReadObject(func(key []byte) error { return d.replyMember(&w, key) })
 	if err == nil {
 		err = d.r.ExpectEnd()
 	}
 	if err != nil {
 		return convo.Message{}, d.warns, err
 	}
-	if !gotOutput && status == "" && id == "" {
-		if apiErr != nil {
-			return convo.Message{Role: convo.RoleAssistant}, d.warns, apiErr
+	if !w.gotOutput && w.status == "" && w.id == "" {
+		if w.apiErr != nil {
+			return convo.Message{Role: convo.RoleAssistant}, d.warns, w.apiErr
 		}
 		return convo.Message{}, d.warns, errors.New(`not a response object: no "output", "status" or "id"`)
 	}
@@ -135,30 +85,93 @@ func decodeResponsesReply(body []byte, opts provider.Options) (convo.Message, []
 	if len(d.h) > 0 {
 		m = d.h[0]
 	}
-	m.Origin = &convo.Origin{Provider: ProviderID, Model: model, ResponseID: id}
-	m.Usage = usage
-	m.Time = unixTime(created)
-	m.Finish = respFinish(status, incomplete, m.HasToolCalls())
+	m.Origin = &convo.Origin{Provider: ProviderID, Model: w.model, ResponseID: w.id}
+	m.Usage = w.usage
+	m.Time = unixTime(w.created)
+	m.Finish = respFinish(w.status, w.incomplete, m.HasToolCalls())
+	w.keepResponse(&m)
+	if w.status == "failed" {
+		if w.apiErr == nil {
+			w.apiErr = &provider.APIError{Provider: ProviderID, Message: "the response failed"}
+		}
+		return m, d.warns, w.apiErr
+	}
+	return m, d.warns, nil
+}
+
+// replyMember reads one member of a response object into w; output items
+// go to the decoder's assistant message.
+func (d *respDec) replyMember(w *respReply, key []byte) error {
+	switch string(key) {
+	case "id", "model", "status":
+		if d.r.ReadNull() {
+			return nil
+		}
+		s, err := d.r.ReadString()
+		switch string(key) {
+		case "id":
+			w.id = s
+		case "model":
+			w.model = s
+		default:
+			w.status = s
+		}
+		return atKey(err, key)
+	case "created_at":
+		if d.r.ReadNull() {
+			return nil
+		}
+		n, err := d.r.ReadInt()
+		w.created = n
+		return atKey(err, key)
+	case "incomplete_details":
+		raw, err := d.r.ReadRaw()
+		if string(raw) != "null" {
+			w.incomplete = raw
+		}
+		return atKey(err, key)
+	case "error":
+		if d.r.ReadNull() {
+			return nil
+		}
+		start := d.r.Offset()
+		e, err := readAPIError(d.r)
+		w.apiErr = e
+		w.errRaw, _ = jsonx.Compact(d.r.Bytes()[start:d.r.Offset()], 0)
+		return atKey(err, key)
+	case "usage":
+		u, err := readUsage(d.r)
+		w.usage = u
+		return atKey(err, key)
+	case "output":
+		if d.r.ReadNull() {
+			return nil
+		}
+		if d.r.Peek() != jsonx.Array {
+			return atKey(d.r.Errorf("want an array of items, got %s", d.r.Peek()), key)
+		}
+		w.gotOutput = true
+		return atKey(d.r.ReadArray(func(i int) error { return atIndex(d.item(i), i) }), key)
+	}
+	return d.r.Skip()
+}
+
+// keepResponse keeps the response's status, incomplete_details and error
+// under native.openai.response, as they came.
+func (w *respReply) keepResponse(m *convo.Message) {
 	var resp natBuilder
-	if status != "" {
-		resp.addString("status", status)
+	if w.status != "" {
+		resp.addString("status", w.status)
 	}
-	if incomplete != nil {
-		resp.add("incomplete_details", incomplete)
+	if w.incomplete != nil {
+		resp.add("incomplete_details", w.incomplete)
 	}
-	if errRaw != nil {
-		resp.add("error", errRaw)
+	if w.errRaw != nil {
+		resp.add("error", w.errRaw)
 	}
 	if len(resp.buf) > 0 {
 		m.Native = addMember(m.Native, append(append([]byte(`"response":{`), resp.buf...), '}'))
 	}
-	if status == "failed" {
-		if apiErr == nil {
-			apiErr = &provider.APIError{Provider: ProviderID, Message: "the response failed"}
-		}
-		return m, d.warns, apiErr
-	}
-	return m, d.warns, nil
 }
 
 // respFinish derives Finish from a response's status: Responses has no
