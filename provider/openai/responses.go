@@ -476,87 +476,20 @@ func (e *respEnc) part(p *convo.Part, j int, assistant bool) error {
 	cacheOK := true
 	switch p.Type {
 	case convo.TypeText:
-		typ, _ := pn.str("type")
-		if typ != "input_text" && typ != "output_text" {
-			typ = "input_text"
-			if assistant {
-				typ = "output_text"
-			}
-		}
-		e.buf = append(e.buf, `{"type":"`...)
-		e.buf = append(e.buf, typ...)
-		e.buf = append(e.buf, `","text":`...)
-		if err := e.str(p.Text); err != nil {
-			return err
-		}
-		if typ == "output_text" {
-			if _, ok := pn.get("annotations"); !ok {
-				e.buf = append(e.buf, `,"annotations":[]`...)
-			}
-			cacheOK = false
-		}
+		cacheOK, err = e.textPart(p, pn, assistant)
 	case convo.TypeRefusal:
 		e.buf = append(e.buf, `{"type":"refusal","refusal":`...)
-		if err := e.str(p.Text); err != nil {
-			return err
-		}
+		err = e.str(p.Text)
 		cacheOK = false
 	case convo.TypeImage:
-		e.buf = append(e.buf, `{"type":"input_image"`...)
-		switch {
-		case p.FileID != "":
-			e.key("file_id")
-			if err := e.str(p.FileID); err != nil {
-				return err
-			}
-		case p.URL != "":
-			e.key("image_url")
-			if err := e.str(p.URL); err != nil {
-				return err
-			}
-		default:
-			e.key("image_url")
-			e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
-		}
-		detail := p.Detail
-		if detail == "" {
-			detail = "auto" // required by the API
-		}
-		e.key("detail")
-		if err := e.str(detail); err != nil {
-			return err
-		}
+		err = e.imagePart(p)
 	case convo.TypeFile:
-		e.buf = append(e.buf, `{"type":"input_file"`...)
-		switch {
-		case p.FileID != "":
-			e.key("file_id")
-			if err := e.str(p.FileID); err != nil {
-				return err
-			}
-		case p.URL != "":
-			e.key("file_url")
-			if err := e.str(p.URL); err != nil {
-				return err
-			}
-		default:
-			e.key("file_data")
-			if v, _ := pn.get("data_url"); string(v) == "false" {
-				if err := e.str(p.Data); err != nil {
-					return err
-				}
-			} else {
-				e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
-			}
-		}
-		if p.Name != "" {
-			e.key("filename")
-			if err := e.str(p.Name); err != nil {
-				return err
-			}
-		}
+		err = e.filePart(p, pn)
 	default:
 		return encErr(e.path(), "%s part cannot be sent as content", p.Type)
+	}
+	if err != nil {
+		return err
 	}
 	if p.Cache != nil {
 		if cacheOK {
@@ -570,6 +503,86 @@ func (e *respEnc) part(p *convo.Part, j int, assistant bool) error {
 	return nil
 }
 
+// strMember writes member k with the string value s.
+func (e *respEnc) strMember(k, s string) error {
+	e.key(k)
+	return e.str(s)
+}
+
+// textPart opens an input_text or output_text part (the kept wire type, else
+// the role's usual one); cacheOK is false for output_text, which takes no
+// cache breakpoint.
+func (e *respEnc) textPart(p *convo.Part, pn nat, assistant bool) (cacheOK bool, err error) {
+	typ, _ := pn.str("type")
+	if typ != "input_text" && typ != "output_text" {
+		typ = "input_text"
+		if assistant {
+			typ = "output_text"
+		}
+	}
+	e.buf = append(e.buf, `{"type":"`...)
+	e.buf = append(e.buf, typ...)
+	e.buf = append(e.buf, `","text":`...)
+	if err := e.str(p.Text); err != nil {
+		return false, err
+	}
+	if typ != "output_text" {
+		return true, nil
+	}
+	if _, ok := pn.get("annotations"); !ok {
+		e.buf = append(e.buf, `,"annotations":[]`...)
+	}
+	return false, nil
+}
+
+// imagePart opens an input_image part: a file id, a URL or the bytes as a
+// data URL, and the detail the API requires.
+func (e *respEnc) imagePart(p *convo.Part) error {
+	e.buf = append(e.buf, `{"type":"input_image"`...)
+	var err error
+	switch {
+	case p.FileID != "":
+		err = e.strMember("file_id", p.FileID)
+	case p.URL != "":
+		err = e.strMember("image_url", p.URL)
+	default:
+		e.key("image_url")
+		e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
+	}
+	if err != nil {
+		return err
+	}
+	detail := p.Detail
+	if detail == "" {
+		detail = "auto" // required by the API
+	}
+	return e.strMember("detail", detail)
+}
+
+// filePart opens an input_file part: a file id, a URL or the bytes (as a
+// data URL unless they came as bare base64), and the file name.
+func (e *respEnc) filePart(p *convo.Part, pn nat) error {
+	e.buf = append(e.buf, `{"type":"input_file"`...)
+	var err error
+	switch {
+	case p.FileID != "":
+		err = e.strMember("file_id", p.FileID)
+	case p.URL != "":
+		err = e.strMember("file_url", p.URL)
+	default:
+		if v, _ := pn.get("data_url"); string(v) == "false" {
+			err = e.strMember("file_data", p.Data)
+		} else {
+			e.key("file_data")
+			e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
+		}
+	}
+	if err != nil || p.Name == "" {
+		return err
+	}
+	return e.strMember("filename", p.Name)
+}
+
 // respReasoning reports whether p can be sent as a reasoning item: OpenAI's
 // own, with the item id or encrypted payload the API needs to accept it.
 func respReasoning(p *convo.Part) bool {
@@ -580,86 +593,11 @@ func respReasoning(p *convo.Part) bool {
 // items, a message item per run of text and refusal parts, function calls,
 // and kept opaque items.
 func (e *respEnc) assistant(m *convo.Message, n nat) error {
-	// A reasoning item must be followed by the item it produced: one at
-	// the end of the message would be refused, so it is left out.
-	last := -1
-	for j := range m.Parts {
-		p := &m.Parts[j]
-		switch {
-		case p.Type == convo.TypeReasoning, p.Type == convo.TypeToolResult:
-		case p.Raw != nil && !itemPart(p) && !contentBlock(p):
-		default:
-			last = j
-		}
-	}
+	last := lastFollower(m.Parts)
 	e.startRuns(m, n)
 	for j := range m.Parts {
-		p := &m.Parts[j]
-		switch {
-		case itemPart(p):
-			if err := e.flush(); err != nil {
-				return err
-			}
-			e.opaque(p)
-		case p.Raw != nil && !contentBlock(p):
-			e.warnAt(e.at(j), "%s part left out: Responses cannot hold it", p.Type)
-		case p.Type == convo.TypeReasoning:
-			if respReasoning(p) {
-				if j > last {
-					e.warnAt(e.at(j), "reasoning item %q left out: nothing follows it, and the API refuses a reasoning item without its following item", p.ID)
-					continue
-				}
-				if err := e.flush(); err != nil {
-					return err
-				}
-				if err := e.reasoning(p); err != nil {
-					return err
-				}
-				continue
-			}
-			text := p.Text
-			if text == "" {
-				text = strings.Join(p.Summary, "\n")
-			}
-			if e.opts.Reasoning == provider.ReasoningText && text != "" {
-				e.warnAt(e.at(j), "reasoning without an item id sent as text")
-				e.run = append(e.run, convo.Text(text))
-				continue
-			}
-			e.warnAt(e.at(j), "reasoning without an item id or encrypted content dropped: Responses cannot take it")
-		case p.Type == convo.TypeText, p.Type == convo.TypeRefusal, contentBlock(p):
-			if err := e.mark(p); err != nil {
-				return err
-			}
-			e.run = append(e.run, *p)
-		case p.Type == convo.TypeJSON:
-			s, err := jsonText(p.Value)
-			if err != nil {
-				return encErr(e.at(j), "%v", err)
-			}
-			e.run = append(e.run, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
-		case p.Type.IsMedia():
-			q, err := unsendable(*p, "an assistant message", e.at(j), e.opts, &e.warns)
-			if err != nil {
-				return err
-			}
-			e.run = append(e.run, q)
-		case p.Type == convo.TypeToolCall:
-			if err := e.flush(); err != nil {
-				return err
-			}
-			if err := e.call(p); err != nil {
-				return err
-			}
-		case p.Type == convo.TypeApprovalRequest:
-			if err := e.flush(); err != nil {
-				return err
-			}
-			if err := e.approvalRequest(p); err != nil {
-				return err
-			}
-		default:
-			e.warnAt(e.at(j), "%s part left out: an assistant message cannot hold it", p.Type)
+		if err := e.assistantPart(&m.Parts[j], j, last); err != nil {
+			return err
 		}
 	}
 	if err := e.flush(); err != nil {
@@ -668,6 +606,97 @@ func (e *respEnc) assistant(m *convo.Message, n nat) error {
 	if e.runs == 0 && m.Phase != "" {
 		e.warn("phase %q left out: the message has no text to carry it", m.Phase)
 	}
+	return nil
+}
+
+// lastFollower returns the index of the last part that is written as an
+// item a reasoning item can precede, or -1. A reasoning item must be
+// followed by the item it produced: one at the end of the message would be
+// refused, so it is left out.
+func lastFollower(parts []convo.Part) int {
+	last := -1
+	for j := range parts {
+		p := &parts[j]
+		switch {
+		case p.Type == convo.TypeReasoning, p.Type == convo.TypeToolResult:
+		case p.Raw != nil && !itemPart(p) && !contentBlock(p):
+		default:
+			last = j
+		}
+	}
+	return last
+}
+
+// assistantPart writes part j of an assistant message as an item, or adds
+// it to the run of content being gathered into a message item.
+func (e *respEnc) assistantPart(p *convo.Part, j, last int) error {
+	switch {
+	case itemPart(p):
+		if err := e.flush(); err != nil {
+			return err
+		}
+		e.opaque(p)
+	case p.Raw != nil && !contentBlock(p):
+		e.warnAt(e.at(j), "%s part left out: Responses cannot hold it", p.Type)
+	case p.Type == convo.TypeReasoning:
+		return e.assistantReasoning(p, j, last)
+	case p.Type == convo.TypeText, p.Type == convo.TypeRefusal, contentBlock(p):
+		if err := e.mark(p); err != nil {
+			return err
+		}
+		e.run = append(e.run, *p)
+	case p.Type == convo.TypeJSON:
+		s, err := jsonText(p.Value)
+		if err != nil {
+			return encErr(e.at(j), "%v", err)
+		}
+		e.run = append(e.run, convo.Part{Type: convo.TypeText, Text: s, Cache: p.Cache})
+	case p.Type.IsMedia():
+		q, err := unsendable(*p, "an assistant message", e.at(j), e.opts, &e.warns)
+		if err != nil {
+			return err
+		}
+		e.run = append(e.run, q)
+	case p.Type == convo.TypeToolCall:
+		if err := e.flush(); err != nil {
+			return err
+		}
+		return e.call(p)
+	case p.Type == convo.TypeApprovalRequest:
+		if err := e.flush(); err != nil {
+			return err
+		}
+		return e.approvalRequest(p)
+	default:
+		e.warnAt(e.at(j), "%s part left out: an assistant message cannot hold it", p.Type)
+	}
+	return nil
+}
+
+// assistantReasoning writes OpenAI's own reasoning as a reasoning item when
+// an item follows it; other reasoning goes as text when the options ask
+// for it, else is dropped with a warning.
+func (e *respEnc) assistantReasoning(p *convo.Part, j, last int) error {
+	if respReasoning(p) {
+		if j > last {
+			e.warnAt(e.at(j), "reasoning item %q left out: nothing follows it, and the API refuses a reasoning item without its following item", p.ID)
+			return nil
+		}
+		if err := e.flush(); err != nil {
+			return err
+		}
+		return e.reasoning(p)
+	}
+	text := p.Text
+	if text == "" {
+		text = strings.Join(p.Summary, "\n")
+	}
+	if e.opts.Reasoning == provider.ReasoningText && text != "" {
+		e.warnAt(e.at(j), "reasoning without an item id sent as text")
+		e.run = append(e.run, convo.Text(text))
+		return nil
+	}
+	e.warnAt(e.at(j), "reasoning without an item id or encrypted content dropped: Responses cannot take it")
 	return nil
 }
 
