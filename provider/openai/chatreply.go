@@ -64,6 +64,18 @@ func decodeChatReply(body []byte, opts provider.Options) (convo.Message, []provi
 	return ms[0], warns, err
 }
 
+// chatReply holds the members of a chat.completion object while it is read.
+type chatReply struct {
+	all         bool // keep every choice, not only index 0
+	id, model   string
+	created     int64
+	choices     []chatChoice
+	have        bool // the choice with index 0 was read
+	usage       *convo.Usage
+	apiErr      *provider.APIError
+	extraChoice bool
+}
+
 // decodeChatReplies decodes the choice with index 0, or with all every
 // choice, sorted by index.
 func decodeChatReplies(body []byte, opts provider.Options, all bool) ([]convo.Message, []provider.Warning, error) {
@@ -72,105 +84,115 @@ func decodeChatReplies(body []byte, opts provider.Options, all bool) ([]convo.Me
 		return nil, nil, err
 	}
 	d := &chatDec{r: jsonx.NewReader(body, l.MaxDepth), maxDepth: l.MaxDepth}
-	var (
-		id, model   string
-		created     int64
-		choices     []chatChoice
-		have        bool
-		usage       *convo.Usage
-		apiErr      *provider.APIError
-		extraChoice bool
-	)
-	err = d.r.ReadObject(func(key []byte) error {
-		switch string(key) {
-		case "id", "model":
-			if d.r.ReadNull() {
-				return nil
-			}
-			s, err := d.r.ReadString()
-			if string(key) == "id" {
-				id = s
-			} else {
-				model = s
-			}
-			return atKey(err, key)
-		case "created":
-			if d.r.ReadNull() {
-				return nil
-			}
-			n, err := d.r.ReadInt()
-			created = n
-			return atKey(err, key)
-		case "usage":
-			u, err := readUsage(d.r)
-			usage = u
-			return atKey(err, key)
-		case "error":
-			if d.r.ReadNull() {
-				return nil
-			}
-			e, err := readAPIError(d.r)
-			apiErr = e
-			return atKey(err, key)
-		case "choices":
-			if d.r.Peek() != jsonx.Array {
-				return atKey(d.r.Errorf("want an array of choices, got %s", d.r.Peek()), key)
-			}
-			return atKey(d.r.ReadArray(func(i int) error {
-				c, err := d.choice(i)
-				if err != nil {
-					return atIndex(err, i)
-				}
-				if !all && (c.index != 0 || have) {
-					extraChoice = true
-					return nil
-				}
-				for _, o := range choices {
-					if o.index == c.index {
-						return atIndex(fmt.Errorf("a second choice with index %d", c.index), i)
-					}
-				}
-				have = have || c.index == 0
-				choices = append(choices, c)
-				return nil
-			}), key)
-		}
-		return d.r.Skip()
-	})
+	w := chatReply{all: all}
+	err = d.r.ReadObject(func(key []byte) error { return d.replyMember(&w, key) })
 	if err == nil {
 		err = d.r.ExpectEnd()
 	}
 	if err != nil {
 		return nil, d.warns, err
 	}
-	if apiErr != nil && !have {
-		return []convo.Message{{Role: convo.RoleAssistant}}, d.warns, apiErr
+	if w.apiErr != nil && !w.have {
+		return []convo.Message{{Role: convo.RoleAssistant}}, d.warns, w.apiErr
 	}
-	if !have {
+	if !w.have {
 		return nil, d.warns, errors.New(`reply has no choice with index 0`)
 	}
-	if extraChoice {
+	if w.extraChoice {
 		d.warns = append(d.warns, provider.Warnf("choices", "choices other than index 0 left out: a message holds one reply (DecodeReplies returns them all)"))
 	}
+	ms, err := w.messages()
+	if err != nil {
+		return nil, d.warns, err
+	}
+	return ms, d.warns, apiErrOrNil(w.apiErr)
+}
+
+// replyMember reads one member of a chat.completion object into w.
+func (d *chatDec) replyMember(w *chatReply, key []byte) error {
+	switch string(key) {
+	case "id", "model":
+		if d.r.ReadNull() {
+			return nil
+		}
+		s, err := d.r.ReadString()
+		if string(key) == "id" {
+			w.id = s
+		} else {
+			w.model = s
+		}
+		return atKey(err, key)
+	case "created":
+		if d.r.ReadNull() {
+			return nil
+		}
+		n, err := d.r.ReadInt()
+		w.created = n
+		return atKey(err, key)
+	case "usage":
+		u, err := readUsage(d.r)
+		w.usage = u
+		return atKey(err, key)
+	case "error":
+		if d.r.ReadNull() {
+			return nil
+		}
+		e, err := readAPIError(d.r)
+		w.apiErr = e
+		return atKey(err, key)
+	case "choices":
+		if d.r.Peek() != jsonx.Array {
+			return atKey(d.r.Errorf("want an array of choices, got %s", d.r.Peek()), key)
+		}
+		return atKey(d.r.ReadArray(func(i int) error { return atIndex(d.addChoice(w, i), i) }), key)
+	}
+	return d.r.Skip()
+}
+
+// addChoice reads choice i, keeping it when w wants it; a second choice
+// with the same index is an error.
+func (d *chatDec) addChoice(w *chatReply, i int) error {
+	c, err := d.choice(i)
+	if err != nil {
+		return err
+	}
+	if !w.all && (c.index != 0 || w.have) {
+		w.extraChoice = true
+		return nil
+	}
+	for _, o := range w.choices {
+		if o.index == c.index {
+			return fmt.Errorf("a second choice with index %d", c.index)
+		}
+	}
+	w.have = w.have || c.index == 0
+	w.choices = append(w.choices, c)
+	return nil
+}
+
+// messages returns the kept choices as messages in index order, the
+// response's usage on the first.
+func (w *chatReply) messages() ([]convo.Message, error) {
+	choices := w.choices
 	sort.SliceStable(choices, func(a, b int) bool { return choices[a].index < choices[b].index })
 	ms := make([]convo.Message, len(choices))
 	for k, c := range choices {
 		m := c.msg
 		if m.Role != convo.RoleAssistant {
-			return nil, d.warns, fmt.Errorf("choices[%d].message: role %q, want assistant", c.index, m.Role)
+			return nil, fmt.Errorf("choices[%d].message: role %q, want assistant", c.index, m.Role)
 		}
 		replyNatives(&m, c.finish, c.logprobs)
-		m.Origin = &convo.Origin{Provider: ProviderID, Model: model, ResponseID: id}
+		m.Origin = &convo.Origin{Provider: ProviderID, Model: w.model, ResponseID: w.id}
 		if k == 0 {
-			m.Usage = usage
+			m.Usage = w.usage
 		}
-		m.Time = unixTime(created)
+		m.Time = unixTime(w.created)
 		if len(c.finish) > 0 && c.finish[0] == '"' {
 			m.Finish = chatFinish(decodeStr(c.finish), m.HasToolCalls())
 		}
 		ms[k] = m
 	}
-	return ms, d.warns, apiErrOrNil(apiErr)
+	return ms, nil
 }
 
 // apiErrOrNil keeps a nil *provider.APIError from becoming a non-nil error.
