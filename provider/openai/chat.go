@@ -314,74 +314,21 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 	switch p.Type {
 	case convo.TypeText:
 		e.buf = append(e.buf, `{"type":"text","text":`...)
-		if err := e.str(p.Text); err != nil {
-			return err
-		}
+		err = e.str(p.Text)
 	case convo.TypeRefusal:
 		e.buf = append(e.buf, `{"type":"refusal","refusal":`...)
-		if err := e.str(p.Text); err != nil {
-			return err
-		}
+		err = e.str(p.Text)
 	case convo.TypeImage:
-		e.buf = append(e.buf, `{"type":"image_url","image_url":{"url":`...)
-		in := len(e.buf) - len(`{"url":`)
-		if p.URL != "" {
-			if err := e.str(p.URL); err != nil {
-				return err
-			}
-		} else {
-			e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
-		}
-		if p.Detail != "" {
-			e.key("detail")
-			if err := e.str(p.Detail); err != nil {
-				return err
-			}
-		}
-		e.buf = e.nr.close(e.nr.sub(pn, "image_url"), e.buf, in)
+		err = e.imagePart(p, pn)
 	case convo.TypeAudio:
-		sub := e.nr.sub(pn, "input_audio")
-		format := audioFormat(p.MediaType)
-		if format == "" {
-			format, _ = sub.str("format")
-		}
-		e.buf = append(e.buf, `{"type":"input_audio","input_audio":{"data":`...)
-		in := len(e.buf) - len(`{"data":`)
-		if err := e.str(p.Data); err != nil {
-			return err
-		}
-		e.key("format")
-		if err := e.str(format); err != nil {
-			return err
-		}
-		e.buf = e.nr.close(sub, e.buf, in)
+		err = e.audioPart(p, pn)
 	case convo.TypeFile:
-		e.buf = append(e.buf, `{"type":"file","file":{`...)
-		in := len(e.buf) - 1
-		if p.FileID != "" {
-			e.key("file_id")
-			if err := e.str(p.FileID); err != nil {
-				return err
-			}
-		} else {
-			e.key("file_data")
-			if v, _ := pn.get("data_url"); string(v) == "false" {
-				if err := e.str(p.Data); err != nil {
-					return err
-				}
-			} else {
-				e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
-			}
-		}
-		if p.Name != "" {
-			e.key("filename")
-			if err := e.str(p.Name); err != nil {
-				return err
-			}
-		}
-		e.buf = e.nr.close(e.nr.sub(pn, "file"), e.buf, in)
+		err = e.filePart(p, pn)
 	default:
 		return encErr(e.path(), "%s part cannot be sent as message content", p.Type)
+	}
+	if err != nil {
+		return err
 	}
 	if p.Cache != nil {
 		if p.Type == convo.TypeRefusal {
@@ -392,6 +339,77 @@ func (e *chatEnc) part(p *convo.Part, j int) error {
 		}
 	}
 	e.buf = e.nr.close(pn, e.buf, start)
+	return nil
+}
+
+// strMember writes member k with the string value s.
+func (e *chatEnc) strMember(k, s string) error {
+	e.key(k)
+	return e.str(s)
+}
+
+// imagePart opens an image_url part: its URL (or the bytes as a data URL)
+// and detail, with the kept members of its image_url object.
+func (e *chatEnc) imagePart(p *convo.Part, pn nat) error {
+	e.buf = append(e.buf, `{"type":"image_url","image_url":{"url":`...)
+	in := len(e.buf) - len(`{"url":`)
+	if p.URL != "" {
+		if err := e.str(p.URL); err != nil {
+			return err
+		}
+	} else {
+		e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
+	}
+	if p.Detail != "" {
+		if err := e.strMember("detail", p.Detail); err != nil {
+			return err
+		}
+	}
+	e.buf = e.nr.close(e.nr.sub(pn, "image_url"), e.buf, in)
+	return nil
+}
+
+// audioPart opens an input_audio part: the bytes and their format (from
+// the media type, else the kept one).
+func (e *chatEnc) audioPart(p *convo.Part, pn nat) error {
+	sub := e.nr.sub(pn, "input_audio")
+	format := audioFormat(p.MediaType)
+	if format == "" {
+		format, _ = sub.str("format")
+	}
+	e.buf = append(e.buf, `{"type":"input_audio","input_audio":{"data":`...)
+	in := len(e.buf) - len(`{"data":`)
+	if err := e.str(p.Data); err != nil {
+		return err
+	}
+	if err := e.strMember("format", format); err != nil {
+		return err
+	}
+	e.buf = e.nr.close(sub, e.buf, in)
+	return nil
+}
+
+// filePart opens a file part: a file id or the bytes (as a data URL unless
+// they came as bare base64), and the file name.
+func (e *chatEnc) filePart(p *convo.Part, pn nat) error {
+	e.buf = append(e.buf, `{"type":"file","file":{`...)
+	in := len(e.buf) - 1
+	var err error
+	if p.FileID != "" {
+		err = e.strMember("file_id", p.FileID)
+	} else if v, _ := pn.get("data_url"); string(v) == "false" {
+		err = e.strMember("file_data", p.Data)
+	} else {
+		e.key("file_data")
+		e.buf = appendDataURL(e.buf, p.MediaType, p.Data)
+	}
+	if err == nil && p.Name != "" {
+		err = e.strMember("filename", p.Name)
+	}
+	if err != nil {
+		return err
+	}
+	e.buf = e.nr.close(e.nr.sub(pn, "file"), e.buf, in)
 	return nil
 }
 
