@@ -48,42 +48,11 @@ func (e *chatEncoder) Write(d provider.Delta) error {
 	}
 	e.buf = e.buf[:0]
 	if !e.started && d.Kind != provider.DeltaError {
-		e.started = true
-		id, model := wire.NewID("chatcmpl-"), e.opts.Model
-		if d.Origin != nil {
-			if strings.HasPrefix(d.Origin.ResponseID, "chatcmpl") {
-				id = d.Origin.ResponseID
-			}
-			if model == "" {
-				model = d.Origin.Model
-			}
-		}
-		e.head = append(e.head, `{"id":`...)
-		e.head = jsonx.AppendString(e.head, id)
-		e.head = append(e.head, `,"object":"chat.completion.chunk","created":`...)
-		e.head = strconv.AppendInt(e.head, time.Now().Unix(), 10)
-		e.head = append(e.head, `,"model":`...)
-		e.head = jsonx.AppendString(e.head, model)
-		e.head = append(e.head, ',')
-		e.chunk(`{"role":"assistant","content":""}`, "")
+		e.start(d.Origin)
 	}
 	switch d.Kind {
 	case provider.DeltaPartStart:
-		p := d.Part
-		c := &chatCall{typ: p.Type}
-		e.calls[d.Index] = c
-		if p.Type == convo.TypeToolCall {
-			c.index = e.ncalls
-			e.ncalls++
-			b := append([]byte(nil), `{"tool_calls":[{"index":`...)
-			b = strconv.AppendInt(b, int64(c.index), 10)
-			b = append(b, `,"id":`...)
-			b = jsonx.AppendString(b, p.ID)
-			b = append(b, `,"type":"function","function":{"name":`...)
-			b = jsonx.AppendString(b, p.Name)
-			b = append(b, `,"arguments":""}}]}`...)
-			e.chunk(string(b), "")
-		}
+		e.partStart(d.Index, d.Part)
 	case provider.DeltaText:
 		if c := e.calls[d.Index]; c != nil && d.Text != "" {
 			c.text = true
@@ -95,35 +64,13 @@ func (e *chatEncoder) Write(d provider.Delta) error {
 			e.args(c, d.Text)
 		}
 	case provider.DeltaPartEnd:
-		c := e.calls[d.Index]
-		if c == nil {
-			break
-		}
-		switch p := d.Part; {
-		case p.Type == convo.TypeToolCall && !c.args:
-			args := string(p.Args)
-			if p.Args == nil {
-				args = p.ArgsRaw
-			}
-			if args != "" {
-				e.args(c, args)
-			}
-		case !c.text && p.Type == convo.TypeReasoning && p.Text == "" && len(p.Summary) > 0:
-			e.text(p.Type, strings.Join(p.Summary, "\n\n"))
-		case !c.text && p.Text != "":
-			e.text(p.Type, p.Text)
+		if c := e.calls[d.Index]; c != nil {
+			e.partEnd(c, d.Part)
 		}
 	case provider.DeltaUsage:
 		e.usage = d.Usage
 	case provider.DeltaFinish:
-		e.done = true
-		e.chunk(`{}`, chatFinishReason(d.Finish))
-		if e.usage != nil && !e.opts.OmitUsage {
-			b := append(append([]byte(nil), e.head...), `"choices":[],"usage":`...)
-			b = appendUsageJSON(b, e.usage, true)
-			e.buf = wire.AppendSSE(e.buf, "", append(b, '}'))
-		}
-		e.buf = append(e.buf, "data: [DONE]\n\n"...)
+		e.finish(d.Finish)
 	case provider.DeltaError:
 		e.done = true
 		b := append([]byte(nil), `{"error":{"message":`...)
@@ -136,6 +83,80 @@ func (e *chatEncoder) Write(d provider.Delta) error {
 	}
 	_, err := e.w.Write(e.buf)
 	return err
+}
+
+// start builds the head every chunk begins with (the upstream's chatcmpl
+// id and model when it has them) and writes the first chunk, the role.
+func (e *chatEncoder) start(o *convo.Origin) {
+	e.started = true
+	id, model := wire.NewID("chatcmpl-"), e.opts.Model
+	if o != nil {
+		if strings.HasPrefix(o.ResponseID, "chatcmpl") {
+			id = o.ResponseID
+		}
+		if model == "" {
+			model = o.Model
+		}
+	}
+	e.head = append(e.head, `{"id":`...)
+	e.head = jsonx.AppendString(e.head, id)
+	e.head = append(e.head, `,"object":"chat.completion.chunk","created":`...)
+	e.head = strconv.AppendInt(e.head, time.Now().Unix(), 10)
+	e.head = append(e.head, `,"model":`...)
+	e.head = jsonx.AppendString(e.head, model)
+	e.head = append(e.head, ',')
+	e.chunk(`{"role":"assistant","content":""}`, "")
+}
+
+// partStart opens part i; a tool call gets the next tool_calls index and a
+// chunk with its id and name.
+func (e *chatEncoder) partStart(i int, p *convo.Part) {
+	c := &chatCall{typ: p.Type}
+	e.calls[i] = c
+	if p.Type != convo.TypeToolCall {
+		return
+	}
+	c.index = e.ncalls
+	e.ncalls++
+	b := append([]byte(nil), `{"tool_calls":[{"index":`...)
+	b = strconv.AppendInt(b, int64(c.index), 10)
+	b = append(b, `,"id":`...)
+	b = jsonx.AppendString(b, p.ID)
+	b = append(b, `,"type":"function","function":{"name":`...)
+	b = jsonx.AppendString(b, p.Name)
+	b = append(b, `,"arguments":""}}]}`...)
+	e.chunk(string(b), "")
+}
+
+// partEnd writes what a part that ends brought whole rather than in
+// pieces: a call's arguments, a text, a reasoning summary.
+func (e *chatEncoder) partEnd(c *chatCall, p *convo.Part) {
+	switch {
+	case p.Type == convo.TypeToolCall && !c.args:
+		args := string(p.Args)
+		if p.Args == nil {
+			args = p.ArgsRaw
+		}
+		if args != "" {
+			e.args(c, args)
+		}
+	case !c.text && p.Type == convo.TypeReasoning && p.Text == "" && len(p.Summary) > 0:
+		e.text(p.Type, strings.Join(p.Summary, "\n\n"))
+	case !c.text && p.Text != "":
+		e.text(p.Type, p.Text)
+	}
+}
+
+// finish writes the finish_reason chunk, the usage chunk and [DONE].
+func (e *chatEncoder) finish(f convo.Finish) {
+	e.done = true
+	e.chunk(`{}`, chatFinishReason(f))
+	if e.usage != nil && !e.opts.OmitUsage {
+		b := append(append([]byte(nil), e.head...), `"choices":[],"usage":`...)
+		b = appendUsageJSON(b, e.usage, true)
+		e.buf = wire.AppendSSE(e.buf, "", append(b, '}'))
+	}
+	e.buf = append(e.buf, "data: [DONE]\n\n"...)
 }
 
 func (e *chatEncoder) text(t convo.PartType, s string) {
