@@ -58,6 +58,11 @@ type Delta struct {
 // each event it compares the accumulator's Snapshot with what it has
 // already reported, so the deltas are exactly what the accumulator
 // understood — the parsing is the accumulator's, never repeated here.
+// An accumulator that is a PieceAccumulator says itself what an event
+// appended to a part, which is most events of a stream; the reader then
+// reports that piece without a snapshot, and compares snapshots only for
+// the events that start, end or otherwise change parts, so the cost of an
+// event does not grow with the message.
 //
 // Parts may start and grow in any order (providers interleave parallel tool
 // calls; a provider-specific item starts once it is known); Index is always
@@ -78,9 +83,40 @@ type DeltaReader struct {
 // partSent is what was reported of one part.
 type partSent struct {
 	typ                   convo.PartType
-	text, args, sig, encr string // the content reported so far
+	text, args, sig, encr []byte // the content reported so far
 	id                    string // a tool call's id as announced
 	started, warned       bool
+	inString, escaped     bool // where the arguments reported so far end: in a JSON string, after a backslash
+}
+
+// PieceAccumulator is an Accumulator that can say what each event changed
+// when the event only extended one part — a piece of text, of a tool
+// call's arguments, of a signature or an encrypted payload, as almost
+// every event of a stream does. DeltaReader uses it to report those pieces
+// without comparing snapshots.
+type PieceAccumulator interface {
+	Accumulator
+	// AddPiece folds ev exactly as Add does and says what it changed in
+	// the parts Snapshot returns.
+	AddPiece(ev Event) (Piece, error)
+}
+
+// Piece is what one event changed in a streamed reply's parts, as a
+// PieceAccumulator reports it.
+type Piece struct {
+	// Kind is DeltaText, DeltaArgs, DeltaSignature or DeltaEncrypted when
+	// the event appended Text to that content of the part at Index (its
+	// place in the parts Snapshot returns) and changed no part otherwise.
+	// It is 0 when the event changed no part (a keep-alive, the usage, the
+	// reason the reply ended) or, with Other, when it changed them in
+	// another way.
+	Kind  DeltaKind
+	Index int
+	Text  string
+	// Other says the event changed the parts in a way that is not one
+	// piece (a part began, ended or was replaced): the reader compares a
+	// snapshot.
+	Other bool
 }
 
 // NewDeltaReader returns a DeltaReader feeding acc.
@@ -92,7 +128,20 @@ func (d *DeltaReader) Accumulator() Accumulator { return d.acc }
 // Add folds ev into the accumulator and appends the deltas it brought to
 // dst. An event the accumulator rejects returns its error and no deltas.
 func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
-	if err := d.acc.Add(ev); err != nil {
+	if pa, ok := d.acc.(PieceAccumulator); ok {
+		p, err := pa.AddPiece(ev)
+		if err != nil {
+			return dst, err
+		}
+		if d.started && !p.Other {
+			if p.Kind == 0 {
+				return dst, nil
+			}
+			if out, ok := d.piece(dst, p); ok {
+				return out, nil
+			}
+		}
+	} else if err := d.acc.Add(ev); err != nil {
 		return dst, err
 	}
 	m := d.acc.Snapshot()
@@ -111,6 +160,45 @@ func (d *DeltaReader) start(dst []Delta, m convo.Message) []Delta {
 		o = &c
 	}
 	return append(dst, Delta{Kind: DeltaStart, Origin: o})
+}
+
+// piece appends the delta of a piece a PieceAccumulator reported, as
+// diff would find it, and reports whether it could: a piece of a part not
+// yet reported, or one that already differed from what was reported,
+// needs a snapshot.
+func (d *DeltaReader) piece(dst []Delta, p Piece) ([]Delta, bool) {
+	if p.Index < 0 || p.Index >= len(d.parts) {
+		return dst, false
+	}
+	s := &d.parts[p.Index]
+	if !s.started || s.warned {
+		return dst, false
+	}
+	var sent *[]byte
+	switch {
+	case p.Kind == DeltaText && streamed(s.typ):
+		sent = &s.text
+	case p.Kind == DeltaArgs && s.typ == convo.TypeToolCall && len(s.args) > 0:
+		// The first piece of arguments goes through a snapshot: a call
+		// may have been announced with arguments it then replaces.
+		text := stripSpaceFrom(p.Text, &s.inString, &s.escaped)
+		if text != "" {
+			s.args = append(s.args, text...)
+			dst = append(dst, Delta{Kind: DeltaArgs, Index: p.Index, Text: text})
+		}
+		return dst, true
+	case p.Kind == DeltaSignature && s.typ == convo.TypeReasoning:
+		sent = &s.sig
+	case p.Kind == DeltaEncrypted && s.typ == convo.TypeReasoning:
+		sent = &s.encr
+	default:
+		return dst, false
+	}
+	if p.Text == "" {
+		return dst, true
+	}
+	*sent = append(*sent, p.Text...)
+	return append(dst, Delta{Kind: p.Kind, Index: p.Index, Text: p.Text}), true
 }
 
 // Finish ends the stream: it appends the deltas of the final message
@@ -194,9 +282,11 @@ func (d *DeltaReader) diff(dst []Delta, parts []convo.Part, last bool) []Delta {
 			// A call announced with empty arguments ({} before any
 			// piece, as Anthropic and Bedrock start tool_use blocks)
 			// keeps them back until pieces arrive or the stream ends.
-			if last || s.args != "" || args != "{}" {
-				if s.args == "" || strings.HasPrefix(args, s.args) {
+			if last || len(s.args) > 0 || args != "{}" {
+				if len(s.args) == 0 || hasPrefix(args, s.args) {
+					n := len(s.args)
 					dst = s.grow(d, dst, i, DeltaArgs, &s.args, args)
+					stripSpaceFrom(args[n:], &s.inString, &s.escaped) // where the arguments now end
 				} else if !sameCompact(s.args, args) {
 					s.warn(d, i, "tool call arguments were rewritten while streaming: the message keeps the final ones")
 				}
@@ -230,33 +320,53 @@ func (s *partSent) warn(d *DeltaReader, i int, format string, args ...any) {
 // stripSpace returns the JSON text s, complete or cut off anywhere, without
 // the white space outside its strings.
 func stripSpace(s string) string {
-	i := strings.IndexAny(s, " \t\r\n")
-	if i < 0 {
+	if !strings.ContainsAny(s, " \t\r\n") {
 		return s
 	}
-	b := make([]byte, 0, len(s))
 	in, esc := false, false
+	return stripSpaceFrom(s, &in, &esc)
+}
+
+// stripSpaceFrom returns the piece s of JSON text without the white space
+// outside its strings, where *in and *esc say whether the text before s
+// ended inside a string and after a backslash there; it updates them to
+// say where s ends.
+func stripSpaceFrom(s string, in, esc *bool) string {
+	var b []byte
 	for j := 0; j < len(s); j++ {
 		c := s[j]
 		switch {
-		case in && esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
+		case *in && *esc:
+			*esc = false
+		case *in && c == '\\':
+			*esc = true
 		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+			*in = !*in
+		case !*in && (c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+			if b == nil {
+				b = append(make([]byte, 0, len(s)), s[:j]...)
+			}
 			continue
 		}
-		b = append(b, c)
+		if b != nil {
+			b = append(b, c)
+		}
+	}
+	if b == nil {
+		return s
 	}
 	return string(b)
 }
 
+// hasPrefix reports whether s begins with prefix, without copying prefix.
+func hasPrefix(s string, prefix []byte) bool {
+	return len(s) >= len(prefix) && s[:len(prefix)] == string(prefix)
+}
+
 // sameCompact reports whether the arguments sent compact to the final ones
 // (a provider's pieces keep spaces its final arguments drop).
-func sameCompact(sent, final string) bool {
-	c, err := jsonx.Compact([]byte(sent), 0)
+func sameCompact(sent []byte, final string) bool {
+	c, err := jsonx.Compact(sent, 0)
 	return err == nil && string(c) == final
 }
 
@@ -275,16 +385,16 @@ func argsText(p *convo.Part) string {
 
 // grow appends a delta of kind for what now has beyond *sent. Content that
 // is not an extension of what was sent is not sent again: it is a warning.
-func (s *partSent) grow(d *DeltaReader, dst []Delta, i int, kind DeltaKind, sent *string, now string) []Delta {
-	if now == *sent {
+func (s *partSent) grow(d *DeltaReader, dst []Delta, i int, kind DeltaKind, sent *[]byte, now string) []Delta {
+	if len(now) == len(*sent) && now == string(*sent) {
 		return dst
 	}
-	if !strings.HasPrefix(now, *sent) {
+	if !hasPrefix(now, *sent) {
 		s.warn(d, i, "%s changed while streaming: not streamed again, kept in the message", kind)
 		return dst
 	}
 	piece := now[len(*sent):]
-	*sent = now
+	*sent = append(*sent, piece...)
 	return append(dst, Delta{Kind: kind, Index: i, Text: piece})
 }
 

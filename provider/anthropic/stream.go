@@ -96,29 +96,71 @@ func (a *accumulator) warn(format string, args ...any) {
 
 // Add folds one event into the message.
 func (a *accumulator) Add(ev provider.Event) error {
+	var e event
+	_, err := a.add(ev, &e)
+	return err
+}
+
+// AddPiece folds one event into the message and says what it changed in
+// the parts: a delta to a text, thinking or tool_use block is a piece of
+// the part at the block's index (blocks and parts correspond one to one).
+func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
+	var e event
+	applied, err := a.add(ev, &e)
+	if err != nil || !applied {
+		return provider.Piece{}, err
+	}
+	switch e.typ {
+	case "ping", "message_delta", "message_stop":
+		return provider.Piece{}, nil
+	case "content_block_delta":
+	default:
+		return provider.Piece{Other: true}, nil
+	}
+	b := a.blocks[e.index]
+	p := provider.Piece{Index: int(e.index)}
+	switch dl := &e.delta; {
+	case b.opaque:
+		p.Other = true
+	case dl.typ == "text_delta" && b.typ == "text":
+		p.Kind, p.Text = provider.DeltaText, string(dl.text)
+	case dl.typ == "thinking_delta" && b.typ == "thinking":
+		p.Kind, p.Text = provider.DeltaText, string(dl.thinking)
+	case dl.typ == "signature_delta" && b.typ == "thinking":
+		p.Kind, p.Text = provider.DeltaSignature, string(dl.signature)
+	case dl.typ == "input_json_delta" && b.typ == "tool_use":
+		p.Kind, p.Text = provider.DeltaArgs, string(dl.partial)
+	default:
+		p.Other = true
+	}
+	return p, nil
+}
+
+// add folds one event into the message, read into e, and reports whether
+// it was applied (not ignored after message_stop).
+func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 	if a.err != nil {
-		return a.err
+		return false, a.err
 	}
 	a.events++
 	a.r.Reset(ev.Data, a.lim.MaxDepth)
-	var e event
-	if err := a.read(&e); err != nil {
-		return fmt.Errorf("anthropic stream: %w", err)
+	if err := a.read(e); err != nil {
+		return false, fmt.Errorf("anthropic stream: %w", err)
 	}
 	if e.typ == "" {
 		e.typ = ev.Type
 	}
 	if a.stopped && e.typ != "ping" {
 		a.warn("%s event after message_stop ignored", e.typ)
-		return nil
+		return false, nil
 	}
-	if err := a.apply(&e); err != nil {
+	if err := a.apply(e); err != nil {
 		if _, ok := err.(*provider.APIError); ok {
-			return err
+			return false, err
 		}
-		return fmt.Errorf("anthropic stream: %s: %w", e.typ, err)
+		return false, fmt.Errorf("anthropic stream: %s: %w", e.typ, err)
 	}
-	return nil
+	return true, nil
 }
 
 // read reads one event object.

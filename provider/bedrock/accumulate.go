@@ -101,6 +101,49 @@ type accumulator struct {
 	err     error
 	warns   []provider.Warning
 	unknown map[string]bool // event kinds already warned about
+
+	// What the delta being read changed in the parts, for AddPiece: the
+	// text it extended, its length before and the kind of delta it is;
+	// whether it changed them otherwise.
+	grown     *strings.Builder
+	grownFrom int
+	grownKind provider.DeltaKind
+	changed   bool
+}
+
+// AddPiece folds one event into the reply and says what it changed in the
+// parts: a delta that extends the text, reasoning text, signature or tool
+// input of a block already begun is a piece of the block's part (parts
+// are the blocks in index order).
+func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
+	a.grown, a.changed = nil, false
+	if err := a.Add(ev); err != nil {
+		return provider.Piece{}, err
+	}
+	switch ev.Type {
+	case "messageStart", "messageStop", "metadata":
+		return provider.Piece{}, nil
+	case "contentBlockDelta":
+	default:
+		return provider.Piece{Other: true}, nil
+	}
+	t := a.grown
+	switch {
+	case a.changed || t != nil && a.grownFrom == 0:
+		return provider.Piece{Other: true}, nil
+	case t == nil || t.Len() == a.grownFrom:
+		return provider.Piece{}, nil
+	}
+	i, _ := slices.BinarySearchFunc(a.blocks, a.last.index, func(b *block, i int) int { return b.index - i })
+	return provider.Piece{Kind: a.grownKind, Index: i, Text: t.String()[a.grownFrom:]}, nil
+}
+
+// grow notes that the delta being read extends t, a delta of kind.
+func (a *accumulator) grow(t *strings.Builder, kind provider.DeltaKind) {
+	if a.grown != nil && a.grown != t {
+		a.changed = true
+	}
+	a.grown, a.grownFrom, a.grownKind = t, t.Len(), kind
 }
 
 // maxBlockIndex bounds contentBlockIndex: no reply has anywhere near as
@@ -386,6 +429,7 @@ func (a *accumulator) block(idx int, k blockKind) (*block, error) {
 	switch {
 	case b == nil && (k == kindText || k == kindReasoning || k == kindImage):
 		b = a.open(idx, k)
+		a.changed = true
 	case b == nil:
 		return nil, fmt.Errorf("%s delta for block %d, which has no contentBlockStart", k, idx)
 	case b.kind != k:
@@ -408,16 +452,19 @@ func (a *accumulator) readDelta(idx int) error {
 			if err != nil {
 				return err
 			}
+			a.grow(&b.text, provider.DeltaText)
 			return convo.ErrorAt(a.appendString(&b.text), "text")
 		case "toolUse":
 			b, err := a.block(idx, kindToolUse)
 			if err != nil {
 				return err
 			}
+			a.changed = a.changed || b.typ == "server_tool_use" // kept opaque
 			return convo.ErrorAt(a.r.ReadObject(func(k []byte) error {
 				if string(k) != "input" {
 					return a.r.Skip()
 				}
+				a.grow(&b.text, provider.DeltaArgs)
 				return convo.ErrorAt(a.appendString(&b.text), "input")
 			}), "toolUse")
 
@@ -433,19 +480,21 @@ func (a *accumulator) readDelta(idx int) error {
 				return err
 			}
 			raw, err := a.r.ReadRaw()
-			b.cites = append(b.cites, raw)
+			b.cites, a.changed = append(b.cites, raw), true
 			return convo.ErrorAt(err, "citation")
 		case "toolResult":
 			b, err := a.block(idx, kindToolResult)
 			if err != nil {
 				return err
 			}
+			a.changed = true
 			return convo.ErrorAt(a.resultDelta(b), "toolResult")
 		case "image":
 			b, err := a.block(idx, kindImage)
 			if err != nil {
 				return err
 			}
+			a.changed = true
 			return convo.ErrorAt(a.imageDelta(b), "image")
 		}
 		a.warnOnce("delta:"+string(k), "%q deltas skipped: unknown to this version of convo", k)
@@ -457,11 +506,14 @@ func (a *accumulator) reasoningDelta(b *block) error {
 	return a.r.ReadObject(func(k []byte) error {
 		switch string(k) {
 		case "text":
+			a.grow(&b.text, provider.DeltaText)
 			return convo.ErrorAt(a.appendString(&b.text), "text")
 		case "signature":
 			// Appended, not replaced: a signature may come in pieces.
+			a.grow(&b.sig, provider.DeltaSignature)
 			return convo.ErrorAt(a.appendString(&b.sig), "signature")
 		case "redactedContent":
+			a.changed = true
 			s, err := a.r.ReadStringBytes()
 			if err != nil {
 				return convo.ErrorAt(err, "redactedContent")

@@ -127,6 +127,23 @@ func (a *accumulator) Add(ev provider.Event) error {
 	return nil
 }
 
+// AddPiece folds one stream event into the reply and says what it changed
+// in the parts: a chunk whose parts only extend the open run of text or
+// thought is a piece of the last part.
+func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
+	n, open, from, call, id := len(a.parts), a.runOpen, a.run.Len(), a.call, a.id
+	if err := a.Add(ev); err != nil {
+		return provider.Piece{}, err
+	}
+	switch {
+	case len(a.parts) != n || a.runOpen != open || a.call != nil || call != nil || a.id != id:
+		return provider.Piece{Other: true}, nil
+	case !open || a.run.Len() == from:
+		return provider.Piece{}, nil
+	}
+	return provider.Piece{Kind: provider.DeltaText, Index: n - 1, Text: a.run.String()[from:]}, nil
+}
+
 // setFields records the latest value of each member, copying it out of
 // the chunk (into the buffer of the previous value, which no message
 // shares: messages copy what they keep).

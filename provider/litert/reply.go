@@ -289,6 +289,40 @@ func (a *accumulator) channel(name, text string) {
 	a.chans = append(a.chans, channel{name: name, text: []byte(text)})
 }
 
+// AddPiece folds one chunk into the reply and says what it changed in the
+// parts: a chunk that only extends the thought already begun, or the text
+// that ends the content, is a piece of its part (the thought first, then
+// the content parts; see messageOf).
+func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
+	n, th, last := len(a.parts), len(a.thought), a.lastText()
+	if err := a.Add(ev); err != nil {
+		return provider.Piece{}, err
+	}
+	grewTh, grewText := len(a.thought) > th, len(a.lastText()) > len(last)
+	switch {
+	case len(a.parts) != n || len(a.w.calls) > 0 || len(a.w.channels) > 0 || grewTh && grewText,
+		grewTh && th == 0, grewText && len(last) == 0:
+		return provider.Piece{Other: true}, nil
+	case grewTh:
+		return provider.Piece{Kind: provider.DeltaText, Text: string(a.thought[th:])}, nil
+	case grewText:
+		p := provider.Piece{Kind: provider.DeltaText, Index: n - 1, Text: string(a.lastText()[len(last):])}
+		if th > 0 {
+			p.Index++
+		}
+		return p, nil
+	}
+	return provider.Piece{}, nil
+}
+
+// lastText returns the text of the last part when it is a run of text.
+func (a *accumulator) lastText() []byte {
+	if n := len(a.parts); n > 0 {
+		return a.parts[n-1].text
+	}
+	return nil
+}
+
 // Snapshot returns the message as accumulated so far.
 func (a *accumulator) Snapshot() convo.Message {
 	m, _ := a.build()

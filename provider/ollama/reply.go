@@ -254,6 +254,31 @@ func (a *accumulator) message() error {
 	return nil
 }
 
+// AddPiece folds one line into the reply and says what it changed in the
+// parts: a line that only extends the thinking or the content already
+// begun is a piece of its part (thinking first, then content; see build).
+func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
+	th, co, im, ca, model := len(a.thinking), len(a.content), len(a.images), len(a.calls), a.model
+	if err := a.Add(ev); err != nil {
+		return provider.Piece{}, err
+	}
+	grewTh, grewCo := len(a.thinking) > th, len(a.content) > co
+	switch {
+	case len(a.images) != im || len(a.calls) != ca || a.model != model || grewTh && grewCo,
+		grewTh && th == 0, grewCo && co == 0:
+		return provider.Piece{Other: true}, nil
+	case grewTh:
+		return provider.Piece{Kind: provider.DeltaText, Text: string(a.thinking[th:])}, nil
+	case grewCo:
+		p := provider.Piece{Kind: provider.DeltaText, Text: string(a.content[co:])}
+		if th > 0 {
+			p.Index = 1
+		}
+		return p, nil
+	}
+	return provider.Piece{}, nil
+}
+
 // Snapshot returns the message as accumulated so far.
 func (a *accumulator) Snapshot() convo.Message { return a.build() }
 

@@ -358,6 +358,14 @@ type chatAcc struct {
 	err             error
 	warns           []provider.Warning
 	warned          map[string]bool
+
+	// What the chunk being read changed in the parts, for AddPiece: the
+	// one text that grew and its length before, the stream index of the
+	// call it belongs to (or -1), and whether anything else changed.
+	grown     *textBuf
+	grownFrom int
+	grownCall int64
+	changed   bool
 }
 
 type callAcc struct {
@@ -417,6 +425,41 @@ func (a *chatAcc) Add(ev provider.Event) error {
 	}
 	a.chunks++
 	return nil
+}
+
+// AddPiece folds one SSE event's data into the reply and says what it
+// changed in the parts. A chunk that only extends the text, refusal or
+// reasoning already begun, or the arguments of a call already begun, is
+// a piece of the part the decoder makes of it (in the order reasoning,
+// text, refusal, calls by index; see assistantParts).
+func (a *chatAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
+	a.grown, a.grownCall, a.changed = nil, -1, false
+	if err := a.Add(ev); err != nil {
+		return provider.Piece{}, err
+	}
+	t := a.grown
+	switch {
+	case a.changed || a.audio.set || t != nil && a.grownFrom == 0:
+		return provider.Piece{Other: true}, nil
+	case t == nil || len(t.b) == a.grownFrom:
+		return provider.Piece{}, nil
+	}
+	p := provider.Piece{Kind: provider.DeltaText, Text: string(t.b[a.grownFrom:])}
+	for _, before := range []*textBuf{&a.reasoning, &a.content, &a.refusal} {
+		if before == t {
+			return p, nil
+		}
+		if before.set && len(before.b) > 0 {
+			p.Index++
+		}
+	}
+	p.Kind = provider.DeltaArgs
+	for i := range a.calls {
+		if a.calls[i].index < a.grownCall {
+			p.Index++
+		}
+	}
+	return p, nil
 }
 
 func (a *chatAcc) chunk() error {
@@ -541,6 +584,7 @@ func (a *chatAcc) choice() error {
 		a.finish = finish
 	}
 	if lp := logprobs; len(lp) > 0 && lp[0] == '{' {
+		a.changed = true
 		n := logprobsParts(lp)
 		a.logContent = appendList(a.logContent, n.content)
 		a.logRefusal = appendList(a.logRefusal, n.refusal)
@@ -622,11 +666,13 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			if a.fn == nil {
 				a.fn = &callAcc{}
 			}
+			a.changed = true
 			return atKey(a.fnDelta(r, a.fn, "arguments"), key)
 		case "annotations":
 			if r.ReadNull() {
 				return nil
 			}
+			a.changed = true
 			return atKey(r.ReadArray(func(int) error {
 				if len(a.annotations) > 0 {
 					a.annotations = append(a.annotations, ',')
@@ -639,6 +685,7 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			if r.ReadNull() {
 				return nil
 			}
+			a.changed = true
 			return atKey(a.audioDelta(r), key)
 		default:
 			// Kept and merged, so a streamed reply holds what the same
@@ -646,6 +693,7 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			if r.ReadNull() {
 				return nil
 			}
+			a.changed = true
 			v, err := r.ReadRaw()
 			if err == nil {
 				a.extra = a.extra.Set(string(key), mergeDelta(a.extra.Value(string(key)), v))
@@ -657,10 +705,22 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 		}
 		s, err := r.ReadStringBytes()
 		if err == nil {
-			dst.add(s)
+			a.add(dst, s, -1)
 		}
 		return atKey(err, key)
 	})
+}
+
+// add appends a piece of text to t, a text of the message or the
+// arguments of the call at stream index call, and notes it for AddPiece.
+func (a *chatAcc) add(t *textBuf, s []byte, call int64) {
+	switch {
+	case a.grown == nil:
+		a.grown, a.grownFrom, a.grownCall = t, len(t.b), call
+	case a.grown != t:
+		a.changed = true
+	}
+	t.add(s)
 }
 
 func (a *chatAcc) toolCall(r *jsonx.Reader) error {
@@ -704,16 +764,20 @@ func (a *chatAcc) toolCall(r *jsonx.Reader) error {
 	if index < 0 {
 		index = 0 // some compatible servers send -1 for a single call
 	}
+	n := len(a.calls)
 	c := a.call(index)
-	if len(id) > 0 {
-		c.id = string(id)
+	if len(id) > 0 && c.id != string(id) {
+		c.id, a.changed = string(id), true
 	}
-	if len(typ) > 0 {
-		c.typ = string(typ)
+	if len(typ) > 0 && c.typ != string(typ) {
+		c.typ, a.changed = string(typ), true
+	}
+	if len(a.calls) != n {
+		a.changed = true
 	}
 	if inner != "" {
 		if c.typ == "" {
-			c.typ = inner
+			c.typ, a.changed = inner, true
 		}
 		argsKey := "arguments"
 		if inner == "custom" {
@@ -754,8 +818,11 @@ func (a *chatAcc) fnDelta(r *jsonx.Reader, c *callAcc, argsKey string) error {
 			return nil
 		}
 		s, err := r.ReadStringBytes()
-		if err == nil {
+		if err == nil && dst == &c.name {
+			a.changed = true
 			dst.add(s)
+		} else if err == nil {
+			a.add(dst, s, c.index)
 		}
 		return atKey(err, key)
 	})
@@ -816,41 +883,7 @@ func (a *chatAcc) body() []byte {
 		b = append(b, `,"reasoning_content":`...)
 		b = appendOptText(b, &a.reasoning)
 	}
-	if len(a.calls) > 0 {
-		calls := append([]callAcc(nil), a.calls...)
-		sort.SliceStable(calls, func(i, j int) bool { return calls[i].index < calls[j].index })
-		b = append(b, `,"tool_calls":[`...)
-		for i := range calls {
-			c := &calls[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			typ := c.typ
-			if typ == "" {
-				typ = "function"
-			}
-			b = append(b, `{"id":`...)
-			b = jsonx.AppendString(b, c.id)
-			b = append(b, `,"type":`...)
-			b = jsonx.AppendString(b, typ)
-			argsKey := "arguments"
-			if typ == "custom" {
-				argsKey = "input"
-			} else {
-				typ = "function"
-			}
-			b = append(b, ',')
-			b = jsonx.AppendString(b, typ)
-			b = append(b, `:{"name":`...)
-			b = jsonx.AppendString(b, string(c.name.b))
-			b = append(b, ',')
-			b = jsonx.AppendString(b, argsKey)
-			b = append(b, ':')
-			b = jsonx.AppendString(b, string(c.args.b))
-			b = append(b, "}}"...)
-		}
-		b = append(b, ']')
-	}
+	b = a.appendCalls(b)
 	if a.fn != nil {
 		b = append(b, `,"function_call":{"name":`...)
 		b = jsonx.AppendString(b, string(a.fn.name.b))
@@ -863,25 +896,7 @@ func (a *chatAcc) body() []byte {
 		b = append(b, a.annotations...)
 		b = append(b, ']')
 	}
-	if a.audio.set {
-		b = append(b, `,"audio":{`...)
-		if a.audio.id != nil {
-			b = append(append(b, `"id":`...), a.audio.id...)
-		}
-		if a.audio.data.set {
-			b = jsonx.AppendKey(b, "data")
-			b = jsonx.AppendString(b, string(a.audio.data.b))
-		}
-		if a.audio.expires != nil {
-			b = jsonx.AppendKey(b, "expires_at")
-			b = append(b, a.audio.expires...)
-		}
-		if a.audio.transcript.set {
-			b = jsonx.AppendKey(b, "transcript")
-			b = jsonx.AppendString(b, string(a.audio.transcript.b))
-		}
-		b = append(b, '}')
-	}
+	b = a.appendAudio(b)
 	for _, m := range a.extra {
 		b = append(b, ',')
 		b = jsonx.AppendString(b, m.Key)
@@ -902,6 +917,71 @@ func (a *chatAcc) body() []byte {
 	if a.usage != nil {
 		b = append(b, `,"usage":`...)
 		b = appendUsageJSON(b, a.usage, true)
+	}
+	return append(b, '}')
+}
+
+// appendCalls writes the tool_calls member of the body, the calls in
+// stream index order.
+func (a *chatAcc) appendCalls(b []byte) []byte {
+	if len(a.calls) == 0 {
+		return b
+	}
+	calls := append([]callAcc(nil), a.calls...)
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].index < calls[j].index })
+	b = append(b, `,"tool_calls":[`...)
+	for i := range calls {
+		c := &calls[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		typ := c.typ
+		if typ == "" {
+			typ = "function"
+		}
+		b = append(b, `{"id":`...)
+		b = jsonx.AppendString(b, c.id)
+		b = append(b, `,"type":`...)
+		b = jsonx.AppendString(b, typ)
+		argsKey := "arguments"
+		if typ == "custom" {
+			argsKey = "input"
+		} else {
+			typ = "function"
+		}
+		b = append(b, ',')
+		b = jsonx.AppendString(b, typ)
+		b = append(b, `:{"name":`...)
+		b = jsonx.AppendString(b, string(c.name.b))
+		b = append(b, ',')
+		b = jsonx.AppendString(b, argsKey)
+		b = append(b, ':')
+		b = jsonx.AppendString(b, string(c.args.b))
+		b = append(b, "}}"...)
+	}
+	return append(b, ']')
+}
+
+// appendAudio writes the audio member of the body.
+func (a *chatAcc) appendAudio(b []byte) []byte {
+	if !a.audio.set {
+		return b
+	}
+	b = append(b, `,"audio":{`...)
+	if a.audio.id != nil {
+		b = append(append(b, `"id":`...), a.audio.id...)
+	}
+	if a.audio.data.set {
+		b = jsonx.AppendKey(b, "data")
+		b = jsonx.AppendString(b, string(a.audio.data.b))
+	}
+	if a.audio.expires != nil {
+		b = jsonx.AppendKey(b, "expires_at")
+		b = append(b, a.audio.expires...)
+	}
+	if a.audio.transcript.set {
+		b = jsonx.AppendKey(b, "transcript")
+		b = jsonx.AppendString(b, string(a.audio.transcript.b))
 	}
 	return append(b, '}')
 }

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -234,6 +233,18 @@ type respAcc struct {
 	err      error
 	warns    []provider.Warning
 	unknown  map[string]bool
+
+	// What the event being read changed in the parts, for AddPiece: the
+	// one text a delta extended, its length before and the delta kind it
+	// is (0 for a summary); whether anything else changed; and the part
+	// index of each text found so far, until something else changes.
+	grown     *textBuf
+	grownFrom int
+	grownKind provider.DeltaKind
+	changed   bool
+	at        map[*textBuf]int
+	snap      []convo.Part // the parts of the last Snapshot, while nothing but pieces changed
+	snapOK    bool
 }
 
 type itemAcc struct {
@@ -382,118 +393,264 @@ func (a *respAcc) event(data []byte) error {
 	if e.output < 0 || e.content < 0 || e.summary < 0 || e.output > 1<<20 || e.content > 1<<20 || e.summary > 1<<20 {
 		return errors.New("an index out of range")
 	}
-	doc := r.Bytes()
-	raw := func(s span) []byte {
-		if s.end <= s.start {
-			return nil
-		}
-		out, _ := jsonx.Compact(doc[s.start:s.end], 0)
-		return out
+	typ := string(e.typ)
+	if ok, err := a.deltaEvent(typ); ok {
+		return err
 	}
-	typ := e.typ
-	switch string(typ) {
+	a.changed = true
+	switch typ {
 	case "response.created", "response.in_progress", "response.queued":
-		if v := raw(e.response); v != nil {
+		if v := a.raw(e.response); v != nil {
 			a.base = v
 		}
 	case "response.completed", "response.incomplete", "response.failed":
-		v := raw(e.response)
+		v := a.raw(e.response)
 		if v == nil {
 			return fmt.Errorf("%s without a response", typ)
 		}
 		a.terminal = v
 	case "response.output_item.added", "response.output_item.done":
-		v := raw(e.item)
-		if v == nil {
-			return fmt.Errorf("%s without an item", typ)
-		}
-		it := a.item(e.output)
-		if bytes.HasSuffix(typ, []byte(".done")) {
-			it.done = v
-		} else {
-			it.added = v
-		}
-		if it.typ == "" {
-			it.typ = itemType(v)
-		}
+		return a.itemEvent(typ)
 	case "response.content_part.added", "response.content_part.done":
-		p := a.part(e.output, e.content)
-		v := raw(e.part)
-		if v == nil {
-			return fmt.Errorf("%s without a part", typ)
-		}
-		if p.typ == "" {
-			p.typ = itemType(v)
-		}
-		if bytes.HasSuffix(typ, []byte(".done")) {
-			p.done = v
-		}
-	case "response.output_text.delta", "response.refusal.delta":
-		p := a.part(e.output, e.content)
-		if p.typ == "" {
-			p.typ = "output_text"
-			if string(typ) == "response.refusal.delta" {
-				p.typ = "refusal"
-			}
-		}
-		p.text.add(e.delta)
-	case "response.output_text.done":
-		a.part(e.output, e.content).text.replace(e.text)
-	case "response.refusal.done":
-		a.part(e.output, e.content).text.replace(e.refusal)
+		return a.partEvent(typ)
 	case "response.output_text.annotation.added":
 		p := a.part(e.output, e.content)
-		if v := raw(e.annot); v != nil {
+		if v := a.raw(e.annot); v != nil {
 			if len(p.annotations) > 0 {
 				p.annotations = append(p.annotations, ',')
 			}
 			p.annotations = append(p.annotations, v...)
 		}
-	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		a.item(e.output).args.add(e.delta)
-	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
-		if e.hasArgs {
-			a.item(e.output).args.replace(e.args)
-		}
 	case "response.reasoning_summary_part.added", "response.reasoning_summary_part.done":
 		it := a.item(e.output)
 		tb := grow(&it.summary, e.summary)
-		if v := raw(e.part); v != nil {
-			if s, ok := partText(v); ok && (bytes.HasSuffix(typ, []byte(".done")) || !tb.set) {
+		if v := a.raw(e.part); v != nil {
+			if s, ok := partText(v); ok && (strings.HasSuffix(typ, ".done") || !tb.set) {
 				tb.replace([]byte(s))
 			}
 		}
-	case "response.reasoning_summary_text.delta":
-		grow(&a.item(e.output).summary, e.summary).add(e.delta)
-	case "response.reasoning_summary_text.done":
-		grow(&a.item(e.output).summary, e.summary).replace(e.text)
-	case "response.reasoning_text.delta":
-		grow(&a.item(e.output).rtext, e.content).add(e.delta)
-	case "response.reasoning_text.done":
-		grow(&a.item(e.output).rtext, e.content).replace(e.text)
 	case "error":
-		ae := e.errObj
-		if ae == nil {
-			ae = &provider.APIError{Provider: ProviderID, Message: string(e.message), Code: strings.Trim(string(e.code), `"`), Param: strings.Trim(string(e.param), `"`)}
-			if ae.Message == "" {
-				ae.Message = "an error with no message"
-			}
-		}
-		return ae
+		return a.errorEvent()
 	case "":
 		return errors.New(`event has no "type"`)
 	default:
 		// Progress events of built-in tools and other news: their items
 		// arrive whole in response.output_item.done.
-		if !bytes.HasPrefix(typ, []byte("response.")) && !a.unknown[string(typ)] {
+		a.changed = false
+		if !strings.HasPrefix(typ, "response.") && !a.unknown[typ] {
 			if a.unknown == nil {
 				a.unknown = map[string]bool{}
 			}
-			a.unknown[string(typ)] = true
+			a.unknown[typ] = true
 			a.warns = append(a.warns, provider.Warnf(fmt.Sprintf("event %d", a.events-1), "event of unknown type %q skipped", typ))
 		}
 	}
 	return nil
+}
+
+// raw returns the span s of the event being read, compacted, or nil.
+func (a *respAcc) raw(s span) []byte {
+	if s.end <= s.start {
+		return nil
+	}
+	out, _ := jsonx.Compact(a.rd.Bytes()[s.start:s.end], 0)
+	return out
+}
+
+// deltaEvent folds the event of type typ when it is one that extends or
+// replaces a text or arguments (a delta or its .done), and reports
+// whether it was.
+func (a *respAcc) deltaEvent(typ string) (bool, error) {
+	e := &a.ev
+	var t *textBuf
+	var value []byte // a .done event's whole value
+	done := strings.HasSuffix(typ, ".done")
+	kind := provider.DeltaText
+	switch typ {
+	case "response.output_text.delta", "response.refusal.delta":
+		p := a.part(e.output, e.content)
+		if p.typ == "" {
+			a.changed = true
+			p.typ = "output_text"
+			if typ == "response.refusal.delta" {
+				p.typ = "refusal"
+			}
+		}
+		t = &p.text
+	case "response.output_text.done":
+		t, value = &a.part(e.output, e.content).text, e.text
+	case "response.refusal.done":
+		t, value = &a.part(e.output, e.content).text, e.refusal
+	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		t, kind = &a.item(e.output).args, provider.DeltaArgs
+	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
+		if e.hasArgs {
+			t, value = &a.item(e.output).args, e.args
+		}
+	case "response.reasoning_summary_text.delta":
+		t, kind = grow(&a.item(e.output).summary, e.summary), 0
+	case "response.reasoning_summary_text.done":
+		t, value = grow(&a.item(e.output).summary, e.summary), e.text
+	case "response.reasoning_text.delta":
+		t = grow(&a.item(e.output).rtext, e.content)
+	case "response.reasoning_text.done":
+		t, value = grow(&a.item(e.output).rtext, e.content), e.text
+	default:
+		return false, nil
+	}
+	switch {
+	case t == nil:
+	case done:
+		a.changed = true
+		t.replace(value)
+	case len(e.delta) == 0:
+		a.changed = a.changed || !t.set
+		t.add(e.delta)
+	default:
+		a.grown, a.grownFrom, a.grownKind = t, len(t.b), kind
+		t.add(e.delta)
+	}
+	return true, nil
+}
+
+// itemEvent folds response.output_item.added or .done.
+func (a *respAcc) itemEvent(typ string) error {
+	e := &a.ev
+	v := a.raw(e.item)
+	if v == nil {
+		return fmt.Errorf("%s without an item", typ)
+	}
+	it := a.item(e.output)
+	if strings.HasSuffix(typ, ".done") {
+		it.done = v
+	} else {
+		it.added = v
+	}
+	if it.typ == "" {
+		it.typ = itemType(v)
+	}
+	return nil
+}
+
+// partEvent folds response.content_part.added or .done.
+func (a *respAcc) partEvent(typ string) error {
+	e := &a.ev
+	p := a.part(e.output, e.content)
+	v := a.raw(e.part)
+	if v == nil {
+		return fmt.Errorf("%s without a part", typ)
+	}
+	if p.typ == "" {
+		p.typ = itemType(v)
+	}
+	if strings.HasSuffix(typ, ".done") {
+		p.done = v
+	}
+	return nil
+}
+
+// errorEvent returns the error an error event reports.
+func (a *respAcc) errorEvent() error {
+	e := &a.ev
+	ae := e.errObj
+	if ae == nil {
+		ae = &provider.APIError{Provider: ProviderID, Message: string(e.message), Code: strings.Trim(string(e.code), `"`), Param: strings.Trim(string(e.param), `"`)}
+		if ae.Message == "" {
+			ae.Message = "an error with no message"
+		}
+	}
+	return ae
+}
+
+// AddPiece folds one event into the reply and says what it changed in the
+// parts. A delta that extends a text, refusal, reasoning text or call
+// arguments already begun, whose item and part have no .done copy yet, is
+// a piece of the part showing that text: the part's index is found once
+// in a snapshot and kept until an event changes the parts otherwise.
+// Reasoning summaries are not streamed as deltas: a summary delta changes
+// nothing a reader streams.
+func (a *respAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
+	a.grown, a.changed = nil, false
+	events := a.events
+	if err := a.Add(ev); err != nil {
+		return provider.Piece{}, err
+	}
+	if a.events == events || string(ev.Data) == "[DONE]" {
+		return provider.Piece{}, nil
+	}
+	t := a.grown
+	if a.changed {
+		a.at, a.snap, a.snapOK = nil, nil, false
+		return provider.Piece{Other: true}, nil
+	}
+	if t == nil {
+		return provider.Piece{}, nil
+	}
+	if a.grownFrom == 0 || a.doneCopy() {
+		a.at, a.snap, a.snapOK = nil, nil, false
+		return provider.Piece{Other: true}, nil
+	}
+	if a.grownKind == 0 {
+		return provider.Piece{}, nil // a summary
+	}
+	i, ok := a.at[t]
+	if !ok {
+		if i, ok = a.find(t.b, a.grownFrom, a.grownKind); !ok {
+			return provider.Piece{Other: true}, nil
+		}
+		if a.at == nil {
+			a.at = map[*textBuf]int{}
+		}
+		a.at[t] = i
+	}
+	return provider.Piece{Kind: a.grownKind, Index: i, Text: string(t.b[a.grownFrom:])}, nil
+}
+
+// doneCopy reports whether the item or part the event being read extends
+// has a .done copy, which the message shows instead of the deltas.
+func (a *respAcc) doneCopy() bool {
+	e := &a.ev
+	it := a.items[e.output]
+	if it.done != nil {
+		return true
+	}
+	return it.typ == "message" && e.content < int64(len(it.parts)) && it.parts[e.content] != nil && it.parts[e.content].done != nil
+}
+
+// find returns the index of the one part of the message whose text (kind
+// DeltaText) or arguments (DeltaArgs) is text, which the delta being read
+// extended from length from. It looks in the last snapshot, taken before
+// the delta, when only pieces of texts whose index is known came since:
+// the other texts are as it shows them.
+func (a *respAcc) find(text []byte, from int, kind provider.DeltaKind) (int, bool) {
+	parts := a.snap
+	if a.snapOK {
+		text = text[:from]
+	} else {
+		parts = a.Snapshot().Parts
+	}
+	at := -1
+	for i := range parts {
+		p := &parts[i]
+		var got string
+		switch {
+		case p.Raw != nil:
+			continue
+		case kind == provider.DeltaText && (p.Type == convo.TypeText || p.Type == convo.TypeRefusal || p.Type == convo.TypeReasoning):
+			got = p.Text
+		case kind == provider.DeltaArgs && p.Type == convo.TypeToolCall && p.Args == nil:
+			got = p.ArgsRaw
+		default:
+			continue
+		}
+		if got == string(text) {
+			if at >= 0 {
+				return 0, false // two alike: which one grows is not known
+			}
+			at = i
+		}
+	}
+	return at, at >= 0
 }
 
 // itemType reads the "type" of an item or part object.
@@ -815,6 +972,7 @@ func (a *respAcc) decode() (convo.Message, []provider.Warning, error) {
 // Snapshot returns the message gathered so far (for showing partial text).
 func (a *respAcc) Snapshot() convo.Message {
 	m, _, _ := a.decode()
+	a.snap, a.snapOK = m.Parts, true
 	if m.Role == "" {
 		m.Role = convo.RoleAssistant
 	}
