@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -214,5 +216,31 @@ func TestFitJSON(t *testing.T) {
 	}
 	if want := 1 + 20*4 - len(rep.Excluded); len(h) != want {
 		t.Errorf("%d messages kept, the report leaves out %d of 81", len(h), len(rep.Excluded))
+	}
+}
+
+// TestWriteHistory: fit's output, written a message at a time, is the
+// bytes convo.Marshal makes.
+func TestWriteHistory(t *testing.T) {
+	h, err := convo.Unmarshal([]byte(fitSession(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []convo.History{nil, h[:1], h} {
+		want, err := convo.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := writeHistory(&got, h); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(want) {
+			t.Errorf("wrote\n%s\nwant\n%s", got.String(), want)
+		}
+	}
+	bad := convo.History{convo.User("ok"), convo.User("bad \xff")}
+	if err := writeHistory(io.Discard, bad); err == nil || !strings.Contains(err.Error(), "messages[1]") {
+		t.Errorf("invalid UTF-8: %v", err)
 	}
 }

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -171,16 +172,60 @@ func (e *env) envOr(name, def string) string {
 }
 
 // readHistory reads a canonical document from args[0] or stdin.
+// It is decoded one message at a time as it is read, so memory is the
+// history itself plus about twice its largest message, not the document's
+// bytes as well; a long read shows its progress on a terminal.
 func (e *env) readHistory(args []string) (convo.History, error) {
-	b, name, err := e.input(args, convo.DefaultLimits.MaxBytes)
+	r, name, done, err := e.openInput(args, convo.DefaultLimits.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
-	h, err := convo.Unmarshal(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	defer done()
+	progress := e.newMeter()
+	defer progress.done()
+	d := convo.NewDecoder(r)
+	h := make(convo.History, 0, messagesIn(args))
+	for {
+		progress.update(len(h), r)
+		m, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			return h, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		h = append(h, m)
 	}
-	return h, nil
+}
+
+// messagesIn guesses how many messages the file args[0] holds, as
+// convo.Unmarshal does: writers put one message per line, so it counts
+// lines, bounded by the size so a document of many lines per message does
+// not make it allocate much more than the document. Room made up front
+// saves growing the history by copying it, which cost more memory at the
+// peak than reading the document whole. Stdin is not read twice: 0.
+func messagesIn(args []string) int {
+	if len(args) == 0 || args[0] == "-" {
+		return 0
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	n, buf := 1, make([]byte, 64<<10)
+	for {
+		k, err := f.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err != nil {
+			break
+		}
+	}
+	return int(min(int64(n), fi.Size()/64+1))
 }
 
 func isTerminal(f *os.File) bool {
