@@ -75,6 +75,8 @@ func TestExitCodes(t *testing.T) {
 		{name: "show marks reasoning", args: []string{"show", valid}, code: 0, stdout: "(reasoning, signed, anthropic) Use the tool."},
 		{name: "show summarises attachments", args: []string{"show", valid}, code: 0, stdout: "[image image/png, 8 B inline]"},
 		{name: "show approval requests", args: []string{"show", "../../testdata/v1/approvals.json"}, code: 0, stdout: `? may I run delete_files({"glob":"/var/log/*.1"}) [apr_1 for call_1]`},
+		{name: "show citations", args: []string{"show", "../../testdata/v1/citations.json"}, code: 0, stdout: "[1] colours.txt · document 0, char 0–20 · “The grass is green. ”"},
+		{name: "show web citations", args: []string{"show", "../../testdata/v1/citations.json"}, code: 0, stdout: "Paris had 18 °C today, says the news.[1][2]\n      [1] Weather · https://example.com/weather · “18 °C in Paris”\n      [2] notes.pdf · file file-abc"},
 		{name: "show approvals", args: []string{"show", "../../testdata/v1/approvals.json"}, code: 0, stdout: "✗ denied: keep them until the audit [apr_1]"},
 		{name: "show no colour off a terminal", args: []string{"show", valid}, code: 0},
 		{name: "convert normalises", args: []string{"convert", "--from", "convo", "--to", "convo", "--lines"}, stdin: `{"role":"human","parts":[{"type":"text","text":"hi"}]}`,

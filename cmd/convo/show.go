@@ -151,7 +151,14 @@ func (t transcript) part(indent string, p convo.Part) {
 	}
 	switch p.Type {
 	case convo.TypeText:
-		line(esc(p.Text))
+		text := esc(p.Text)
+		for i := range p.Citations {
+			text += t.paint(cyan, fmt.Sprintf("[%d]", i+1))
+		}
+		line(text)
+		for i, c := range p.Citations {
+			line(t.paint(dim, fmt.Sprintf("  [%d] ", i+1)+citation(c)))
+		}
 	case convo.TypeRefusal:
 		line(t.paint(red, "(refusal) ") + esc(p.Text))
 	case convo.TypeReasoning:
@@ -257,4 +264,35 @@ func size(n int) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// citation describes a citation on one line: what it points at (title,
+// address or file), where in it, and the quoted passage, shortened.
+func citation(c convo.Citation) string {
+	var parts []string
+	if c.Title != "" {
+		parts = append(parts, esc(c.Title))
+	}
+	switch {
+	case c.URL != "":
+		parts = append(parts, esc(c.URL))
+	case c.FileID != "":
+		parts = append(parts, "file "+esc(c.FileID))
+	}
+	if c.Kind == convo.CiteDocument {
+		where := fmt.Sprintf("document %d", c.Source)
+		if c.Unit != "" {
+			where += fmt.Sprintf(", %s %d–%d", c.Unit, c.Start, c.End)
+		}
+		parts = append(parts, where)
+	} else if c.Kind != convo.CiteURL && c.Kind != convo.CiteFile {
+		parts = append(parts, esc(string(c.Kind)))
+	}
+	if q := []rune(c.Text); len(q) > 0 {
+		if len(q) > 80 {
+			q = append(q[:79], '…')
+		}
+		parts = append(parts, "“"+esc(string(q))+"”")
+	}
+	return strings.Join(parts, " · ")
 }

@@ -91,6 +91,8 @@ type partView struct {
 	HTML template.HTML
 	Text string
 
+	Cites []citeView // text: its sources, listed under it as numbered notes
+
 	// reasoning
 	Summary   []string
 	Provider  string
@@ -111,6 +113,39 @@ type partView struct {
 	URL       string       // a remote reference, shown as a link
 	Size      int          // decoded bytes
 	FileID    string
+}
+
+// citeView is one citation of a text part as the page lists it.
+type citeView struct {
+	Title string
+	URL   string // a safe web address, shown as a link
+	Where string // the file, or the document and its cited range
+	Quote string
+}
+
+func citesOf(cs []convo.Citation) []citeView {
+	var out []citeView
+	for _, c := range cs {
+		v := citeView{Title: c.Title, Quote: c.Text}
+		if c.URL != "" && safeURL(c.URL) {
+			v.URL = c.URL
+		} else if c.URL != "" {
+			v.Where = c.URL
+		}
+		switch {
+		case c.Kind == convo.CiteFile:
+			v.Where = "file " + c.FileID
+		case c.Kind == convo.CiteDocument && c.Unit != "":
+			v.Where = fmt.Sprintf("document %d, %s %d–%d", c.Source, c.Unit, c.Start, c.End)
+		case c.Kind == convo.CiteDocument:
+			v.Where = fmt.Sprintf("document %d", c.Source)
+		}
+		if v.Title == "" && v.URL == "" && v.Where == "" {
+			v.Where = string(c.Kind)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // resultView is a tool result: its content, pretty-printed, and whether the
@@ -191,6 +226,7 @@ func partOf(p convo.Part) partView {
 	switch p.Type {
 	case convo.TypeText:
 		v.HTML = markdown(p.Text)
+		v.Cites = citesOf(p.Citations)
 	case convo.TypeRefusal:
 		v.Text = p.Text
 	case convo.TypeReasoning:

@@ -261,7 +261,7 @@ func TestViewer(t *testing.T) {
 			reasoning: n("details.reasoning"), signed: n(".badge.sig"), encrypted: n(".badge.enc"), calls: n(".tool details.call"),
 			results: n("details.result"), failed: n("details.result.failed"), images: n("figure.media img"), audio: n("figure.media audio"),
 			tables: n(".md table"), code: n(".md code.language-go"), summary: n(".compaction"), errors: n(".msg.role-error"),
-			turn: n(".msg.turn-scoped"), refusal: n(".refusal"), usage: n(".msg-foot .usage"), json: n("pre.json"),
+			turn: n(".msg.turn-scoped"), refusal: n(".refusal"), usage: n(".msg-foot .usage"), json: n("pre.json"), cites: n("ol.cites li"),
 			imagesLoaded: Array.from(document.querySelectorAll("figure.media img")).filter((i) => i.complete && i.naturalWidth > 0).length,
 		}; })()`, &parts),
 		chromedp.Click(`#m-3 details.reasoning > summary`, chromedp.ByQuery),
@@ -274,7 +274,7 @@ func TestViewer(t *testing.T) {
 	}
 	for k, min := range map[string]int{"reasoning": 3, "signed": 1, "encrypted": 1, "calls": 2, "results": 2, "failed": 1,
 		"images": 1, "imagesLoaded": 1, "audio": 1, "tables": 1, "code": 1, "summary": 1, "errors": 1, "turn": 1,
-		"refusal": 1, "usage": 2, "json": 3} {
+		"refusal": 1, "usage": 2, "json": 3, "cites": 3} {
 		if parts[k] < min {
 			t.Errorf("conversation: %d %s, want at least %d (%v)", parts[k], k, min, parts)
 		}
@@ -284,6 +284,17 @@ func TestViewer(t *testing.T) {
 	}
 	safe(t, ctx, "conversation")
 	screenshot(t, ctx, "viewer-conversation.png", 2000)
+	if *updateScreenshots {
+		// The answer whose last paragraph lists its sources.
+		var png []byte
+		if err := chromedp.Run(ctx, chromedp.ScrollIntoView(`ol.cites`, chromedp.ByQuery),
+			chromedp.Screenshot(`#m-5`, &png, chromedp.ByQuery)); err != nil {
+			t.Fatalf("screenshot of the citations: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join("..", "..", "..", "docs", "viewer-citations.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cons.check(t, "conversation")
 
 	// Export: a download of the canonical document.
