@@ -51,6 +51,13 @@ type Delta struct {
 	Usage  *convo.Usage  // DeltaUsage
 	Finish convo.Finish  // DeltaFinish
 	Err    error         // DeltaError
+	// Candidate is the candidate reply a part's delta or a DeltaFinish
+	// belongs to, in a stream of several (OpenAI Chat n > 1, Gemini
+	// candidateCount > 1; see DeltaReader.ReadCandidates): 0 is the
+	// first, and the only one of every other stream. Index counts the
+	// parts of that candidate. DeltaStart, DeltaUsage and DeltaError are
+	// the whole reply's and carry 0.
+	Candidate int
 }
 
 // DeltaReader turns the events of one streamed reply into deltas while an
@@ -78,7 +85,18 @@ type DeltaReader struct {
 	parts   []partSent
 	warns   []Warning
 	ended   bool
+	all     bool           // ReadCandidates was called
+	others  []*DeltaReader // what was reported of candidates 1, 2, …
 }
+
+// ReadCandidates makes d report the deltas of every candidate when its
+// accumulator is a CandidatesAccumulator and the reply has several: each
+// delta of candidate k > 0 carries Candidate k, and each such candidate
+// ends with its own DeltaFinish before the first one's, which ends the
+// stream as always. Without it (the default, for a client format that
+// has one reply per response) only the first candidate is reported. Call
+// it before the first Add.
+func (d *DeltaReader) ReadCandidates() { d.all = true }
 
 // partSent is what was reported of one part.
 type partSent struct {
@@ -135,10 +153,10 @@ func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
 		}
 		if d.started && !p.Other {
 			if p.Kind == 0 {
-				return dst, nil
+				return d.candidates(dst, nil), nil
 			}
 			if out, ok := d.piece(dst, p); ok {
-				return out, nil
+				return d.candidates(out, nil), nil
 			}
 		}
 	} else if err := d.acc.Add(ev); err != nil {
@@ -146,7 +164,59 @@ func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
 	}
 	m := d.acc.Snapshot()
 	dst = d.start(dst, m)
-	return d.diff(dst, m.Parts, false), nil
+	dst = d.diff(dst, m.Parts, false)
+	return d.candidates(dst, nil), nil
+}
+
+// candidates appends the deltas of the candidates after the first, when
+// ReadCandidates asked for them: what they grew by, or with final (every
+// candidate's final message) the rest of each and its DeltaFinish.
+func (d *DeltaReader) candidates(dst []Delta, final []convo.Message) []Delta {
+	ca, ok := d.acc.(CandidatesAccumulator)
+	if !d.all || !ok {
+		return dst
+	}
+	n := ca.Candidates()
+	if final != nil {
+		n = len(final)
+	}
+	for k := 1; k < n; k++ {
+		if k > len(d.others) {
+			d.others = append(d.others, &DeltaReader{started: true})
+		}
+		o := d.others[k-1]
+		from := len(dst)
+		if final == nil {
+			dst = o.diff(dst, ca.SnapshotCandidate(k).Parts, false)
+		} else {
+			m := o.keepIDs(final[k])
+			dst = o.diff(dst, m.Parts, true)
+			dst = append(dst, Delta{Kind: DeltaFinish, Finish: m.Finish})
+			for _, w := range o.warns {
+				w.Path = strings.TrimSuffix(fmt.Sprintf("candidates[%d].%s", k, w.Path), ".")
+				d.warns = append(d.warns, w)
+			}
+		}
+		for i := from; i < len(dst); i++ {
+			dst[i].Candidate = k
+		}
+	}
+	return dst
+}
+
+// finishCandidates appends the end of the candidates after the first, and
+// returns the warnings of all of them in place of warns, the first's
+// (which would say the others were left out).
+func (d *DeltaReader) finishCandidates(dst []Delta, warns []Warning) ([]Delta, []Warning) {
+	ca, ok := d.acc.(CandidatesAccumulator)
+	if !d.all || !ok {
+		return dst, warns
+	}
+	ms, warns, err := ca.Messages()
+	if err != nil {
+		d.warns = append(d.warns, Warnf("candidates", "a candidate did not end: %v", err))
+	}
+	return d.candidates(dst, ms), warns
 }
 
 func (d *DeltaReader) start(dst []Delta, m convo.Message) []Delta {
@@ -212,6 +282,11 @@ func (d *DeltaReader) Finish(dst []Delta) ([]Delta, convo.Message, []Warning, er
 	}
 	d.ended = true
 	dst = d.start(dst, m)
+	if err == nil {
+		// The other candidates end first: the first one's DeltaFinish
+		// ends the stream.
+		dst, warns = d.finishCandidates(dst, warns)
+	}
 	m = d.keepIDs(m)
 	dst = d.diff(dst, m.Parts, true)
 	warns = append(warns, d.warns...)
@@ -428,31 +503,44 @@ type StreamEncoder interface {
 
 // DeltaFold folds deltas back into a message: the canonical accumulator of
 // deltas. It keeps what the deltas carry — parts, usage, finish, origin —
-// and is what a stream encoder's output is checked against.
+// and is what a stream encoder's output is checked against. The deltas of
+// candidates after the first (Delta.Candidate > 0) fold into messages of
+// their own, which Messages returns.
 type DeltaFold struct {
-	m   convo.Message
-	err error
+	m    convo.Message
+	more []convo.Message // candidates 1, 2, …
+	err  error
 }
 
 // Add folds one delta.
 func (f *DeltaFold) Add(d Delta) error {
-	f.m.Role = convo.RoleAssistant
+	m := &f.m
+	if d.Candidate < 0 || d.Candidate > maxCandidates {
+		return fmt.Errorf("%s for candidate %d", d.Kind, d.Candidate)
+	}
+	if d.Candidate > 0 {
+		for len(f.more) < d.Candidate {
+			f.more = append(f.more, convo.Message{})
+		}
+		m = &f.more[d.Candidate-1]
+	}
+	m.Role = convo.RoleAssistant
 	switch d.Kind {
 	case DeltaStart:
-		f.m.Origin = d.Origin
+		m.Origin = d.Origin
 	case DeltaPartStart:
 		if d.Index < 0 || d.Part == nil {
 			return fmt.Errorf("part_start without a part, or for part %d", d.Index)
 		}
-		for len(f.m.Parts) <= d.Index {
-			f.m.Parts = append(f.m.Parts, convo.Part{})
+		for len(m.Parts) <= d.Index {
+			m.Parts = append(m.Parts, convo.Part{})
 		}
-		f.m.Parts[d.Index] = *d.Part
+		m.Parts[d.Index] = *d.Part
 	case DeltaText, DeltaArgs, DeltaSignature, DeltaEncrypted:
-		if d.Index < 0 || d.Index >= len(f.m.Parts) {
-			return fmt.Errorf("%s for part %d of %d", d.Kind, d.Index, len(f.m.Parts))
+		if d.Index < 0 || d.Index >= len(m.Parts) {
+			return fmt.Errorf("%s for part %d of %d", d.Kind, d.Index, len(m.Parts))
 		}
-		p := &f.m.Parts[d.Index]
+		p := &m.Parts[d.Index]
 		switch d.Kind {
 		case DeltaText:
 			p.Text += d.Text
@@ -464,25 +552,43 @@ func (f *DeltaFold) Add(d Delta) error {
 			p.Encrypted += d.Text
 		}
 	case DeltaPartEnd:
-		if d.Index < 0 || d.Index >= len(f.m.Parts) || d.Part == nil {
-			return fmt.Errorf("part_end for part %d of %d", d.Index, len(f.m.Parts))
+		if d.Index < 0 || d.Index >= len(m.Parts) || d.Part == nil {
+			return fmt.Errorf("part_end for part %d of %d", d.Index, len(m.Parts))
 		}
-		f.m.Parts[d.Index] = *d.Part
+		m.Parts[d.Index] = *d.Part
 	case DeltaUsage:
-		f.m.Usage = d.Usage
+		m.Usage = d.Usage
 	case DeltaFinish:
-		f.m.Finish = d.Finish
+		m.Finish = d.Finish
 	case DeltaError:
 		f.err = d.Err
-		f.m.Finish = convo.FinishError
+		m.Finish = convo.FinishError
 	default:
 		return fmt.Errorf("unknown delta kind %d", d.Kind)
 	}
 	return nil
 }
 
-// Message returns the message folded so far and the stream's error.
+// maxCandidates bounds Delta.Candidate in a DeltaFold (OpenAI allows n up
+// to 128; Gemini's candidateCount is smaller).
+const maxCandidates = 1024
+
+// Message returns the message folded so far (the first candidate's) and
+// the stream's error.
 func (f *DeltaFold) Message() (convo.Message, error) { return f.m, f.err }
+
+// Messages returns every candidate's message folded so far, the first
+// first; the others carry the first one's Origin (the stream's).
+func (f *DeltaFold) Messages() ([]convo.Message, error) {
+	ms := append([]convo.Message{f.m}, f.more...)
+	for k := 1; k < len(ms); k++ {
+		ms[k].Role = convo.RoleAssistant
+		if ms[k].Origin == nil {
+			ms[k].Origin = f.m.Origin
+		}
+	}
+	return ms, f.err
+}
 
 // StreamOptions configure a stream encoder.
 type StreamOptions struct {

@@ -59,6 +59,41 @@ func DecodeReplies(c ReplyCodec, body []byte, opts Options) ([]convo.Message, []
 	return []convo.Message{m}, warns, err
 }
 
+// CandidatesAccumulator is implemented by the accumulators of APIs that
+// stream several candidate replies to one request (OpenAI Chat with n > 1,
+// whose chunks carry choices[].index; Gemini with candidateCount > 1,
+// whose chunks carry candidates[].index). The accumulator keeps every
+// candidate; Snapshot and Message give the first (index 0), as for any
+// accumulator, and Message warns that the others were left out.
+type CandidatesAccumulator interface {
+	Accumulator
+	// Candidates returns how many candidates the stream has shown so far:
+	// 1 until one with another index than 0 comes.
+	Candidates() int
+	// SnapshotCandidate returns candidate i (the i-th in index order, i <
+	// Candidates()) as accumulated so far; SnapshotCandidate(0) is
+	// Snapshot. A candidate that comes later with a lower index than one
+	// already seen moves those after it (no API sends them so).
+	SnapshotCandidate(i int) convo.Message
+	// Messages returns every candidate's final message in index order:
+	// the first is Message's, and only it carries the usage, which counts
+	// them all. Each is what DecodeReplies makes of the same candidate
+	// non-streamed. A stream that ended before every candidate finished
+	// is an error wrapping ErrIncomplete, with the partial messages.
+	Messages() ([]convo.Message, []Warning, error)
+}
+
+// AccumulatedReplies returns every candidate reply acc folded: all of them
+// when acc is a CandidatesAccumulator, else the one message of Message.
+// It is the streamed counterpart of DecodeReplies.
+func AccumulatedReplies(acc Accumulator) ([]convo.Message, []Warning, error) {
+	if ca, ok := acc.(CandidatesAccumulator); ok {
+		return ca.Messages()
+	}
+	m, warns, err := acc.Message()
+	return []convo.Message{m}, warns, err
+}
+
 // Format is one provider wire format: the request codec and the reply codec
 // of the same API in one value. Every provider package returns one Format
 // per wire format it speaks, from a constructor named after the API

@@ -1,6 +1,7 @@
 package all
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -55,4 +56,39 @@ func EncodeReply(name string, m convo.Message, opts provider.StreamOptions) ([]b
 		return nil, fmt.Errorf("%w %q for reply encoding", provider.ErrUnknownFormat, name)
 	}
 	return f(m, opts), nil
+}
+
+// repliesEncoders maps the names of the formats whose response carries
+// several candidate replies to their encoders of such a response.
+var repliesEncoders = map[string]func([]convo.Message, provider.StreamOptions) []byte{
+	"gemini": gemini.EncodeReplies,
+}
+
+// EncodeReplies returns a non-streamed response body in the format called
+// name holding every message of ms as one candidate reply, in order (the
+// response to a request with n > 1 or candidateCount > 1). A format with
+// one reply per response gets the first message, and a warning says how
+// many were left out.
+func EncodeReplies(name string, ms []convo.Message, opts provider.StreamOptions) ([]byte, []provider.Warning, error) {
+	if len(ms) == 0 {
+		return nil, nil, errors.New("no reply to encode")
+	}
+	if f, ok := repliesEncoders[name]; ok {
+		return f(ms, opts), nil, nil
+	}
+	out, err := EncodeReply(name, ms[0], opts)
+	var warns []provider.Warning
+	if err == nil && len(ms) > 1 {
+		warns = append(warns, provider.Warnf("candidates", "%s carries one reply: %d candidates besides the first left out", name, len(ms)-1))
+	}
+	return out, warns, err
+}
+
+// StreamsCandidates reports whether the stream encoder of the format called
+// name writes several candidates (Delta.Candidate); for the others a
+// DeltaReader should report only the first (see
+// provider.DeltaReader.ReadCandidates).
+func StreamsCandidates(name string) bool {
+	_, ok := repliesEncoders[name]
+	return ok
 }

@@ -1,11 +1,15 @@
 package gemini_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"testing"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/gemini"
 )
@@ -83,4 +87,154 @@ func FuzzDecodeReplies(f *testing.F) {
 			t.Fatalf("DecodeReplies gave %d replies, DecodeReply %v", len(ms), err)
 		}
 	})
+}
+
+// readCandidates folds a streamGenerateContent SSE stream and returns every
+// candidate.
+func readCandidates(t *testing.T, sse []byte) ([]convo.Message, []provider.Warning, error) {
+	t.Helper()
+	acc := gemini.GenerateContent().NewAccumulator(provider.Options{})
+	src := stream.NewSSE(bytes.NewReader(sse))
+	for {
+		ev, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := acc.Add(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return provider.AccumulatedReplies(acc)
+}
+
+// TestStreamCandidates: a stream with several candidates keeps each; its
+// candidates are those of the same reply non-streamed, and Message keeps
+// the first and warns about the others.
+func TestStreamCandidates(t *testing.T) {
+	sse, err := os.ReadFile("testdata/candidates/count3.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile("testdata/candidates/count3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := provider.DecodeReplies(gemini.GenerateContent(), body, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warns, err := readCandidates(t, sse)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("Messages: %v %v", err, warns)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d candidates, want %d", len(got), len(want))
+	}
+	for k := range want {
+		if !got[k].Equal(want[k]) {
+			t.Errorf("candidate %d:\n got %+v\nwant %+v", k, got[k], want[k])
+		}
+	}
+	m, warns, err := gemini.GenerateContent().ReadStream(bytes.NewReader(sse), provider.Options{})
+	if err != nil || !m.Equal(want[0]) || len(warns) != 1 || warns[0].Path != "candidates" {
+		t.Errorf("ReadStream: %v %v", err, warns)
+	}
+
+	// A stream cut before every candidate finished is incomplete.
+	cut := sse[:bytes.LastIndex(bytes.TrimSpace(sse), []byte("\n\n"))+2]
+	ms, _, err := readCandidates(t, cut)
+	if !errors.Is(err, provider.ErrIncomplete) || len(ms) != 3 || ms[2].Text() != "The capital of France" {
+		t.Errorf("cut stream: %v %d", err, len(ms))
+	}
+}
+
+// TestEncodeCandidates: the stream encoder fed every candidate's deltas,
+// and EncodeReplies, write replies that read back as the same candidates.
+func TestEncodeCandidates(t *testing.T) {
+	sse, err := os.ReadFile("testdata/candidates/count3.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := readCandidates(t, sse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := provider.NewDeltaReader(gemini.GenerateContent().NewAccumulator(provider.Options{}))
+	dr.ReadCandidates()
+	var out bytes.Buffer
+	enc := gemini.NewStreamEncoder(&out, provider.StreamOptions{})
+	var fold provider.DeltaFold
+	src := stream.NewSSE(bytes.NewReader(sse))
+	var ds []provider.Delta
+	for {
+		ev, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if ds, err = dr.Add(ds[:0], ev); err != nil {
+			t.Fatal(err)
+		}
+		writeDeltas(t, enc, &fold, ds)
+	}
+	ds, _, warns, err := dr.Finish(ds[:0])
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("Finish: %v %v", err, warns)
+	}
+	writeDeltas(t, enc, &fold, ds)
+	folded, err := fold.Messages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, warns, err := readCandidates(t, out.Bytes())
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("reading the encoded stream: %v %v\n%s", err, warns, out.Bytes())
+	}
+	ms, _, err := provider.DecodeReplies(gemini.GenerateContent(), gemini.EncodeReplies(want, provider.StreamOptions{}), provider.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]convo.Message{"DeltaFold": folded, "stream encoder": back, "EncodeReplies": ms} {
+		if len(got) != len(want) {
+			t.Errorf("%s: %d candidates, want %d", name, len(got), len(want))
+			continue
+		}
+		for k := range want {
+			if !sameReply(got[k], want[k]) {
+				t.Errorf("%s: candidate %d:\n got %+v\nwant %+v", name, k, got[k], want[k])
+			}
+		}
+	}
+}
+
+func writeDeltas(t *testing.T, enc provider.StreamEncoder, fold *provider.DeltaFold, ds []provider.Delta) {
+	t.Helper()
+	for _, d := range ds {
+		if err := enc.Write(d); err != nil {
+			t.Fatal(err)
+		}
+		if err := fold.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sameReply compares what an encoder carries: the parts' content, the
+// finish reason, the usage.
+func sameReply(a, b convo.Message) bool {
+	if len(a.Parts) != len(b.Parts) || a.Finish != b.Finish || (a.Usage == nil) != (b.Usage == nil) {
+		return false
+	}
+	if a.Usage != nil && (a.Usage.Input != b.Usage.Input || a.Usage.Output != b.Usage.Output) {
+		return false
+	}
+	for j := range a.Parts {
+		p, q := a.Parts[j], b.Parts[j]
+		if p.Type != q.Type || p.Text != q.Text || p.Name != q.Name || p.ID != q.ID || string(p.Args) != string(q.Args) {
+			return false
+		}
+	}
+	return true
 }

@@ -35,6 +35,7 @@ func FuzzAccumulate(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Add([]byte(`{"error":{"code":500,"message":"boom"}}`))
+	f.Add(bytes.Join(codectest.SSEData(codectest.ReadFile(f, "testdata/candidates/count3.sse")), []byte("\n")))
 	f.Add([]byte("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\",\"thought\":true},{\"text\":\"\",\"thoughtSignature\":\"x\"}]},\"index\":1}]}\n[DONE]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		acc := GenerateContent().NewAccumulator(provider.Options{})
@@ -50,6 +51,18 @@ func FuzzAccumulate(f *testing.F) {
 		}
 		if _, err := convo.AppendMessage(nil, m); err != nil {
 			t.Fatalf("message does not marshal: %v", err)
+		}
+		// Every candidate: as many as shown, the first Message's, each
+		// its last snapshot.
+		ca := acc.(provider.CandidatesAccumulator)
+		ms, _, _ := ca.Messages()
+		if len(ms) != ca.Candidates() || !ms[0].Equal(m) {
+			t.Fatalf("%d candidates of %d, the first differs from Message", len(ms), ca.Candidates())
+		}
+		for k := 1; k < len(ms); k++ {
+			if !ms[k].Equal(ca.SnapshotCandidate(k)) {
+				t.Fatalf("candidate %d differs from its snapshot", k)
+			}
 		}
 	})
 }

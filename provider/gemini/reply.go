@@ -39,6 +39,21 @@ type response struct {
 	id        []byte
 	blocked   bool // promptFeedback.blockReason is set
 	apiErr    *provider.APIError
+
+	// keepAll keeps the candidates with another index than want in more
+	// (a stream chunk, where every candidate grows), instead of counting
+	// them only; more[:nmore] are this chunk's, their buffers reused.
+	keepAll bool
+	more    []candRead
+	nmore   int
+}
+
+// candRead is one candidate of a chunk besides the one with index want.
+type candRead struct {
+	index  int64
+	parts  []wirePart
+	finish string
+	extra  []field
 }
 
 func (resp *response) reset() {
@@ -48,6 +63,7 @@ func (resp *response) reset() {
 	resp.candExtra, resp.respExtra = resp.candExtra[:0], resp.respExtra[:0]
 	resp.hasUsage, resp.usageRaw, resp.model, resp.id = false, nil, nil, nil
 	resp.blocked, resp.apiErr = false, nil
+	resp.nmore = 0
 }
 
 // rawValue returns the next value as it is in the document, validated,
@@ -177,6 +193,9 @@ func (d *partReader) candidate(resp *response) error {
 	resp.indices = append(resp.indices, index)
 	if index != resp.want || resp.hasCand {
 		resp.extraCand++
+		if resp.keepAll {
+			parts = resp.keep(index, finish, parts, resp.candExtra[extraStart:])
+		}
 		resp.candExtra = resp.candExtra[:extraStart]
 		resp.other = parts
 		return nil
@@ -185,6 +204,20 @@ func (d *partReader) candidate(resp *response) error {
 	resp.finish = finish
 	resp.other, resp.parts = resp.parts, parts
 	return nil
+}
+
+// keep records a candidate besides want's in more, taking its parts and
+// handing back the buffer it replaces as the next scratch.
+func (resp *response) keep(index int64, finish string, parts []wirePart, extra []field) []wirePart {
+	if resp.nmore == len(resp.more) {
+		resp.more = append(resp.more, candRead{})
+	}
+	c := &resp.more[resp.nmore]
+	resp.nmore++
+	c.index, c.finish = index, finish
+	c.extra = append(c.extra[:0], extra...)
+	parts, c.parts = c.parts[:0], parts
+	return parts
 }
 
 func usage(r *jsonx.Reader, raw []byte, u *convo.Usage) error {

@@ -13,15 +13,39 @@ import (
 // message: the non-streamed counterpart of NewStreamEncoder, with the same
 // parts in one candidate.
 func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
-	e := &streamEncoder{opts: opts, model: opts.Model, id: wire.NewID(""), usage: m.Usage}
-	if m.Origin != nil {
-		if e.model == "" {
-			e.model = m.Origin.Model
-		}
-		if m.Origin.Provider == ProviderID && m.Origin.ResponseID != "" {
-			e.id = m.Origin.ResponseID
+	return EncodeReplies([]convo.Message{m}, opts)
+}
+
+// EncodeReplies returns a generateContent response body with one candidate
+// per message, message k as the candidate with index k (the reply to a
+// request with candidateCount > 1, as DecodeReplies reads it). The first
+// message gives the response's usage, model and id.
+func EncodeReplies(ms []convo.Message, opts provider.StreamOptions) []byte {
+	e := &streamEncoder{opts: opts, model: opts.Model, id: wire.NewID("")}
+	if len(ms) > 0 {
+		e.usage = ms[0].Usage
+		if o := ms[0].Origin; o != nil {
+			if e.model == "" {
+				e.model = o.Model
+			}
+			if o.Provider == ProviderID && o.ResponseID != "" {
+				e.id = o.ResponseID
+			}
 		}
 	}
+	b := []byte(`{"candidates":[`)
+	for k := range ms {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendCandidate(b, k, replyParts(&ms[k]), finishReason(ms[k].Finish))
+	}
+	return e.tail(b, true)
+}
+
+// replyParts returns the parts of a reply's candidate (a JSON array's
+// members).
+func replyParts(m *convo.Message) []byte {
 	var parts []byte
 	add := func(b []byte) {
 		if len(parts) > 0 {
@@ -50,10 +74,7 @@ func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 			add(functionCall(p))
 		}
 	}
-	e.chunk(parts, finishReason(m.Finish))
-	// chunk wrote one SSE event: the body is its data.
-	out := e.buf[len("data: ") : len(e.buf)-2]
-	return out
+	return parts
 }
 
 // functionCall is a functionCall part with the call's id.

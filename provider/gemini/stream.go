@@ -3,6 +3,7 @@ package gemini
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ func newAccumulator(opts provider.Options) *accumulator {
 	a := &accumulator{opts: opts}
 	a.pr.r = &a.reader
 	a.pr.stream = true
+	a.resp.keepAll = true
 	return a
 }
 
@@ -42,6 +44,24 @@ type accumulator struct {
 	resp   response // reused for every chunk
 	events int
 
+	first candAcc    // the candidate with index 0
+	more  []*candAcc // the others (candidateCount > 1), in index order
+
+	blocked   bool
+	model, id string
+	hasUsage  bool
+	usage     convo.Usage
+	usageRaw  []byte // reused: a message copies what it keeps
+	respExtra []field
+	apiErr    *provider.APIError
+	err       error // the first error: the stream cannot go on after it
+	warns     []provider.Warning
+	warned    bool // extra candidates reported
+}
+
+// candAcc is one candidate's reply as accumulated.
+type candAcc struct {
+	index int64
 	parts []convo.Part
 	// The last part may be an open run of text or thought deltas; its text
 	// is built here (strings.Builder never copies what it has handed out,
@@ -50,20 +70,9 @@ type accumulator struct {
 	runOpen bool
 	// call is the functionCall being streamed in pieces (its part's
 	// index and arguments so far), or nil.
-	call *streamedCall
-
-	finish    string
-	blocked   bool
-	model, id string
-	hasUsage  bool
-	usage     convo.Usage
-	usageRaw  []byte  // reused: a message copies what it keeps
-	candExtra []field // last value of each member, in the order first seen (copies)
-	respExtra []field
-	apiErr    *provider.APIError
-	err       error // the first error: the stream cannot go on after it
-	warns     []provider.Warning
-	warned    bool // extra candidates reported
+	call   *streamedCall
+	finish string
+	extra  []field // last value of each member, in the order first seen (copies)
 }
 
 // Add folds one stream event (one GenerateContentResponse) into the reply.
@@ -87,6 +96,9 @@ func (a *accumulator) Add(ev provider.Event) error {
 	if err == nil {
 		err = a.reader.ExpectEnd()
 	}
+	if err == nil {
+		err = a.candidates(&a.resp)
+	}
 	if err != nil {
 		a.err = fmt.Errorf("chunk %d: %w", n, err)
 		return a.err
@@ -96,19 +108,6 @@ func (a *accumulator) Add(ev provider.Event) error {
 		a.apiErr = resp.apiErr
 		a.err = resp.apiErr
 		return a.err
-	}
-	if resp.extraCand > 0 && !a.warned {
-		a.warned = true
-		a.warns = append(a.warns, provider.Warnf("candidates", "candidates besides the first left out"))
-	}
-	for j := range resp.parts {
-		if err := a.addPart(&resp.parts[j]); err != nil {
-			a.err = fmt.Errorf("chunk %d: candidates[0].content.parts[%d].functionCall: %w", n, j, err)
-			return a.err
-		}
-	}
-	if resp.finish != "" {
-		a.finish = resp.finish
 	}
 	a.blocked = a.blocked || resp.blocked
 	// Every chunk repeats these; a string is made only when they change.
@@ -122,7 +121,6 @@ func (a *accumulator) Add(ev provider.Event) error {
 		a.hasUsage, a.usage = true, resp.usage
 		a.usageRaw = append(a.usageRaw[:0], resp.usageRaw...)
 	}
-	a.candExtra = setFields(a.candExtra, resp.candExtra)
 	a.respExtra = setFields(a.respExtra, resp.respExtra)
 	return nil
 }
@@ -131,17 +129,67 @@ func (a *accumulator) Add(ev provider.Event) error {
 // in the parts: a chunk whose parts only extend the open run of text or
 // thought is a piece of the last part.
 func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
-	n, open, from, call, id := len(a.parts), a.runOpen, a.run.Len(), a.call, a.id
+	f := &a.first
+	n, open, from, call, id := len(f.parts), f.runOpen, f.run.Len(), f.call, a.id
 	if err := a.Add(ev); err != nil {
 		return provider.Piece{}, err
 	}
 	switch {
-	case len(a.parts) != n || a.runOpen != open || a.call != nil || call != nil || a.id != id:
+	case len(f.parts) != n || f.runOpen != open || f.call != nil || call != nil || a.id != id:
 		return provider.Piece{Other: true}, nil
-	case !open || a.run.Len() == from:
+	case !open || f.run.Len() == from:
 		return provider.Piece{}, nil
 	}
-	return provider.Piece{Kind: provider.DeltaText, Index: n - 1, Text: a.run.String()[from:]}, nil
+	return provider.Piece{Kind: provider.DeltaText, Index: n - 1, Text: f.run.String()[from:]}, nil
+}
+
+// candidates folds the candidates of one chunk into theirs.
+func (a *accumulator) candidates(resp *response) error {
+	if resp.apiErr != nil {
+		return nil
+	}
+	if resp.extraCand > 0 && !a.warned {
+		a.warned = true
+		a.warns = append(a.warns, provider.Warnf("candidates", "candidates besides the first left out (CandidatesAccumulator.Messages returns them all)"))
+	}
+	if err := a.first.add(resp.parts, resp.finish, resp.candExtra); err != nil {
+		return fmt.Errorf("candidates[0].content.parts%w", err)
+	}
+	for k := range resp.more[:resp.nmore] {
+		c := &resp.more[k]
+		if err := a.candidate(c.index).add(c.parts, c.finish, c.extra); err != nil {
+			return fmt.Errorf("candidates[index %d].content.parts%w", c.index, err)
+		}
+	}
+	return nil
+}
+
+// candidate returns the candidate with the given index, made when it is
+// new; the list stays in index order.
+func (a *accumulator) candidate(index int64) *candAcc {
+	if index == 0 {
+		return &a.first
+	}
+	i, found := slices.BinarySearchFunc(a.more, index, func(c *candAcc, k int64) int { return cmp.Compare(c.index, k) })
+	if !found {
+		a.more = slices.Insert(a.more, i, &candAcc{index: index})
+	}
+	return a.more[i]
+}
+
+// add folds one chunk's parts and members of the candidate. An error
+// begins with the part's place ("[j].functionCall: …").
+func (c *candAcc) add(parts []wirePart, finish string, extra []field) error {
+	for j := range parts {
+		if err := c.addPart(&parts[j]); err != nil {
+			return fmt.Errorf("[%d].functionCall: %w", j, err)
+		}
+	}
+	if finish != "" {
+		c.finish = finish
+	}
+	c.extra = setFields(c.extra, extra)
+	return nil
 }
 
 // setFields records the latest value of each member, copying it out of
@@ -167,7 +215,7 @@ type streamedCall struct {
 }
 
 // addPart folds one part of a chunk into the message.
-func (a *accumulator) addPart(wp *wirePart) error {
+func (a *candAcc) addPart(wp *wirePart) error {
 	if wp.kind == "functionCall" {
 		if wp.part.Name == "" {
 			return a.piece(wp)
@@ -218,7 +266,7 @@ func (a *accumulator) addPart(wp *wirePart) error {
 
 // piece folds a name-less functionCall: partial arguments of the call
 // being streamed, and, without willContinue, its end.
-func (a *accumulator) piece(wp *wirePart) error {
+func (a *candAcc) piece(wp *wirePart) error {
 	if a.call == nil {
 		return errors.New("functionCall has no name and no streamed call is open (a name-less piece must follow a call with willContinue)")
 	}
@@ -234,7 +282,7 @@ func (a *accumulator) piece(wp *wirePart) error {
 	return nil
 }
 
-func (a *accumulator) closeRun() {
+func (a *candAcc) closeRun() {
 	if !a.runOpen {
 		return
 	}
@@ -243,18 +291,19 @@ func (a *accumulator) closeRun() {
 	a.runOpen = false
 }
 
-// build returns the message so far. The parts are a copy, so later events
-// do not change a snapshot.
-func (a *accumulator) build() convo.Message {
-	parts := make([]convo.Part, len(a.parts))
-	copy(parts, a.parts)
-	if a.runOpen {
-		parts[len(parts)-1].Text = a.run.String()
+// build returns the candidate's message so far; the usage, which counts
+// every candidate, goes with the first. The parts are a copy, so later
+// events do not change a snapshot.
+func (a *accumulator) build(c *candAcc) convo.Message {
+	parts := make([]convo.Part, len(c.parts))
+	copy(parts, c.parts)
+	if c.runOpen {
+		parts[len(parts)-1].Text = c.run.String()
 	}
-	if a.call != nil {
+	if c.call != nil {
 		// The arguments so far, as the JSON text they begin with (as
 		// other providers stream arguments): a prefix of the final ones.
-		parts[a.call.index].Args, parts[a.call.index].ArgsRaw = nil, a.call.args.prefix()
+		parts[c.call.index].Args, parts[c.call.index].ArgsRaw = nil, c.call.args.prefix()
 	}
 	for j := range parts {
 		p := &parts[j]
@@ -263,10 +312,10 @@ func (a *accumulator) build() convo.Message {
 		}
 	}
 	m := meta{
-		finish: a.finish, blocked: a.blocked, model: a.model, id: a.id,
-		candExtra: a.candExtra, respExtra: a.respExtra, apiErr: a.apiErr,
+		finish: c.finish, blocked: a.blocked, model: a.model, id: a.id,
+		candExtra: c.extra, respExtra: a.respExtra, apiErr: a.apiErr,
 	}
-	if a.hasUsage {
+	if a.hasUsage && c == &a.first {
 		u := a.usage
 		m.usage, m.usageRaw = &u, a.usageRaw
 	}
@@ -274,24 +323,75 @@ func (a *accumulator) build() convo.Message {
 }
 
 // Snapshot returns the reply as accumulated so far, for display.
-func (a *accumulator) Snapshot() convo.Message { return a.build() }
+func (a *accumulator) Snapshot() convo.Message { return a.build(&a.first) }
+
+// Candidates returns how many candidates came so far
+// (provider.CandidatesAccumulator).
+func (a *accumulator) Candidates() int { return 1 + len(a.more) }
+
+// SnapshotCandidate returns the i-th candidate in index order as
+// accumulated so far (provider.CandidatesAccumulator).
+func (a *accumulator) SnapshotCandidate(i int) convo.Message {
+	if i == 0 {
+		return a.build(&a.first)
+	}
+	return a.build(a.more[i-1])
+}
 
 // Message returns the final message, or the partial one with an error when
 // the stream failed or ended early.
 func (a *accumulator) Message() (convo.Message, []provider.Warning, error) {
-	m := a.build()
-	warns := a.warns
+	m, warns, err := a.message(&a.first, a.warns)
+	if err != nil {
+		return m, warns, err
+	}
+	return m, warns, a.opts.Check(warns)
+}
+
+// message returns candidate c's final message, with warns and what it adds.
+func (a *accumulator) message(c *candAcc, warns []provider.Warning) (convo.Message, []provider.Warning, error) {
+	m := a.build(c)
 	switch {
 	case a.err != nil:
 		return m, warns, a.err
-	case a.finish == "" && !a.blocked:
+	case c.finish == "" && !a.blocked:
 		return m, warns, fmt.Errorf("gemini: the stream ended after %d events, before a finishReason: %w", a.events, provider.ErrIncomplete)
-	case a.call != nil:
-		m.Parts[a.call.index].Args, m.Parts[a.call.index].ArgsRaw = a.call.args.root.json(nil), ""
-		warns = append(slices.Clip(warns), provider.Warnf(index("parts", a.call.index),
-			"streamed functionCall %q never closed: its arguments are kept as they stood", a.parts[a.call.index].Name))
+	case c.call != nil:
+		m.Parts[c.call.index].Args, m.Parts[c.call.index].ArgsRaw = c.call.args.root.json(nil), ""
+		path := index("parts", c.call.index)
+		if c != &a.first {
+			path = fmt.Sprintf("candidates[index %d].%s", c.index, path)
+		}
+		warns = append(slices.Clip(warns), provider.Warnf(path,
+			"streamed functionCall %q never closed: its arguments are kept as they stood", c.parts[c.call.index].Name))
 	}
-	return m, warns, a.opts.Check(warns)
+	return m, warns, nil
+}
+
+// Messages returns every candidate's final message, in index order
+// (provider.CandidatesAccumulator); the first is Message's, without the
+// warning that the others were left out.
+func (a *accumulator) Messages() ([]convo.Message, []provider.Warning, error) {
+	warns := slices.DeleteFunc(slices.Clone(a.warns), func(w provider.Warning) bool { return w.Path == "candidates" })
+	var ms []convo.Message
+	var errs []error
+	for _, c := range append([]*candAcc{&a.first}, a.more...) {
+		m, w, err := a.message(c, warns)
+		ms, warns = append(ms, m), w
+		if err != nil && a.err == nil {
+			if c != &a.first {
+				err = fmt.Errorf("candidate %d: %w", c.index, err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	if a.err != nil {
+		return ms, warns, a.err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ms, warns, err
+	}
+	return ms, warns, a.opts.Check(warns)
 }
 
 // ReadStream reads a whole streamGenerateContent reply from r: Server-Sent
@@ -302,7 +402,7 @@ func (generateContent) ReadStream(r io.Reader, opts provider.Options) (convo.Mes
 	acc := newAccumulator(opts)
 	first, err := firstByte(br)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return acc.build(), nil, err
+		return acc.Snapshot(), nil, err
 	}
 	if first == '[' {
 		return readArray(br, acc, opts)
@@ -343,7 +443,7 @@ func readArray(br *bufio.Reader, acc *accumulator, opts provider.Options) (convo
 		return m, warns, err
 	}
 	if int64(len(data)) > lim.MaxBytes {
-		return acc.build(), nil, fmt.Errorf("stream of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
+		return acc.Snapshot(), nil, fmt.Errorf("stream of more than %d bytes: %w", lim.MaxBytes, jsonx.ErrTooLarge)
 	}
 	r := jsonx.NewReader(data, lim.MaxDepth)
 	var addErr error

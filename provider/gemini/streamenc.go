@@ -18,9 +18,11 @@ import (
 // signature on a last empty thought part), function calls whole once their
 // arguments are complete (with their id), and a last chunk with the
 // finishReason and usageMetadata. Parts Gemini has no part for in a reply
-// are left out.
+// are left out. The deltas of several candidates (Delta.Candidate) go to
+// the candidate with that index, each ending with a chunk of its own
+// finishReason; the usage comes with the first one's, last.
 func NewStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
-	return &streamEncoder{w: w, opts: opts, parts: map[int]*encPart{}}
+	return &streamEncoder{w: w, opts: opts, parts: map[partKey]*encPart{}}
 }
 
 type streamEncoder struct {
@@ -29,30 +31,47 @@ type streamEncoder struct {
 	buf     []byte
 	model   string
 	id      string
-	parts   map[int]*encPart
+	parts   map[partKey]*encPart
 	usage   *convo.Usage
-	calls   bool
 	done    bool
 	started bool
 }
+
+// partKey names a part being streamed: its candidate and index.
+type partKey struct{ cand, index int }
 
 type encPart struct {
 	typ  convo.PartType
 	text bool
 }
 
-// chunk appends one chunk with the given parts (a JSON array's members),
-// and, when last, the finish reason and usage.
-func (e *streamEncoder) chunk(parts []byte, finish string) {
-	b := append([]byte(nil), `{"candidates":[{"content":{"role":"model","parts":[`...)
+// chunk appends one chunk of candidate cand with the given parts (a JSON
+// array's members) and finish reason; last adds the usage.
+func (e *streamEncoder) chunk(cand int, parts []byte, finish string, last bool) {
+	b := append([]byte(nil), `{"candidates":[`...)
+	b = appendCandidate(b, cand, parts, finish)
+	e.buf = wire.AppendSSE(e.buf, "", e.tail(b, last))
+}
+
+// appendCandidate appends a Candidate object with the given parts.
+func appendCandidate(b []byte, cand int, parts []byte, finish string) []byte {
+	b = append(b, `{"content":{"role":"model","parts":[`...)
 	b = append(b, parts...)
 	b = append(b, `]}`...)
 	if finish != "" {
 		b = append(b, `,"finishReason":`...)
 		b = jsonx.AppendString(b, finish)
 	}
-	b = append(b, `,"index":0}]`...)
-	if finish != "" && e.usage != nil {
+	b = append(b, `,"index":`...)
+	b = strconv.AppendInt(b, int64(cand), 10)
+	return append(b, '}')
+}
+
+// tail closes the candidates array and the response: the usage when last,
+// the model and the response id.
+func (e *streamEncoder) tail(b []byte, last bool) []byte {
+	b = append(b, ']')
+	if last && e.usage != nil {
 		u := e.usage
 		b = append(b, `,"usageMetadata":{"promptTokenCount":`...)
 		b = strconv.AppendInt(b, u.Input, 10)
@@ -81,7 +100,7 @@ func (e *streamEncoder) chunk(parts []byte, finish string) {
 	}
 	b = append(b, `,"responseId":`...)
 	b = jsonx.AppendString(b, e.id)
-	e.buf = wire.AppendSSE(e.buf, "", append(b, '}'))
+	return append(b, '}')
 }
 
 func (e *streamEncoder) Write(d provider.Delta) error {
@@ -101,62 +120,28 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 			}
 		}
 	}
+	key := partKey{d.Candidate, d.Index}
 	switch d.Kind {
 	case provider.DeltaPartStart:
 		switch d.Part.Type {
 		case convo.TypeText, convo.TypeRefusal, convo.TypeReasoning, convo.TypeToolCall:
-			e.parts[d.Index] = &encPart{typ: d.Part.Type}
+			e.parts[key] = &encPart{typ: d.Part.Type}
 		}
 	case provider.DeltaText:
-		if p := e.parts[d.Index]; p != nil && d.Text != "" {
+		if p := e.parts[key]; p != nil && d.Text != "" {
 			p.text = true
-			e.text(p.typ, d.Text, "")
+			e.text(d.Candidate, p.typ, d.Text, "")
 		}
 	case provider.DeltaPartEnd:
-		p := e.parts[d.Index]
-		if p == nil {
-			break
-		}
-		delete(e.parts, d.Index)
-		switch part := d.Part; part.Type {
-		case convo.TypeToolCall:
-			e.calls = true
-			args := part.Args
-			if args == nil {
-				args = []byte("{}")
-			}
-			b := append([]byte(nil), `{"functionCall":{"id":`...)
-			b = jsonx.AppendString(b, part.ID)
-			b = append(b, `,"name":`...)
-			b = jsonx.AppendString(b, part.Name)
-			b = append(b, `,"args":`...)
-			b = append(b, args...)
-			e.chunk(append(b, "}}"...), "")
-		case convo.TypeReasoning:
-			text := ""
-			if !p.text {
-				text = part.Text
-				if text == "" {
-					text = strings.Join(part.Summary, "\n\n")
-				}
-			}
-			sig := ""
-			if part.Provider == ProviderID {
-				sig = part.Signature
-			}
-			if text != "" || sig != "" {
-				e.text(p.typ, text, sig)
-			}
-		default:
-			if !p.text && part.Text != "" {
-				e.text(p.typ, part.Text, "")
-			}
+		if p := e.parts[key]; p != nil {
+			delete(e.parts, key)
+			e.partEnd(d.Candidate, p, d.Part)
 		}
 	case provider.DeltaUsage:
 		e.usage = d.Usage
 	case provider.DeltaFinish:
-		e.done = true
-		e.chunk(nil, finishReason(d.Finish))
+		e.done = d.Candidate == 0
+		e.chunk(d.Candidate, nil, finishReason(d.Finish), e.done)
 	case provider.DeltaError:
 		e.done = true
 		b := append([]byte(nil), `{"error":{"code":500,"message":`...)
@@ -170,8 +155,36 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 	return err
 }
 
+// partEnd writes what is left of a part at its end: a function call
+// whole, a thought's signature, text that came in no piece.
+func (e *streamEncoder) partEnd(cand int, p *encPart, part *convo.Part) {
+	switch part.Type {
+	case convo.TypeToolCall:
+		e.chunk(cand, functionCall(part), "", false)
+	case convo.TypeReasoning:
+		text := ""
+		if !p.text {
+			text = part.Text
+			if text == "" {
+				text = strings.Join(part.Summary, "\n\n")
+			}
+		}
+		sig := ""
+		if part.Provider == ProviderID {
+			sig = part.Signature
+		}
+		if text != "" || sig != "" {
+			e.text(cand, p.typ, text, sig)
+		}
+	default:
+		if !p.text && part.Text != "" {
+			e.text(cand, p.typ, part.Text, "")
+		}
+	}
+}
+
 // text appends a chunk with one text or thought part.
-func (e *streamEncoder) text(t convo.PartType, s, sig string) {
+func (e *streamEncoder) text(cand int, t convo.PartType, s, sig string) {
 	b := append([]byte(nil), `{"text":`...)
 	b = jsonx.AppendString(b, s)
 	if t == convo.TypeReasoning {
@@ -181,7 +194,7 @@ func (e *streamEncoder) text(t convo.PartType, s, sig string) {
 		b = append(b, `,"thoughtSignature":`...)
 		b = jsonx.AppendString(b, sig)
 	}
-	e.chunk(append(b, '}'), "")
+	e.chunk(cand, append(b, '}'), "", false)
 }
 
 // finishReason is Gemini's finishReason for a finish reason. Gemini has no
