@@ -249,30 +249,49 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 	sopts := provider.StreamOptions{Model: x.model, OmitUsage: x.client.name == "openai-chat" && !includeUsage(x.body)}
 	x.headers(w.Header())
 	if !x.stream {
-		data, err := io.ReadAll(io.LimitReader(resp.Body, g.opts.MaxReplyBytes))
-		var m convo.Message
-		if err == nil {
-			m, _, err = replies.DecodeReply(data, provider.Options{})
-		}
-		if err != nil {
-			writeError(w, x.client, http.StatusBadGateway, "upstream "+x.up.Name+" sent a reply convo cannot read")
-			g.log.Warn("gateway: upstream reply unreadable", "upstream", x.up.Name, "err", err)
-			x.rec.fail = "upstream reply unreadable: " + err.Error()
-			g.rec.enqueue(x.rec)
-			return
-		}
-		out, _ := all.EncodeReply(x.client.name, m, sopts)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(out)
-		x.rec.reply = &m
-		g.rec.enqueue(x.rec)
+		g.translateReply(w, x, resp, replies, sopts)
+	} else {
+		g.translateStream(w, r, x, resp, replies, sopts)
+	}
+	g.rec.enqueue(x.rec)
+}
+
+// translateReply answers a non-streamed reply in the client's protocol:
+// every candidate the upstream returned (n > 1, candidateCount > 1) when
+// the client's protocol carries several, else the first with the others
+// logged as left out. The first is recorded.
+func (g *Gateway) translateReply(w http.ResponseWriter, x *exchange, resp *http.Response, replies provider.ReplyCodec, sopts provider.StreamOptions) {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, g.opts.MaxReplyBytes))
+	var ms []convo.Message
+	if err == nil {
+		ms, _, err = provider.DecodeReplies(replies, data, provider.Options{})
+	}
+	if err != nil {
+		writeError(w, x.client, http.StatusBadGateway, "upstream "+x.up.Name+" sent a reply convo cannot read")
+		g.log.Warn("gateway: upstream reply unreadable", "upstream", x.up.Name, "err", err)
+		x.rec.fail = "upstream reply unreadable: " + err.Error()
 		return
 	}
+	out, warns, _ := all.EncodeReplies(x.client.name, ms, sopts)
+	if len(warns) > 0 {
+		g.log.Warn("gateway: candidates left out", "client", x.client.name, "upstream", x.up.proto.name, "warning", warns[0].String())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+	x.rec.reply = &ms[0]
+}
+
+// translateStream converts the upstream's stream into the client's as it
+// arrives, with every candidate when the client's protocol streams several.
+func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, replies provider.ReplyCodec, sopts provider.StreamOptions) {
 	w.Header().Set("Content-Type", x.client.contentType())
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	enc, _ := all.NewStreamEncoder(x.client.name, w, sopts)
 	dr := provider.NewDeltaReader(replies.NewAccumulator(provider.Options{}))
+	if all.StreamsCandidates(x.client.name) {
+		dr.ReadCandidates()
+	}
 	src := x.up.proto.source(resp.Body)
 	var deltas []provider.Delta
 	var werr, serr error
@@ -318,7 +337,6 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 	if len(m.Parts) > 0 || x.rec.fail == "" {
 		x.rec.reply = &m
 	}
-	g.rec.enqueue(x.rec)
 }
 
 // defaultMaxTokens is the max_tokens sent to Anthropic for a request that

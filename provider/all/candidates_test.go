@@ -1,6 +1,8 @@
 package all_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -53,4 +55,68 @@ func TestEncodeReplies(t *testing.T) {
 	if _, _, err := all.EncodeReplies("nope", ms, provider.StreamOptions{}); err == nil {
 		t.Error("unknown format encoded")
 	}
+}
+
+// TestStreamCandidates: every stream encoder takes the deltas of two
+// candidates; those of formats with candidates write both, the others the
+// first alone.
+func TestStreamCandidates(t *testing.T) {
+	first := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{{Type: convo.TypeText, Text: "one"}}, Finish: convo.FinishStop}
+	second := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{{Type: convo.TypeText, Text: "two"}, convo.ToolCall("call_2", "f", json.RawMessage(`{"a":1}`))}, Finish: convo.FinishToolUse}
+	ds := provider.MessageDeltas(first)
+	last := ds[len(ds)-1]
+	ds = ds[:len(ds)-1]
+	for _, d := range provider.MessageDeltas(second)[1:] { // its DeltaStart is the reply's
+		if d.Kind != provider.DeltaUsage {
+			d.Candidate = 1
+			ds = append(ds, d)
+		}
+	}
+	ds = append(ds, last)
+	for _, f := range all.Formats() {
+		name := f.Name()
+		var out bytes.Buffer
+		enc, err := all.NewStreamEncoder(name, &out, provider.StreamOptions{Model: "m"})
+		if err != nil {
+			continue
+		}
+		for _, d := range ds {
+			if err := enc.Write(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rc, _ := all.Lookup(name)
+		acc := rc.NewAccumulator(provider.Options{})
+		m, _, err := rc.ReadStream(bytes.NewReader(out.Bytes()), provider.Options{})
+		if err != nil || m.Text() != "one" || m.HasToolCalls() {
+			t.Errorf("%s: first reply %q, %v\n%s", name, m.Text(), err, out.Bytes())
+		}
+		if _, ok := acc.(provider.CandidatesAccumulator); !ok || !all.StreamsCandidates(name) {
+			continue
+		}
+		ms := readAll(t, name, out.Bytes())
+		if len(ms) != 2 || ms[1].Text() != "two" || !ms[1].HasToolCalls() || ms[1].Finish != convo.FinishToolUse {
+			t.Errorf("%s: candidates %+v", name, ms)
+		}
+	}
+}
+
+// readAll reads every candidate of an SSE stream in format name.
+func readAll(t *testing.T, name string, sse []byte) []convo.Message {
+	t.Helper()
+	rc, _ := all.Lookup(name)
+	acc := rc.NewAccumulator(provider.Options{})
+	for _, block := range bytes.Split(sse, []byte("\n\n")) {
+		data, ok := bytes.CutPrefix(bytes.TrimSpace(block), []byte("data: "))
+		if ok {
+			if err := acc.Add(provider.Event{Data: data}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+	ms, _, err := provider.AccumulatedReplies(acc)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return ms
 }

@@ -45,8 +45,8 @@ func (e *streamEncoder) event(name string, data []byte) {
 }
 
 func (e *streamEncoder) Write(d provider.Delta) error {
-	if e.done {
-		return nil
+	if e.done || d.Candidate != 0 {
+		return nil // one reply per response: candidates after the first are left out
 	}
 	e.buf = e.buf[:0]
 	switch d.Kind {

@@ -52,8 +52,8 @@ func (e *streamEncoder) line(message string, tail string) {
 }
 
 func (e *streamEncoder) Write(d provider.Delta) error {
-	if e.done {
-		return nil
+	if e.done || d.Candidate != 0 {
+		return nil // one reply per response: candidates after the first are left out
 	}
 	e.buf = e.buf[:0]
 	if !e.started {

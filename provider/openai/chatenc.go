@@ -43,8 +43,8 @@ type chatCall struct {
 }
 
 func (e *chatEncoder) Write(d provider.Delta) error {
-	if e.done {
-		return nil
+	if e.done || d.Candidate != 0 {
+		return nil // one reply per response: candidates after the first are left out
 	}
 	e.buf = e.buf[:0]
 	if !e.started && d.Kind != provider.DeltaError {

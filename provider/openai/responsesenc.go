@@ -100,8 +100,8 @@ func (e *respEncoder) response(status string, withOutput bool) []byte {
 }
 
 func (e *respEncoder) Write(d provider.Delta) error {
-	if e.done {
-		return nil
+	if e.done || d.Candidate != 0 {
+		return nil // one reply per response: candidates after the first are left out
 	}
 	e.buf = e.buf[:0]
 	switch d.Kind {
