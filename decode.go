@@ -554,8 +554,11 @@ func (d *decoder) part(p *Part, depth int) error {
 	switch {
 	case p.Type == "":
 		return errors.New("part has no type" + partHint(p))
-	case p.Type == TypeApprovalRequest || p.Type == TypeApproval:
-		return approvalMembers(p)
+	case p.Type == TypeApprovalRequest || p.Type == TypeApproval || p.Type == TypeToolCall || p.Type == TypeToolResult:
+		if p.Extra == nil {
+			return nil
+		}
+		return typedMembers(p)
 	case p.Type == TypeText && p.Extra != nil:
 		return citationsMember(p)
 	case !p.Type.Known():
@@ -663,15 +666,18 @@ func (d *decoder) partMember(p *Part, key []byte, depth int) error {
 	return atKey(err, key)
 }
 
-// approvalMembers moves the members only approval parts define out of
-// Extra, where the part reader put them (it reads members before it may
+// typedMembers moves the members only some part types define (call_id,
+// approved and reason on approvals, server on tool calls and results) out
+// of Extra, where the part reader put them (it reads members before it may
 // know the type): on any other part they stay extra members, as before
-// these types existed.
-func approvalMembers(p *Part) error {
+// they existed.
+func typedMembers(p *Part) error {
 	kept := p.Extra[:0]
 	for _, f := range p.Extra {
 		var err error
 		switch {
+		case f.Key == "server" && (p.Type == TypeToolCall || p.Type == TypeToolResult):
+			err = unquote(f.Value, &p.Server)
 		case f.Key == "call_id" && p.Type == TypeApprovalRequest:
 			err = unquote(f.Value, &p.CallID)
 		case f.Key == "reason" && p.Type == TypeApproval:

@@ -311,6 +311,7 @@ func (e *encoder) part(p *Part) error {
 		val string
 	}{
 		{"type", string(p.Type)},
+		{"server", p.Server},
 		{"id", p.ID},
 		{"call_id", p.CallID},
 		{"name", p.Name},

@@ -38,7 +38,7 @@ func (p Part) Equal(q Part) bool {
 		p.URL != q.URL || p.FileID != q.FileID || p.Name != q.Name || p.Detail != q.Detail ||
 		p.ID != q.ID || p.ArgsRaw != q.ArgsRaw || p.Error != q.Error || p.Signature != q.Signature ||
 		p.Encrypted != q.Encrypted || p.Provider != q.Provider || p.Model != q.Model ||
-		p.CallID != q.CallID || p.Approved != q.Approved || p.Reason != q.Reason {
+		p.CallID != q.CallID || p.Approved != q.Approved || p.Reason != q.Reason || p.Server != q.Server {
 		return false
 	}
 	if (p.Cache == nil) != (q.Cache == nil) || (p.Cache != nil && *p.Cache != *q.Cache) {

@@ -147,30 +147,19 @@ func (vr *Validator) Add(m Message) []Problem {
 		p := &m.Parts[j]
 		pp := mp + "." + index("parts", j)
 		v.part(pp, p, false)
-		switch {
-		case p.Type == TypeToolCall && m.Role != RoleAssistant:
-			v.addf(pp, "tool_call in a %s message (only assistant messages call tools)", m.Role)
-		case p.Type == TypeToolResult && m.Role != RoleTool:
-			v.addf(pp, "tool_result in a %s message (results belong in tool messages)", m.Role)
-		case p.Type != TypeToolResult && m.Role == RoleTool:
-			v.addf(pp, "%s part in a tool message (tool messages hold only tool_result parts)", p.Type)
-		case p.Type == TypeApprovalRequest && m.Role != RoleAssistant:
-			v.addf(pp, "approval_request in a %s message (only assistant messages ask for approval)", m.Role)
-		case p.Type == TypeApproval && m.Role != RoleUser:
-			v.addf(pp, "approval in a %s message (a person answers in a user message)", m.Role)
-		}
+		v.placed(pp, p, m, j)
 		v.approval(pp, p, m, vr.requests)
 	}
 	switch m.Role {
 	case RoleAssistant:
 		for j, p := range m.Parts {
-			if p.Type == TypeToolCall {
+			if p.Type == TypeToolCall && p.Server == "" {
 				vr.open = append(vr.open, openCall{id: p.ID, name: p.Name, path: mp + "." + index("parts", j), gate: gate(m, p.ID)})
 			}
 		}
 	case RoleTool:
 		for j, p := range m.Parts {
-			if p.Type != TypeToolResult {
+			if p.Type != TypeToolResult || p.Server != "" {
 				continue
 			}
 			pp := mp + "." + index("parts", j)
@@ -197,6 +186,32 @@ func (vr *Validator) Add(m Message) []Problem {
 	return v.problems
 }
 
+// placed checks that part p, the j-th of message m, is in a message of
+// the right role, and that a provider-run result follows its call.
+func (v *validator) placed(pp string, p *Part, m Message, j int) {
+	switch {
+	case p.Type == TypeToolCall && m.Role != RoleAssistant:
+		v.addf(pp, "tool_call in a %s message (only assistant messages call tools)", m.Role)
+	case p.Type == TypeToolResult && p.Server != "" && m.Role != RoleAssistant:
+		v.addf(pp, "provider-run tool_result in a %s message (it belongs in the assistant message that made the call)", m.Role)
+	case p.Type == TypeToolResult && p.Server == "" && m.Role != RoleTool:
+		v.addf(pp, "tool_result in a %s message (results belong in tool messages)", m.Role)
+	case p.Type != TypeToolResult && m.Role == RoleTool:
+		v.addf(pp, "%s part in a tool message (tool messages hold only tool_result parts)", p.Type)
+	case p.Type == TypeApprovalRequest && m.Role != RoleAssistant:
+		v.addf(pp, "approval_request in a %s message (only assistant messages ask for approval)", m.Role)
+	case p.Type == TypeApproval && m.Role != RoleUser:
+		v.addf(pp, "approval in a %s message (a person answers in a user message)", m.Role)
+	case p.Type == TypeToolResult && p.Server != "" && p.ID != "" && !slices.ContainsFunc(m.Parts[:j], func(q Part) bool {
+		return q.Type == TypeToolCall && q.Server != "" && q.ID == p.ID
+	}):
+		v.addf(pp, "provider-run tool result %q answers no provider-run call before it in its message", p.ID)
+	}
+	if p.Server != "" && p.Type != TypeToolCall && p.Type != TypeToolResult {
+		v.addf(pp, "server on a %s part (only tool calls and results are run by a provider)", p.Type)
+	}
+}
+
 // Pending returns the tool calls of h still waiting for their results: the
 // calls of the last assistant message that the tool messages after it (and
 // nothing else follows it) do not answer. An agent holds such a history
@@ -212,7 +227,7 @@ func (h History) Pending() []Part {
 	}
 	var open []Part
 	for _, p := range h[k].Parts {
-		if p.Type == TypeToolCall {
+		if p.Type == TypeToolCall && p.Server == "" {
 			open = append(open, p)
 		}
 	}
@@ -393,8 +408,8 @@ func (v *validator) part(pp string, p *Part, inResult bool) {
 		if inResult {
 			v.addf(pp, "%s inside a tool result", p.Type)
 		}
-		if p.ID == "" {
-			v.addf(pp, "%s has no id", noun)
+		if p.ID == "" && p.Server == "" {
+			v.addf(pp, "%s has no id", noun) // a provider that runs its tools may give none
 		}
 		if p.Name == "" {
 			v.addf(pp, "%s has no name", noun)
@@ -406,7 +421,7 @@ func (v *validator) part(pp string, p *Part, inResult bool) {
 		if inResult {
 			v.addf(pp, "tool_result inside a tool result")
 		}
-		if p.ID == "" {
+		if p.ID == "" && p.Server == "" {
 			v.addf(pp, "tool result has no id")
 		}
 		for j := range p.Parts {

@@ -193,8 +193,16 @@ func (m Message) IsError() bool { return m.Role == RoleError }
 // IsTurnScoped reports whether m is a system message for the current turn only.
 func (m Message) IsTurnScoped() bool { return m.Role == RoleSystem && m.Scope == ScopeTurn }
 
-// HasToolCalls reports whether m has at least one tool_call part.
-func (m Message) HasToolCalls() bool { return m.has(TypeToolCall) }
+// HasToolCalls reports whether m has at least one tool_call part for the
+// caller to run: calls the provider ran itself (Part.Server) do not count.
+func (m Message) HasToolCalls() bool {
+	for i := range m.Parts {
+		if m.Parts[i].Type == TypeToolCall && m.Parts[i].Server == "" {
+			return true
+		}
+	}
+	return false
+}
 
 // HasReasoning reports whether m has at least one reasoning part.
 func (m Message) HasReasoning() bool { return m.has(TypeReasoning) }
@@ -220,16 +228,30 @@ func (m Message) IsFinalAnswer() bool {
 	return !m.HasToolCalls()
 }
 
-// ToolCalls returns the tool_call parts of m.
-func (m Message) ToolCalls() []Part { return m.partsOf(TypeToolCall) }
+// ToolCalls returns the tool_call parts of m for the caller to run, not
+// those the provider ran itself (see ServerTools).
+func (m Message) ToolCalls() []Part { return m.partsOf(TypeToolCall, false) }
 
-// ToolResults returns the tool_result parts of m.
-func (m Message) ToolResults() []Part { return m.partsOf(TypeToolResult) }
+// ToolResults returns the tool_result parts of m the caller's tools gave,
+// not those of provider-run tools (see ServerTools).
+func (m Message) ToolResults() []Part { return m.partsOf(TypeToolResult, false) }
 
-func (m Message) partsOf(t PartType) []Part {
+// ServerTools returns the tool_call and tool_result parts of m of tools the
+// provider ran itself (web search, code execution, …), in order.
+func (m Message) ServerTools() []Part {
 	var out []Part
 	for _, p := range m.Parts {
-		if p.Type == t {
+		if p.IsServerTool() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (m Message) partsOf(t PartType, server bool) []Part {
+	var out []Part
+	for _, p := range m.Parts {
+		if p.Type == t && (p.Server != "") == server {
 			out = append(out, p)
 		}
 	}

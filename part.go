@@ -29,6 +29,18 @@ const (
 	TypeApproval PartType = "approval"
 )
 
+// The kinds of provider-run (server) tools, for Part.Server. A kind convo
+// does not list is the provider's own name for the tool.
+const (
+	ServerWebSearch       = "web_search"
+	ServerWebFetch        = "web_fetch"
+	ServerCodeExecution   = "code_execution"
+	ServerMCP             = "mcp"
+	ServerFileSearch      = "file_search"
+	ServerImageGeneration = "image_generation"
+	ServerToolSearch      = "tool_search"
+)
+
 // Known reports whether t is a part type of format v1.
 func (t PartType) Known() bool {
 	switch t {
@@ -60,8 +72,9 @@ type Cache struct {
 //     document); Name, Detail (image), Cache
 //   - json: Value
 //   - tool_call: ID, Name, Args (or ArgsRaw when the model produced malformed
-//     arguments)
-//   - tool_result: ID (the call's), Name, Parts, Error
+//     arguments); Server and Provider when the provider ran the tool itself
+//   - tool_result: ID (the call's), Name, Parts, Error; Server and Provider
+//     when it is the result of a provider-run call
 //   - reasoning: Text, Summary, Signature, Encrypted, ID, Provider, Model
 //   - refusal: Text
 //   - approval_request: ID (the request's), CallID (the tool_call it gates,
@@ -92,6 +105,13 @@ type Part struct {
 
 	Parts []Part // tool_result content
 	Error bool   // tool_result: the tool failed
+
+	// Server, on a tool_call or tool_result, marks a tool the provider
+	// ran itself (web search, code execution, …) and names its kind: one
+	// of the Server* constants, or the provider's own name for a kind
+	// convo does not list. Such a call is answered inside the same
+	// assistant message, or not at all: it is never pending.
+	Server string
 
 	CallID   string // approval_request: the tool_call it gates
 	Approved bool   // approval: true approves the request, false denies it
@@ -173,6 +193,25 @@ func ToolResultParts(id, name string, parts ...Part) Part {
 // message for the model.
 func ToolError(id, name, message string) Part {
 	return Part{Type: TypeToolResult, ID: id, Name: name, Parts: []Part{Text(message)}, Error: true}
+}
+
+// ServerToolCall returns a tool_call part the provider ran itself: kind is
+// a Server* constant (or the provider's own name), provider the id of the
+// provider that ran it.
+func ServerToolCall(kind, provider, id, name string, args json.RawMessage) Part {
+	return Part{Type: TypeToolCall, Server: kind, Provider: provider, ID: id, Name: name, Args: args}
+}
+
+// ServerToolResult returns the result of a provider-run call: what came
+// back, as parts (text, json or media).
+func ServerToolResult(kind, provider, id, name string, parts ...Part) Part {
+	return Part{Type: TypeToolResult, Server: kind, Provider: provider, ID: id, Name: name, Parts: parts}
+}
+
+// IsServerTool reports whether p is a tool_call or tool_result of a tool
+// the provider ran itself.
+func (p Part) IsServerTool() bool {
+	return p.Server != "" && (p.Type == TypeToolCall || p.Type == TypeToolResult)
 }
 
 // ApprovalRequest returns an approval_request part: the model wants to run

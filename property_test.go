@@ -146,6 +146,7 @@ func genPart(depth int) *rapid.Generator[convo.Part] {
 			} else {
 				p.Args = genObject().Draw(t, "args")
 			}
+			p.Server = maybe(t, "server", genServer())
 		case convo.TypeApprovalRequest:
 			p.ID, p.Name = "apr_"+rapid.StringMatching(`[a-z0-9]{1,6}`).Draw(t, "id"), rapid.StringMatching(`[a-z_]{1,10}`).Draw(t, "name")
 			p.CallID = maybe(t, "callid", genString())
@@ -156,6 +157,7 @@ func genPart(depth int) *rapid.Generator[convo.Part] {
 		case convo.TypeToolResult:
 			p.ID, p.Error = "call_x", rapid.Bool().Draw(t, "err")
 			p.Parts = rapid.SliceOfN(genPart(0), 0, 3).Draw(t, "parts")
+			p.Server = maybe(t, "server", genServer())
 		case convo.TypeReasoning:
 			p.Text = maybe(t, "rtext", genString())
 			p.Signature = maybe(t, "sig", genString())
@@ -284,4 +286,9 @@ func TestPropertyEstimatedBytes(t *testing.T) {
 			t.Fatalf("estimate %d for %d bytes", est, len(b))
 		}
 	})
+}
+
+// genServer draws a provider-run tool kind, listed or not.
+func genServer() *rapid.Generator[string] {
+	return rapid.SampledFrom([]string{convo.ServerWebSearch, convo.ServerCodeExecution, convo.ServerMCP, "x_future_tool"})
 }

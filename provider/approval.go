@@ -110,18 +110,6 @@ func gatesOf(m convo.Message) []convo.Part {
 	return gs
 }
 
-// onlyApprovals reports whether ps holds approval parts and nothing else:
-// an assistant message that only asked for approval is left out whole for
-// a target without approvals, not sent empty.
-func onlyApprovals(ps []convo.Part) bool {
-	for _, q := range ps {
-		if q.Raw != nil || (q.Type != convo.TypeApprovalRequest && q.Type != convo.TypeApproval) {
-			return false
-		}
-	}
-	return len(ps) > 0
-}
-
 func answersAny(m convo.Message, gates []convo.Part) bool {
 	for _, q := range m.Parts {
 		for _, g := range gates {

@@ -136,8 +136,8 @@ func (s *pairing) unpaired(l loc, format string, args ...any) {
 // (on a copy: h is not ours to change).
 func (s *pairing) calls(i int, parts []convo.Part) []convo.Part {
 	for j, part := range parts {
-		if part.Type != convo.TypeToolCall {
-			continue
+		if part.Type != convo.TypeToolCall || part.Server != "" {
+			continue // a provider-run call is answered in its own message
 		}
 		if part.ID == "" {
 			if &parts[0] == &s.h[i].Parts[0] {

@@ -46,6 +46,12 @@ type Target struct {
 	// calls go right after their assistant message, and the approvals are
 	// left out with a warning; a pending request is never sent.
 	Approvals bool
+	// ServerTools means the wire format carries the calls and results of
+	// tools its provider ran itself (Anthropic server_tool_use, OpenAI
+	// Responses web_search_call, …): those of Provider are kept whole.
+	// Other provider-run tool parts are dropped or sent as text
+	// (Options.ServerTools).
+	ServerTools bool
 	// ID sanitises a tool-call id for targets that restrict its characters;
 	// nil leaves ids alone. It must be deterministic.
 	ID func(id string) string
@@ -67,6 +73,9 @@ type Target struct {
 //     warning naming the rule of a target that refuses them (Target.Pending);
 //   - reasoning the target cannot take is dropped, or sent as text when the
 //     options ask for it;
+//   - the calls and results of tools a provider ran itself go back only to
+//     that provider (Target.ServerTools); elsewhere they are dropped, or
+//     sent as text when the options ask for it;
 //   - media the target cannot take is offered to Options.Resolve, then
 //     becomes an error or a text placeholder;
 //   - parts of unknown type are left out with a warning;
@@ -196,7 +205,7 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(parts) == 0 && (role != convo.RoleAssistant || onlyApprovals(src.Parts)) {
+		if len(parts) == 0 && (role != convo.RoleAssistant || onlyAside(src.Parts)) {
 			p.warnc(CodeMessageDropped, l, "%s message left out: nothing in it can be sent", src.Role)
 			diverge(i)
 			continue
@@ -347,6 +356,8 @@ func (p *preparer) part(path loc, part convo.Part, inResult bool) (convo.Part, b
 		return part, false, nil
 	case part.Type == convo.TypeApprovalRequest || part.Type == convo.TypeApproval:
 		return part, p.approvalPart(path, part), nil
+	case part.IsServerTool():
+		return p.serverTool(path, part)
 	case part.Type == convo.TypeReasoning:
 		return p.reasoning(path, part)
 	case part.Type.IsMedia():

@@ -38,6 +38,17 @@ const (
 	ReasoningText ReasoningMode = "text" // its visible text sent as assistant text
 )
 
+// ServerToolMode says what to do with the calls and results of tools a
+// provider ran itself (web search, code execution, …) when sending them to
+// another provider or a wire format that cannot carry them.
+type ServerToolMode string
+
+// The server tool modes.
+const (
+	ServerToolsDrop ServerToolMode = "drop" // the default: dropped with a warning
+	ServerToolsText ServerToolMode = "text" // sent as assistant text of what was run and what came back
+)
+
 // MediaMode says what to do with media the target cannot take.
 type MediaMode string
 
@@ -48,8 +59,9 @@ const (
 )
 
 // Options control a conversion. The zero value is the strict-enough default:
-// warnings are returned, unpaired tool calls are errors, foreign reasoning is
-// dropped, media the target cannot take is an error.
+// warnings are returned, unpaired tool calls are errors, foreign reasoning and
+// another provider's server tool runs are dropped, media the target cannot
+// take is an error.
 type Options struct {
 	Strict bool // any warning is an error
 	// Repair answers a tool call left without a result in the middle of
@@ -61,6 +73,9 @@ type Options struct {
 	Repair    bool
 	Reasoning ReasoningMode // "" means ReasoningDrop
 	Media     MediaMode     // "" means MediaError
+	// ServerTools says what becomes of provider-run tool calls and
+	// results the target cannot take; "" means ServerToolsDrop.
+	ServerTools ServerToolMode
 	// SystemRole is the role OpenAI Chat system messages are sent with:
 	// "system" (the default) or "developer". A message read as developer
 	// keeps that role either way.
@@ -82,7 +97,8 @@ type Options struct {
 	// Accept lists the kinds of loss the caller has chosen: warnings with
 	// these codes are left out of the results of EncodeRequest,
 	// DecodeRequest and the sender, and are no error under Strict. Setting
-	// Reasoning to ReasoningDrop explicitly accepts CodeReasoningDropped.
+	// Reasoning to ReasoningDrop explicitly accepts CodeReasoningDropped,
+	// and ServerTools to ServerToolsDrop CodeServerToolDropped.
 	Accept []Code
 	// OnWarning, when set, receives the warnings of EncodeRequest,
 	// DecodeRequest and the sender one by one instead of the returned

@@ -66,6 +66,14 @@ const (
 	// OpenAI file citation for Anthropic, any citation for Gemini) was left
 	// out; the text it supports is sent.
 	CodeCitationDropped Code = "citation-dropped"
+	// CodeServerToolDropped: the call or result of a tool another
+	// provider ran itself was left out (Options.ServerTools is
+	// ServerToolsDrop, the default).
+	CodeServerToolDropped Code = "server-tool-dropped"
+	// CodeServerToolAsText: the call or result of a tool another provider
+	// ran was sent as assistant text (Options.ServerTools is
+	// ServerToolsText).
+	CodeServerToolAsText Code = "server-tool-as-text"
 )
 
 // WarnCode returns a Warning at path with a code.
@@ -85,7 +93,9 @@ func (o Options) accepted(c Code) bool {
 	switch {
 	case c == CodeReasoningDropped && o.Reasoning == ReasoningDrop,
 		c == CodeReasoningAsText && o.Reasoning == ReasoningText,
-		c == CodeMediaReplaced && o.Media == MediaPlaceholder:
+		c == CodeMediaReplaced && o.Media == MediaPlaceholder,
+		c == CodeServerToolDropped && o.ServerTools == ServerToolsDrop,
+		c == CodeServerToolAsText && o.ServerTools == ServerToolsText:
 		return true
 	}
 	return slices.Contains(o.Accept, c)

@@ -508,6 +508,12 @@ func exportOptions(r *http.Request) (provider.Options, error) {
 	default:
 		return opts, badRequest("query parameter reasoning: want drop or text, got %q", v)
 	}
+	switch v := q.Get("server_tools"); v {
+	case "", "drop", "text":
+		opts.ServerTools = provider.ServerToolMode(v)
+	default:
+		return opts, badRequest("query parameter server_tools: want drop or text, got %q", v)
+	}
 	switch v := q.Get("media"); v {
 	case "", "error", "placeholder":
 		opts.Media = provider.MediaMode(v)

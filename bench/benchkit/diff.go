@@ -96,6 +96,7 @@ var partFields = []partField{
 	{"Error", "error", func(a, b *convo.Part) bool { return a.Error == b.Error }},
 	{"CallID", "call_id", func(a, b *convo.Part) bool { return a.CallID == b.CallID }},
 	{"Approved", "approved", func(a, b *convo.Part) bool { return a.Approved == b.Approved }},
+	{"Server", "server", func(a, b *convo.Part) bool { return a.Server == b.Server }},
 	{"Reason", "reason", func(a, b *convo.Part) bool { return a.Reason == b.Reason }},
 	{"Summary", "summary", func(a, b *convo.Part) bool { return slices.Equal(a.Summary, b.Summary) }},
 	{"Signature", "signature", func(a, b *convo.Part) bool { return a.Signature == b.Signature }},

@@ -31,8 +31,8 @@ func formatNames() string {
 
 // convOptions are the conversion flags convert and reply share.
 type convOptions struct {
-	strict, repair, gemini          bool
-	reasoning, media, system, model string
+	strict, repair, gemini                   bool
+	reasoning, servers, media, system, model string
 }
 
 func (o *convOptions) register(fs interface {
@@ -42,6 +42,7 @@ func (o *convOptions) register(fs interface {
 	fs.BoolVar(&o.strict, "strict", false, "treat every warning as an error")
 	fs.BoolVar(&o.repair, "repair", false, "answer unanswered tool calls with error results and drop orphan results instead of failing (pending calls at the end too, for a provider that refuses them)")
 	fs.StringVar(&o.reasoning, "reasoning", "", "reasoning the target cannot take: drop (the default, warned about) or text; --reasoning drop chooses the loss, which is then not warned about")
+	fs.StringVar(&o.servers, "server-tools", "", "calls and results of tools another provider ran (web search, code execution, …): drop (the default, warned about) or text; --server-tools drop chooses the loss, which is then not warned about")
 	fs.StringVar(&o.media, "media", "error", "media the target cannot take: error or placeholder")
 	fs.StringVar(&o.system, "system-role", "system", "role of system messages for openai-chat: system or developer")
 	fs.StringVar(&o.model, "model", "", "the target model, for rules that depend on it")
@@ -50,10 +51,13 @@ func (o *convOptions) register(fs interface {
 
 func (o *convOptions) options() (provider.Options, error) {
 	opts := provider.Options{Strict: o.strict, Repair: o.repair, Model: o.model, GeminiBypass: o.gemini,
-		Reasoning: provider.ReasoningMode(o.reasoning), Media: provider.MediaMode(o.media), SystemRole: o.system}
+		Reasoning: provider.ReasoningMode(o.reasoning), Media: provider.MediaMode(o.media), SystemRole: o.system,
+		ServerTools: provider.ServerToolMode(o.servers)}
 	switch {
 	case opts.Reasoning != "" && opts.Reasoning != provider.ReasoningDrop && opts.Reasoning != provider.ReasoningText:
 		return opts, usagef("--reasoning must be drop or text, not %q", o.reasoning)
+	case opts.ServerTools != "" && opts.ServerTools != provider.ServerToolsDrop && opts.ServerTools != provider.ServerToolsText:
+		return opts, usagef("--server-tools must be drop or text, not %q", o.servers)
 	case opts.Media != provider.MediaError && opts.Media != provider.MediaPlaceholder:
 		return opts, usagef("--media must be error or placeholder, not %q", o.media)
 	case o.system != "system" && o.system != "developer":

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
 )
 
 func init() {
@@ -148,6 +149,16 @@ func (t transcript) part(indent string, p convo.Part) {
 		for _, l := range strings.Split(s, "\n") {
 			fmt.Fprintln(t.w, indent+l)
 		}
+	}
+	if p.IsServerTool() {
+		// Run by the provider: shown as the text another provider would
+		// get with --server-tools text, marked with who ran it.
+		ran := "⚙ " + p.Server
+		if p.Provider != "" {
+			ran += " by " + p.Provider
+		}
+		line(t.paint(yellow, esc(ran)) + " " + esc(provider.ServerToolText(p)))
+		return
 	}
 	switch p.Type {
 	case convo.TypeText:
