@@ -3,6 +3,8 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -177,6 +179,62 @@ func (c *countingStore) LoadRange(ctx context.Context, tenant, id string, from, 
 	h, conv, err := c.Store.LoadRange(ctx, tenant, id, from, n)
 	c.loaded.Add(int64(len(h)))
 	return h, conv, err
+}
+
+func (c *countingStore) Message(ctx context.Context, tenant, id, messageID string) (convo.Message, error) {
+	m, err := c.Store.Message(ctx, tenant, id, messageID)
+	if err == nil {
+		c.loaded.Add(1)
+	}
+	return m, err
+}
+
+// TestItemCost: getting or deleting one OpenAI item loads its message, not
+// the conversation; an id a provider gave an item inside a message is
+// found by walking from the newest items, and one that is not there costs
+// the whole walk.
+func TestItemCost(t *testing.T) {
+	st := &countingStore{Store: backends(t)[0].open(t)}
+	ts := newServer(t, st, nil)
+	const n = 400
+	msgs := make([]convo.Message, n)
+	for i := range msgs {
+		msgs[i] = convo.User(fmt.Sprint("m", i))
+		if i%2 == 1 {
+			msgs[i] = convo.Assistant(fmt.Sprint("m", i))
+		}
+	}
+	// The last answer is two items: its text and a tool call.
+	msgs[n-1] = convo.Assistant("calling", convo.ToolCall("call_1", "f", json.RawMessage(`{}`)))
+	c, err := st.Create(t.Context(), store.Conversation{Tenant: ts.aliceTenant}, msgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := st.Store.Load(t.Context(), ts.aliceTenant, c.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "/v1/conversations/" + c.ID + "/items/"
+	for _, tc := range []struct {
+		method, item string
+		status       int
+		max          int64
+	}{
+		{"GET", h[3].ID, 200, 1},
+		{"GET", h[n-1].ID + ":1", 200, 1},
+		{"DELETE", h[0].ID, 200, 1},
+		{"DELETE", h[n-1].ID + ":0", 400, 1},
+		{"GET", "msg_none", 404, n},
+	} {
+		st.loaded.Store(0)
+		ts.do(t, tc.method, base+tc.item, ts.alice, nil).want(t, tc.status)
+		if got := st.loaded.Load(); got > tc.max {
+			t.Errorf("%s %s loaded %d messages, want at most %d", tc.method, tc.item, got, tc.max)
+		}
+	}
+	if _, err := st.Store.Message(t.Context(), ts.aliceTenant, c.ID, h[0].ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the deleted item's message: %v", err)
+	}
 }
 
 // TestPageCost: a page of messages or items loads what the page needs

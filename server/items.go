@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -18,8 +19,9 @@ import (
 type item struct {
 	id  string
 	raw json.RawMessage // the item object, with its id
-	msg int             // index of its message in the conversation
-	of  int             // how many items that message has
+	msg   int             // index of its message in the conversation
+	msgID string          // and its id
+	of    int             // how many items that message has
 }
 
 // itemOptions are the options items are encoded with: a listing never
@@ -74,31 +76,67 @@ func (s *Server) itemsOf(m convo.Message) ([]item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("message %q, item %d: %w", m.ID, k, err)
 		}
-		it.of = len(raws)
+		it.of, it.msgID = len(raws), m.ID
 		out = append(out, it)
 	}
 	return out, nil
 }
 
-// allItems loads a conversation and returns all its items, with the
-// history and description they were made from.
-func (s *Server) allItems(r *http.Request) ([]item, convo.History, store.Conversation, error) {
-	h, c, err := s.st.Load(r.Context(), tenant(r), r.PathValue("id"), 0)
-	if err != nil {
-		return nil, nil, c, err
+// findItem returns the conversation's item with id want, costing what its
+// message is when the id names the message: an item without an id of its
+// own is known by its message's id (with ":k" after it when the message
+// has several), and a message written through this API keeps its first
+// item's id. Only an id the provider gave an item inside a message (a
+// function call's fc_… after a reasoning item, say) is looked for by
+// walking the conversation from its newest items, a few messages at a
+// time.
+func (s *Server) findItem(r *http.Request, want string) (item, error) {
+	ten, id := tenant(r), r.PathValue("id")
+	candidates := []string{want}
+	if i := strings.LastIndexByte(want, ':'); i > 0 && isDigits(want[i+1:]) {
+		candidates = append(candidates, want[:i])
 	}
-	var items []item
-	for i, m := range h {
+	for _, mid := range candidates {
+		m, err := s.st.Message(r.Context(), ten, id, mid)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return item{}, err
+		}
 		its, err := s.itemsOf(m)
 		if err != nil {
-			return nil, nil, c, err
+			return item{}, err
 		}
-		for j := range its {
-			its[j].msg = i
+		for _, it := range its {
+			if it.id == want {
+				return it, nil
+			}
 		}
-		items = append(items, its...)
 	}
-	return items, h, c, nil
+	var found *item
+	err := s.walkItems(r, true, 16, func(it item) bool {
+		if it.id == want {
+			found = &it
+		}
+		return found == nil
+	})
+	if err != nil {
+		return item{}, err
+	}
+	if found == nil {
+		return item{}, notFound("conversation or item")
+	}
+	return *found, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // walkItems calls fn with the conversation's items in order (newest first

@@ -13,6 +13,10 @@ import (
 	"github.com/convo-go/convo/store"
 )
 
+// metricsRoute serves the metrics when Options.Metrics is set; it is not
+// among routes because it is optional and public.
+const metricsRoute = "GET /metrics"
+
 // metrics are the server's Prometheus metrics. A nil *metrics records
 // nothing.
 type metrics struct {
@@ -56,7 +60,7 @@ func (s *Server) newMetrics(reg *prometheus.Registry) (*metrics, error) {
 	}
 	// Served without a token, like /healthz: the labels hold routes and
 	// codes, never a tenant, an id or a path.
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: nil}))
+	s.mux.Handle(metricsRoute, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: nil}))
 	return m, nil
 }
 

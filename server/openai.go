@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/convo-go/convo"
@@ -391,18 +390,12 @@ func (s *Server) oaGetItem(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, notImplemented())
 		return
 	}
-	items, _, _, err := s.allItems(r)
+	it, err := s.findItem(r, r.PathValue("item"))
 	if err != nil {
 		s.problem(w, r, err)
 		return
 	}
-	for _, it := range items {
-		if it.id == r.PathValue("item") {
-			writeRaw(w, http.StatusOK, "application/json", append(it.raw, '\n'))
-			return
-		}
-	}
-	s.problem(w, r, notFound("conversation or item"))
+	writeRaw(w, http.StatusOK, "application/json", append(it.raw, '\n'))
 }
 
 // DELETE /v1/conversations/{id}/items/{item}
@@ -412,23 +405,17 @@ func (s *Server) oaDeleteItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	want := r.PathValue("item")
-	items, h, _, err := s.allItems(r)
+	it, err := s.findItem(r, want)
 	if err != nil {
 		s.problem(w, r, err)
 		return
 	}
-	k := slices.IndexFunc(items, func(it item) bool { return it.id == want })
-	if k < 0 {
-		s.problem(w, r, notFound("conversation or item"))
-		return
-	}
-	m := h[items[k].msg]
-	if n := items[k].of; n > 1 {
+	if n := it.of; n > 1 {
 		s.problem(w, r, &apiError{status: http.StatusBadRequest, kind: "item-not-alone",
-			detail: fmt.Sprintf("item %q is one of %d items convo keeps as one message (%q): delete that message through the native API", want, n, m.ID)})
+			detail: fmt.Sprintf("item %q is one of %d items convo keeps as one message (%q): delete that message through the native API", want, n, it.msgID)})
 		return
 	}
-	c, err := s.st.DeleteMessage(r.Context(), tenant(r), r.PathValue("id"), store.AnyVersion, m.ID)
+	c, err := s.st.DeleteMessage(r.Context(), tenant(r), r.PathValue("id"), store.AnyVersion, it.msgID)
 	if err != nil {
 		s.problem(w, r, err)
 		return
