@@ -17,8 +17,8 @@ import (
 // item is one Responses input item of a stored message, as the
 // OpenAI-compatible API shows it.
 type item struct {
-	id  string
-	raw json.RawMessage // the item object, with its id
+	id    string
+	raw   json.RawMessage // the item object, with its id
 	msg   int             // index of its message in the conversation
 	msgID string          // and its id
 	of    int             // how many items that message has
