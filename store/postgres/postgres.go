@@ -209,7 +209,7 @@ const selectConv = `SELECT ` + convCols + ` FROM conversations WHERE tenant = $1
 func getConv(ctx context.Context, q querier, query, tenant, id string) (row, error) {
 	r, err := scanConv(q.QueryRow(ctx, query, tenant, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return r, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+		return r, backend.NotFound(id)
 	}
 	return r, wrap(err)
 }
@@ -299,24 +299,15 @@ SELECT pk FROM c`
 
 // Create stores a new conversation.
 func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
-	c, err := backend.NewConversation(c)
+	cr, err := backend.PrepareCreate(c, msgs)
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	h, rows, err := backend.Encode(msgs)
-	if err != nil {
-		return store.Conversation{}, err
-	}
-	open, err := backend.Check(nil, h)
-	if err != nil {
-		return store.Conversation{}, err
-	}
-	now := backend.Now()
-	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
+	c, rows := cr.Conversation, cr.Rows
 	cl := columns(rows)
 	var pk int64
 	err = s.pool.QueryRow(ctx, createConv, c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
-		nullString(backend.MarshalCalls(open)), now, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
+		nullString(cr.Open), c.Created, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
 		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&pk)
 	if uniqueViolation(err, "conversations_tenant_id") {
 		return store.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
@@ -329,8 +320,8 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 
 // Get returns a conversation's description.
 func (s *Store) Get(ctx context.Context, tenant, id string) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.Find(tenant, id); err != nil {
+		return store.Conversation{}, err
 	}
 	r, err := getConv(ctx, s.pool, selectConv, tenant, id)
 	return r.Conversation, err
@@ -338,15 +329,7 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (store.Conversation,
 
 // Update changes a conversation's title and metadata in one statement.
 func (s *Store) Update(ctx context.Context, tenant, id string, title *string, meta json.RawMessage) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
-	}
-	if title != nil {
-		if err := backend.CheckTitle(*title); err != nil {
-			return store.Conversation{}, err
-		}
-	}
-	m, clear, err := backend.Meta(meta)
+	u, err := backend.PrepareUpdate(tenant, id, title, meta)
 	if err != nil {
 		return store.Conversation{}, err
 	}
@@ -355,9 +338,9 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 		meta = CASE WHEN $5 THEN NULL ELSE coalesce($4, meta) END,
 		updated = greatest(updated, $6)
 		WHERE tenant = $1 AND id = $2
-		RETURNING `+convCols, tenant, id, title, nullString(m), clear, backend.Now()))
+		RETURNING `+convCols, tenant, id, title, nullString(u.Meta), u.Clear, backend.Now()))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+		return store.Conversation{}, backend.NotFound(id)
 	}
 	return r.Conversation, wrap(err)
 }
@@ -380,10 +363,7 @@ SELECT version, messages, updated FROM c`
 
 // Append adds messages at the end if the version still is version.
 func (s *Store) Append(ctx context.Context, tenant, id string, version int64, msgs ...convo.Message) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
-	}
-	h, rows, err := backend.Encode(msgs)
+	h, rows, err := backend.PrepareAppend(tenant, id, msgs)
 	if err != nil {
 		return store.Conversation{}, err
 	}
@@ -393,22 +373,18 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		if err != nil {
 			return store.Conversation{}, err
 		}
-		if version != store.AnyVersion && version != r.Version {
-			return store.Conversation{}, fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
+		if err := backend.CheckVersion(id, r.Version, version); err != nil {
+			return store.Conversation{}, err
 		}
 		if len(rows) == 0 {
 			return r.Conversation, nil
 		}
-		open, err := backend.UnmarshalCalls(r.open)
-		if err != nil {
-			return store.Conversation{}, err
-		}
-		after, err := backend.Check(open, h)
+		after, err := backend.CheckAppend(r.open, h)
 		if err != nil {
 			return store.Conversation{}, err
 		}
 		out := r.Conversation
-		err = s.pool.QueryRow(ctx, appendRows, r.pk, r.Version, len(rows), nullString(backend.MarshalCalls(after)),
+		err = s.pool.QueryRow(ctx, appendRows, r.pk, r.Version, len(rows), nullString(after),
 			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
 			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&out.Version, &out.Messages, &out.Updated)
 		switch {
@@ -442,11 +418,8 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 // agree. It reads only those messages: while no message has been deleted,
 // a message's position is its index and the range is one index scan.
 func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (convo.History, store.Conversation, error) {
-	if from < 0 {
-		return nil, store.Conversation{}, fmt.Errorf("%w: load from %d", store.ErrInvalid, from)
-	}
-	if !backend.Findable(tenant, id) {
-		return nil, store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.CheckLoad(tenant, id, from); err != nil {
+		return nil, store.Conversation{}, err
 	}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -457,9 +430,7 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 	if err != nil {
 		return nil, store.Conversation{}, err
 	}
-	if n < 0 || n > r.Messages-from {
-		n = r.Messages - from
-	}
+	n = backend.Span(from, n, r.Messages)
 	if n <= 0 {
 		return convo.History{}, r.Conversation, wrap(tx.Commit(ctx))
 	}
@@ -503,8 +474,8 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 
 // Message returns one message by its id.
 func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (convo.Message, error) {
-	if !backend.Findable(tenant, id, messageID) {
-		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	if err := backend.FindMessage(tenant, id, messageID); err != nil {
+		return convo.Message{}, err
 	}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -516,7 +487,7 @@ func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (conv
 	err = tx.QueryRow(ctx, `SELECT m.conv, m.pos, m.body FROM conversations c JOIN messages m ON m.conv = c.pk
 		WHERE c.tenant = $1 AND c.id = $2 AND m.id = $3`, tenant, id, messageID).Scan(&pk, &pos, &body)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+		return convo.Message{}, backend.MessageNotFound(id, messageID)
 	}
 	if err != nil {
 		return convo.Message{}, wrap(err)
@@ -593,8 +564,8 @@ func tail(ctx context.Context, q querier, pk int64, id string) ([]backend.Call, 
 
 // DeleteMessage removes one message, with the version check of Append.
 func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version int64, messageID string) (store.Conversation, error) {
-	if !backend.Findable(tenant, id, messageID) {
-		return store.Conversation{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	if err := backend.FindMessage(tenant, id, messageID); err != nil {
+		return store.Conversation{}, err
 	}
 	var out store.Conversation
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -602,15 +573,15 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 		if err != nil {
 			return err
 		}
-		if version != store.AnyVersion && version != r.Version {
-			return fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
+		if err := backend.CheckVersion(id, r.Version, version); err != nil {
+			return err
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM messages WHERE conv = $1 AND id = $2`, r.pk, messageID)
 		if err != nil {
 			return wrap(err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+			return backend.MessageNotFound(id, messageID)
 		}
 		open, err := tail(ctx, tx, r.pk, id)
 		if err != nil {
@@ -633,8 +604,8 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 // original's row is locked (FOR SHARE) meanwhile, so no append or deletion
 // changes what is copied.
 func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Conversation) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.Find(tenant, id); err != nil {
+		return store.Conversation{}, err
 	}
 	c.Tenant = tenant
 	c, err := backend.NewConversation(c)
@@ -762,15 +733,15 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 // Delete removes a conversation; its messages go with it (ON DELETE
 // CASCADE).
 func (s *Store) Delete(ctx context.Context, tenant, id string) error {
-	if !backend.Findable(tenant, id) {
-		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.Find(tenant, id); err != nil {
+		return err
 	}
 	tag, err := s.pool.Exec(ctx, `DELETE FROM conversations WHERE tenant = $1 AND id = $2`, tenant, id)
 	if err != nil {
 		return wrap(err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+		return backend.NotFound(id)
 	}
 	return nil
 }
@@ -871,8 +842,8 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 // moves; Updated does not, so metadata retention still counts from the
 // last change a client made.
 func (s *Store) ExpireContent(ctx context.Context, tenant, id string, at time.Time) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.Find(tenant, id); err != nil {
+		return store.Conversation{}, err
 	}
 	var out store.Conversation
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

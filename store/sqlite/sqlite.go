@@ -411,7 +411,7 @@ type queryer interface {
 func getConv(ctx context.Context, q queryer, tenant, id string) (row, error) {
 	r, err := scanConv(q.QueryRowContext(ctx, selectConv, tenant, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+		return r, backend.NotFound(id)
 	}
 	if err != nil {
 		return r, wrap(err)
@@ -633,22 +633,13 @@ func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend
 
 // Create stores a new conversation.
 func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
-	c, err := backend.NewConversation(c)
+	cr, err := backend.PrepareCreate(c, msgs)
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	h, rows, err := backend.Encode(msgs)
-	if err != nil {
-		return store.Conversation{}, err
-	}
-	open, err := backend.Check(nil, h)
-	if err != nil {
-		return store.Conversation{}, err
-	}
-	now := backend.Now()
-	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(msgs), "", 0, now, now
+	c, rows := cr.Conversation, cr.Rows
 	err = s.write(ctx, func(ctx context.Context, tx ptx) error {
-		pk, err := insertConv(ctx, tx, c, int64(len(rows)), backend.MarshalCalls(open))
+		pk, err := insertConv(ctx, tx, c, int64(len(rows)), cr.Open)
 		if err != nil {
 			return err
 		}
@@ -673,8 +664,8 @@ func insertConv(ctx context.Context, tx ptx, c store.Conversation, nextPos int64
 
 // Get returns a conversation's description.
 func (s *Store) Get(ctx context.Context, tenant, id string) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.Find(tenant, id); err != nil {
+		return store.Conversation{}, err
 	}
 	r, err := getConv(ctx, ppool{s.r, s.rp}, tenant, id)
 	return r.Conversation, err
@@ -682,15 +673,7 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (store.Conversation,
 
 // Update changes a conversation's title and metadata.
 func (s *Store) Update(ctx context.Context, tenant, id string, title *string, meta json.RawMessage) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
-	}
-	if title != nil {
-		if err := backend.CheckTitle(*title); err != nil {
-			return store.Conversation{}, err
-		}
-	}
-	m, clear, err := backend.Meta(meta)
+	u, err := backend.PrepareUpdate(tenant, id, title, meta)
 	if err != nil {
 		return store.Conversation{}, err
 	}
@@ -704,8 +687,8 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 		if title != nil {
 			c.Title = *title
 		}
-		if m != nil || clear {
-			c.Meta = m
+		if u.Meta != nil || u.Clear {
+			c.Meta = u.Meta
 		}
 		c.Updated = backend.Later(c.Updated)
 		_, err = tx.ExecContext(ctx, updateTitle,
@@ -718,10 +701,7 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 
 // Append adds messages at the end if the version still is version.
 func (s *Store) Append(ctx context.Context, tenant, id string, version int64, msgs ...convo.Message) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
-	}
-	h, rows, err := backend.Encode(msgs)
+	h, rows, err := backend.PrepareAppend(tenant, id, msgs)
 	if err != nil {
 		return store.Conversation{}, err
 	}
@@ -731,18 +711,14 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		if err != nil {
 			return err
 		}
-		if version != store.AnyVersion && version != r.Version {
-			return fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
+		if err := backend.CheckVersion(id, r.Version, version); err != nil {
+			return err
 		}
 		out = r.Conversation
 		if len(rows) == 0 {
 			return nil
 		}
-		open, err := backend.UnmarshalCalls(r.open)
-		if err != nil {
-			return err
-		}
-		after, err := backend.Check(open, h)
+		after, err := backend.CheckAppend(r.open, h)
 		if err != nil {
 			return err
 		}
@@ -753,7 +729,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		out.Messages += len(rows)
 		out.Updated = backend.Later(out.Updated)
 		_, err = tx.ExecContext(ctx, updateAppended,
-			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(backend.MarshalCalls(after)), out.Updated.UnixMicro(), r.pk)
+			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), r.pk)
 		return wrap(err)
 	})
 	if err != nil {
@@ -773,11 +749,8 @@ func (s *Store) Load(ctx context.Context, tenant, id string, from int) (convo.Hi
 // reads only those messages: while no message has been deleted, a
 // message's position is its index and the range is one index seek.
 func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (convo.History, store.Conversation, error) {
-	if from < 0 {
-		return nil, store.Conversation{}, fmt.Errorf("%w: load from %d", store.ErrInvalid, from)
-	}
-	if !backend.Findable(tenant, id) {
-		return nil, store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.CheckLoad(tenant, id, from); err != nil {
+		return nil, store.Conversation{}, err
 	}
 	sqltx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -789,9 +762,7 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 	if err != nil {
 		return nil, store.Conversation{}, err
 	}
-	if n < 0 || n > r.Messages-from {
-		n = r.Messages - from
-	}
+	n = backend.Span(from, n, r.Messages)
 	if n <= 0 {
 		return convo.History{}, r.Conversation, nil
 	}
@@ -841,8 +812,8 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 
 // Message returns one message by its id.
 func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (convo.Message, error) {
-	if !backend.Findable(tenant, id, messageID) {
-		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	if err := backend.FindMessage(tenant, id, messageID); err != nil {
+		return convo.Message{}, err
 	}
 	sqltx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -854,7 +825,7 @@ func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (conv
 	var body []byte
 	err = tx.QueryRowContext(ctx, selectMessage, tenant, id, messageID).Scan(&pk, &pos, &body)
 	if errors.Is(err, sql.ErrNoRows) {
-		return convo.Message{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+		return convo.Message{}, backend.MessageNotFound(id, messageID)
 	}
 	if err != nil {
 		return convo.Message{}, wrap(err)
@@ -942,8 +913,8 @@ func tail(ctx context.Context, tx queryer, pk int64, id string) ([]backend.Call,
 
 // DeleteMessage removes one message, with the version check of Append.
 func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version int64, messageID string) (store.Conversation, error) {
-	if !backend.Findable(tenant, id, messageID) {
-		return store.Conversation{}, fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+	if err := backend.FindMessage(tenant, id, messageID); err != nil {
+		return store.Conversation{}, err
 	}
 	var out store.Conversation
 	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
@@ -951,13 +922,13 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 		if err != nil {
 			return err
 		}
-		if version != store.AnyVersion && version != r.Version {
-			return fmt.Errorf("conversation %q is at version %d, not %d: %w", id, r.Version, version, store.ErrConflict)
+		if err := backend.CheckVersion(id, r.Version, version); err != nil {
+			return err
 		}
 		var pos int64
 		err = tx.QueryRowContext(ctx, deleteMessage, r.pk, messageID).Scan(&pos)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("message %q of conversation %q: %w", messageID, id, store.ErrNotFound)
+			return backend.MessageNotFound(id, messageID)
 		}
 		if err != nil {
 			return wrap(err)
@@ -985,8 +956,8 @@ func (s *Store) DeleteMessage(ctx context.Context, tenant, id string, version in
 
 // Fork creates a new conversation holding the first at messages of id.
 func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Conversation) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.Find(tenant, id); err != nil {
+		return store.Conversation{}, err
 	}
 	c.Tenant = tenant
 	c, err := backend.NewConversation(c)
@@ -1104,14 +1075,14 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 
 // Delete removes a conversation and its messages.
 func (s *Store) Delete(ctx context.Context, tenant, id string) error {
-	if !backend.Findable(tenant, id) {
-		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.Find(tenant, id); err != nil {
+		return err
 	}
 	return s.write(ctx, func(ctx context.Context, tx ptx) error {
 		var pk int64
 		err := tx.QueryRowContext(ctx, selectPK, tenant, id).Scan(&pk)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+			return backend.NotFound(id)
 		}
 		if err != nil {
 			return wrap(err)
@@ -1241,8 +1212,8 @@ var registerFuncs = sync.OnceFunc(func() {
 // version moves; Updated does not, so metadata retention still counts
 // from the last change a client made.
 func (s *Store) ExpireContent(ctx context.Context, tenant, id string, at time.Time) (store.Conversation, error) {
-	if !backend.Findable(tenant, id) {
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	if err := backend.Find(tenant, id); err != nil {
+		return store.Conversation{}, err
 	}
 	var out store.Conversation
 	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
