@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every comparison of bench/ — persistence round trip, request building,
-# stream accumulation, token counting — with go test -bench, COUNT times
+# Runs every comparison of bench/ — persistence round trip, growth of the
+# canonical encoder and decoder against the fastest JSON engines, request
+# building, stream accumulation, token counting — with go test -bench, COUNT times
 # interleaved (every benchmark once, then again, so a change in the machine's
 # load hits every library alike), then writes docs/benchmarks.md and
 # docs/benchmarks-growth.svg from the medians.
@@ -27,11 +28,12 @@ trap 'rm -rf "$bin"' EXIT
 rm -f "$results"/*.txt "$results"/fidelity.jsonl "$results"/machine.env
 
 # module dir : package dir, relative to bench/
-pkgs=(".:persist" ".:request" ".:stream" ".:tokencount" "genkit:.")
+pkgs=(".:persist" ".:growth" ".:request" ".:stream" ".:tokencount" "genkit:.")
 
 echo "== tests (the equality and fidelity checks behind the numbers)"
 go test -count=1 ./...
 (cd genkit && go test -count=1 ./...)
+GOEXPERIMENT=jsonv2 go test -count=1 ./growth
 
 echo "== fidelity"
 go test -count=1 -run '^TestFidelity$' ./persist -args -fidelity.out="$PWD/$results/fidelity.jsonl" >/dev/null
@@ -41,7 +43,10 @@ echo "== building test binaries"
 for p in "${pkgs[@]}"; do
 	mod=${p%%:*} pkg=${p#*:}
 	name=$(basename "$(cd "$mod/$pkg" && pwd)")
-	(cd "$mod" && go test -c -o "$bin/$name.test" "./$pkg")
+	# growth measures encoding/json/v2 too, which needs the experiment.
+	exp=""
+	if [ "$name" = growth ]; then exp=jsonv2; fi
+	(cd "$mod" && GOEXPERIMENT=$exp go test -c -o "$bin/$name.test" "./$pkg")
 done
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "")

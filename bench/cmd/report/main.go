@@ -153,6 +153,7 @@ func (r *report) markdown(notes string) string {
 	r.machine(&b)
 	targets := len(b.String())
 	r.persist(&b)
+	r.growthTable(&b)
 	r.fidelity(&b)
 	r.request(&b)
 	r.stream(&b)
@@ -170,6 +171,7 @@ func (r *report) markdown(notes string) string {
 		}
 		head.WriteString("\n")
 	}
+	r.summary(&head)
 	out := head.String() + body
 	if strings.TrimSpace(notes) != "" {
 		out += "\n" + strings.TrimSpace(notes) + "\n"

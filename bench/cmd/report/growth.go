@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/convo-go/convo/bench/growth"
+)
+
+// growthEngines are the engines of BenchmarkGrowth (bench/growth), convo
+// first, with the names the report shows.
+var growthEngines = []struct{ name, label string }{
+	{"convo", "**convo**"},
+	{"encoding-json", "encoding/json"},
+	{"json-v2", "encoding/json/v2"},
+	{"sonic", "sonic"},
+	{"sonic-any", "sonic into `any`"},
+}
+
+func growthName(engine string, n int, op string) string {
+	return "BenchmarkGrowth/n=" + strconv.Itoa(n) + "/" + engine + "/" + op
+}
+
+// growthTable writes the per-message cost of every engine at every size of
+// growth.Sizes: wall time and the process's CPU time per message, and how
+// the cost at the largest size compares with the smallest.
+func (r *report) growthTable(b *strings.Builder) {
+	if _, ok := r.stat(growthName("convo", growth.Sizes[0], "decode"), "ns/msg"); !ok {
+		return
+	}
+	sizes := growth.Sizes
+	first, last := sizes[0], sizes[len(sizes)-1]
+	fmt.Fprintf(b, "### Canonical JSON from %s to %s messages, against the fastest Go JSON engines\n\n", commas(float64(first)), commas(float64(last)))
+	b.WriteString("`BenchmarkGrowth` in `bench/growth`: the same history, encoded once by convo, decoded and encoded by convo " +
+		"(`convo.Unmarshal` into a `History`, `convo.Marshal`) and, on the same bytes, by general JSON engines reading and writing " +
+		"a plain struct mirror of the format (`growth.Doc`: strings, raw JSON for `args`/`value`, the time as text), which " +
+		"`TestMirror` checks holds the whole document: encoding/json, encoding/json/v2 (Go's experiment, built with " +
+		"`GOEXPERIMENT=jsonv2`) and bytedance/sonic (its default configuration; also into `any`). The engines check " +
+		"JSON syntax only; convo also validates what the format requires (roles, part types, base64, times, UTF-8) and " +
+		"interns repeated strings. Each cell is wall time / CPU time per message in ns (CPU time is the whole process's, " +
+		"the garbage collector's work on the other core included); the last columns are the cost per message at " +
+		commas(float64(last)) + " messages relative to " + commas(float64(first)) + " (1.00× is linear), and allocations per message.\n\n")
+	b.WriteString("| op | engine |")
+	for _, n := range sizes {
+		fmt.Fprintf(b, " %s |", commas(float64(n)))
+	}
+	b.WriteString(" growth (wall / CPU) | allocs/msg |\n|---|---|" + strings.Repeat("---:|", len(sizes)+2) + "\n")
+	for _, op := range []string{"decode", "encode"} {
+		for _, e := range growthEngines {
+			r.growthRow(b, op, e.name, e.label)
+		}
+	}
+	b.WriteString("\n")
+	r.growthRatios(b)
+}
+
+func (r *report) growthRow(b *strings.Builder, op, engine, label string) {
+	sizes := growth.Sizes
+	var cells []string
+	for _, n := range sizes {
+		wall, ok1 := r.stat(growthName(engine, n, op), "ns/msg")
+		cpu, ok2 := r.stat(growthName(engine, n, op), "cpu-ns/msg")
+		if !ok1 || !ok2 {
+			if n == sizes[0] {
+				return
+			}
+			cells = append(cells, "")
+			continue
+		}
+		cells = append(cells, commas(wall.Median)+" / "+commas(cpu.Median))
+	}
+	first, last := sizes[0], sizes[len(sizes)-1]
+	wg := r.growthOf(engine, op, "ns/msg", first, last)
+	cg := r.growthOf(engine, op, "cpu-ns/msg", first, last)
+	al, _ := r.stat(growthName(engine, last, op), "allocs/op")
+	allocs := fmt.Sprintf("%.1f", al.Median/float64(last))
+	if al.Median/float64(last) < 0.05 {
+		allocs = commas(al.Median) + " a document"
+	}
+	fmt.Fprintf(b, "| %s | %s | %s | %s / %s | %s |\n", op, label, strings.Join(cells, " | "), ratioOrBlank(wg), ratioOrBlank(cg), allocs)
+	if engine == "convo" && cg > 1.1 {
+		r.misses = append(r.misses, fmt.Sprintf("growth, %s: convo's CPU time per message is %.2f× at %s messages what it is at %s (target: within 10%%)",
+			op, cg, commas(float64(last)), commas(float64(first))))
+	}
+}
+
+// growthOf is the cost per message at size to over the cost at size from,
+// or 0 when either is missing.
+func (r *report) growthOf(engine, op, unit string, from, to int) float64 {
+	a, ok1 := r.stat(growthName(engine, from, op), unit)
+	z, ok2 := r.stat(growthName(engine, to, op), unit)
+	if !ok1 || !ok2 || a.Median == 0 {
+		return 0
+	}
+	return z.Median / a.Median
+}
+
+func ratioOrBlank(x float64) string {
+	if x == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
+
+// growthRatios writes each engine's CPU time over convo's at every size.
+func (r *report) growthRatios(b *strings.Builder) {
+	b.WriteString("Each engine's CPU time per message over convo's at each size (CPU time, because it is the steadier of the two " +
+		"on a shared machine; above 1× the engine is slower than convo, below 1× it is faster):\n\n")
+	b.WriteString("| op | engine |")
+	for _, n := range growth.Sizes {
+		fmt.Fprintf(b, " %s |", commas(float64(n)))
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(growth.Sizes)) + "\n")
+	for _, op := range []string{"decode", "encode"} {
+		for _, e := range growthEngines[1:] {
+			var cells []string
+			for _, n := range growth.Sizes {
+				base, _ := r.stat(growthName("convo", n, op), "cpu-ns/msg")
+				v, ok := r.stat(growthName(e.name, n, op), "cpu-ns/msg")
+				if !ok {
+					cells = append(cells, "")
+					continue
+				}
+				cells = append(cells, ratio(v.Median, base.Median))
+			}
+			if strings.Join(cells, "") == "" {
+				continue
+			}
+			fmt.Fprintf(b, "| %s | %s | %s |\n", op, e.label, strings.Join(cells, " | "))
+		}
+	}
+	b.WriteString("\n")
+}
