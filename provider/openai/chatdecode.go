@@ -7,6 +7,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // Decode reads the "messages" of a Chat Completions request body into a
@@ -51,8 +52,7 @@ type chatDec struct {
 	warns    []provider.Warning
 	// calls are the tool calls of the latest assistant message, for naming
 	// the results that answer them.
-	calls    []convo.Part
-	answered []bool
+	calls wire.Calls
 }
 
 func (d *chatDec) messages() (convo.History, error) {
@@ -199,7 +199,7 @@ func (d *chatDec) build(w *chatMsg, i int) (convo.Message, error) {
 	default:
 		m.Name = w.msgName()
 		m.Parts = w.contentParts()
-		d.calls, d.answered = nil, nil
+		d.calls.Reset()
 	}
 	m.Native = w.nb.native(true)
 	return m, nil
@@ -291,13 +291,13 @@ func (d *chatDec) assistantParts(w *chatMsg) []convo.Part {
 	if w.funcCall != nil {
 		parts = append(parts, *w.funcCall)
 	}
-	d.calls, d.answered = nil, nil
-	for _, p := range parts {
-		if p.Type == convo.TypeToolCall {
-			d.calls = append(d.calls, p)
+	d.calls.Reset()
+	for k := range parts {
+		if p := &parts[k]; p.Type == convo.TypeToolCall {
+			// The deprecated function_call comes last; it had no id.
+			d.calls.Add(p.ID, p.Name, w.funcCall != nil && k == len(parts)-1)
 		}
 	}
-	d.answered = make([]bool, len(d.calls))
 	return parts
 }
 
@@ -311,7 +311,9 @@ func (d *chatDec) toolResult(w *chatMsg, i int) (convo.Part, error) {
 		if w.hasName {
 			r.Name = w.name
 		}
-		r.ID = d.answer(r.Name)
+		if r.Name != "" {
+			r.ID, _, _ = d.calls.Answer("", r.Name)
+		}
 		if r.ID == "" {
 			r.ID = provider.SynthID(i, 0, r.Name)
 		}
@@ -330,7 +332,12 @@ func (d *chatDec) toolResult(w *chatMsg, i int) (convo.Part, error) {
 		w.nb.add("name", jsonx.AppendString(nil, w.name))
 		r.Name = w.name
 	}
-	if name := d.nameOf(r.ID); r.Name == "" {
+	_, name, ok := d.calls.Answer(r.ID, "")
+	if !ok {
+		// A second result for the same call.
+		name = d.calls.Name(r.ID)
+	}
+	if r.Name == "" {
 		r.Name = name
 	}
 	return r, nil
@@ -346,30 +353,6 @@ func (w *chatMsg) contentParts() []convo.Part {
 		return w.parts
 	}
 	return nil
-}
-
-// nameOf returns the name of the latest assistant message's call id and
-// marks it answered.
-func (d *chatDec) nameOf(id string) string {
-	for k, c := range d.calls {
-		if c.ID == id {
-			d.answered[k] = true
-			return c.Name
-		}
-	}
-	return ""
-}
-
-// answer finds the first unanswered call of the latest assistant message
-// named name and returns its id.
-func (d *chatDec) answer(name string) string {
-	for k, c := range d.calls {
-		if !d.answered[k] && c.Name == name {
-			d.answered[k] = true
-			return c.ID
-		}
-	}
-	return ""
 }
 
 // content reads a message's "content": a string, an array of parts, or null.

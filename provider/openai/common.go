@@ -8,6 +8,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // at is convo.ErrorAt: it prefixes err's place with seg ("messages[3]",
@@ -359,7 +360,7 @@ func (p *place) msg(out func() string) string {
 	if p.from == nil || p.from[p.i] < 0 {
 		return out() + " (inserted)"
 	}
-	return index("messages", p.from[p.i])
+	return wire.PlaceOf(p.from, p.i)
 }
 
 // part names part j of the message when the indices are the caller's, else
