@@ -87,34 +87,8 @@ func (d *Decoder) next() (Message, error) {
 		}
 		switch d.state {
 		case stStart:
-			for len(d.buf)-d.pos < 3 && !d.eof {
-				if err := d.fill(); err != nil {
-					return Message{}, err
-				}
-			}
-			if bytes.HasPrefix(d.buf[d.pos:], []byte("\xef\xbb\xbf")) {
-				d.pos += 3
-				continue
-			}
-			switch c {
-			case eoi:
-				d.state = stEnd // no lines
-			case '[':
-				d.pos++
-				d.state = stArray
-			case '{':
-				env, err := d.isEnvelope()
-				if err != nil {
-					return Message{}, err
-				}
-				if env {
-					d.pos++
-					d.envelope, d.state = true, stEnvelope
-				} else {
-					d.state = stLines
-				}
-			default:
-				return Message{}, fmt.Errorf("not a convo document: want an object, an array or JSON Lines, got %q", rune(c))
+			if err := d.start(c); err != nil {
+				return Message{}, err
 			}
 		case stLines:
 			if c == eoi {
@@ -133,11 +107,7 @@ func (d *Decoder) next() (Message, error) {
 				continue
 			}
 			if d.i > 0 {
-				if c != ',' {
-					return Message{}, at(fmt.Errorf("want , or ] after a message, got %q", rune(c)), index("messages", d.i))
-				}
-				d.pos++
-				if _, err := d.peek(); err != nil {
+				if err := d.comma(c); err != nil {
 					return Message{}, err
 				}
 			}
@@ -147,18 +117,71 @@ func (d *Decoder) next() (Message, error) {
 				return Message{}, err
 			}
 		case stEnd:
-			if c != eoi {
-				return Message{}, fmt.Errorf("data after the end of the document: %q", rune(c))
-			}
-			if d.envelope && !d.format {
-				return Message{}, errors.New(`envelope has no "format"`)
-			}
-			if d.envelope && !d.messages {
-				return Message{}, errors.New(`envelope has no "messages"`)
-			}
-			return Message{}, io.EOF
+			return Message{}, d.end(c)
 		}
 	}
+}
+
+// start tells the document's form from its first byte c (after a byte
+// order mark, which it skips): an envelope, a bare array or JSON Lines.
+func (d *Decoder) start(c int) error {
+	for len(d.buf)-d.pos < 3 && !d.eof {
+		if err := d.fill(); err != nil {
+			return err
+		}
+	}
+	if bytes.HasPrefix(d.buf[d.pos:], []byte("\xef\xbb\xbf")) {
+		d.pos += 3
+		return nil
+	}
+	switch c {
+	case eoi:
+		d.state = stEnd // no lines
+	case '[':
+		d.pos++
+		d.state = stArray
+	case '{':
+		env, err := d.isEnvelope()
+		if err != nil {
+			return err
+		}
+		if env {
+			d.pos++
+			d.envelope, d.state = true, stEnvelope
+		} else {
+			d.state = stLines
+		}
+	default:
+		return fmt.Errorf("not a convo document: want an object, an array or JSON Lines, got %q", rune(c))
+	}
+	return nil
+}
+
+// comma reads the separator c before a message that is not the first of
+// its array.
+func (d *Decoder) comma(c int) error {
+	if c != ',' {
+		return at(fmt.Errorf("want , or ] after a message, got %q", rune(c)), index("messages", d.i))
+	}
+	d.pos++
+	_, err := d.peek()
+	return err
+}
+
+// end checks what follows a complete document (c must be the end of the
+// input) and that an envelope had its members; it returns io.EOF when all
+// is well.
+func (d *Decoder) end(c int) error {
+	if c != eoi {
+		return fmt.Errorf("data after the end of the document: %q", rune(c))
+	}
+	if d.envelope && !d.format {
+		return errors.New(`envelope has no "format"`)
+	}
+	if d.envelope && !d.messages {
+		return errors.New(`envelope has no "messages"`)
+	}
+	return io.EOF
 }
 
 // member reads the envelope between members: a separator, a key and the
