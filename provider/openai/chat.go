@@ -438,6 +438,11 @@ func (e *chatEnc) assistant(m *convo.Message, n nat) error {
 		if err := e.sortAssistant(&a, &m.Parts[j], j); err != nil {
 			return err
 		}
+		if cs := m.Parts[j].Citations; len(cs) > 0 {
+			// Chat requests have no annotations: they are reply-only.
+			e.warns = append(e.warns, provider.WarnCode(provider.CodeCitationDropped, e.at(j),
+				"%d citations left out: Chat Completions requests take no annotations", len(cs)))
+		}
 	}
 	if m.Phase != "" {
 		e.warn(e.path(), "phase %q left out: Chat Completions has no phase", m.Phase)

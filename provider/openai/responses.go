@@ -436,7 +436,7 @@ func (e *respEnc) inputMessage(m *convo.Message, parts []convo.Part, n nat) erro
 // array is set), else an array of parts.
 func (e *respEnc) content(key string, parts []convo.Part, assistant, array bool) error {
 	e.key(key)
-	if !array && len(parts) == 1 && parts[0].Type == convo.TypeText && parts[0].Cache == nil {
+	if !array && len(parts) == 1 && parts[0].Type == convo.TypeText && parts[0].Cache == nil && parts[0].Citations == nil {
 		pn, err := e.nr.of(parts[0].Native)
 		if err != nil {
 			return encErr(e.path(), "%v", err)
@@ -530,7 +530,14 @@ func (e *respEnc) textPart(p *convo.Part, pn nat, assistant bool) (cacheOK bool,
 		return true, nil
 	}
 	if _, ok := pn.get("annotations"); !ok {
-		e.buf = append(e.buf, `,"annotations":[]`...)
+		e.buf = append(e.buf, `,"annotations":`...)
+		var r jsonx.Reader
+		e.buf = appendAnnotations(e.buf, p.Citations, &r, func(i int, c *convo.Citation) {
+			e.warns = append(e.warns, provider.WarnCode(provider.CodeCitationDropped, e.path()+"."+index("citations", i),
+				"%s citation left out: Responses annotations have no form for it", c.Kind))
+		})
+	} else if len(p.Citations) > 0 {
+		e.warn("citations left out: the part keeps its native annotations")
 	}
 	return false, nil
 }

@@ -1128,7 +1128,11 @@ func (w *rPart) textPart(typ string) (convo.Part, error) {
 		w.used |= sAnn
 		// output_text always carries annotations; an empty list is what
 		// the encoder writes anyway.
-		if typ != "output_text" || string(w.annotations) != "[]" {
+		cs, ok := readAnnotations(w.annotations)
+		switch {
+		case typ == "output_text" && ok:
+			p.Citations = cs
+		case typ != "output_text" || string(w.annotations) != "[]":
 			w.nb.add("annotations", w.annotations)
 		}
 	}

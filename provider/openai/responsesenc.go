@@ -228,6 +228,28 @@ func (e *respEncoder) argsDelta(it *respItem, s string) {
 	e.event("response.function_call_arguments.delta", jsonx.AppendString(b, s))
 }
 
+// annotations sends a response.output_text.annotation.added event for each
+// citation of a text part Responses has a form for, and returns them as
+// the part's annotations array.
+func (e *respEncoder) annotations(it *respItem, cs []convo.Citation) []byte {
+	if len(cs) == 0 {
+		return []byte("[]")
+	}
+	var r jsonx.Reader
+	all := appendAnnotations(nil, cs, &r, nil)
+	n := 0
+	r.Reset(all, 2)
+	_ = r.ReadArray(func(int) error {
+		a, err := r.ReadRaw()
+		b := append(e.itemHead(it), `,"content_index":0,"annotation_index":`...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		e.event("response.output_text.annotation.added", append(append(b, `,"annotation":`...), a...))
+		n++
+		return err
+	})
+	return all
+}
+
 // end sends what the pieces did not carry, the done events and the final
 // item.
 func (e *respEncoder) end(it *respItem, p *convo.Part) {
@@ -240,8 +262,10 @@ func (e *respEncoder) end(it *respItem, p *convo.Part) {
 		text := it.text.String()
 		var part []byte
 		if p.Type == convo.TypeText {
+			anns := e.annotations(it, p.Citations)
 			e.event("response.output_text.done", jsonx.AppendString(append(e.itemHead(it), `,"content_index":0,"text":`...), text))
-			part = jsonx.AppendString(append(part, `{"type":"output_text","annotations":[],"text":`...), text)
+			part = append(append(append(part, `{"type":"output_text","annotations":`...), anns...), `,"text":`...)
+			part = jsonx.AppendString(part, text)
 		} else {
 			e.event("response.refusal.done", jsonx.AppendString(append(e.itemHead(it), `,"content_index":0,"refusal":`...), text))
 			part = jsonx.AppendString(append(part, `{"type":"refusal","refusal":`...), text)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -25,7 +26,8 @@ const (
 	CiteAt                             // a point in the text: a span of length 0
 )
 
-// CiteKey is one wire member of a citation object and the field it maps to.
+// CiteKey is one wire member of a citation object and the field it maps
+// to; Field 0 marks a member kept native that has its place in the order.
 type CiteKey struct {
 	Key   string
 	Field CiteField
@@ -116,9 +118,12 @@ func (m *CiteMap) Read(raw []byte, r *jsonx.Reader) (convo.Citation, bool) {
 		set |= 1 << f
 	}
 	for _, k := range sh.Keys {
-		if k.Field >= CiteSource && set&(1<<k.Field) == 0 {
+		if k.Field >= CiteSource && k.Field <= CiteEnd && set&(1<<k.Field) == 0 {
 			return c, false // a required number is missing: kept as it was
 		}
+	}
+	if c.Span != nil && set&(1<<CiteAt) == 0 && set&(1<<CiteSpanStart|1<<CiteSpanEnd) != 1<<CiteSpanStart|1<<CiteSpanEnd {
+		return c, false // half a span (xAI leaves both out; nobody one)
 	}
 	if m.Infer(&c) != typ {
 		left = append(Members{{Key: "type", Val: ms.Value("type")}}, left...)
@@ -198,7 +203,7 @@ func (m *CiteMap) Append(dst []byte, c *convo.Citation, r *jsonx.Reader) ([]byte
 		}
 	}
 	for _, mb := range ms {
-		if mb.Key != "type" && fieldOf(sh, mb.Key) == 0 {
+		if mb.Key != "type" && !slices.ContainsFunc(sh.Keys, func(k CiteKey) bool { return k.Key == mb.Key }) {
 			o.Raw(mb.Key, mb.Val)
 		}
 	}
@@ -207,11 +212,6 @@ func (m *CiteMap) Append(dst []byte, c *convo.Citation, r *jsonx.Reader) ([]byte
 
 // fits reports whether c has every member sh requires.
 func (m *CiteMap) fits(sh *CiteShape, c *convo.Citation, ms Members) bool {
-	for _, k := range sh.Keys {
-		if k.Field >= CiteSpanStart && c.Span == nil {
-			return false
-		}
-	}
 	for _, k := range sh.Need {
 		if _, ok := ms.Get(k); !ok {
 			if _, ok := citeValue(c, fieldOf(sh, k)); !ok {
@@ -224,6 +224,9 @@ func (m *CiteMap) fits(sh *CiteShape, c *convo.Citation, ms Members) bool {
 
 // citeValue returns field f of c as JSON, and whether c has it.
 func citeValue(c *convo.Citation, f CiteField) ([]byte, bool) {
+	if f == 0 {
+		return nil, false
+	}
 	str := func(s string) ([]byte, bool) {
 		if s == "" {
 			return nil, false
