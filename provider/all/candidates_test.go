@@ -3,6 +3,7 @@ package all_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -119,4 +120,52 @@ func readAll(t *testing.T, name string, sse []byte) []convo.Message {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return ms
+}
+
+// TestCandidatesCross: the choices of a recorded OpenAI Chat n = 3 stream
+// reach a Gemini client as three candidates, and those of a Gemini stream
+// with three candidates an OpenAI Chat client as three choices.
+func TestCandidatesCross(t *testing.T) {
+	for _, c := range []struct{ file, from, to string }{
+		{"../openai/testdata/candidates/n3-recorded.sse", "openai-chat", "gemini"},
+		{"../gemini/testdata/candidates/count3.sse", "gemini", "openai-chat"},
+	} {
+		sse, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := readAll(t, c.from, sse)
+		rc, _ := all.Lookup(c.from)
+		dr := provider.NewDeltaReader(rc.NewAccumulator(provider.Options{}))
+		dr.ReadCandidates()
+		var out bytes.Buffer
+		enc, _ := all.NewStreamEncoder(c.to, &out, provider.StreamOptions{})
+		var ds []provider.Delta
+		for _, block := range bytes.Split(sse, []byte("\n\n")) {
+			data, ok := bytes.CutPrefix(bytes.TrimSpace(block), []byte("data: "))
+			if !ok {
+				continue
+			}
+			if ds, err = dr.Add(ds[:0], provider.Event{Data: data}); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range ds {
+				_ = enc.Write(d)
+			}
+		}
+		ds, _, _, _ = dr.Finish(ds[:0])
+		for _, d := range ds {
+			_ = enc.Write(d)
+		}
+		got := readAll(t, c.to, out.Bytes())
+		if len(got) != len(want) {
+			t.Errorf("%s to %s: %d candidates, want %d", c.from, c.to, len(got), len(want))
+			continue
+		}
+		for k := range got {
+			if got[k].Text() != want[k].Text() || got[k].Finish != want[k].Finish || got[k].HasToolCalls() != want[k].HasToolCalls() {
+				t.Errorf("%s to %s: candidate %d: %q, want %q", c.from, c.to, k, got[k].Text(), want[k].Text())
+			}
+		}
+	}
 }

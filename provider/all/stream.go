@@ -61,7 +61,8 @@ func EncodeReply(name string, m convo.Message, opts provider.StreamOptions) ([]b
 // repliesEncoders maps the names of the formats whose response carries
 // several candidate replies to their encoders of such a response.
 var repliesEncoders = map[string]func([]convo.Message, provider.StreamOptions) []byte{
-	"gemini": gemini.EncodeReplies,
+	"gemini":      gemini.EncodeReplies,
+	"openai-chat": openai.EncodeChatReplies,
 }
 
 // EncodeReplies returns a non-streamed response body in the format called

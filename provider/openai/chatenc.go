@@ -18,18 +18,24 @@ import (
 // index with their argument pieces, the finish_reason chunk, and a usage
 // chunk (choices: []) unless opts.OmitUsage. Parts Chat has no delta for
 // (media, other providers' items) are left out. Each Write writes whole
-// chunks.
+// chunks. The deltas of several candidates (Delta.Candidate) are written
+// as the choices with those indexes, each beginning with its role chunk
+// and ending with its finish_reason chunk; the usage chunk and [DONE]
+// follow the first one's.
 func NewChatStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
-	return &chatEncoder{w: w, opts: opts, calls: map[int]*chatCall{}}
+	return &chatEncoder{w: w, opts: opts, calls: map[chatKey]*chatCall{}, ncalls: map[int]int{}}
 }
+
+// chatKey names a part being streamed: its candidate and index.
+type chatKey struct{ cand, index int }
 
 type chatEncoder struct {
 	w       io.Writer
 	opts    provider.StreamOptions
 	buf     []byte
 	head    []byte // {"id":…,"object":…,"created":…,"model":…,
-	calls   map[int]*chatCall
-	ncalls  int
+	calls   map[chatKey]*chatCall
+	ncalls  map[int]int // tool calls begun, by candidate (present once its role chunk is written)
 	usage   *convo.Usage
 	done    bool
 	started bool
@@ -43,34 +49,40 @@ type chatCall struct {
 }
 
 func (e *chatEncoder) Write(d provider.Delta) error {
-	if e.done || d.Candidate != 0 {
-		return nil // one reply per response: candidates after the first are left out
+	if e.done || d.Candidate < 0 {
+		return nil
 	}
 	e.buf = e.buf[:0]
 	if !e.started && d.Kind != provider.DeltaError {
 		e.start(d.Origin)
 	}
+	k := d.Candidate
+	if _, ok := e.ncalls[k]; !ok && d.Kind != provider.DeltaError {
+		e.ncalls[k] = 0
+		e.chunk(k, `{"role":"assistant","content":""}`, "")
+	}
+	key := chatKey{k, d.Index}
 	switch d.Kind {
 	case provider.DeltaPartStart:
-		e.partStart(d.Index, d.Part)
+		e.partStart(key, d.Part)
 	case provider.DeltaText:
-		if c := e.calls[d.Index]; c != nil && d.Text != "" {
+		if c := e.calls[key]; c != nil && d.Text != "" {
 			c.text = true
-			e.text(c.typ, d.Text)
+			e.text(k, c.typ, d.Text)
 		}
 	case provider.DeltaArgs:
-		if c := e.calls[d.Index]; c != nil && c.typ == convo.TypeToolCall && d.Text != "" {
+		if c := e.calls[key]; c != nil && c.typ == convo.TypeToolCall && d.Text != "" {
 			c.args = true
-			e.args(c, d.Text)
+			e.args(k, c, d.Text)
 		}
 	case provider.DeltaPartEnd:
-		if c := e.calls[d.Index]; c != nil {
-			e.partEnd(c, d.Part)
+		if c := e.calls[key]; c != nil {
+			e.partEnd(k, c, d.Part)
 		}
 	case provider.DeltaUsage:
 		e.usage = d.Usage
 	case provider.DeltaFinish:
-		e.finish(d.Finish)
+		e.finish(k, d.Finish)
 	case provider.DeltaError:
 		e.done = true
 		b := append([]byte(nil), `{"error":{"message":`...)
@@ -105,19 +117,20 @@ func (e *chatEncoder) start(o *convo.Origin) {
 	e.head = append(e.head, `,"model":`...)
 	e.head = jsonx.AppendString(e.head, model)
 	e.head = append(e.head, ',')
-	e.chunk(`{"role":"assistant","content":""}`, "")
+	e.ncalls[0] = 0
+	e.chunk(0, `{"role":"assistant","content":""}`, "")
 }
 
-// partStart opens part i; a tool call gets the next tool_calls index and a
-// chunk with its id and name.
-func (e *chatEncoder) partStart(i int, p *convo.Part) {
+// partStart opens a part; a tool call gets the next tool_calls index of
+// its candidate and a chunk with its id and name.
+func (e *chatEncoder) partStart(key chatKey, p *convo.Part) {
 	c := &chatCall{typ: p.Type}
-	e.calls[i] = c
+	e.calls[key] = c
 	if p.Type != convo.TypeToolCall {
 		return
 	}
-	c.index = e.ncalls
-	e.ncalls++
+	c.index = e.ncalls[key.cand]
+	e.ncalls[key.cand]++
 	b := append([]byte(nil), `{"tool_calls":[{"index":`...)
 	b = strconv.AppendInt(b, int64(c.index), 10)
 	b = append(b, `,"id":`...)
@@ -125,12 +138,12 @@ func (e *chatEncoder) partStart(i int, p *convo.Part) {
 	b = append(b, `,"type":"function","function":{"name":`...)
 	b = jsonx.AppendString(b, p.Name)
 	b = append(b, `,"arguments":""}}]}`...)
-	e.chunk(string(b), "")
+	e.chunk(key.cand, string(b), "")
 }
 
 // partEnd writes what a part that ends brought whole rather than in
 // pieces: a call's arguments, a text, a reasoning summary.
-func (e *chatEncoder) partEnd(c *chatCall, p *convo.Part) {
+func (e *chatEncoder) partEnd(k int, c *chatCall, p *convo.Part) {
 	switch {
 	case p.Type == convo.TypeToolCall && !c.args:
 		args := string(p.Args)
@@ -138,19 +151,23 @@ func (e *chatEncoder) partEnd(c *chatCall, p *convo.Part) {
 			args = p.ArgsRaw
 		}
 		if args != "" {
-			e.args(c, args)
+			e.args(k, c, args)
 		}
 	case !c.text && p.Type == convo.TypeReasoning && p.Text == "" && len(p.Summary) > 0:
-		e.text(p.Type, strings.Join(p.Summary, "\n\n"))
+		e.text(k, p.Type, strings.Join(p.Summary, "\n\n"))
 	case !c.text && p.Text != "":
-		e.text(p.Type, p.Text)
+		e.text(k, p.Type, p.Text)
 	}
 }
 
-// finish writes the finish_reason chunk, the usage chunk and [DONE].
-func (e *chatEncoder) finish(f convo.Finish) {
+// finish writes candidate k's finish_reason chunk; the first one's is
+// followed by the usage chunk and [DONE].
+func (e *chatEncoder) finish(k int, f convo.Finish) {
+	e.chunk(k, `{}`, chatFinishReason(f))
+	if k != 0 {
+		return
+	}
 	e.done = true
-	e.chunk(`{}`, chatFinishReason(f))
 	if e.usage != nil && !e.opts.OmitUsage {
 		b := append(append([]byte(nil), e.head...), `"choices":[],"usage":`...)
 		b = appendUsageJSON(b, e.usage, true)
@@ -159,7 +176,7 @@ func (e *chatEncoder) finish(f convo.Finish) {
 	e.buf = append(e.buf, "data: [DONE]\n\n"...)
 }
 
-func (e *chatEncoder) text(t convo.PartType, s string) {
+func (e *chatEncoder) text(k int, t convo.PartType, s string) {
 	key := "content"
 	switch t {
 	case convo.TypeRefusal:
@@ -174,20 +191,23 @@ func (e *chatEncoder) text(t convo.PartType, s string) {
 	b = jsonx.AppendString(b, key)
 	b = append(b, ':')
 	b = jsonx.AppendString(b, s)
-	e.chunk(string(append(b, '}')), "")
+	e.chunk(k, string(append(b, '}')), "")
 }
 
-func (e *chatEncoder) args(c *chatCall, s string) {
+func (e *chatEncoder) args(k int, c *chatCall, s string) {
 	b := append([]byte(nil), `{"tool_calls":[{"index":`...)
 	b = strconv.AppendInt(b, int64(c.index), 10)
 	b = append(b, `,"function":{"arguments":`...)
 	b = jsonx.AppendString(b, s)
-	e.chunk(string(append(b, "}}]}"...)), "")
+	e.chunk(k, string(append(b, "}}]}"...)), "")
 }
 
-// chunk appends one chunk whose only choice has delta and finish reason.
-func (e *chatEncoder) chunk(delta, finish string) {
-	b := append(append([]byte(nil), e.head...), `"choices":[{"index":0,"delta":`...)
+// chunk appends one chunk whose only choice, the one with index k, has
+// delta and finish reason.
+func (e *chatEncoder) chunk(k int, delta, finish string) {
+	b := append(append([]byte(nil), e.head...), `"choices":[{"index":`...)
+	b = strconv.AppendInt(b, int64(k), 10)
+	b = append(b, `,"delta":`...)
 	b = append(b, delta...)
 	b = append(b, `,"finish_reason":`...)
 	if finish == "" {

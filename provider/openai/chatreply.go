@@ -1,9 +1,11 @@
 package openai
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/convo-go/convo"
@@ -342,17 +344,11 @@ type chatAcc struct {
 	size           int64
 	id, model      string
 	created        int64
-	role           string
+	usage          *convo.Usage
 
-	content, refusal, reasoning textBuf
-	calls                       []callAcc
-	fn                          *callAcc     // the deprecated function_call
-	annotations                 []byte       // elements, comma-separated
-	extra                       wire.Members // other delta members, merged (mergeDelta)
-	audio                       audioAcc
-	logContent, logRefusal      []byte
-	finish                      []byte // raw finish_reason
-	usage                       *convo.Usage
+	first choiceAcc    // the choice with index 0: the reply
+	more  []*choiceAcc // the others (n > 1), in index order
+	cur   *choiceAcc   // the choice of the delta being read
 
 	done, sawChoice bool
 	err             error
@@ -366,6 +362,20 @@ type chatAcc struct {
 	grownFrom int
 	grownCall int64
 	changed   bool
+}
+
+// choiceAcc is one choice of the reply as the chunks so far add it up.
+type choiceAcc struct {
+	index                       int64
+	role                        string
+	content, refusal, reasoning textBuf
+	calls                       []callAcc
+	fn                          *callAcc     // the deprecated function_call
+	annotations                 []byte       // elements, comma-separated
+	extra                       wire.Members // other delta members, merged (mergeDelta)
+	audio                       audioAcc
+	logContent, logRefusal      []byte
+	finish                      []byte // raw finish_reason
 }
 
 type callAcc struct {
@@ -433,19 +443,20 @@ func (a *chatAcc) Add(ev provider.Event) error {
 // a piece of the part the decoder makes of it (in the order reasoning,
 // text, refusal, calls by index; see assistantParts).
 func (a *chatAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
+	f := &a.first
 	a.grown, a.grownCall, a.changed = nil, -1, false
 	if err := a.Add(ev); err != nil {
 		return provider.Piece{}, err
 	}
 	t := a.grown
 	switch {
-	case a.changed || a.audio.set || t != nil && a.grownFrom == 0:
+	case a.changed || f.audio.set || t != nil && a.grownFrom == 0:
 		return provider.Piece{Other: true}, nil
 	case t == nil || len(t.b) == a.grownFrom:
 		return provider.Piece{}, nil
 	}
 	p := provider.Piece{Kind: provider.DeltaText, Text: string(t.b[a.grownFrom:])}
-	for _, before := range []*textBuf{&a.reasoning, &a.content, &a.refusal} {
+	for _, before := range []*textBuf{&f.reasoning, &f.content, &f.refusal} {
 		if before == t {
 			return p, nil
 		}
@@ -454,8 +465,8 @@ func (a *chatAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 		}
 	}
 	p.Kind = provider.DeltaArgs
-	for i := range a.calls {
-		if a.calls[i].index < a.grownCall {
+	for i := range f.calls {
+		if f.calls[i].index < a.grownCall {
 			p.Index++
 		}
 	}
@@ -569,10 +580,20 @@ func (a *chatAcc) choice() error {
 		return err
 	}
 	if index != 0 {
-		a.warnOnce("choices", "choices", "choices other than index 0 left out: a message holds one reply")
-		return nil
+		a.warnOnce("choices", "choices", "choices other than index 0 left out: a message holds one reply (AccumulatedReplies returns them all)")
+	} else {
+		a.sawChoice = true
 	}
-	a.sawChoice = true
+	c := a.choiceAt(index)
+	// What another choice's delta changes is no piece of the reply's
+	// parts: AddPiece must not see it.
+	grown, from, call, changed := a.grown, a.grownFrom, a.grownCall, a.changed
+	defer func() {
+		if c != &a.first {
+			a.grown, a.grownFrom, a.grownCall, a.changed = grown, from, call, changed
+		}
+	}()
+	a.cur = c
 	if end > start {
 		sub := &a.sub
 		sub.Reset(r.Bytes()[start:end], a.opts.DecodeLimits().MaxDepth)
@@ -581,15 +602,28 @@ func (a *chatAcc) choice() error {
 		}
 	}
 	if len(finish) > 0 {
-		a.finish = finish
+		c.finish = finish
 	}
 	if lp := logprobs; len(lp) > 0 && lp[0] == '{' {
 		a.changed = true
 		n := logprobsParts(lp)
-		a.logContent = appendList(a.logContent, n.content)
-		a.logRefusal = appendList(a.logRefusal, n.refusal)
+		c.logContent = appendList(c.logContent, n.content)
+		c.logRefusal = appendList(c.logRefusal, n.refusal)
 	}
 	return nil
+}
+
+// choiceAt returns the choice with the given index, made when it is new;
+// the others stay in index order.
+func (a *chatAcc) choiceAt(index int64) *choiceAcc {
+	if index == 0 {
+		return &a.first
+	}
+	i, found := slices.BinarySearchFunc(a.more, index, func(c *choiceAcc, k int64) int { return cmp.Compare(c.index, k) })
+	if !found {
+		a.more = slices.Insert(a.more, i, &choiceAcc{index: index})
+	}
+	return a.more[i]
 }
 
 // logParts are the elements of a logprobs object's two token lists,
@@ -644,16 +678,16 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 				return nil
 			}
 			s, err := r.ReadStringBytes()
-			if err == nil && a.role == "" {
-				a.role = string(s)
+			if err == nil && a.cur.role == "" {
+				a.cur.role = string(s)
 			}
 			return atKey(err, key)
 		case "content":
-			dst = &a.content
+			dst = &a.cur.content
 		case "refusal":
-			dst = &a.refusal
+			dst = &a.cur.refusal
 		case "reasoning_content":
-			dst = &a.reasoning
+			dst = &a.cur.reasoning
 		case "tool_calls":
 			if r.ReadNull() {
 				return nil
@@ -663,22 +697,22 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			if r.ReadNull() {
 				return nil
 			}
-			if a.fn == nil {
-				a.fn = &callAcc{}
+			if a.cur.fn == nil {
+				a.cur.fn = &callAcc{}
 			}
 			a.changed = true
-			return atKey(a.fnDelta(r, a.fn, "arguments"), key)
+			return atKey(a.fnDelta(r, a.cur.fn, "arguments"), key)
 		case "annotations":
 			if r.ReadNull() {
 				return nil
 			}
 			a.changed = true
 			return atKey(r.ReadArray(func(int) error {
-				if len(a.annotations) > 0 {
-					a.annotations = append(a.annotations, ',')
+				if len(a.cur.annotations) > 0 {
+					a.cur.annotations = append(a.cur.annotations, ',')
 				}
 				var err error
-				a.annotations, err = r.AppendRaw(a.annotations)
+				a.cur.annotations, err = r.AppendRaw(a.cur.annotations)
 				return err
 			}), key)
 		case "audio":
@@ -696,7 +730,7 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			a.changed = true
 			v, err := r.ReadRaw()
 			if err == nil {
-				a.extra = a.extra.Set(string(key), mergeDelta(a.extra.Value(string(key)), v))
+				a.cur.extra = a.cur.extra.Set(string(key), mergeDelta(a.cur.extra.Value(string(key)), v))
 			}
 			return atKey(err, key)
 		}
@@ -764,7 +798,7 @@ func (a *chatAcc) toolCall(r *jsonx.Reader) error {
 	if index < 0 {
 		index = 0 // some compatible servers send -1 for a single call
 	}
-	n := len(a.calls)
+	n := len(a.cur.calls)
 	c := a.call(index)
 	if len(id) > 0 && c.id != string(id) {
 		c.id, a.changed = string(id), true
@@ -772,7 +806,7 @@ func (a *chatAcc) toolCall(r *jsonx.Reader) error {
 	if len(typ) > 0 && c.typ != string(typ) {
 		c.typ, a.changed = string(typ), true
 	}
-	if len(a.calls) != n {
+	if len(a.cur.calls) != n {
 		a.changed = true
 	}
 	if inner != "" {
@@ -792,13 +826,13 @@ func (a *chatAcc) toolCall(r *jsonx.Reader) error {
 
 // call returns the call at a stream index, adding it in arrival order.
 func (a *chatAcc) call(index int64) *callAcc {
-	for i := range a.calls {
-		if a.calls[i].index == index {
-			return &a.calls[i]
+	for i := range a.cur.calls {
+		if a.cur.calls[i].index == index {
+			return &a.cur.calls[i]
 		}
 	}
-	a.calls = append(a.calls, callAcc{index: index})
-	return &a.calls[len(a.calls)-1]
+	a.cur.calls = append(a.cur.calls, callAcc{index: index})
+	return &a.cur.calls[len(a.cur.calls)-1]
 }
 
 // fnDelta folds a fragment of a function (or custom) object: name and
@@ -829,16 +863,16 @@ func (a *chatAcc) fnDelta(r *jsonx.Reader, c *callAcc, argsKey string) error {
 }
 
 func (a *chatAcc) audioDelta(r *jsonx.Reader) error {
-	a.audio.set = true
+	a.cur.audio.set = true
 	return r.ReadObject(func(key []byte) error {
 		switch string(key) {
 		case "id", "expires_at":
 			raw, err := r.ReadRaw()
 			if string(raw) != "null" {
 				if string(key) == "id" {
-					a.audio.id = raw
+					a.cur.audio.id = raw
 				} else {
-					a.audio.expires = raw
+					a.cur.audio.expires = raw
 				}
 			}
 			return atKey(err, key)
@@ -849,9 +883,9 @@ func (a *chatAcc) audioDelta(r *jsonx.Reader) error {
 			s, err := r.ReadStringBytes()
 			if err == nil {
 				if string(key) == "data" {
-					a.audio.data.add(s)
+					a.cur.audio.data.add(s)
 				} else {
-					a.audio.transcript.add(s)
+					a.cur.audio.transcript.add(s)
 				}
 			}
 			return atKey(err, key)
@@ -860,9 +894,11 @@ func (a *chatAcc) audioDelta(r *jsonx.Reader) error {
 	})
 }
 
-// body writes the chat.completion object the chunks so far add up to.
-func (a *chatAcc) body() []byte {
-	b := make([]byte, 0, 256+len(a.content.b)+len(a.refusal.b)+len(a.reasoning.b)+len(a.annotations)+len(a.logContent))
+// body writes the chat.completion object the chunks so far add up to,
+// with choice c as its only choice (index 0); the usage, which counts every
+// choice, goes with the first.
+func (a *chatAcc) body(c *choiceAcc) []byte {
+	b := make([]byte, 0, 256+len(c.content.b)+len(c.refusal.b)+len(c.reasoning.b)+len(c.annotations)+len(c.logContent))
 	b = append(b, `{"id":`...)
 	b = jsonx.AppendString(b, a.id)
 	b = append(b, `,"object":"chat.completion","created":`...)
@@ -870,51 +906,51 @@ func (a *chatAcc) body() []byte {
 	b = append(b, `,"model":`...)
 	b = jsonx.AppendString(b, a.model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":`...)
-	role := a.role
+	role := c.role
 	if role == "" {
 		role = "assistant"
 	}
 	b = jsonx.AppendString(b, role)
 	b = append(b, `,"content":`...)
-	b = appendOptText(b, &a.content)
+	b = appendOptText(b, &c.content)
 	b = append(b, `,"refusal":`...)
-	b = appendOptText(b, &a.refusal)
-	if a.reasoning.set && len(a.reasoning.b) > 0 {
+	b = appendOptText(b, &c.refusal)
+	if c.reasoning.set && len(c.reasoning.b) > 0 {
 		b = append(b, `,"reasoning_content":`...)
-		b = appendOptText(b, &a.reasoning)
+		b = appendOptText(b, &c.reasoning)
 	}
-	b = a.appendCalls(b)
-	if a.fn != nil {
+	b = c.appendCalls(b)
+	if c.fn != nil {
 		b = append(b, `,"function_call":{"name":`...)
-		b = jsonx.AppendString(b, string(a.fn.name.b))
+		b = jsonx.AppendString(b, string(c.fn.name.b))
 		b = append(b, `,"arguments":`...)
-		b = jsonx.AppendString(b, string(a.fn.args.b))
+		b = jsonx.AppendString(b, string(c.fn.args.b))
 		b = append(b, '}')
 	}
-	if len(a.annotations) > 0 {
+	if len(c.annotations) > 0 {
 		b = append(b, `,"annotations":[`...)
-		b = append(b, a.annotations...)
+		b = append(b, c.annotations...)
 		b = append(b, ']')
 	}
-	b = a.appendAudio(b)
-	for _, m := range a.extra {
+	b = c.appendAudio(b)
+	for _, m := range c.extra {
 		b = append(b, ',')
 		b = jsonx.AppendString(b, m.Key)
 		b = append(b, ':')
 		b = append(b, m.Val...)
 	}
 	b = append(b, `},"finish_reason":`...)
-	if a.finish != nil {
-		b = append(b, a.finish...)
+	if c.finish != nil {
+		b = append(b, c.finish...)
 	} else {
 		b = append(b, "null"...)
 	}
-	if lp := logprobsJSON(a.logContent, a.logRefusal); lp != nil {
+	if lp := logprobsJSON(c.logContent, c.logRefusal); lp != nil {
 		b = append(b, `,"logprobs":`...)
 		b = append(b, lp...)
 	}
 	b = append(b, "}]"...)
-	if a.usage != nil {
+	if a.usage != nil && c == &a.first {
 		b = append(b, `,"usage":`...)
 		b = appendUsageJSON(b, a.usage, true)
 	}
@@ -923,7 +959,7 @@ func (a *chatAcc) body() []byte {
 
 // appendCalls writes the tool_calls member of the body, the calls in
 // stream index order.
-func (a *chatAcc) appendCalls(b []byte) []byte {
+func (a *choiceAcc) appendCalls(b []byte) []byte {
 	if len(a.calls) == 0 {
 		return b
 	}
@@ -963,7 +999,7 @@ func (a *chatAcc) appendCalls(b []byte) []byte {
 }
 
 // appendAudio writes the audio member of the body.
-func (a *chatAcc) appendAudio(b []byte) []byte {
+func (a *choiceAcc) appendAudio(b []byte) []byte {
 	if !a.audio.set {
 		return b
 	}
@@ -996,17 +1032,45 @@ func appendOptText(b []byte, t *textBuf) []byte {
 }
 
 // Snapshot returns the message gathered so far (for showing partial text).
-func (a *chatAcc) Snapshot() convo.Message {
-	m, _, _ := decodeChatReply(a.body(), provider.Options{Limits: convo.Limits{MaxBytes: 1 << 62, MaxDepth: a.opts.DecodeLimits().MaxDepth}})
+func (a *chatAcc) Snapshot() convo.Message { return a.SnapshotCandidate(0) }
+
+// Candidates returns how many choices came so far
+// (provider.CandidatesAccumulator).
+func (a *chatAcc) Candidates() int { return 1 + len(a.more) }
+
+// SnapshotCandidate returns the i-th choice in index order as gathered so
+// far (provider.CandidatesAccumulator).
+func (a *chatAcc) SnapshotCandidate(i int) convo.Message {
+	c := &a.first
+	if i > 0 {
+		c = a.more[i-1]
+	}
+	m, _, _ := decodeChatReply(a.body(c), a.bodyOpts())
 	return m
+}
+
+// bodyOpts are the options body is decoded with: it is as large as the
+// stream, which was already held to the limit.
+func (a *chatAcc) bodyOpts() provider.Options {
+	return provider.Options{Limits: convo.Limits{MaxBytes: 1 << 62, MaxDepth: a.opts.DecodeLimits().MaxDepth}}
 }
 
 // Message returns the final message. A stream that reported an error, or
 // ended before the choice's finish reason, gives the partial message and an
 // error.
 func (a *chatAcc) Message() (convo.Message, []provider.Warning, error) {
-	m, warns, err := decodeChatReply(a.body(), provider.Options{Limits: convo.Limits{MaxBytes: 1 << 62, MaxDepth: a.opts.DecodeLimits().MaxDepth}})
-	warns = append(a.warns, warns...)
+	m, warns, err := a.message(&a.first, a.warns)
+	if err != nil {
+		return m, warns, err
+	}
+	return m, warns, a.opts.Check(warns)
+}
+
+// message returns choice c's final message, with warns and what decoding
+// it adds.
+func (a *chatAcc) message(c *choiceAcc, warns []provider.Warning) (convo.Message, []provider.Warning, error) {
+	m, w, err := decodeChatReply(a.body(c), a.bodyOpts())
+	warns = append(warns, w...)
 	switch {
 	case a.err != nil:
 		return m, warns, a.err
@@ -1014,8 +1078,34 @@ func (a *chatAcc) Message() (convo.Message, []provider.Warning, error) {
 		return m, warns, err
 	case a.chunks == 0:
 		return m, warns, fmt.Errorf("openai: the stream held no chunk: %w", provider.ErrIncomplete)
-	case a.finish == nil:
+	case c.finish == nil:
 		return m, warns, fmt.Errorf("openai: the stream was cut off after %d chunks, before the finish reason: %w", a.chunks, provider.ErrIncomplete)
 	}
-	return m, warns, a.opts.Check(warns)
+	return m, warns, nil
+}
+
+// Messages returns every choice's final message, in index order
+// (provider.CandidatesAccumulator); the first is Message's, without the
+// warning that the others were left out.
+func (a *chatAcc) Messages() ([]convo.Message, []provider.Warning, error) {
+	warns := slices.DeleteFunc(slices.Clone(a.warns), func(w provider.Warning) bool { return w.Path == "choices" })
+	var ms []convo.Message
+	var errs []error
+	for _, c := range append([]*choiceAcc{&a.first}, a.more...) {
+		m, w, err := a.message(c, warns)
+		ms, warns = append(ms, m), w
+		if err != nil && a.err == nil {
+			if c != &a.first {
+				err = fmt.Errorf("choice %d: %w", c.index, err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	if a.err != nil {
+		return ms, warns, a.err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ms, warns, err
+	}
+	return ms, warns, a.opts.Check(warns)
 }

@@ -15,15 +15,48 @@ import (
 // EncodeChatReply returns a Chat Completions response body for an assistant
 // message: the non-streamed counterpart of NewChatStreamEncoder.
 func EncodeChatReply(m convo.Message, opts provider.StreamOptions) []byte {
+	return EncodeChatReplies([]convo.Message{m}, opts)
+}
+
+// EncodeChatReplies returns a Chat Completions response body with one
+// choice per message, message k as the choice with index k (the reply to a
+// request with n > 1, as DecodeReplies reads it). The first message gives
+// the response's usage, id and model.
+func EncodeChatReplies(ms []convo.Message, opts provider.StreamOptions) []byte {
 	id, model := wire.NewID("chatcmpl-"), opts.Model
-	if m.Origin != nil {
-		if strings.HasPrefix(m.Origin.ResponseID, "chatcmpl") {
-			id = m.Origin.ResponseID
-		}
-		if model == "" {
-			model = m.Origin.Model
+	var usage *convo.Usage
+	if len(ms) > 0 {
+		usage = ms[0].Usage
+		if o := ms[0].Origin; o != nil {
+			if strings.HasPrefix(o.ResponseID, "chatcmpl") {
+				id = o.ResponseID
+			}
+			if model == "" {
+				model = o.Model
+			}
 		}
 	}
+	b := append([]byte(nil), `{"id":`...)
+	b = jsonx.AppendString(b, id)
+	b = append(b, `,"object":"chat.completion","created":`...)
+	b = strconv.AppendInt(b, time.Now().Unix(), 10)
+	b = jsonx.AppendString(append(b, `,"model":`...), model)
+	b = append(b, `,"choices":[`...)
+	for k := range ms {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendChatChoice(b, k, &ms[k])
+	}
+	b = append(b, ']')
+	if usage != nil {
+		b = appendUsageJSON(append(b, `,"usage":`...), usage, true)
+	}
+	return append(b, '}')
+}
+
+// appendChatChoice appends the choice with index k for message m.
+func appendChatChoice(b []byte, k int, m *convo.Message) []byte {
 	var text, refusal, reasoning strings.Builder
 	var calls []byte
 	for i := range m.Parts {
@@ -53,12 +86,8 @@ func EncodeChatReply(m convo.Message, opts provider.StreamOptions) []byte {
 			calls = append(calls, "}}"...)
 		}
 	}
-	b := append([]byte(nil), `{"id":`...)
-	b = jsonx.AppendString(b, id)
-	b = append(b, `,"object":"chat.completion","created":`...)
-	b = strconv.AppendInt(b, time.Now().Unix(), 10)
-	b = jsonx.AppendString(append(b, `,"model":`...), model)
-	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	b = strconv.AppendInt(append(b, `{"index":`...), int64(k), 10)
+	b = append(b, `,"message":{"role":"assistant","content":`...)
 	if text.Len() > 0 || len(calls) == 0 && refusal.Len() == 0 {
 		b = jsonx.AppendString(b, text.String())
 	} else {
@@ -77,11 +106,7 @@ func EncodeChatReply(m convo.Message, opts provider.StreamOptions) []byte {
 		b = append(append(append(b, `,"tool_calls":[`...), calls...), ']')
 	}
 	b = jsonx.AppendString(append(b, `},"finish_reason":`...), chatFinishReason(m.Finish))
-	b = append(b, `,"logprobs":null}]`...)
-	if m.Usage != nil {
-		b = appendUsageJSON(append(b, `,"usage":`...), m.Usage, true)
-	}
-	return append(b, '}')
+	return append(b, `,"logprobs":null}`...)
 }
 
 // EncodeResponsesReply returns a Responses response body for an assistant
