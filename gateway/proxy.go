@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -150,7 +151,9 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 	flusher, _ := w.(http.Flusher)
 	var tap bytes.Buffer
 	over := false
-	buf := make([]byte, 32<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
 	var readErr error
 	for {
 		n, err := resp.Body.Read(buf)
@@ -201,6 +204,11 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 	}
 	g.rec.enqueue(x.rec)
 }
+
+// copyBufs are the buffers pass-through copies replies with. A read from
+// the upstream returns what has arrived, an event or a few, so 8 KiB is
+// plenty; pooled, the buffers are not garbage after every exchange.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
 
 // translate serves a client whose protocol is not the upstream's: the
 // whole request is converted (provider.Request), and the reply or stream
@@ -312,8 +320,8 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 				break
 			}
 		}
-		if flusher != nil {
-			flusher.Flush()
+		if flusher != nil && len(deltas) > 0 {
+			flusher.Flush() // nothing to send for an event that brought no delta (a ping, a block's end)
 		}
 	}
 	// The end: the rest of the reply, or the error event of the

@@ -15,7 +15,16 @@
 //   - translate: the gateway, OpenAI Chat client to the same Anthropic
 //     upstream, recording too.
 //
-// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R]
+// With -before BIN, a build of this program from an earlier commit also
+// serves the two gateway modes ("passthrough (before)", "translate
+// (before)"), interleaved with the others in the same run, so a change is
+// measured against what it replaced on the same machine at the same time.
+//
+// With GWBENCH_PROFILE=DIR in the environment, each proxy writes its CPU
+// profile to DIR/MODE.cpu and its allocation profile to DIR/MODE.heap
+// when it ends.
+//
+// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-before BIN]
 package main
 
 import (
@@ -35,6 +44,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,11 +64,15 @@ func main() {
 	levels := flag.String("levels", "1,64,512", "concurrent streams")
 	requests := flag.Int("requests", 2000, "exchanges per mode and level (at least 8 per stream)")
 	rounds := flag.Int("rounds", 1, "rounds, the modes interleaved in each")
+	before := flag.String("before", "", "a build of this program from an earlier commit: its gateway modes run too")
 	flag.Parse()
 
-	up := spawn("upstream")
+	up := spawn(os.Args[0], "upstream", "")
 	defer up.stop()
-	modes := []*proc{spawn("reverse", up.addr), spawn("passthrough", up.addr), spawn("translate", up.addr)}
+	modes := []*proc{spawn(os.Args[0], "reverse", "", up.addr), spawn(os.Args[0], "passthrough", "", up.addr), spawn(os.Args[0], "translate", "", up.addr)}
+	if *before != "" {
+		modes = append(modes, spawn(*before, "passthrough", " (before)", up.addr), spawn(*before, "translate", " (before)", up.addr))
+	}
 	defer func() {
 		for _, m := range modes {
 			m.stop()
@@ -144,7 +158,7 @@ func load(m *proc, c, n int) *result {
 	client := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
 	url, body, hdr := "http://"+m.addr+"/v1/messages", anthropicRequest, "X-Api-Key"
-	if m.name == "translate" {
+	if strings.HasPrefix(m.name, "translate") {
 		url, body, hdr = "http://"+m.addr+"/v1/chat/completions", chatRequest, "Authorization"
 	}
 	res := &result{ttfb: make([]time.Duration, 0, n), total: make([]time.Duration, 0, n)}
@@ -213,8 +227,9 @@ type proc struct {
 	cmd        *exec.Cmd
 }
 
-func spawn(mode string, args ...string) *proc {
-	cmd := exec.Command(os.Args[0], append([]string{"child", mode}, args...)...)
+// spawn starts bin serving mode, named mode+label in the results.
+func spawn(bin, mode, label string, args ...string) *proc {
+	cmd := exec.Command(bin, append([]string{"child", mode}, args...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -227,7 +242,7 @@ func spawn(mode string, args ...string) *proc {
 	if err != nil {
 		log.Fatalf("%s: %v", mode, err)
 	}
-	return &proc{name: mode, addr: strings.TrimSpace(line), cmd: cmd}
+	return &proc{name: mode + label, addr: strings.TrimSpace(line), cmd: cmd}
 }
 
 func (p *proc) stop() {
@@ -320,6 +335,10 @@ func child(mode string, args []string) {
 		h.(*httputil.ReverseProxy).Transport = pooled()
 	}
 	srv := &http.Server{Handler: h}
+	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && mode != "upstream" {
+		stop := profile(filepath.Join(dir, strings.ReplaceAll(mode, " ", "")))
+		defer stop()
+	}
 	fmt.Println(ln.Addr().String())
 	go func() { _ = srv.Serve(ln) }()
 	sig := make(chan os.Signal, 1)
@@ -332,6 +351,28 @@ func child(mode string, args []string) {
 		_ = gw.Close(ctx)
 		s := gw.Stats()
 		fmt.Fprintf(os.Stderr, "%s: recorded %d, dropped %d, failed %d\n", mode, s.Recorded, s.Dropped, s.Failed)
+	}
+}
+
+// profile starts a CPU profile written to base+".cpu" and returns the
+// function that ends it and writes the heap profile to base+".heap".
+func profile(base string) func() {
+	f, err := os.Create(base + ".cpu")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		log.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+		h, err := os.Create(base + ".heap")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer h.Close()
+		_ = pprof.Lookup("allocs").WriteTo(h, 0)
 	}
 }
 

@@ -72,7 +72,7 @@ type EventStream struct {
 func NewEventStream(r io.Reader) *EventStream {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
-		br = bufio.NewReaderSize(r, 64<<10)
+		br = bufio.NewReaderSize(r, bufSize)
 	}
 	return &EventStream{r: br}
 }

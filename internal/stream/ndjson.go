@@ -19,7 +19,7 @@ type NDJSON struct {
 
 // NewNDJSON returns an NDJSON reader over r with the MaxEvent limit.
 func NewNDJSON(r io.Reader) *NDJSON {
-	return &NDJSON{r: bufio.NewReaderSize(r, 64<<10), max: MaxEvent}
+	return &NDJSON{r: bufio.NewReaderSize(r, bufSize), max: MaxEvent}
 }
 
 // Cut reports whether the line Next returned last ended the input without

@@ -30,7 +30,7 @@ type SSE struct {
 
 // NewSSE returns an SSE reader over r with the MaxEvent limit.
 func NewSSE(r io.Reader) *SSE {
-	return &SSE{r: bufio.NewReaderSize(r, 64<<10), max: MaxEvent, first: true}
+	return &SSE{r: bufio.NewReaderSize(r, bufSize), max: MaxEvent, first: true}
 }
 
 // Next returns the next event, or io.EOF after the last.

@@ -17,6 +17,13 @@ import (
 // cannot exhaust memory.
 const MaxEvent = 64 << 20
 
+// bufSize is the read buffer of each reader. An event larger than it is
+// still read whole (a reader gathers a line or a message across refills);
+// replies stream in events of a few hundred bytes, and a gateway holds one
+// reader per open stream, so a small buffer keeps memory per stream small
+// (it was 64 KiB: 32 MiB for 512 streams).
+const bufSize = 4 << 10
+
 // ErrTooLarge is returned (wrapped) for an event over the size limit.
 var ErrTooLarge = errors.New("event too large")
 
