@@ -44,6 +44,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -355,7 +356,9 @@ func child(mode string, args []string) {
 }
 
 // profile starts a CPU profile written to base+".cpu" and returns the
-// function that ends it and writes the heap profile to base+".heap".
+// function that ends it and writes the allocation profile to base+".heap"
+// and the heap profile taken when the heap in use was largest to
+// base+".peak".
 func profile(base string) func() {
 	f, err := os.Create(base + ".cpu")
 	if err != nil {
@@ -364,7 +367,30 @@ func profile(base string) func() {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		log.Fatal(err)
 	}
+	done := make(chan struct{})
+	var peak bytes.Buffer
+	var most, stacks, sys uint64
+	go func() {
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			stacks, sys = max(stacks, ms.StackInuse), max(sys, ms.Sys)
+			if ms.HeapInuse > most {
+				most = ms.HeapInuse
+				peak.Reset()
+				_ = pprof.Lookup("heap").WriteTo(&peak, 0)
+			}
+		}
+	}()
 	return func() {
+		close(done)
 		pprof.StopCPUProfile()
 		_ = f.Close()
 		h, err := os.Create(base + ".heap")
@@ -373,6 +399,8 @@ func profile(base string) func() {
 		}
 		defer h.Close()
 		_ = pprof.Lookup("allocs").WriteTo(h, 0)
+		_ = os.WriteFile(base+".peak", peak.Bytes(), 0o644)
+		fmt.Fprintf(os.Stderr, "%s: peak Go heap in use %.1f MiB, stacks %.1f MiB, runtime total %.1f MiB\n", filepath.Base(base), float64(most)/(1<<20), float64(stacks)/(1<<20), float64(sys)/(1<<20))
 	}
 }
 
