@@ -641,6 +641,7 @@ func (b *block) part(final bool) (convo.Part, string) {
 		if len(b.cites) > 0 {
 			cc := wire.Members{{Key: "citations", Val: jsonArray(b.cites)}}.Object()
 			p.Native = withNative(nil, wire.Members{{Key: "citationsContent", Val: cc}}.Object())
+			liftCites(&p)
 		}
 		return p, ""
 	case kindReasoning:

@@ -807,5 +807,6 @@ func (d *decoder) citations(p *convo.Part) error {
 		obj = []byte("{}")
 	}
 	p.Native = withNative(nil, wire.Members{{Key: "citationsContent", Val: obj}}.Object())
+	liftCites(p)
 	return err
 }

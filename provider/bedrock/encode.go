@@ -503,7 +503,11 @@ func (e *encoder) part(p *convo.Part) error {
 // from one (the rest of that block is kept in Native).
 func (e *encoder) text(p *convo.Part) error {
 	cc := nativeRaw(p.Native, "citationsContent")
-	if cc == nil {
+	cites := citesArray(p.Citations, func(i int, c *convo.Citation) {
+		e.warns = append(e.warns, provider.WarnCode(provider.CodeCitationDropped, fmt.Sprintf("%s.citations[%d]", e.where(), i),
+			"%s citation left out: Converse has no form for it", c.Kind))
+	})
+	if cc == nil && cites == nil {
 		e.buf = append(e.buf, `{"text":`...)
 		if err := e.str(p.Text); err != nil {
 			return err
@@ -521,7 +525,10 @@ func (e *encoder) text(p *convo.Part) error {
 		}
 		e.buf = append(e.buf, "}]"...)
 	}
-	e.buf = appendMembers(e.buf, cc, func(k string) bool { return k == "content" })
+	if cites != nil {
+		e.buf = append(append(e.buf, `,"citations":`...), cites...)
+	}
+	e.buf = appendMembers(e.buf, cc, func(k string) bool { return k == "content" || k == "citations" && cites != nil })
 	e.buf = append(e.buf, "}}"...)
 	return nil
 }
