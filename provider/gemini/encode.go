@@ -270,6 +270,10 @@ func (e *encoder) part(p *convo.Part, j int, role convo.Role) error {
 	if p.Cache != nil {
 		e.warn(path(), "cache breakpoint dropped: Gemini caches through cachedContent, not per part")
 	}
+	if len(p.Citations) > 0 {
+		e.warns = append(e.warns, provider.WarnCode(provider.CodeCitationDropped, path(),
+			"%d citations left out: Gemini requests take none (its grounding is reply-only)", len(p.Citations)))
+	}
 	e.sep()
 	e.buf = append(e.buf, '{')
 	var err error
