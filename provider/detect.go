@@ -57,25 +57,48 @@ func Detect(body []byte) (Detection, error) {
 	r := jsonx.NewReader(body, 64)
 	switch r.Peek() {
 	case jsonx.Array:
-		msgs := firstElements(body, 32)
-		for _, m := range msgs {
-			if parts, ok := m["parts"]; ok && typedArray(parts) {
-				return Detection{"convo", `an array of messages with typed "parts"`, true}, nil
-			}
-		}
-		if len(msgs) > 0 && msgs[0]["role"] != nil {
-			return Detection{"litert", "a bare array of role/content messages (the only format whose request is an array)", false}, nil
-		}
-		return Detection{}, fmt.Errorf("an array that is not of messages")
+		return detectArray(body)
 	case jsonx.Object:
 	default:
 		return Detection{}, fmt.Errorf("not a JSON object or array")
 	}
-	// The members alias body; of "messages" only the first 32 are kept:
-	// a big body costs one scan, no copy.
-	top := map[string]json.RawMessage{}
-	var msgs []json.RawMessage
-	err := r.ReadObject(func(key []byte) error {
+	top, msgs, err := readTop(r, body)
+	if err != nil {
+		return Detection{}, fmt.Errorf("not JSON: %w", err)
+	}
+	if d, ok, err := detectTop(top); ok || err != nil {
+		return d, err
+	}
+	ev := &evidence{}
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		ev.topMember(k, top[k])
+	}
+	for _, m := range msgs {
+		ev.message(m)
+	}
+	return ev.decide()
+}
+
+// detectArray tells the format of a body that is a JSON array.
+func detectArray(body []byte) (Detection, error) {
+	msgs := firstElements(body, 32)
+	for _, m := range msgs {
+		if parts, ok := m["parts"]; ok && typedArray(parts) {
+			return Detection{"convo", `an array of messages with typed "parts"`, true}, nil
+		}
+	}
+	if len(msgs) > 0 && msgs[0]["role"] != nil {
+		return Detection{"litert", "a bare array of role/content messages (the only format whose request is an array)", false}, nil
+	}
+	return Detection{}, fmt.Errorf("an array that is not of messages")
+}
+
+// readTop reads the members of the body's object. The members alias body;
+// of "messages" only the first 32 are kept, in msgs: a big body costs one
+// scan, no copy.
+func readTop(r *jsonx.Reader, body []byte) (top map[string]json.RawMessage, msgs []json.RawMessage, err error) {
+	top = map[string]json.RawMessage{}
+	err = r.ReadObject(func(key []byte) error {
 		k := string(key)
 		if k == "messages" && r.Peek() == jsonx.Array {
 			top[k] = json.RawMessage("[]")
@@ -91,48 +114,49 @@ func Detect(body []byte) (Detection, error) {
 		top[k] = v
 		return err
 	})
-	if err != nil {
-		return Detection{}, fmt.Errorf("not JSON: %w", err)
-	}
+	return top, msgs, err
+}
+
+// detectTop tells the formats a top-level member identifies on its own;
+// ok is false when the messages must be looked at.
+func detectTop(top map[string]json.RawMessage) (d Detection, ok bool, err error) {
 	switch {
 	case string(top["format"]) == `"convo/v1"`:
-		return Detection{"convo", `"format":"convo/v1"`, true}, nil
+		return Detection{"convo", `"format":"convo/v1"`, true}, true, nil
 	case top["contents"] != nil:
-		return Detection{"gemini", `top-level "contents"`, true}, nil
+		return Detection{"gemini", `top-level "contents"`, true}, true, nil
 	case top["systemInstruction"] != nil || top["system_instruction"] != nil:
-		return Detection{"gemini", `top-level "systemInstruction"`, true}, nil
+		return Detection{"gemini", `top-level "systemInstruction"`, true}, true, nil
 	case top["messages"] == nil && (top["input"] != nil || top["instructions"] != nil):
-		return Detection{"openai-responses", `top-level "input" or "instructions" without "messages"`, true}, nil
+		return Detection{"openai-responses", `top-level "input" or "instructions" without "messages"`, true}, true, nil
 	case top["messages"] == nil:
 		if top["role"] != nil || top["parts"] != nil {
-			return Detection{"convo", "one message object (JSON Lines)", false}, nil
+			return Detection{"convo", "one message object (JSON Lines)", false}, true, nil
 		}
-		return Detection{}, fmt.Errorf(`no "messages", "contents" or "input" member`)
+		return Detection{}, false, fmt.Errorf(`no "messages", "contents" or "input" member`)
 	}
-	ev := &evidence{}
-	for _, k := range slices.Sorted(maps.Keys(top)) {
-		switch k {
-		case "inferenceConfig", "toolConfig", "additionalModelRequestFields", "guardrailConfig", "promptVariables":
-			ev.addTop("bedrock", `top-level "`+k+`"`)
-		case "anthropic_version", "stop_sequences", "top_k", "thinking":
-			ev.addTop("anthropic", `top-level "`+k+`"`)
-		case "system":
-			switch v := strings.TrimSpace(string(top[k])); {
-			case blocksKeyedByKind(top[k]):
-				ev.addTop("bedrock", `a "system" array of blocks without "type"`)
-			case strings.HasPrefix(v, `"`) || typedArray(top[k]):
-				ev.addTop("anthropic", `top-level "system"`)
-			}
-		case "options", "keep_alive", "think":
-			ev.addTop("ollama", `top-level "`+k+`"`)
-		case "response_format", "max_completion_tokens", "reasoning_effort", "stream_options":
-			ev.addTop("openai-chat", `top-level "`+k+`"`)
+	return Detection{}, false, nil
+}
+
+// topMember adds the evidence top-level member k (its value v) gives.
+func (e *evidence) topMember(k string, v json.RawMessage) {
+	switch k {
+	case "inferenceConfig", "toolConfig", "additionalModelRequestFields", "guardrailConfig", "promptVariables":
+		e.addTop("bedrock", `top-level "`+k+`"`)
+	case "anthropic_version", "stop_sequences", "top_k", "thinking":
+		e.addTop("anthropic", `top-level "`+k+`"`)
+	case "system":
+		switch s := strings.TrimSpace(string(v)); {
+		case blocksKeyedByKind(v):
+			e.addTop("bedrock", `a "system" array of blocks without "type"`)
+		case strings.HasPrefix(s, `"`) || typedArray(v):
+			e.addTop("anthropic", `top-level "system"`)
 		}
+	case "options", "keep_alive", "think":
+		e.addTop("ollama", `top-level "`+k+`"`)
+	case "response_format", "max_completion_tokens", "reasoning_effort", "stream_options":
+		e.addTop("openai-chat", `top-level "`+k+`"`)
 	}
-	for _, m := range msgs {
-		ev.message(m)
-	}
-	return ev.decide()
 }
 
 // span returns the value at r as it lies in body.
