@@ -151,9 +151,33 @@ func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 
 func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 	p.h = h
+	paired, orig, err := p.pairAll(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := rebuild{paired: paired, orig: orig, expired: paired.Expired()}
+	for i := range paired {
+		if err := p.lower(&b, i); err != nil {
+			return nil, nil, err
+		}
+	}
+	out, from := b.out, b.from
+	if out == nil {
+		out, from = paired, orig
+	}
+	if p.t.Prefill != "" {
+		out, from = p.trimPrefill(out, from)
+	}
+	return out, from, nil
+}
+
+// pairAll moves approvals next to what they answer and pairs calls with
+// results; orig maps the paired messages to h's, and places in warnings
+// and errors are named in h.
+func (p *preparer) pairAll(h convo.History) (paired convo.History, orig []int, err error) {
 	src, moved := p.approvals(h)
 	w0 := len(p.warns)
-	paired, orig, err := p.pair(src)
+	paired, orig, err = p.pair(src)
 	if moved != nil {
 		// Places are named in the caller's history.
 		err = remap(moved, p.warns[w0:], err)
@@ -163,77 +187,85 @@ func (p *preparer) run(h convo.History) (convo.History, []int, error) {
 			}
 		}
 	}
+	return paired, orig, err
+}
+
+// rebuild is the history being made from the paired one. out stays nil
+// while it would equal paired[:i]: a history with nothing to change is
+// returned as it is, without a copy.
+type rebuild struct {
+	paired  convo.History
+	orig    []int
+	expired []bool
+	out     convo.History
+	from    []int
+	started bool // a message other than a system one was sent
+}
+
+// diverge starts out, when not yet started, with the messages before i.
+func (b *rebuild) diverge(i int) {
+	if b.out == nil {
+		b.out = append(make(convo.History, 0, len(b.paired)), b.paired[:i]...)
+		b.from = append(make([]int, 0, len(b.paired)), b.orig[:i]...)
+	}
+}
+
+// add appends m, made from paired message i.
+func (b *rebuild) add(m convo.Message, i int) {
+	b.out = append(b.out, m)
+	b.from = append(b.from, b.orig[i])
+}
+
+// lower makes paired message i ready for the target: left out (an error,
+// an expired turn, nothing sendable), sent in another role, with its parts
+// converted, or kept as it is.
+func (p *preparer) lower(b *rebuild, i int) error {
+	src := &b.paired[i]
+	l := at(b.orig[i])
+	if b.expired[i] || src.IsError() {
+		if src.IsError() {
+			p.warnc(CodeMessageDropped, l, "error message left out: %q", clip(src.Text()))
+		} // an expired turn-scoped message is left out by design, not lost
+		b.diverge(i)
+		return nil
+	}
+	role, scope := src.Role, src.Scope
+	switch role {
+	case convo.RoleSummary:
+		role = convo.RoleUser
+	case convo.RoleSystem:
+		if b.started && !p.t.MidSystem {
+			p.warnc(CodeSystemAsUser, l, "system message after the conversation started sent as user text")
+			role, scope = convo.RoleUser, ""
+		}
+	}
+	if role != convo.RoleSystem {
+		b.started = true
+	}
+	parts, err := p.parts(l, src.Parts, false)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	expired := paired.Expired()
-	// out stays nil while it would equal paired[:i]: a history with
-	// nothing to change is returned as it is, without a copy.
-	var out convo.History
-	var from []int
-	diverge := func(i int) {
-		if out == nil {
-			out = append(make(convo.History, 0, len(paired)), paired[:i]...)
-			from = append(make([]int, 0, len(paired)), orig[:i]...)
-		}
+	if len(parts) == 0 && (role != convo.RoleAssistant || onlyAside(src.Parts)) {
+		p.warnc(CodeMessageDropped, l, "%s message left out: nothing in it can be sent", src.Role)
+		b.diverge(i)
+		return nil
 	}
-	started := false
-	for i := range paired {
-		src := &paired[i]
-		l := at(orig[i])
-		if expired[i] || src.IsError() {
-			if src.IsError() {
-				p.warnc(CodeMessageDropped, l, "error message left out: %q", clip(src.Text()))
-			} // an expired turn-scoped message is left out by design, not lost
-			diverge(i)
-			continue
+	sameParts := len(parts) == len(src.Parts) && (len(parts) == 0 || &parts[0] == &src.Parts[0])
+	if role != src.Role || !sameParts {
+		b.diverge(i)
+		m := *src
+		m.Role, m.Scope, m.Parts = role, scope, parts
+		if src.Role == convo.RoleSummary {
+			m.Compacted = 0 // it is sent as user text now
 		}
-		role, scope := src.Role, src.Scope
-		switch role {
-		case convo.RoleSummary:
-			role = convo.RoleUser
-		case convo.RoleSystem:
-			if started && !p.t.MidSystem {
-				p.warnc(CodeSystemAsUser, l, "system message after the conversation started sent as user text")
-				role, scope = convo.RoleUser, ""
-			}
-		}
-		if role != convo.RoleSystem {
-			started = true
-		}
-		parts, err := p.parts(l, src.Parts, false)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(parts) == 0 && (role != convo.RoleAssistant || onlyAside(src.Parts)) {
-			p.warnc(CodeMessageDropped, l, "%s message left out: nothing in it can be sent", src.Role)
-			diverge(i)
-			continue
-		}
-		sameParts := len(parts) == len(src.Parts) && (len(parts) == 0 || &parts[0] == &src.Parts[0])
-		if role != src.Role || !sameParts {
-			diverge(i)
-			m := *src
-			m.Role, m.Scope, m.Parts = role, scope, parts
-			if src.Role == convo.RoleSummary {
-				m.Compacted = 0 // it is sent as user text now
-			}
-			out = append(out, m)
-			from = append(from, orig[i])
-			continue
-		}
-		if out != nil {
-			out = append(out, *src)
-			from = append(from, orig[i])
-		}
+		b.add(m, i)
+		return nil
 	}
-	if out == nil {
-		out, from = paired, orig
+	if b.out != nil {
+		b.add(*src, i)
 	}
-	if p.t.Prefill != "" {
-		out, from = p.trimPrefill(out, from)
-	}
-	return out, from, nil
+	return nil
 }
 
 // trimPrefill trims the trailing white space of the last part of a final
