@@ -18,7 +18,7 @@ import (
 var benchStreams = []struct{ format, file, framing string }{
 	{"anthropic", "anthropic/testdata/reply/interleaved.sse", "sse"},
 	{"openai-chat", "openai/testdata/replies/chat/reasoning.sse", "sse"},
-	{"openai-responses", "openai/testdata/replies/responses/multi.sse", "sse"},
+	{"openai-responses", "openai/testdata/replies/responses/incomplete.sse", "sse"},
 	{"gemini", "gemini/testdata/replies/thinking.sse", "sse"},
 	{"ollama", "ollama/testdata/replies/text.ndjson", "ndjson"},
 	{"bedrock", "bedrock/testdata/replies/interleaved.bin", "eventstream"},
