@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -131,4 +132,43 @@ func argsOf(p *convo.Part) string {
 		return string(p.Args)
 	}
 	return p.ArgsRaw
+}
+
+// TestPiecesAlone feeds every recorded stream to an accumulator through
+// AddPiece alone, with no snapshot between events (as a reader that
+// never needs one would): the text pieces reported for each part end the
+// text that part has once the stream is read.
+func TestPiecesAlone(t *testing.T) {
+	for _, s := range streams {
+		files, _ := filepath.Glob(s.glob)
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, _ := all.Lookup(s.format)
+			acc := rc.NewAccumulator(provider.Options{}).(provider.PieceAccumulator)
+			texts := map[int]string{}
+			src := source(s.framing, bytes.NewReader(data))
+			for {
+				ev, err := src.Next()
+				if err != nil {
+					break
+				}
+				p, err := acc.AddPiece(ev)
+				if err != nil {
+					break
+				}
+				if p.Kind == provider.DeltaText {
+					texts[p.Index] += p.Text
+				}
+			}
+			m := acc.Snapshot()
+			for i, text := range texts {
+				if i >= len(m.Parts) || !strings.HasSuffix(m.Parts[i].Text, text) {
+					t.Errorf("%s: pieces %q reported for part %d, not the end of its text in %+v", file, text, i, m.Parts)
+				}
+			}
+		}
+	}
 }
