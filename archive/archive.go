@@ -437,94 +437,115 @@ func metaObject(kv ...any) json.RawMessage {
 // gets an error result (calls still open at the end stay pending). Both are
 // warnings. place names message i.
 func pair(h convo.History, place func(i int) string) (convo.History, []provider.Warning) {
-	var warns []provider.Warning
-	out := make(convo.History, 0, len(h))
-	var open []convo.Part // calls of the last assistant message not yet answered
-	closeOpen := func(i int) {
-		if len(open) == 0 {
-			return
-		}
-		var res []convo.Part
-		for _, c := range open {
-			res = append(res, convo.ToolError(c.ID, c.Name, "no result was recorded"))
-			warns = append(warns, provider.Warnf(place(i), "tool call %q (%s) has no recorded result: an error result was added", c.ID, c.Name))
-		}
-		out = append(out, convo.ToolResults(res...))
-		open = nil
-	}
+	pr := pairer{out: make(convo.History, 0, len(h)), place: place}
 	for i, m := range h {
-		m = fillCalls(m, i, place, &warns)
+		m = fillCalls(m, i, place, &pr.warns)
 		if m.Role == convo.RoleAssistant && len(m.Parts) == 0 && m.Finish == "" {
 			m.Finish = convo.FinishOther // a reply that produced nothing, for a reason not recorded
 		}
 		switch m.Role {
 		case convo.RoleTool:
-			var orphans []convo.Part
-			for k := range m.Parts {
-				p := &m.Parts[k]
-				if p.Type != convo.TypeToolResult {
-					continue
-				}
-				if p.ID == "" && len(open) > 0 {
-					// A result without an id answers the first open call of its tool.
-					j := max(0, slices.IndexFunc(open, func(c convo.Part) bool { return c.Name == p.Name }))
-					p.ID = open[j].ID
-					if p.Name == "" {
-						p.Name = open[j].Name
-					}
-				}
-				if p.ID == "" {
-					p.ID = fmt.Sprintf("call_%d_%d", i, k)
-				}
-				k := slices.IndexFunc(open, func(c convo.Part) bool { return c.ID == p.ID })
-				if k >= 0 {
-					open = slices.Delete(open, k, k+1)
-					continue
-				}
-				if p.Name == "" {
-					p.Name = "unknown"
-				}
-				orphans = append(orphans, *p)
-			}
-			if len(orphans) > 0 {
-				// The calls still open belong to the message before: answer them
-				// first, then the synthesised calls get their own message.
-				if len(orphans) < len(m.Parts) {
-					warns = append(warns, provider.Warnf(place(i), "results that answer no call were split off"))
-					var kept, rest []convo.Part
-					for _, p := range m.Parts {
-						if slices.ContainsFunc(orphans, func(o convo.Part) bool { return o.ID == p.ID }) {
-							rest = append(rest, p)
-						} else {
-							kept = append(kept, p)
-						}
-					}
-					km := m
-					km.Parts = kept
-					out = append(out, km)
-					m.Parts = rest
-				}
-				closeOpen(i)
-				calls := make([]convo.Part, len(orphans))
-				for k, o := range orphans {
-					calls[k] = convo.ToolCall(o.ID, o.Name, json.RawMessage(`{}`))
-					warns = append(warns, provider.Warnf(place(i), "tool result %q (%s) answers no call: a call was synthesised", o.ID, o.Name))
-				}
-				out = append(out, convo.Message{Role: convo.RoleAssistant, Parts: calls, Meta: json.RawMessage(`{"synthesized":true}`)})
-				out = append(out, m)
-				continue
-			}
-			out = append(out, m)
+			pr.tool(m, i)
 		default:
-			closeOpen(i)
-			out = append(out, m)
+			pr.closeOpen(i)
+			pr.out = append(pr.out, m)
 			if m.Role == convo.RoleAssistant {
-				open = m.ToolCalls()
+				pr.open = m.ToolCalls()
 			}
 		}
 	}
 	// Calls still open at the end are pending: a history may end so.
-	return out, warns
+	return pr.out, pr.warns
+}
+
+// pairer is the history pair makes, as it is made.
+type pairer struct {
+	out   convo.History
+	open  []convo.Part // calls of the last assistant message not yet answered
+	warns []provider.Warning
+	place func(i int) string
+}
+
+// closeOpen answers the open calls with error results, before message i.
+func (pr *pairer) closeOpen(i int) {
+	if len(pr.open) == 0 {
+		return
+	}
+	var res []convo.Part
+	for _, c := range pr.open {
+		res = append(res, convo.ToolError(c.ID, c.Name, "no result was recorded"))
+		pr.warns = append(pr.warns, provider.Warnf(pr.place(i), "tool call %q (%s) has no recorded result: an error result was added", c.ID, c.Name))
+	}
+	pr.out = append(pr.out, convo.ToolResults(res...))
+	pr.open = nil
+}
+
+// tool adds tool message m (message i), with calls synthesised before the
+// results that answer none.
+func (pr *pairer) tool(m convo.Message, i int) {
+	orphans := pr.answer(m, i)
+	if len(orphans) == 0 {
+		pr.out = append(pr.out, m)
+		return
+	}
+	// The calls still open belong to the message before: answer them
+	// first, then the synthesised calls get their own message.
+	if len(orphans) < len(m.Parts) {
+		pr.warns = append(pr.warns, provider.Warnf(pr.place(i), "results that answer no call were split off"))
+		var kept, rest []convo.Part
+		for _, p := range m.Parts {
+			if slices.ContainsFunc(orphans, func(o convo.Part) bool { return o.ID == p.ID }) {
+				rest = append(rest, p)
+			} else {
+				kept = append(kept, p)
+			}
+		}
+		km := m
+		km.Parts = kept
+		pr.out = append(pr.out, km)
+		m.Parts = rest
+	}
+	pr.closeOpen(i)
+	calls := make([]convo.Part, len(orphans))
+	for k, o := range orphans {
+		calls[k] = convo.ToolCall(o.ID, o.Name, json.RawMessage(`{}`))
+		pr.warns = append(pr.warns, provider.Warnf(pr.place(i), "tool result %q (%s) answers no call: a call was synthesised", o.ID, o.Name))
+	}
+	pr.out = append(pr.out, convo.Message{Role: convo.RoleAssistant, Parts: calls, Meta: json.RawMessage(`{"synthesized":true}`)})
+	pr.out = append(pr.out, m)
+}
+
+// answer closes the open calls the results of tool message m (message i)
+// answer, giving a result without an id the id of the first open call of
+// its tool, and returns the results that answer no call.
+func (pr *pairer) answer(m convo.Message, i int) []convo.Part {
+	var orphans []convo.Part
+	for k := range m.Parts {
+		p := &m.Parts[k]
+		if p.Type != convo.TypeToolResult {
+			continue
+		}
+		if p.ID == "" && len(pr.open) > 0 {
+			// A result without an id answers the first open call of its tool.
+			j := max(0, slices.IndexFunc(pr.open, func(c convo.Part) bool { return c.Name == p.Name }))
+			p.ID = pr.open[j].ID
+			if p.Name == "" {
+				p.Name = pr.open[j].Name
+			}
+		}
+		if p.ID == "" {
+			p.ID = fmt.Sprintf("call_%d_%d", i, k)
+		}
+		if k := slices.IndexFunc(pr.open, func(c convo.Part) bool { return c.ID == p.ID }); k >= 0 {
+			pr.open = slices.Delete(pr.open, k, k+1)
+			continue
+		}
+		if p.Name == "" {
+			p.Name = "unknown"
+		}
+		orphans = append(orphans, *p)
+	}
+	return orphans
 }
 
 // fillCalls gives the tool calls of m that lack an id or a name a made-up
