@@ -160,8 +160,9 @@ func TestAnthropicSDKRequestsRoundTrip(t *testing.T) {
 // anthNotForSDK are round-trip fixtures that test what convo keeps beyond
 // the SDK's typed params, with the reason the SDK cannot hold them.
 var anthNotForSDK = map[string]string{
-	"extras.json":  "members the API does not define (x_trace, cache_control.scope, content:null): convo keeps them, the SDK's param types drop them",
-	"unknown.json": "block types the SDK does not know (mid_conv_system, future_block): its content union cannot hold them and empties the array",
+	"extras.json":    "members the API does not define (x_trace, cache_control.scope, content:null): convo keeps them, the SDK's param types drop them",
+	"citations.json": "a citation type the SDK does not know (future_location) and file_id:null: convo keeps them, the SDK's citation param union drops them (TestAnthropicCitationsFitSDK checks the known ones)",
+	"unknown.json":   "block types the SDK does not know (mid_conv_system, future_block): its content union cannot hold them and empties the array",
 }
 
 // anthConvoRequests are requests convo encodes: every round-trip fixture and
