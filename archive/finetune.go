@@ -247,10 +247,6 @@ func fineTuneExample(c *Conversation) (ftExample, []provider.Warning) {
 				fm.Weight = meta.Weight
 			}
 		}
-		var content []ftContentPart
-		addText := func(s string) {
-			content = append(content, ftContentPart{Type: "text", Text: s})
-		}
 		switch m.Role {
 		case convo.RoleSystem:
 			if len(m.Native["openai"]) > 0 && strings.Contains(string(m.Native["openai"]), `"developer"`) {
@@ -263,63 +259,86 @@ func fineTuneExample(c *Conversation) (ftExample, []provider.Warning) {
 			warns = append(warns, provider.Warnf(path, "error messages are not training data: dropped"))
 			continue
 		case convo.RoleTool:
-			for k, p := range m.Parts {
-				if p.Type != convo.TypeToolResult {
-					warns = append(warns, provider.Warnf(fmt.Sprintf("%s.parts[%d]", path, k), "%s in a tool message: dropped", p.Type))
-					continue
-				}
-				text, _ := json.Marshal(resultText(p, fmt.Sprintf("%s.parts[%d]", path, k), &warns))
-				ex.Messages = append(ex.Messages, ftMessage{Role: "tool", ToolCallID: p.ID, Content: text})
-			}
+			ex.Messages = append(ex.Messages, ftToolMessages(m, path, &warns)...)
 			continue
 		}
-		for k, p := range m.Parts {
-			pp := fmt.Sprintf("%s.parts[%d]", path, k)
-			switch {
-			case p.Type == convo.TypeText:
-				addText(p.Text)
-			case p.Type == convo.TypeImage && m.Role == convo.RoleUser && (p.URL != "" || p.Data != ""):
-				url := p.URL
-				if p.Data != "" {
-					url = "data:" + p.MediaType + ";base64," + p.Data
-				}
-				cp := ftContentPart{Type: "image_url"}
-				cp.ImageURL = &struct {
-					URL    string `json:"url"`
-					Detail string `json:"detail,omitempty"`
-				}{url, p.Detail}
-				content = append(content, cp)
-			case p.Type == convo.TypeToolCall && m.Role == convo.RoleAssistant:
-				var tc ftToolCall
-				tc.ID, tc.Type, tc.Function.Name = p.ID, "function", p.Name
-				tc.Function.Arguments = string(p.Args)
-				if p.Args == nil {
-					tc.Function.Arguments = p.ArgsRaw
-				}
-				fm.ToolCalls = append(fm.ToolCalls, tc)
-			default:
-				warns = append(warns, provider.Warnf(pp, "fine-tuning data has no %s here: dropped", p.Type))
-			}
-		}
-		switch {
-		case len(content) == 0:
-			if len(fm.ToolCalls) == 0 {
-				fm.Content = json.RawMessage(`""`)
-			}
-		case len(content) == 1 && content[0].Type == "text":
-			fm.Content, _ = json.Marshal(content[0].Text)
-		case m.Role == convo.RoleUser:
-			fm.Content, _ = json.Marshal(content)
-		default:
-			var texts []string
-			for _, c := range content {
-				texts = append(texts, c.Text)
-			}
-			fm.Content, _ = json.Marshal(strings.Join(texts, "\n"))
-		}
+		content := ftParts(m, path, &fm, &warns)
+		fm.Content = ftMessageContent(content, m.Role, len(fm.ToolCalls) > 0)
 		ex.Messages = append(ex.Messages, fm)
 	}
 	return ex, warns
+}
+
+// ftToolMessages returns a tool message's results, one tool message each.
+func ftToolMessages(m convo.Message, path string, warns *[]provider.Warning) []ftMessage {
+	var out []ftMessage
+	for k, p := range m.Parts {
+		pp := fmt.Sprintf("%s.parts[%d]", path, k)
+		if p.Type != convo.TypeToolResult {
+			*warns = append(*warns, provider.Warnf(pp, "%s in a tool message: dropped", p.Type))
+			continue
+		}
+		text, _ := json.Marshal(resultText(p, pp, warns))
+		out = append(out, ftMessage{Role: "tool", ToolCallID: p.ID, Content: text})
+	}
+	return out
+}
+
+// ftParts returns the content parts of m (text, a user's images) and puts
+// an assistant's tool calls in fm; other parts are dropped with a warning.
+func ftParts(m convo.Message, path string, fm *ftMessage, warns *[]provider.Warning) []ftContentPart {
+	var content []ftContentPart
+	for k, p := range m.Parts {
+		switch {
+		case p.Type == convo.TypeText:
+			content = append(content, ftContentPart{Type: "text", Text: p.Text})
+		case p.Type == convo.TypeImage && m.Role == convo.RoleUser && (p.URL != "" || p.Data != ""):
+			url := p.URL
+			if p.Data != "" {
+				url = "data:" + p.MediaType + ";base64," + p.Data
+			}
+			cp := ftContentPart{Type: "image_url"}
+			cp.ImageURL = &struct {
+				URL    string `json:"url"`
+				Detail string `json:"detail,omitempty"`
+			}{url, p.Detail}
+			content = append(content, cp)
+		case p.Type == convo.TypeToolCall && m.Role == convo.RoleAssistant:
+			var tc ftToolCall
+			tc.ID, tc.Type, tc.Function.Name = p.ID, "function", p.Name
+			tc.Function.Arguments = string(p.Args)
+			if p.Args == nil {
+				tc.Function.Arguments = p.ArgsRaw
+			}
+			fm.ToolCalls = append(fm.ToolCalls, tc)
+		default:
+			*warns = append(*warns, provider.Warnf(fmt.Sprintf("%s.parts[%d]", path, k), "fine-tuning data has no %s here: dropped", p.Type))
+		}
+	}
+	return content
+}
+
+// ftMessageContent returns a message's content: a string, or an array of
+// parts for a user message with images; nil for calls without text.
+func ftMessageContent(content []ftContentPart, role convo.Role, calls bool) json.RawMessage {
+	var out json.RawMessage
+	switch {
+	case len(content) == 0:
+		if !calls {
+			out = json.RawMessage(`""`)
+		}
+	case len(content) == 1 && content[0].Type == "text":
+		out, _ = json.Marshal(content[0].Text)
+	case role == convo.RoleUser:
+		out, _ = json.Marshal(content)
+	default:
+		var texts []string
+		for _, c := range content {
+			texts = append(texts, c.Text)
+		}
+		out, _ = json.Marshal(strings.Join(texts, "\n"))
+	}
+	return out
 }
 
 // wrapTools puts bare function definitions ({"name","description",
