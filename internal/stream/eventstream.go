@@ -55,8 +55,11 @@ const (
 //     delivered as an event so the provider's accumulator can report the
 //     provider's message and keep the partial reply;
 //   - an error (":message-type" "error", which carries ":error-code" and
-//     ":error-message" headers and no payload) ends the stream: Next
-//     returns an *EventStreamError.
+//     ":error-message" headers and no payload) is the service reporting an
+//     error: it ends the stream, and Next returns it as a *codec.APIError
+//     (provider.APIError) of provider "bedrock" — the one provider that
+//     speaks this framing here — with Type the code and Message the
+//     message, the same type every codec reports a provider's error in.
 //
 // A CRC mismatch, a length outside the limits, a malformed header or a
 // stream cut inside a message is an error; io.EOF is returned only at a
@@ -75,17 +78,6 @@ func NewEventStream(r io.Reader) *EventStream {
 		br = bufio.NewReaderSize(r, bufSize)
 	}
 	return &EventStream{r: br}
-}
-
-// EventStreamError is an error message of the event-stream protocol itself
-// (":message-type" "error").
-type EventStreamError struct {
-	Code    string // the ":error-code" header
-	Message string // the ":error-message" header
-}
-
-func (e *EventStreamError) Error() string {
-	return fmt.Sprintf("event-stream error %s: %s", e.Code, e.Message)
 }
 
 // ErrCRC is returned (wrapped) when a message's prelude or message CRC does
@@ -155,7 +147,7 @@ func (s *EventStream) Next() (codec.Event, error) {
 		}
 		typ = exceptionType
 	case "error":
-		return codec.Event{}, &EventStreamError{Code: string(errCode), Message: string(errMsg)}
+		return codec.Event{}, &codec.APIError{Provider: "bedrock", Type: string(errCode), Message: string(errMsg)}
 	default:
 		return codec.Event{}, s.errorf("unknown :message-type %q", msgType)
 	}

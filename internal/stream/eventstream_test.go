@@ -90,7 +90,7 @@ func TestEventStream(t *testing.T) {
 			[]codec.Event{ev("messageStop", "")}, ""},
 		{"error message", concat(eventFrame("messageStart", `{}`),
 			frame([]hdr{strHdr(":message-type", "error"), strHdr(":error-code", "InternalFailure"), strHdr(":error-message", "boom")}, nil)),
-			[]codec.Event{ev("messageStart", `{}`)}, "event-stream error InternalFailure: boom"},
+			[]codec.Event{ev("messageStart", `{}`)}, "bedrock: boom (InternalFailure)"},
 		{"no event type", frame([]hdr{strHdr(":message-type", "event")}, []byte(`{}`)), nil,
 			"event-stream message 1: event without an :event-type header"},
 		{"no exception type", frame([]hdr{strHdr(":message-type", "exception")}, []byte(`{}`)), nil,
@@ -133,9 +133,15 @@ func TestEventStream(t *testing.T) {
 func TestEventStreamError(t *testing.T) {
 	_, err := readAll(t, NewEventStream(bytes.NewReader(
 		frame([]hdr{strHdr(":message-type", "error"), strHdr(":error-code", "E"), strHdr(":error-message", "m")}, nil))))
-	var ese *EventStreamError
-	if !errors.As(err, &ese) || ese.Code != "E" || ese.Message != "m" {
+	var ae *codec.APIError
+	if !errors.As(err, &ae) || ae.Provider != "bedrock" || ae.Type != "E" || ae.Message != "m" {
 		t.Fatalf("got %v", err)
+	}
+	// A broken frame is not the provider speaking: it stays a framing error.
+	bad := frame([]hdr{strHdr(":message-type", "error"), strHdr(":error-code", "E")}, nil)
+	bad[len(bad)-1] ^= 1
+	if _, err := readAll(t, NewEventStream(bytes.NewReader(bad))); !errors.Is(err, ErrCRC) || errors.As(err, &ae) {
+		t.Fatalf("a damaged error frame: %v", err)
 	}
 }
 

@@ -210,7 +210,12 @@ func TestStreamFailures(t *testing.T) {
 		{"binary cut mid-message", good[:len(good)-40], "stream cut inside a message", io.ErrUnexpectedEOF,
 			"Let me check the weather — one moment.", false},
 		{"binary CRC mismatch", flipByte(good, 700), "checksum mismatch", stream.ErrCRC, "", false},
-		{"binary error message", append(good[:0:0], eventFrameError("InternalServerException", "boom")...), "event-stream error", nil, "", false},
+		// An error message of the framing is the service reporting an
+		// error, so it is an APIError like an exception, and the partial
+		// reply stays.
+		{"binary error message", append(good[:0:0], eventFrameError("InternalServerException", "boom")...), "bedrock: boom (InternalServerException)", nil, "", true},
+		{"binary error message mid-reply", append(binaryStream(linesToEvents(t, lines(start, hello))), eventFrameError("InternalServerException", "boom")...),
+			"bedrock: boom (InternalServerException)", nil, "Paris is", true},
 		{"bad JSON line", lines(start, hello, `{"contentBlockDelta":`), "line 3", nil, "Paris is", false},
 		{"two members on a line", lines(start, `{"messageStop":{},"metadata":{}}`), "more than one member", nil, "", false},
 		{"delta for an unstarted tool use", lines(start, `{"contentBlockDelta":{"contentBlockIndex":4,"delta":{"toolUse":{"input":"{}"}}}}`),
