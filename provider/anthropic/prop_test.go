@@ -38,10 +38,31 @@ func genPart(t *rapid.T, role convo.Role, label string) convo.Part {
 		}
 	}
 	p := convo.Text(genText.Draw(t, label+"text"))
+	if role == convo.RoleAssistant {
+		p.Citations = rapid.SliceOfN(genCitation(label), 0, 3).Draw(t, label+"cites")
+	}
 	if rapid.Bool().Draw(t, label+"cache") {
 		p.Cache = &convo.Cache{TTL: rapid.SampledFrom([]string{"", "5m", "1h"}).Draw(t, label+"ttl")}
 	}
 	return p
+}
+
+// genCitation draws a citation Anthropic has a form for: a document range
+// or a web result with its encrypted index.
+func genCitation(label string) *rapid.Generator[convo.Citation] {
+	return rapid.Custom(func(t *rapid.T) convo.Citation {
+		c := convo.Citation{Text: genText.Draw(t, label+"quote"), Title: genText.Draw(t, label+"ctitle")}
+		if rapid.Bool().Draw(t, label+"web") {
+			c.Kind, c.URL = convo.CiteURL, "https://example.com/"+rapid.StringMatching(`[a-z]{0,6}`).Draw(t, label+"url")
+			c.Native = convo.Native{ProviderID: []byte(`{"encrypted_index":"Eo8B"}`)}
+			return c
+		}
+		c.Kind, c.Source = convo.CiteDocument, rapid.IntRange(0, 3).Draw(t, label+"src")
+		c.Unit = rapid.SampledFrom([]string{convo.UnitChar, convo.UnitPage, convo.UnitBlock}).Draw(t, label+"unit")
+		c.Start = rapid.IntRange(0, 50).Draw(t, label+"start")
+		c.End = c.Start + rapid.IntRange(0, 50).Draw(t, label+"len")
+		return c
+	})
 }
 
 // genHistory draws a valid history: a system prompt, then user turns,
@@ -122,7 +143,11 @@ func signature(h convo.History) string {
 		for _, p := range m.Parts {
 			switch p.Type {
 			case convo.TypeText:
-				fmt.Fprintf(&b, "text %q %v|", p.Text, p.Cache != nil)
+				fmt.Fprintf(&b, "text %q %v", p.Text, p.Cache != nil)
+				for _, c := range p.Citations {
+					fmt.Fprintf(&b, " cite %s %q %q %d %s %d-%d %q %s", c.Kind, c.URL, c.Title, c.Source, c.Unit, c.Start, c.End, c.Text, c.Native[ProviderID])
+				}
+				b.WriteString("|")
 			case convo.TypeReasoning:
 				fmt.Fprintf(&b, "reasoning %q %q %q|", p.Text, p.Signature, p.Encrypted)
 			case convo.TypeToolCall:
