@@ -32,6 +32,7 @@ var encoded = []struct{ format, framing string }{
 type view struct {
 	Text, Reasoning string
 	Calls           []viewCall
+	Server          []string // provider-run tool parts: kind and type
 	Input, Output   int64
 	Finish          convo.Finish
 }
@@ -53,7 +54,14 @@ func viewOf(m convo.Message) view {
 			} else {
 				v.Reasoning += strings.Join(p.Summary, "\n\n")
 			}
-		case convo.TypeToolCall:
+		case convo.TypeToolCall, convo.TypeToolResult:
+			if p.Server != "" {
+				v.Server = append(v.Server, p.Server+" "+string(p.Type))
+				continue
+			}
+			if p.Type == convo.TypeToolResult {
+				continue
+			}
 			var args any
 			_ = json.Unmarshal(p.Args, &args)
 			if p.Args == nil {
@@ -165,6 +173,9 @@ func TestStreamTranscode(t *testing.T) {
 						t.Fatalf("%v\n%s", err, out)
 					}
 					gv, wv := viewOf(got), viewOf(want)
+					if f.format != "anthropic" {
+						wv.Server = nil // only Anthropic's stream carries provider-run tools (Anthropic's own)
+					}
 					if wv.Finish == "" {
 						gv.Finish = "" // a reason outside stop, length, tool use is mapped as near as the format allows
 					}

@@ -151,13 +151,7 @@ func (t transcript) part(indent string, p convo.Part) {
 		}
 	}
 	if p.IsServerTool() {
-		// Run by the provider: shown as the text another provider would
-		// get with --server-tools text, marked with who ran it.
-		ran := "⚙ " + p.Server
-		if p.Provider != "" {
-			ran += " by " + p.Provider
-		}
-		line(t.paint(yellow, esc(ran)) + " " + esc(provider.ServerToolText(p)))
+		line(t.serverTool(p))
 		return
 	}
 	switch p.Type {
@@ -173,25 +167,7 @@ func (t transcript) part(indent string, p convo.Part) {
 	case convo.TypeRefusal:
 		line(t.paint(red, "(refusal) ") + esc(p.Text))
 	case convo.TypeReasoning:
-		var tags []string
-		if p.Signature != "" {
-			tags = append(tags, "signed")
-		}
-		if p.Encrypted != "" {
-			tags = append(tags, "encrypted")
-		}
-		if p.Provider != "" {
-			tags = append(tags, p.Provider)
-		}
-		label := "(reasoning"
-		if len(tags) > 0 {
-			label += ", " + strings.Join(tags, ", ")
-		}
-		text := p.Text
-		if text == "" {
-			text = strings.Join(p.Summary, " ")
-		}
-		line(t.paint(dim, label+") "+text))
+		line(t.reasoning(p))
 	case convo.TypeToolCall:
 		args := string(p.Args)
 		if p.ArgsRaw != "" {
@@ -238,6 +214,39 @@ func (t transcript) part(indent string, p convo.Part) {
 	default:
 		line(t.paint(dim, fmt.Sprintf("[%s part, kept as is]", p.Type)))
 	}
+}
+
+// reasoning is the line of a reasoning part: its tags and its text.
+func (t transcript) reasoning(p convo.Part) string {
+	var tags []string
+	if p.Signature != "" {
+		tags = append(tags, "signed")
+	}
+	if p.Encrypted != "" {
+		tags = append(tags, "encrypted")
+	}
+	if p.Provider != "" {
+		tags = append(tags, p.Provider)
+	}
+	label := "(reasoning"
+	if len(tags) > 0 {
+		label += ", " + strings.Join(tags, ", ")
+	}
+	text := p.Text
+	if text == "" {
+		text = strings.Join(p.Summary, " ")
+	}
+	return t.paint(dim, label+") "+text)
+}
+
+// serverTool shows a provider-run tool call or result as the text another
+// provider would get with --server-tools text, marked with who ran it.
+func (t transcript) serverTool(p convo.Part) string {
+	ran := "⚙ " + p.Server
+	if p.Provider != "" {
+		ran += " by " + p.Provider
+	}
+	return t.paint(yellow, esc(ran)) + " " + esc(provider.ServerToolText(p))
 }
 
 // attachment summarises a media part by type, name, source and size.

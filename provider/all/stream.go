@@ -24,7 +24,9 @@ var streamEncoders = map[string]func(io.Writer, provider.StreamOptions) provider
 }
 
 // NewStreamEncoder returns a stream encoder writing the format called name
-// (its streamed-reply wire format) to w.
+// (its streamed-reply wire format) to w. The calls and results of tools a
+// provider ran itself go only to a format that carries them (Anthropic's
+// own, as server tool blocks); elsewhere they are left out.
 func NewStreamEncoder(name string, w io.Writer, opts provider.StreamOptions) (provider.StreamEncoder, error) {
 	f, ok := streamEncoders[name]
 	if !ok {
@@ -36,7 +38,9 @@ func NewStreamEncoder(name string, w io.Writer, opts provider.StreamOptions) (pr
 		}
 		return nil, fmt.Errorf("%w %q for stream encoding (known: %s)", provider.ErrUnknownFormat, name, strings.Join(names, ", "))
 	}
-	return f(w, opts), nil
+	// Provider-run tools the format cannot carry are left out, not sent
+	// as calls for the client to run.
+	return &serverFilter{enc: f(w, opts), provider: serverCarriers[name], skip: map[[2]int]bool{}}, nil
 }
 
 // replyEncoders maps format names to their whole-reply encoders.
@@ -49,13 +53,14 @@ var replyEncoders = map[string]func(convo.Message, provider.StreamOptions) []byt
 }
 
 // EncodeReply returns a non-streamed response body in the format called
-// name for an assistant message.
+// name for an assistant message, leaving out provider-run tools as
+// NewStreamEncoder does.
 func EncodeReply(name string, m convo.Message, opts provider.StreamOptions) ([]byte, error) {
 	f, ok := replyEncoders[name]
 	if !ok {
 		return nil, fmt.Errorf("%w %q for reply encoding", provider.ErrUnknownFormat, name)
 	}
-	return f(m, opts), nil
+	return f(withoutServerTools(name, m), opts), nil
 }
 
 // repliesEncoders maps the names of the formats whose response carries

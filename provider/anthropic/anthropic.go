@@ -15,8 +15,10 @@
 // Decode reads a request body back into a history, keeping what convo has no
 // field for in the Native "anthropic" object of the message or part, in
 // Anthropic's wire names, so that decoding a request and encoding it again
-// gives the same JSON. Blocks convo has no part type for (server tools,
-// search results, …) are kept whole as opaque parts.
+// gives the same JSON. Server tool blocks (server_tool_use, mcp_tool_use and
+// their results) become tool_call and tool_result parts marked Server and
+// go back to Anthropic as they came; blocks convo has no part type for
+// (search results, …) are kept whole as opaque parts.
 //
 // # Replies
 //
@@ -76,10 +78,13 @@ var target = provider.Target{
 	// one decoded from a "system" role message goes back as one, any other
 	// becomes user text with a warning.
 	MidSystem: true,
-	Media:     acceptMedia,
-	ID:        sanitizeID,
-	Prefill:   "Anthropic refuses a final assistant message that ends in white space",
-	Pending:   "Anthropic refuses (every tool_use block must have a tool_result block in the next message)",
+	// Server tool blocks (server_tool_use, web_search_tool_result, …)
+	// go back to Anthropic as they came.
+	ServerTools: true,
+	Media:       acceptMedia,
+	ID:          sanitizeID,
+	Prefill:     "Anthropic refuses a final assistant message that ends in white space",
+	Pending:     "Anthropic refuses (every tool_use block must have a tool_result block in the next message)",
 }
 
 // sanitizeID maps a tool-use id onto [A-Za-z0-9_-], the characters the API

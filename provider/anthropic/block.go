@@ -593,11 +593,15 @@ func (d *blockReader) nullAt(b *block, k int) bool {
 	return false
 }
 
-// opaque keeps a block convo has no part type for, whole.
+// opaque keeps a block convo has no part type for, whole; a server tool's
+// block becomes its tool_call or tool_result part.
 func (d *blockReader) opaque(b *block) (convo.Part, error) {
 	raw, err := jsonx.Compact(d.r.Bytes()[b.start:b.end], 0)
 	if err != nil {
 		return convo.Part{}, err
+	}
+	if p, ok := serverPart(b.typ, raw); ok {
+		return p, nil
 	}
 	return provider.OpaquePart(ProviderID, b.typ, raw), nil
 }

@@ -123,7 +123,9 @@ func (d *reqDecoder) blocks() ([]convo.Part, error) {
 			}
 			d.calls[p.ID] = p.Name
 		case convo.TypeToolResult:
-			p.Name = d.calls[p.ID]
+			if p.Server == "" { // a server tool's result is read as a reply gives it
+				p.Name = d.calls[p.ID]
+			}
 		}
 		d.parts = append(d.parts, p)
 		return nil

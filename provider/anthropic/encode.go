@@ -260,7 +260,7 @@ func emits(p *convo.Part) (int, bool) {
 		}
 		return 0, false
 	}
-	if _, ok := provider.OpaqueBlock(ProviderID, *p); ok {
+	if _, ok := blockOf(p); ok {
 		return 1, true
 	}
 	return 0, false
@@ -337,7 +337,7 @@ func (e *encoder) system(top []int) error {
 		}
 		for j := range m.Parts {
 			p := &m.Parts[j]
-			_, opaque := provider.OpaqueBlock(ProviderID, *p)
+			_, opaque := blockOf(p)
 			if p.Type != convo.TypeText && p.Type != convo.TypeJSON && !opaque {
 				e.warn(e.path(i, j), "%s left out of the system prompt: it takes text only", p.Type)
 				continue
@@ -431,7 +431,7 @@ func (e *encoder) dropped(i int, j int, p *convo.Part) {
 
 // block writes p, the part set with e.at.
 func (e *encoder) block(p *convo.Part) error {
-	if raw, ok := provider.OpaqueBlock(ProviderID, *p); ok {
+	if raw, ok := blockOf(p); ok {
 		return e.rawValue(raw)
 	}
 	var keys [8]string

@@ -35,7 +35,11 @@ func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		switch p.Type {
+		typ := p.Type
+		if p.IsServerTool() {
+			typ = "" // Anthropic's own goes back whole, another provider's not at all
+		}
+		switch typ {
 		case convo.TypeText, convo.TypeRefusal:
 			b = jsonx.AppendString(append(b, `{"type":"text","text":`...), p.Text)
 			b = appendCites(b, p.Citations, &r, func(int, *convo.Citation) {})
@@ -59,8 +63,12 @@ func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 			b = jsonx.AppendString(append(b, `,"name":`...), p.Name)
 			b = append(append(b, `,"input":`...), argsOf(p)...)
 		default:
-			b = b[:start]
-			continue
+			raw, ok := blockOf(p) // a block Anthropic gave: server tool blocks go back as they came
+			if !ok {
+				b = b[:start]
+				continue
+			}
+			b = append(b, raw[:len(raw)-1]...)
 		}
 		b = append(b, '}')
 		n++

@@ -275,9 +275,9 @@ func (a *accumulator) startBlock() (*sblock, error) {
 		return nil, err
 	}
 	sb := &sblock{typ: b.typ, part: p}
-	if p.Raw != nil {
-		// Kept opaque: its members are updated by the deltas, as the SDK
-		// updates its raw JSON.
+	if p.Raw != nil || p.IsServerTool() {
+		// Kept opaque (a server tool's block until it stops): its members
+		// are updated by the deltas, as the SDK updates its raw JSON.
 		sb.opaque = true
 		for _, s := range b.spans {
 			v, err := jsonx.Compact(a.r.Bytes()[s.start:s.end], 0)
@@ -497,6 +497,9 @@ func (b *sblock) finalOpaque() (convo.Part, string) {
 	}
 	for _, m := range b.compaction {
 		ms = ms.Set(m.Key, m.Val)
+	}
+	if p, ok := serverPart(b.typ, ms.Object()); ok {
+		return p, warn
 	}
 	return provider.OpaquePart(ProviderID, b.typ, ms.Object()), warn
 }

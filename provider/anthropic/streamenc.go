@@ -14,7 +14,8 @@ import (
 // NewStreamEncoder returns an encoder that writes a Messages event stream
 // (message_start, content blocks, message_delta, message_stop) to w from
 // the deltas of one reply, as the API streams it: text, thinking with its
-// signature, redacted thinking, tool_use with input_json_delta pieces. Parts
+// signature, redacted thinking, tool_use with input_json_delta pieces, and
+// Anthropic's own server tool blocks whole when they end. Parts
 // a Messages stream has no block for (media, other providers' items) are
 // left out; a refusal becomes text (the stop reason says refusal). Each
 // Write writes whole events.
@@ -38,6 +39,7 @@ type encBlock struct {
 	typ                    convo.PartType
 	text, sig, args, stops bool // what was streamed
 	redacted               bool
+	whole                  bool // a server tool's block, sent whole when it ends
 }
 
 func (e *streamEncoder) event(name string, data []byte) {
@@ -70,8 +72,8 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 		e.start(d.Index, d.Part)
 	case provider.DeltaText, provider.DeltaSignature, provider.DeltaArgs:
 		b := e.blocks[d.Index]
-		if b == nil || d.Text == "" {
-			break
+		if b == nil || d.Text == "" || b.whole {
+			break // a whole block is sent when it ends
 		}
 		switch {
 		case d.Kind == provider.DeltaText && b.typ == convo.TypeReasoning && !b.redacted:
@@ -112,6 +114,15 @@ func (e *streamEncoder) start(i int, p *convo.Part) {
 	out := append([]byte(nil), `{"type":"content_block_start","index":`...)
 	out = strconv.AppendInt(out, int64(b.index), 10)
 	out = append(out, `,"content_block":`...)
+	if p.IsServerTool() {
+		// Anthropic's own server tool blocks arrive whole, at their end;
+		// another provider's have no block here.
+		if _, ok := serverBlock(p); ok {
+			b.whole = true
+			e.blocks[i] = b
+		}
+		return
+	}
 	switch p.Type {
 	case convo.TypeText, convo.TypeRefusal:
 		out = append(out, `{"type":"text","text":""}`...)
@@ -181,6 +192,19 @@ func (e *streamEncoder) end(i int, p *convo.Part) {
 		out = append(out, `,"content_block":{"type":"redacted_thinking","data":`...)
 		out = jsonx.AppendString(out, p.Encrypted)
 		e.event("content_block_start", append(out, "}}"...))
+	}
+	if b.whole {
+		raw, ok := serverBlock(p)
+		if !ok {
+			return // the part changed kind on the way: nothing was started
+		}
+		b.index = e.next
+		e.next++
+		out := append([]byte(nil), `{"type":"content_block_start","index":`...)
+		out = strconv.AppendInt(out, int64(b.index), 10)
+		out = append(append(out, `,"content_block":`...), raw...)
+		e.event("content_block_start", append(out, '}'))
+		p = &convo.Part{} // nothing to add: the block is whole
 	}
 	switch p.Type {
 	case convo.TypeReasoning:
