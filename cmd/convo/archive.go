@@ -72,18 +72,8 @@ func (e *env) openArchive(f archive.Format, args []string) (*archive.Reader, str
 
 // convertArchive is convert when either side is an outside format.
 func convertArchive(e *env, from, to string, args []string, opts provider.Options, af archiveFlags, lines bool) error {
-	if from != "convo" && !isReadable(from) {
-		if _, err := codec("from", from); err != nil {
-			return err
-		}
-	}
-	if to != "convo" && !isWritable(to) {
-		if isReadable(to) {
-			return usagef("--to: %s is read, not written (written: %s)", to, archiveNames(archive.Writable()))
-		}
-		if _, err := codec("to", to); err != nil {
-			return err
-		}
+	if err := checkArchiveFormats(from, to); err != nil {
+		return err
 	}
 	next, closeIn, name, err := e.conversations(from, args, opts)
 	if err != nil {
@@ -97,66 +87,20 @@ func convertArchive(e *env, from, to string, args []string, opts provider.Option
 		}
 		return nil
 	}
-
 	if isWritable(to) {
 		w, err := archive.NewWriter(e.stdout, archive.Format(to), archive.WriteOptions{Reasoning: opts.Reasoning == provider.ReasoningText, EmbedMedia: af.embed})
 		if err != nil {
 			return err
 		}
-		for i := 0; ; i++ {
-			c, ws, err := next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if af.pick != "" && !picked(af.pick, i, c) {
-				continue
-			}
-			if err := warn(ws); err != nil {
-				return err
-			}
-			ws, err = w.Write(c)
-			if err != nil {
-				return err
-			}
-			if err := warn(ws); err != nil {
-				return err
-			}
+		if err := writeArchive(w, next, name, af.pick, warn); err != nil {
+			return err
 		}
 		return w.Close()
 	}
-
 	// To convo or a provider format: one conversation.
-	var chosen *archive.Conversation
-	for i := 0; ; i++ {
-		c, ws, err := next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if af.pick != "" && !picked(af.pick, i, c) {
-			continue
-		}
-		if chosen != nil {
-			return fmt.Errorf("%s holds more than one conversation: choose one with --pick N or --pick ID, or store them all with convo store import --from %s", name, from)
-		}
-		if err := warn(ws); err != nil {
-			return err
-		}
-		chosen = c
-		if af.pick != "" {
-			break
-		}
-	}
-	if chosen == nil {
-		if af.pick != "" {
-			return fmt.Errorf("%s: no conversation %q", name, af.pick)
-		}
-		chosen = &archive.Conversation{}
+	chosen, err := chooseConversation(next, name, from, af.pick, warn)
+	if err != nil {
+		return err
 	}
 	if len(chosen.Forks) > 0 {
 		if err := warn([]provider.Warning{provider.Warnf("", "%d forks left out: the output holds the main line", len(chosen.Forks))}); err != nil {
@@ -168,6 +112,87 @@ func convertArchive(e *env, from, to string, args []string, opts provider.Option
 		return err
 	}
 	return e.writeHistory(chosen.History, dst, opts, lines)
+}
+
+// checkArchiveFormats checks that from can be read and to written, before
+// any input is read.
+func checkArchiveFormats(from, to string) error {
+	if from != "convo" && !isReadable(from) {
+		if _, err := codec("from", from); err != nil {
+			return err
+		}
+	}
+	if to != "convo" && !isWritable(to) {
+		if isReadable(to) {
+			return usagef("--to: %s is read, not written (written: %s)", to, archiveNames(archive.Writable()))
+		}
+		if _, err := codec("to", to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeArchive writes the conversations next reads (the one pick names,
+// when set) to w, passing on the warnings of both sides.
+func writeArchive(w *archive.Writer, next func() (*archive.Conversation, []provider.Warning, error), name, pick string, warn func([]provider.Warning) error) error {
+	for i := 0; ; i++ {
+		c, ws, err := next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if pick != "" && !picked(pick, i, c) {
+			continue
+		}
+		if err := warn(ws); err != nil {
+			return err
+		}
+		ws, err = w.Write(c)
+		if err != nil {
+			return err
+		}
+		if err := warn(ws); err != nil {
+			return err
+		}
+	}
+}
+
+// chooseConversation returns the one conversation next reads, or the one
+// pick names; an input of several needs a pick.
+func chooseConversation(next func() (*archive.Conversation, []provider.Warning, error), name, from, pick string, warn func([]provider.Warning) error) (*archive.Conversation, error) {
+	var chosen *archive.Conversation
+	for i := 0; ; i++ {
+		c, ws, err := next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if pick != "" && !picked(pick, i, c) {
+			continue
+		}
+		if chosen != nil {
+			return nil, fmt.Errorf("%s holds more than one conversation: choose one with --pick N or --pick ID, or store them all with convo store import --from %s", name, from)
+		}
+		if err := warn(ws); err != nil {
+			return nil, err
+		}
+		chosen = c
+		if pick != "" {
+			break
+		}
+	}
+	if chosen == nil {
+		if pick != "" {
+			return nil, fmt.Errorf("%s: no conversation %q", name, pick)
+		}
+		chosen = &archive.Conversation{}
+	}
+	return chosen, nil
 }
 
 // picked reports whether conversation i is the one --pick names.
