@@ -286,7 +286,26 @@ func (g *Gateway) translateReply(w http.ResponseWriter, x *exchange, resp *http.
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
+	g.warnApprovals(x, ms[0])
 	x.rec.reply = &ms[0]
+}
+
+// warnApprovals logs the MCP approval requests of a reply a client's
+// protocol has no item for (all but OpenAI Responses): its encoder left
+// them out, the record keeps them.
+func (g *Gateway) warnApprovals(x *exchange, m convo.Message) {
+	if x.client.name == "openai-responses" {
+		return
+	}
+	n := 0
+	for _, p := range m.Parts {
+		if p.Type == convo.TypeApprovalRequest {
+			n++
+		}
+	}
+	if n > 0 {
+		g.log.Warn("gateway: approval requests left out", "client", x.client.name, "upstream", x.up.proto.name, "count", n)
+	}
 }
 
 // translateStream converts the upstream's stream into the client's as it
@@ -342,6 +361,7 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 		g.log.Warn("gateway: upstream failed mid-stream", "upstream", x.up.Name, "err", errors.Join(serr, ferr))
 		x.rec.fail = "upstream " + x.up.Name + " failed mid-stream"
 	}
+	g.warnApprovals(x, m)
 	if len(m.Parts) > 0 || x.rec.fail == "" {
 		x.rec.reply = &m
 	}

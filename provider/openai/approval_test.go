@@ -1,12 +1,17 @@
 package openai_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 	"github.com/convo-go/convo/provider/openai"
 )
 
@@ -135,4 +140,73 @@ func TestResponsesReplyApprovalRequest(t *testing.T) {
 		t.Fatalf("ReadStream: %v", err)
 	}
 	check("ReadStream", m)
+}
+
+// approvalParts returns the approval_request parts of m.
+func approvalParts(m convo.Message) []convo.Part {
+	var ps []convo.Part
+	for _, p := range m.Parts {
+		if p.Type == convo.TypeApprovalRequest {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// TestResponsesStreamApprovalRequest: the mcp_approval_request item of a
+// recorded stream folds into an approval_request part, and the Responses
+// stream encoder and EncodeResponsesReply write it back as the same item,
+// which reads back as the same part (server_label and the arguments as
+// sent kept).
+func TestResponsesStreamApprovalRequest(t *testing.T) {
+	chunks, err := os.ReadFile("testdata/recorded/responses/vercel-openai-mcp-tool-approval.1.chunks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sse := codectest.SSEFromChunks(chunks, true)
+	dr := provider.NewDeltaReader(openai.Responses().NewAccumulator(provider.Options{}))
+	var out bytes.Buffer
+	enc := openai.NewResponsesStreamEncoder(&out, provider.StreamOptions{})
+	src := stream.NewSSE(bytes.NewReader(sse))
+	var ds []provider.Delta
+	for {
+		ev, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if ds, err = dr.Add(ds[:0], ev); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			_ = enc.Write(d)
+		}
+	}
+	ds, m, _, err := dr.Finish(ds[:0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		_ = enc.Write(d)
+	}
+	want := approvalParts(m)
+	if len(want) != 1 || want[0].ID != "mcpr_04a97b4fce127879006949a83ac9308195a7f7b69ea82e91fe" || want[0].Name != "create_short_url" || !strings.Contains(string(want[0].Native["openai"]), `"server_label":"zip1"`) {
+		t.Fatalf("approval requests read: %+v", want)
+	}
+	streamed, _, err := openai.Responses().ReadStream(bytes.NewReader(out.Bytes()), provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _, err := openai.Responses().DecodeReply(openai.EncodeResponsesReply(m, provider.StreamOptions{}), provider.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]convo.Message{"stream encoder": streamed, "EncodeResponsesReply": whole} {
+		ps := approvalParts(got)
+		if len(ps) != 1 || !ps[0].Equal(want[0]) {
+			t.Errorf("%s: %+v\nwant %+v", name, ps, want)
+		}
+	}
+	if !bytes.Contains(out.Bytes(), []byte(`"type":"response.output_item.added","sequence_number":`)) || !bytes.Contains(out.Bytes(), []byte(`"type":"mcp_approval_request","arguments":"{\"alias\":\"\"`)) {
+		t.Errorf("no mcp_approval_request item in\n%s", out.Bytes())
+	}
 }

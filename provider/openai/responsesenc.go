@@ -186,6 +186,9 @@ func (e *respEncoder) start(i int, p *convo.Part) {
 		item = append(item, `,"name":`...)
 		item = jsonx.AppendString(item, p.Name)
 		item = append(item, '}')
+	case convo.TypeApprovalRequest:
+		it.id = p.ID
+		item = approvalItem(p)
 	default:
 		return
 	}
@@ -320,10 +323,52 @@ func (e *respEncoder) end(it *respItem, p *convo.Part) {
 		item = append(item, `,"name":`...)
 		item = jsonx.AppendString(item, p.Name)
 		item = append(item, '}')
+	case convo.TypeApprovalRequest:
+		item = approvalItem(p)
 	}
 	it.final = item
 	b := append([]byte(nil), `"output_index":`...)
 	b = strconv.AppendInt(b, int64(it.out), 10)
 	b = append(b, `,"item":`...)
 	e.event("response.output_item.done", append(b, item...))
+}
+
+// approvalItem is the mcp_approval_request item of an approval_request
+// part, whole (the API streams it so: output_item.added and .done carry the
+// same item): its id, the arguments as they were read when the part keeps
+// them (Native "arguments"), and the members convo has no field for
+// (server_label, …) from the part's Native, in their order.
+func approvalItem(p *convo.Part) []byte {
+	b := append([]byte(nil), `{"id":`...)
+	b = jsonx.AppendString(b, p.ID)
+	b = append(b, `,"type":"mcp_approval_request","arguments":`...)
+	var r jsonx.Reader
+	nat := p.Native[ProviderID]
+	args, rest := []byte(nil), [][2][]byte(nil)
+	if len(nat) > 0 {
+		r.Reset(nat, 0)
+		_ = r.ReadObject(func(key []byte) error {
+			v, err := r.ReadRaw()
+			if string(key) == "arguments" {
+				args = v
+			} else if string(key) != "type" && string(key) != "id" && string(key) != "name" {
+				rest = append(rest, [2][]byte{key, v})
+			}
+			return err
+		})
+	}
+	switch {
+	case args != nil:
+		b = append(b, args...)
+	case p.Args != nil:
+		b = jsonx.AppendString(b, string(p.Args))
+	default:
+		b = jsonx.AppendString(b, p.ArgsRaw)
+	}
+	b = jsonx.AppendString(append(b, `,"name":`...), p.Name)
+	for _, kv := range rest {
+		b = append(jsonx.AppendString(append(b, ','), string(kv[0])), ':')
+		b = append(b, kv[1]...)
+	}
+	return append(b, '}')
 }
