@@ -104,3 +104,45 @@ func jsonEqual(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// TestOpenAIResponsesSDKApprovalWritten: what convo writes for an
+// approval_request part — EncodeResponsesReply's output item and the
+// stream encoder's output_item.added/.done events — the SDK reads as a
+// ResponseOutputItemMcpApprovalRequest with the part's values.
+func TestOpenAIResponsesSDKApprovalWritten(t *testing.T) {
+	body := []byte(`{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-4.1",
+"output":[{"type":"mcp_approval_request","id":"mcpr_5","arguments":"{\"n\": 2}","name":"roll","server_label":"dmcp"}]}`)
+	m, _, err := oai.Responses().DecodeReply(body, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(where string, it responses.ResponseOutputItemUnion) {
+		got := it.AsMcpApprovalRequest()
+		if it.Type != "mcp_approval_request" || got.ID != "mcpr_5" || got.Name != "roll" || got.ServerLabel != "dmcp" || got.Arguments != `{"n": 2}` {
+			t.Errorf("%s: the SDK read %+v", where, got)
+		}
+	}
+	var resp responses.Response
+	if err := json.Unmarshal(oai.EncodeResponsesReply(m, provider.StreamOptions{}), &resp); err != nil || len(resp.Output) != 1 {
+		t.Fatalf("%v %+v", err, resp.Output)
+	}
+	check("EncodeResponsesReply", resp.Output[0])
+	seen := 0
+	for _, ev := range sseEvents(encodeDeltas(t, "openai-responses", provider.MessageDeltas(m))) {
+		var e responses.ResponseStreamEventUnion
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			t.Fatal(err)
+		}
+		switch e.Type {
+		case "response.output_item.added", "response.output_item.done":
+			check(e.Type, e.Item)
+			seen++
+		case "response.completed":
+			check(e.Type, e.Response.Output[0])
+			seen++
+		}
+	}
+	if seen != 3 {
+		t.Errorf("%d events with the item, want 3", seen)
+	}
+}
