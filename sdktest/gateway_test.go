@@ -112,18 +112,20 @@ func newGatewayRig(t *testing.T, up string) *gwRig {
 // recorded.
 func (rg *gwRig) stored(t *testing.T) convo.History {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	// The handler hands the exchange over once the client has the reply.
-	for i := 0; rg.gw.Stats().Recorded == 0 && i < 500; i++ {
+	// The handler hands the exchange over once the client has the reply,
+	// which on a loaded machine can be a while after the SDK returns.
+	settled := func(s gateway.Stats) bool { return s.Recorded+s.Dropped+s.Failed > 0 }
+	for i := 0; !settled(rg.gw.Stats()) && i < 1000; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if err := rg.gw.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	cs, _, err := rg.st.List(ctx, gwTenant, store.ListOptions{})
 	if err != nil || len(cs) != 1 {
-		t.Fatalf("%d conversations, %v", len(cs), err)
+		t.Fatalf("%d conversations, %v (gateway stats %+v)", len(cs), err, rg.gw.Stats())
 	}
 	h, _, err := rg.st.Load(ctx, gwTenant, cs[0].ID, 0)
 	if err != nil {
