@@ -351,6 +351,12 @@ func (e *encoder) part(p *Part) error {
 	if err := e.str("reason", p.Reason); err != nil {
 		return err
 	}
+	return e.partEnd(p)
+}
+
+// partEnd writes the members of a part that follow its content (reasoning
+// fields, origin, cache, native, extra) and closes it.
+func (e *encoder) partEnd(p *Part) error {
 	if err := e.summary(p.Summary); err != nil {
 		return err
 	}
