@@ -328,6 +328,10 @@ func (r *Redactor) part(p convo.Part) (convo.Part, Counts) {
 		p.Extra = extra
 		c = c.add(n)
 	}
+	if cs, n := r.citations(p.Citations); n != nil {
+		p.Citations = cs
+		c = c.add(n)
+	}
 	own = c
 	if nested, n := r.parts(p.Parts); nested != nil {
 		// Nested parts carry their own record; the tool_result says only
@@ -339,6 +343,37 @@ func (r *Redactor) part(p convo.Part) (convo.Part, Counts) {
 		p.Native = mark(p.Native, own)
 	}
 	return p, c
+}
+
+// citations redacts what a text part's citations quote and name: a cited
+// passage or page address can hold what the text itself would not. It
+// returns a new slice when a citation changed, nil otherwise; the counts go
+// to the part, as citations have no native record of their own.
+func (r *Redactor) citations(cs []convo.Citation) ([]convo.Citation, Counts) {
+	var out []convo.Citation
+	var total Counts
+	for i := range cs {
+		c := cs[i]
+		var n Counts
+		for _, s := range []*string{&c.Text, &c.Title, &c.URL} {
+			ns, k := r.String(*s)
+			if k != nil {
+				*s, n = ns, n.add(k)
+			}
+		}
+		if extra, k := r.fields(c.Extra); k != nil {
+			c.Extra, n = extra, n.add(k)
+		}
+		if n == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(cs)
+		}
+		out[i] = c
+		total = total.add(n)
+	}
+	return out, total
 }
 
 // fields redacts the string values of members kept verbatim.

@@ -182,3 +182,34 @@ func ExampleRedactor_Message() {
 	// {"role":"user","parts":[{"type":"text","text":"my key is [REDACTED:openai-key], mail me at [REDACTED:email]","native":{"convo":{"redacted":{"email":1,"openai-key":1}}}}]}
 	// map[email:1 openai-key:1]
 }
+
+func TestCitations(t *testing.T) {
+	r := builtin(t)
+	text := convo.Text("See the note.")
+	text.Citations = []convo.Citation{
+		{Kind: convo.CiteURL, URL: "https://example.com/?key=sk-abcdefghijklmnopqrstuvwxyz0123", Title: "notes", Text: "write to ada@example.com"},
+		{Kind: convo.CiteDocument, Title: "clean", Text: "nothing to hide"},
+	}
+	m := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{text}}
+	orig := m.Clone()
+	got, counts := r.Message(m)
+	if !reflect.DeepEqual(m, orig) {
+		t.Fatal("Message changed its argument")
+	}
+	if counts[Email] != 1 || counts[OpenAIKey] != 1 {
+		t.Errorf("counts %v", counts)
+	}
+	c := got.Parts[0].Citations
+	if c[0].Text != "write to [REDACTED:email]" || c[0].URL != "https://example.com/?key=[REDACTED:openai-key]" {
+		t.Errorf("citation kept secrets: %+v", c[0])
+	}
+	if !c[1].Equal(orig.Parts[0].Citations[1]) {
+		t.Errorf("clean citation changed: %+v", c[1])
+	}
+	if Redacted(got.Parts[0].Native)[Email] != 1 {
+		t.Errorf("the part does not say what was redacted: %v", Redacted(got.Parts[0].Native))
+	}
+	if again, n := r.Message(got); n != nil || !reflect.DeepEqual(again, got) {
+		t.Errorf("second pass changed %v", n)
+	}
+}
