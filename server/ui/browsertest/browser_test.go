@@ -287,7 +287,11 @@ func TestViewer(t *testing.T) {
 	if *updateScreenshots {
 		// The answer whose last paragraph lists its sources.
 		var png []byte
-		if err := chromedp.Run(ctx, chromedp.ScrollIntoView(`ol.cites`, chromedp.ByQuery),
+		if err := chromedp.Run(ctx,
+			// Scrolled as a link to the message scrolls (scroll-margin-top
+			// keeps it below the sticky bar), so the bar does not cover it.
+			chromedp.Evaluate(`document.querySelector("#m-5").scrollIntoView({block: "start"})`, nil),
+			chromedp.Sleep(200*time.Millisecond),
 			chromedp.Screenshot(`#m-5`, &png, chromedp.ByQuery)); err != nil {
 			t.Fatalf("screenshot of the citations: %v", err)
 		}
