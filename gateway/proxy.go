@@ -193,8 +193,8 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 		msg := "upstream " + x.up.Name + " failed mid-stream"
 		g.log.Warn("gateway: upstream failed mid-stream", "upstream", x.up.Name, "err", readErr)
 		if x.stream {
-			if enc, err := all.NewStreamEncoder(x.client.name, w, provider.StreamOptions{}); err == nil {
-				_ = enc.Write(provider.Delta{Kind: provider.DeltaError, Err: errors.New(msg)})
+			if enc, err := all.Encoder(x.client.name); err == nil {
+				_ = enc.NewStreamEncoder(w, provider.StreamOptions{}).Write(provider.Delta{Kind: provider.DeltaError, Err: errors.New(msg)})
 			}
 		}
 		x.rec.fail = msg
@@ -220,7 +220,9 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 	from, err1 := all.LookupRequest(x.client.name)
 	to, err2 := all.LookupRequest(x.up.proto.name)
 	replies, err3 := all.Lookup(x.up.proto.name)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	enc, err4 := all.Encoder(x.client.name)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		g.log.Warn("gateway: no translation", "client", x.client.name, "upstream", x.up.proto.name, "err", err)
 		writeError(w, x.client, http.StatusNotImplemented, fmt.Sprintf("model %q is routed to a %s upstream: requests cannot be translated from %s to %s yet", x.model, x.up.proto.name, x.client.name, x.up.proto.name))
 		return
 	}
@@ -257,9 +259,9 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 	sopts := provider.StreamOptions{Model: x.model, OmitUsage: x.client.name == "openai-chat" && !includeUsage(x.body)}
 	x.headers(w.Header())
 	if !x.stream {
-		g.translateReply(w, x, resp, replies, sopts)
+		g.translateReply(w, x, resp, replies, enc, sopts)
 	} else {
-		g.translateStream(w, r, x, resp, replies, sopts)
+		g.translateStream(w, r, x, resp, replies, enc, sopts)
 	}
 	g.rec.enqueue(x.rec)
 }
@@ -268,7 +270,7 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 // every candidate the upstream returned (n > 1, candidateCount > 1) when
 // the client's protocol carries several, else the first with the others
 // logged as left out. The first is recorded.
-func (g *Gateway) translateReply(w http.ResponseWriter, x *exchange, resp *http.Response, replies provider.ReplyCodec, sopts provider.StreamOptions) {
+func (g *Gateway) translateReply(w http.ResponseWriter, x *exchange, resp *http.Response, replies provider.ReplyCodec, enc provider.ReplyEncoder, sopts provider.StreamOptions) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, g.opts.MaxReplyBytes))
 	var ms []convo.Message
 	if err == nil {
@@ -280,7 +282,7 @@ func (g *Gateway) translateReply(w http.ResponseWriter, x *exchange, resp *http.
 		x.rec.fail = "upstream reply unreadable: " + err.Error()
 		return
 	}
-	out, warns, _ := all.EncodeReplies(x.client.name, ms, sopts)
+	out, warns, _ := provider.EncodeReplies(enc, ms, sopts)
 	if len(warns) > 0 {
 		g.log.Warn("gateway: candidates left out", "client", x.client.name, "upstream", x.up.proto.name, "warning", warns[0].String())
 	}
@@ -310,14 +312,14 @@ func (g *Gateway) warnApprovals(x *exchange, m convo.Message) {
 
 // translateStream converts the upstream's stream into the client's as it
 // arrives, with every candidate when the client's protocol streams several.
-func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, replies provider.ReplyCodec, sopts provider.StreamOptions) {
+func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, replies provider.ReplyCodec, re provider.ReplyEncoder, sopts provider.StreamOptions) {
 	w.Header().Set("Content-Type", x.client.contentType())
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	enc, _ := all.NewStreamEncoder(x.client.name, w, sopts)
+	enc := re.NewStreamEncoder(w, sopts)
 	dr := provider.NewDeltaReader(replies.NewAccumulator(provider.Options{}))
-	if all.StreamsCandidates(x.client.name) {
-		dr.ReadCandidates()
+	if _, ok := re.(provider.CandidatesEncoder); ok {
+		dr.ReadCandidates() // the client's protocol streams every candidate
 	}
 	src := x.up.proto.source(resp.Body)
 	var deltas []provider.Delta

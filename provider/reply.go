@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/convo-go/convo"
@@ -105,4 +107,67 @@ func AccumulatedReplies(acc Accumulator) ([]convo.Message, []Warning, error) {
 type Format interface {
 	RequestCodec
 	ReplyCodec
+}
+
+// ReplyEncoder is implemented by the Formats convo can also answer in, the
+// reverse of ReplyCodec: a program that serves a provider's API (convo
+// gateway, a fake upstream in a test) writes replies with it. The five
+// formats a client can speak have one — openai.Chat, openai.Responses,
+// anthropic.Messages, gemini.GenerateContent and ollama.Chat; Bedrock
+// Converse and LiteRT are read only. Get it with EncoderOf:
+//
+//	enc, err := provider.EncoderOf(anthropic.Messages())
+//	if err != nil {
+//		return err // a format convo only reads
+//	}
+//	body := enc.EncodeReply(reply, provider.StreamOptions{Model: "claude-sonnet-4-5"})
+type ReplyEncoder interface {
+	// NewStreamEncoder returns an encoder writing one streamed reply to w
+	// in the format's framing (SSE, NDJSON), event by event as deltas
+	// arrive: what the format's accumulator folds back into the message
+	// the deltas describe.
+	NewStreamEncoder(w io.Writer, opts StreamOptions) StreamEncoder
+	// EncodeReply returns a whole (not streamed) response body for an
+	// assistant message, the one DecodeReply reads back.
+	EncodeReply(m convo.Message, opts StreamOptions) []byte
+}
+
+// CandidatesEncoder is implemented by the ReplyEncoders of formats whose
+// response carries several candidate replies (Gemini's candidates, OpenAI
+// Chat's choices): the reverse of CandidatesDecoder. Their stream encoders
+// also write every candidate (Delta.Candidate).
+type CandidatesEncoder interface {
+	// EncodeReplies returns a response body holding every message of ms
+	// as one candidate, in order.
+	EncodeReplies(ms []convo.Message, opts StreamOptions) []byte
+}
+
+// EncodeReplies returns a response body with every message of ms as a
+// candidate when e is a CandidatesEncoder, else with the first, and a
+// warning saying how many were left out. ms must not be empty.
+func EncodeReplies(e ReplyEncoder, ms []convo.Message, opts StreamOptions) ([]byte, []Warning, error) {
+	if len(ms) == 0 {
+		return nil, nil, errors.New("no reply to encode")
+	}
+	if ce, ok := e.(CandidatesEncoder); ok {
+		return ce.EncodeReplies(ms, opts), nil, nil
+	}
+	var warns []Warning
+	if len(ms) > 1 {
+		warns = append(warns, Warnf("candidates", "the format carries one reply: %d candidates besides the first left out", len(ms)-1))
+	}
+	return e.EncodeReply(ms[0], opts), warns, nil
+}
+
+// ErrNoEncoder is returned (wrapped) by EncoderOf for a format convo reads
+// replies of but does not write.
+var ErrNoEncoder = errors.New("no reply encoder")
+
+// EncoderOf returns the reply and stream encoders of f, or an error
+// wrapping ErrNoEncoder that names f when it has none.
+func EncoderOf(f Format) (ReplyEncoder, error) {
+	if e, ok := f.(ReplyEncoder); ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("format %q: %w: convo reads its replies but does not write them", f.Name(), ErrNoEncoder)
 }

@@ -98,3 +98,26 @@ func StreamsCandidates(name string) bool {
 	_, ok := repliesEncoders[name]
 	return ok
 }
+
+// Encoder returns the reply and stream encoders of the format called name
+// (provider.EncoderOf of Lookup(name)), as the format writes them: without
+// the filtering of provider-run tools NewStreamEncoder and EncodeReply add.
+// Bedrock and LiteRT have none: the error wraps provider.ErrNoEncoder and
+// lists the formats that do.
+func Encoder(name string) (provider.ReplyEncoder, error) {
+	f, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	e, err := provider.EncoderOf(f)
+	if err != nil {
+		var names []string
+		for _, f := range Formats() {
+			if _, ok := f.(provider.ReplyEncoder); ok {
+				names = append(names, f.Name())
+			}
+		}
+		return nil, fmt.Errorf("%w (formats with encoders: %s)", err, strings.Join(names, ", "))
+	}
+	return e, nil
+}
