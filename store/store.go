@@ -223,8 +223,46 @@ type Store interface {
 	// message is found as soon as Append returns, and never after
 	// DeleteMessage or Delete; a fork's copies are found in the fork.
 	Search(ctx context.Context, tenant, query string, opts SearchOptions) ([]Hit, string, error)
+	// Batch applies writes in order, each all or nothing on its own as
+	// Append is: a write that fails changes nothing and leaves the others
+	// to be applied. The backend commits them in as few transactions as
+	// it can (SQLite and PostgreSQL: one), so a batch costs one commit,
+	// not one per write — what a writer with many small appends queued
+	// wants. It returns one result per write, in order; a context that
+	// ends before the batch commits fails every write with its error.
+	Batch(ctx context.Context, writes []Write) []WriteResult
 	// Close releases the backend's resources.
 	Close() error
+}
+
+// Write is one write of a Batch: messages appended to a conversation,
+// created first when Create is set and it does not exist, and optionally
+// its metadata replaced — as Create, or Append then Update, would, in one
+// step.
+type Write struct {
+	Tenant string
+	// ID names the conversation. Empty with Create: a new one (see NewID).
+	ID string
+	// Create makes the write create a conversation that does not exist,
+	// with Meta and Messages as its first messages, instead of failing
+	// with ErrNotFound.
+	Create bool
+	// Version is checked as Append checks it (AnyVersion: not checked).
+	// A conversation the write creates has no version to check.
+	Version int64
+	// Messages are appended as Append appends them (checked the same
+	// way); none only checks the version.
+	Messages []convo.Message
+	// Meta, when not nil, replaces the conversation's metadata as Update
+	// does ("null" removes it).
+	Meta json.RawMessage
+}
+
+// WriteResult is the outcome of one write of a Batch: the conversation's
+// description after it, or the error that left it undone.
+type WriteResult struct {
+	Conversation Conversation
+	Err          error
 }
 
 // NewID returns a new unique id: prefix, "_", then 32 hexadecimal digits,

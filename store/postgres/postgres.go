@@ -18,6 +18,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -883,4 +884,155 @@ func (s *Store) ExpireContent(ctx context.Context, tenant, id string, at time.Ti
 		return store.Conversation{}, err
 	}
 	return out, nil
+}
+
+// errCreateRaced is a batch write's create that lost a race with another
+// creator of the same conversation: the write is retried as an append.
+var errCreateRaced = errors.New("created concurrently")
+
+// Batch applies writes in one transaction, each in a savepoint of its own.
+// It locks the conversations it writes in the order of their tenant and
+// id, so two batches that share conversations cannot deadlock; writes to
+// one conversation keep their order.
+func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	res := make([]store.WriteResult, len(writes))
+	ws := make([]backend.Write, len(writes))
+	var order []int
+	for i, sw := range writes {
+		if ws[i], res[i].Err = backend.PrepareWrite(i, sw); res[i].Err == nil {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return res
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(ws[a].Tenant, ws[b].Tenant), strings.Compare(ws[a].ID, ws[b].ID))
+	})
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, i := range order {
+			c, err := batchOne(ctx, tx, &ws[i])
+			var fatal fatalError
+			if errors.As(err, &fatal) {
+				return fatal.err
+			}
+			res[i].Conversation, res[i].Err = c, err
+			if err != nil {
+				res[i].Err = fmt.Errorf("writes[%d]: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, i := range order {
+			if res[i].Err == nil {
+				res[i] = store.WriteResult{Err: wrap(err)}
+			}
+		}
+	}
+	return res
+}
+
+// fatalError is a failure of a batch's transaction itself (its savepoints),
+// which ends the whole batch.
+type fatalError struct{ err error }
+
+func (e fatalError) Error() string { return e.err.Error() }
+
+// batchOne applies one write of a batch in a savepoint, retrying a create
+// that raced as an append.
+func batchOne(ctx context.Context, tx pgx.Tx, w *backend.Write) (store.Conversation, error) {
+	create := w.Create
+	for {
+		sp, err := tx.Begin(ctx) // SAVEPOINT
+		if err != nil {
+			return store.Conversation{}, fatalError{err}
+		}
+		c, err := batchWrite(ctx, sp, w, create)
+		if err == nil {
+			if err := sp.Commit(ctx); err != nil { // RELEASE
+				return store.Conversation{}, fatalError{err}
+			}
+			return c, nil
+		}
+		if rerr := sp.Rollback(ctx); rerr != nil { // ROLLBACK TO
+			return store.Conversation{}, fatalError{rerr}
+		}
+		if !errors.Is(err, errCreateRaced) || !create {
+			return store.Conversation{}, err
+		}
+		create = false
+	}
+}
+
+// batchWrite applies one write of a batch: creates the conversation (when
+// create is set and it does not exist), or appends to it and sets its
+// metadata.
+func batchWrite(ctx context.Context, tx pgx.Tx, w *backend.Write, create bool) (store.Conversation, error) {
+	r, err := getConv(ctx, tx, selectConv+` FOR UPDATE`, w.Tenant, w.ID)
+	if errors.Is(err, store.ErrNotFound) && create {
+		return createIn(ctx, tx, w.New, w.H, w.Rows)
+	}
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	if err := backend.CheckVersion(r.ID, r.Version, w.Version); err != nil {
+		return store.Conversation{}, err
+	}
+	out := r.Conversation
+	if len(w.Rows) > 0 {
+		open, err := backend.UnmarshalCalls(r.open)
+		if err != nil {
+			return store.Conversation{}, err
+		}
+		after, err := backend.Check(open, w.H)
+		if err != nil {
+			return store.Conversation{}, err
+		}
+		cl := columns(w.Rows)
+		err = tx.QueryRow(ctx, appendRows, r.pk, r.Version, len(w.Rows), nullString(backend.MarshalCalls(after)),
+			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
+			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&out.Version, &out.Messages, &out.Updated)
+		if uniqueViolation(err, "messages_conv_id") {
+			return store.Conversation{}, fmt.Errorf("a message id of conversation %q: %w", r.ID, store.ErrExists)
+		}
+		if err != nil {
+			return store.Conversation{}, wrap(err)
+		}
+	}
+	if w.SetsMeta() {
+		out.Meta = w.Meta
+		err = tx.QueryRow(ctx, `UPDATE conversations SET meta = $2, updated = greatest(updated, $3) WHERE pk = $1 RETURNING updated`,
+			r.pk, nullString(w.Meta), backend.Now()).Scan(&out.Updated)
+		if err != nil {
+			return store.Conversation{}, wrap(err)
+		}
+	}
+	out.Updated = out.Updated.UTC()
+	return out, nil
+}
+
+// createIn creates the conversation c (checked by backend.NewConversation)
+// with the messages h, rows, for a write of a batch.
+func createIn(ctx context.Context, tx pgx.Tx, c store.Conversation, h convo.History, rows []backend.Row) (store.Conversation, error) {
+	open, err := backend.Check(nil, h)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	now := backend.Now()
+	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
+	cl := columns(rows)
+	var pk int64
+	err = tx.QueryRow(ctx, createConv, c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
+		nullString(backend.MarshalCalls(open)), now, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
+		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&pk)
+	switch {
+	case uniqueViolation(err, "conversations_tenant_id"):
+		return store.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, errCreateRaced)
+	case uniqueViolation(err, "messages_conv_id"):
+		return store.Conversation{}, fmt.Errorf("a message id of conversation %q: %w", c.ID, store.ErrExists)
+	case err != nil:
+		return store.Conversation{}, wrap(err)
+	}
+	return c, nil
 }

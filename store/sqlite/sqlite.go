@@ -272,6 +272,10 @@ const (
 	savepoint      = `SAVEPOINT convo_write`
 	rollbackTo     = `ROLLBACK TO convo_write`
 	release        = `RELEASE convo_write`
+	// The savepoints of one write of a Batch, inside the group's.
+	batchSavepoint  = `SAVEPOINT convo_batch`
+	batchRollbackTo = `ROLLBACK TO convo_batch`
+	batchRelease    = `RELEASE convo_batch`
 
 	loadMessages  = `SELECT pos, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ? OFFSET ?`
 	loadRange     = `SELECT pos, body FROM messages WHERE conv = ? AND pos >= ? AND pos < ? ORDER BY pos`
@@ -288,7 +292,7 @@ const (
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
 		updateForked, copyMessages, copyTexts, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
-		savepoint, rollbackTo, release}
+		savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease}
 	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, searchFirst, searchAfter}
 )
 
@@ -651,6 +655,22 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	return c, nil
 }
 
+// createIn creates the conversation c (checked by backend.NewConversation)
+// with the messages h, rows, for a write of a batch.
+func createIn(ctx context.Context, tx ptx, c store.Conversation, h convo.History, rows []backend.Row) (store.Conversation, error) {
+	open, err := backend.Check(nil, h)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	now := backend.Now()
+	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
+	pk, err := insertConv(ctx, tx, c, int64(len(rows)), backend.MarshalCalls(open))
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return c, insertMessages(ctx, tx, pk, 0, rows)
+}
+
 func insertConv(ctx context.Context, tx ptx, c store.Conversation, nextPos int64, open []byte) (int64, error) {
 	var pk int64
 	err := tx.QueryRowContext(ctx, insertConvRow,
@@ -711,31 +731,95 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		if err != nil {
 			return err
 		}
-		if err := backend.CheckVersion(id, r.Version, version); err != nil {
-			return err
-		}
-		out = r.Conversation
-		if len(rows) == 0 {
-			return nil
-		}
-		after, err := backend.CheckAppend(r.open, h)
-		if err != nil {
-			return err
-		}
-		if err := insertMessages(ctx, tx, r.pk, r.nextPos, rows); err != nil {
-			return err
-		}
-		out.Version++
-		out.Messages += len(rows)
-		out.Updated = backend.Later(out.Updated)
-		_, err = tx.ExecContext(ctx, updateAppended,
-			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), r.pk)
-		return wrap(err)
+		out, err = appendTo(ctx, tx, r, version, h, rows)
+		return err
 	})
 	if err != nil {
 		return store.Conversation{}, err
 	}
 	return out, nil
+}
+
+// appendTo appends rows (h, as backend.Encode returned them) to the
+// conversation r, with Append's checks, and returns its new description.
+func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History, rows []backend.Row) (store.Conversation, error) {
+	if err := backend.CheckVersion(r.ID, r.Version, version); err != nil {
+		return store.Conversation{}, err
+	}
+	out := r.Conversation
+	if len(rows) == 0 {
+		return out, nil
+	}
+	after, err := backend.CheckAppend(r.open, h)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	if err := insertMessages(ctx, tx, r.pk, r.nextPos, rows); err != nil {
+		return store.Conversation{}, err
+	}
+	out.Version++
+	out.Messages += len(rows)
+	out.Updated = backend.Later(out.Updated)
+	_, err = tx.ExecContext(ctx, updateAppended,
+		out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), r.pk)
+	return out, wrap(err)
+}
+
+// Batch applies writes in one transaction, each in a savepoint of its own.
+func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	res := make([]store.WriteResult, len(writes))
+	ws := make([]backend.Write, len(writes))
+	for i, sw := range writes {
+		ws[i], res[i].Err = backend.PrepareWrite(i, sw)
+	}
+	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
+		for i := range ws {
+			if res[i].Err != nil {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, batchSavepoint); err != nil {
+				return wrap(err)
+			}
+			res[i].Conversation, res[i].Err = batchWrite(ctx, tx, &ws[i])
+			if res[i].Err != nil {
+				res[i].Err = fmt.Errorf("writes[%d]: %w", i, res[i].Err)
+				if _, err := tx.ExecContext(ctx, batchRollbackTo); err != nil {
+					return wrap(err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, batchRelease); err != nil {
+				return wrap(err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for i := range res {
+			if res[i].Err == nil {
+				res[i] = store.WriteResult{Err: err}
+			}
+		}
+	}
+	return res
+}
+
+// batchWrite applies one write of a batch.
+func batchWrite(ctx context.Context, tx ptx, w *backend.Write) (store.Conversation, error) {
+	r, err := getConv(ctx, tx, w.Tenant, w.ID)
+	if errors.Is(err, store.ErrNotFound) && w.Create {
+		return createIn(ctx, tx, w.New, w.H, w.Rows)
+	}
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	out, err := appendTo(ctx, tx, r, w.Version, w.H, w.Rows)
+	if err != nil || !w.SetsMeta() {
+		return out, err
+	}
+	out.Meta = w.Meta
+	out.Updated = backend.Later(out.Updated)
+	_, err = tx.ExecContext(ctx, updateTitle, out.Title, nullString(out.Meta), out.Updated.UnixMicro(), r.pk)
+	return out, wrap(err)
 }
 
 // Load returns the messages from index from on, and the description as of

@@ -46,6 +46,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Tenants", testTenants},
 		{"Canceled", testCanceled},
 		{"ConcurrentAppend", testConcurrentAppend},
+		{"Batch", testBatch},
+		{"BatchCanceled", testBatchCanceled},
 		{"ExportImport", testExportImport},
 		{"Search", testSearch},
 		{"SearchModel", testSearchModel},

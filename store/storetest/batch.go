@@ -1,0 +1,158 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store"
+)
+
+// testBatch checks that each write of a batch is applied or refused on its
+// own, with the checks of Create, Append and Update, and that writes to
+// one conversation keep their order.
+func testBatch(t *testing.T, s store.Store) {
+	b := mustCreate(t, s, store.Conversation{ID: "b", Meta: json.RawMessage(`{"k":"old"}`)}, convo.User("hi"))
+	mustCreate(t, s, store.Conversation{ID: "keep", Tenant: "t2"}, convo.User("other tenant"))
+	orphan := convo.ToolResults(convo.ToolResult("nope", "lookup", "no call"))
+	hello := convo.Assistant("hello")
+	hello.ID = "m_hello"
+	res := s.Batch(ctx(t), []store.Write{
+		{ID: "a", Create: true, Meta: json.RawMessage(`{ "k" : "a" }`), Messages: []convo.Message{convo.User("q1")}},
+		{ID: "b", Version: b.Version, Messages: []convo.Message{hello}, Meta: json.RawMessage(`{"k":"new"}`)},
+		{ID: "b", Version: b.Version, Messages: []convo.Message{convo.User("stale")}},                  // the version moved
+		{ID: "a", Version: store.AnyVersion, Messages: []convo.Message{convo.Assistant("a1"), orphan}}, // invalid
+		{ID: "a", Version: store.AnyVersion, Messages: []convo.Message{convo.Assistant("a2")}},
+		{ID: "missing", Version: store.AnyVersion, Messages: []convo.Message{convo.User("x")}},
+		{ID: "keep", Create: true, Version: store.AnyVersion, Messages: []convo.Message{convo.User("mine")}}, // tenant "": a new one
+		{ID: "bad id/", Create: true},
+		{Create: true, Messages: []convo.Message{convo.User("new id")}},
+		{ID: "b", Version: store.AnyVersion, Meta: json.RawMessage(`[1]`)},
+	})
+	if len(res) != 10 {
+		t.Fatalf("Batch returned %d results for 10 writes", len(res))
+	}
+	for i, want := range []error{nil, nil, store.ErrConflict, store.ErrInvalid, nil, store.ErrNotFound, nil, store.ErrInvalid, nil, store.ErrInvalid} {
+		if want == nil && res[i].Err != nil {
+			t.Fatalf("writes[%d]: %v", i, res[i].Err)
+		}
+		if want != nil {
+			wantErr(t, fmt.Sprintf("writes[%d]", i), res[i].Err, want)
+			if !strings.Contains(res[i].Err.Error(), fmt.Sprintf("writes[%d]", i)) {
+				t.Errorf("writes[%d]: error %q does not name the write", i, res[i].Err)
+			}
+		}
+	}
+	if c := res[1].Conversation; c.ID != "b" || c.Version != b.Version+1 || c.Messages != 2 || string(c.Meta) != `{"k":"new"}` {
+		t.Errorf("writes[1] returned %+v", c)
+	}
+	if c := res[4].Conversation; c.Version != 2 || c.Messages != 2 {
+		t.Errorf("writes[4] returned version %d, %d messages: want 2, 2", c.Version, c.Messages)
+	}
+	wantTexts(t, s, "", "a", "q1", "a2")
+	wantTexts(t, s, "", "b", "hi", "hello")
+	wantTexts(t, s, "", "keep", "mine")
+	wantTexts(t, s, "t2", "keep", "other tenant")
+	if id := res[8].Conversation.ID; !strings.HasPrefix(id, "conv_") {
+		t.Errorf("a created conversation without an id got %q", id)
+	} else {
+		wantTexts(t, s, "", id, "new id")
+	}
+	for id, meta := range map[string]string{"a": `{"k":"a"}`, "b": `{"k":"new"}`} {
+		if c, err := s.Get(ctx(t), "", id); err != nil || string(c.Meta) != meta {
+			t.Errorf("Get(%s): meta %s, %v; want %s", id, c.Meta, err, meta)
+		}
+	}
+	if _, err := s.Get(ctx(t), "", "missing"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a write without Create made a conversation: %v", err)
+	}
+	// What a batch wrote is searchable at once; a refused write's messages
+	// are not there.
+	wantHits(t, s, "", "hello", "b/1/m_hello")
+	if hits := searchAll(t, s, "", "stale", 10); len(hits) != 0 {
+		t.Errorf("a refused write's message is found: %+v", hits)
+	}
+	// "null" removes the metadata; a batch without writes is nothing.
+	if res := s.Batch(ctx(t), []store.Write{{ID: "b", Version: store.AnyVersion, Meta: json.RawMessage(`null`)}}); res[0].Err != nil || res[0].Conversation.Meta != nil {
+		t.Errorf("clearing the metadata: %+v", res[0])
+	}
+	if res := s.Batch(ctx(t), nil); len(res) != 0 {
+		t.Errorf("an empty batch returned %d results", len(res))
+	}
+}
+
+func wantTexts(t *testing.T, s store.Store, tenant, id string, texts ...string) {
+	t.Helper()
+	h, c, err := s.Load(ctx(t), tenant, id, 0)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", id, err)
+	}
+	var got []string
+	for _, m := range h {
+		got = append(got, m.Text())
+	}
+	if strings.Join(got, "|") != strings.Join(texts, "|") || c.Messages != len(texts) {
+		t.Fatalf("conversation %q holds %q (%d), want %q", id, got, c.Messages, texts)
+	}
+}
+
+// testBatchCanceled checks that a batch whose context ends before it runs
+// writes nothing, and that concurrent batches to the same conversations
+// (in opposite orders) all land.
+func testBatchCanceled(t *testing.T, s store.Store) {
+	mustCreate(t, s, store.Conversation{ID: "c"}, convo.User("x"))
+	cctx, cancel := context.WithCancel(ctx(t))
+	cancel()
+	res := s.Batch(cctx, []store.Write{
+		{ID: "c", Version: store.AnyVersion, Messages: []convo.Message{convo.Assistant("y")}},
+		{ID: "d", Create: true, Messages: []convo.Message{convo.User("z")}},
+	})
+	for i, r := range res {
+		if r.Err == nil {
+			t.Fatalf("writes[%d] with a canceled context succeeded", i)
+		}
+	}
+	wantTexts(t, s, "", "c", "x")
+	if _, err := s.Get(ctx(t), "", "d"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a canceled batch created a conversation: %v", err)
+	}
+
+	const batches, each = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, batches*each*2)
+	for g := range batches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range each {
+				ws := []store.Write{
+					{ID: "p", Create: true, Version: store.AnyVersion, Messages: []convo.Message{convo.User(fmt.Sprintf("%d.%d", g, n))}},
+					{ID: "q", Create: true, Version: store.AnyVersion, Messages: []convo.Message{convo.User(fmt.Sprintf("%d.%d", g, n))}},
+				}
+				if g%2 == 1 {
+					ws[0], ws[1] = ws[1], ws[0]
+				}
+				for _, r := range s.Batch(ctx(t), ws) {
+					errs <- r.Err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent batch: %v", err)
+		}
+	}
+	for _, id := range []string{"p", "q"} {
+		if _, c := mustLoad(t, s, "", id); c.Messages != batches*each {
+			t.Errorf("conversation %s holds %d messages, want %d", id, c.Messages, batches*each)
+		}
+	}
+}
