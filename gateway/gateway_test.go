@@ -455,15 +455,18 @@ func TestBadConversationHeader(t *testing.T) {
 	}
 }
 
-// blockingStore holds every Create until release is closed.
+// blockingStore holds every Batch until release is closed; entered gets
+// a value as each Batch starts.
 type blockingStore struct {
 	store.Store
 	release chan struct{}
+	entered chan struct{}
 }
 
-func (b *blockingStore) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
+func (b *blockingStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	b.entered <- struct{}{}
 	<-b.release
-	return b.Store.Create(ctx, c, msgs...)
+	return b.Store.Batch(ctx, writes)
 }
 
 // TestQueueFull: with the writer held up and the queue full, exchanges are
@@ -471,13 +474,16 @@ func (b *blockingStore) Create(ctx context.Context, c store.Conversation, msgs .
 // counted, the others written when the writer resumes — Close waits for
 // them.
 func TestQueueFull(t *testing.T) {
-	release := make(chan struct{})
+	release, entered := make(chan struct{}), make(chan struct{}, 10)
 	rg := newRig(t, "openai-chat", func(o *gateway.Options) {
 		o.QueueSize = 2
-		o.Store = &blockingStore{Store: o.Store, release: release}
+		o.Store = &blockingStore{Store: o.Store, release: release, entered: entered}
 	})
 	const n = 6
 	for i := 0; i < n; i++ {
+		if i == 1 {
+			<-entered // the writer holds the first record
+		}
 		body := requestBody(t, "openai-chat", "m", convo.History{convo.User("hi " + strings.Repeat("!", i))}, true)
 		resp := rg.post(t, "openai-chat", "m", body, true, nil)
 		if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
@@ -485,10 +491,15 @@ func TestQueueFull(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+
 	close(release)
 	rg.drain(t)
 	st := rg.gw.Stats()
-	// One record is with the writer, two wait in the queue.
+	// One record is with the writer, two wait in the queue, and are
+	// written together: one batch.
+	if len(entered) != 1 {
+		t.Errorf("the two queued records took %d batches, want 1", len(entered))
+	}
 	if st.Recorded != 3 || st.Dropped != n-3 || st.Failed != 0 {
 		t.Fatalf("stats %+v, want 3 recorded and %d dropped", st, n-3)
 	}

@@ -197,27 +197,71 @@ func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.His
 	return 0, nil
 }
 
+// maxBatch bounds the records written in one store batch: enough that a
+// burst costs few commits, few enough that a lookup waiting for its
+// tenant's records does not wait long.
+const maxBatch = 128
+
+// run writes the queue: whatever is queued when the writer is free (up to
+// maxBatch records) goes to the store as one batch, one commit.
 func (rc *recorder) run() {
 	defer close(rc.done)
+	batch := make([]*record, 0, maxBatch)
 	for rec := range rc.q {
-		if err := rc.write(rec); err != nil {
-			rc.failed.Add(1)
-			rc.log.Error("gateway: recording failed", "conversation", rec.conv, "err", err)
-		} else {
-			rc.recorded.Add(1)
+		batch = append(batch[:0], rec)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case rec, ok := <-rc.q:
+				if !ok {
+					break more
+				}
+				batch = append(batch, rec)
+			default:
+				break more
+			}
 		}
+		rc.writeBatch(batch)
 		rc.mu.Lock()
-		if rc.pending[rec.tenant]--; rc.pending[rec.tenant] <= 0 {
-			delete(rc.pending, rec.tenant)
+		for _, rec := range batch {
+			if rc.pending[rec.tenant]--; rc.pending[rec.tenant] <= 0 {
+				delete(rc.pending, rec.tenant)
+			}
 		}
 		close(rc.written)
 		rc.written = make(chan struct{})
 		rc.mu.Unlock()
+		clear(batch) // the records' replies are garbage now
 	}
 }
 
-// write stores one record.
-func (rc *recorder) write(rec *record) error {
+// writeBatch stores records in one store batch.
+func (rc *recorder) writeBatch(batch []*record) {
+	writes := make([]store.Write, len(batch))
+	fps := make([]string, len(batch))
+	for i, rec := range batch {
+		writes[i], fps[i] = rc.prepare(rec)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i, res := range rc.st.Batch(ctx, writes) {
+		rec := batch[i]
+		if res.Err != nil {
+			rc.failed.Add(1)
+			rc.log.Error("gateway: recording failed", "conversation", rec.conv, "err", res.Err)
+			continue
+		}
+		rc.recorded.Add(1)
+		// Known once stored: a lookup that finds it can load it.
+		if fps[i] != "" {
+			rc.remember(rec.tenant, fps[i], rec.conv)
+		}
+	}
+}
+
+// prepare turns a record into the store write that keeps it, and returns
+// the fingerprint the conversation has after it ("" for none).
+func (rc *recorder) prepare(rec *record) (store.Write, string) {
 	msgs := rec.msgs
 	now := time.Now().UTC()
 	reply, fail := rec.reply, rec.fail
@@ -254,53 +298,14 @@ func (rc *recorder) write(rec *record) error {
 	// Nothing unredacted, and in metadata mode no content, goes further:
 	// not to the store, not to the span.
 	msgs = rc.policy.keep(rec.mode, slices.Clone(msgs))
-	reply, fail = nil, ""
-	for i := range msgs {
-		switch m := &msgs[i]; {
-		case m.ID == rec.replyID && m.Role == convo.RoleAssistant:
-			reply = m
-		case m.Role == convo.RoleError && i == len(msgs)-1:
-			if fail = m.Text(); fail == "" {
-				fail = "failed (error text not recorded)"
-			}
-		}
-	}
-	rc.emitSpan(rec, reply, fail)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var meta json.RawMessage
+	rc.emitSpan(rec, msgs)
+	w := store.Write{Tenant: rec.tenant, ID: rec.conv, Create: !rec.exists, Version: store.AnyVersion, Messages: msgs}
 	var fp string
 	if rec.fp != nil {
 		fp = rec.fp.sum()
-		meta, _ = json.Marshal(map[string]string{metaKey: fp})
+		w.Meta, _ = json.Marshal(map[string]string{metaKey: fp})
 	}
-	if err := rc.store(ctx, rec, msgs, meta); err != nil {
-		return err
-	}
-	// Known once stored: a lookup that finds it can load it.
-	if fp != "" {
-		rc.remember(rec.tenant, fp, rec.conv)
-	}
-	return nil
-}
-
-func (rc *recorder) store(ctx context.Context, rec *record, msgs []convo.Message, meta json.RawMessage) error {
-	if !rec.exists {
-		_, err := rc.st.Create(ctx, store.Conversation{ID: rec.conv, Tenant: rec.tenant, Meta: meta}, msgs...)
-		if !errors.Is(err, store.ErrExists) {
-			return err
-		}
-		// Two requests of one new conversation raced: append to it.
-	}
-	if _, err := rc.st.Append(ctx, rec.tenant, rec.conv, store.AnyVersion, msgs...); err != nil {
-		return err
-	}
-	if meta != nil {
-		if _, err := rc.st.Update(ctx, rec.tenant, rec.conv, nil, meta); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w, fp
 }
 
 // decodeReply decodes a reply the tap copied, in the upstream's protocol.

@@ -64,16 +64,25 @@ func providerOf(protocol string) string {
 	return protocol
 }
 
-// emitSpan makes the span of a recorded exchange: the reply, or the
-// failure recorded for it.
-func (rc *recorder) emitSpan(rec *record, reply *convo.Message, fail string) {
+// emitSpan makes the span of a recorded exchange from the messages the
+// record keeps (after the recording policy): the reply, or the failure
+// recorded for it.
+func (rc *recorder) emitSpan(rec *record, msgs []convo.Message) {
 	s := rec.span
 	if rc.tel == nil || s == nil {
 		return
 	}
 	var m convo.Message
-	if reply != nil {
-		m = *reply
+	var fail string
+	for i := range msgs {
+		switch mi := &msgs[i]; {
+		case mi.ID == rec.replyID && mi.Role == convo.RoleAssistant:
+			m = *mi
+		case mi.Role == convo.RoleError && i == len(msgs)-1:
+			if fail = mi.Text(); fail == "" {
+				fail = "failed (error text not recorded)"
+			}
+		}
 	}
 	var err error
 	if fail != "" {
