@@ -200,6 +200,16 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkRecord compares the gateway recorder's writes one exchange at a
+// time (batch=0) with store batches.
+func BenchmarkRecord(b *testing.B) {
+	for _, batch := range []int{0, 1, 16, 128} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			storetest.BenchRecord(b, benchStore(b, sqlite.Options{}), batch)
+		})
+	}
+}
+
 func BenchmarkLoad(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {

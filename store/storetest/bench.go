@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -130,4 +131,73 @@ func BenchLoad(b *testing.B, s store.Store, n int) {
 	per := b.Elapsed() / time.Duration(b.N)
 	b.ReportMetric(float64(per.Microseconds())/1000, "ms/load")
 	b.ReportMetric(float64(per.Nanoseconds())/float64(n), "ns/msg")
+}
+
+// BenchRecord measures what convo gateway's recorder writes: exchanges of
+// two messages (the request's new user message and the reply) with the
+// conversation's metadata (its fingerprint), one writer, every other
+// exchange starting a new conversation and the others continuing one of
+// 64. batch 0 writes each exchange as the recorder did before Batch —
+// Create, or Append then Update: one or two commits; batch n > 0 writes n
+// exchanges per Batch call. b.N is the number of exchanges. It reports
+// exchanges/s and appends/s (messages stored per second).
+func BenchRecord(b *testing.B, s store.Store, batch int) {
+	ctx := b.Context()
+	const live = 64
+	convs := make([]string, live)
+	for i := range convs {
+		c, err := s.Create(ctx, store.Conversation{Tenant: "bench"}, benchMessage(0), benchMessage(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		convs[i] = c.ID
+	}
+	write := func(i int) store.Write {
+		w := store.Write{Tenant: "bench", Version: store.AnyVersion, Messages: []convo.Message{benchMessage(2 * i), benchMessage(2*i + 1)},
+			Meta: json.RawMessage(fmt.Sprintf(`{"convo_gateway_fingerprint":"%064d"}`, i))}
+		if i%2 == 0 {
+			w.ID, w.Create = store.NewID("conv"), true
+		} else {
+			w.ID = convs[i%live]
+		}
+		return w
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; {
+		if batch == 0 {
+			if err := recordOne(ctx, s, write(i)); err != nil {
+				b.Fatal(err)
+			}
+			i++
+			continue
+		}
+		ws := make([]store.Write, 0, batch)
+		for ; i < b.N && len(ws) < batch; i++ {
+			ws = append(ws, write(i))
+		}
+		for _, r := range s.Batch(ctx, ws) {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "exchanges/s")
+	b.ReportMetric(float64(2*b.N)/elapsed.Seconds(), "appends/s")
+}
+
+// recordOne writes w as the gateway's recorder did one exchange at a time.
+func recordOne(ctx context.Context, s store.Store, w store.Write) error {
+	if w.Create {
+		_, err := s.Create(ctx, store.Conversation{Tenant: w.Tenant, ID: w.ID, Meta: w.Meta}, w.Messages...)
+		return err
+	}
+	if _, err := s.Append(ctx, w.Tenant, w.ID, w.Version, w.Messages...); err != nil {
+		return err
+	}
+	_, err := s.Update(ctx, w.Tenant, w.ID, nil, w.Meta)
+	return err
 }
