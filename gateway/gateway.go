@@ -40,8 +40,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/store"
@@ -90,24 +93,30 @@ type Options struct {
 	// Logger receives a line per exchange and the recording errors; keys
 	// and bodies are never logged. Nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics, when set, receives the gateway's Prometheus metrics
+	// (requests, time to first byte, upstream latency, the recording
+	// queue, store latency), and GET /metrics serves what it gathers,
+	// without a token. docs/gateway.md lists the metrics.
+	Metrics *prometheus.Registry
 	// Telemetry, when set, makes an OpenTelemetry span of every recorded
 	// exchange after the GenAI semantic conventions (see package
 	// telemetry), a child of the client's trace when its request carried
-	// one. Spans are made as exchanges are recorded: a dropped recording
-	// has none.
+	// one. Spans are made as exchanges are recorded; a dropped recording's
+	// span is made at the drop and marked (telemetry.AttrRecordingDropped).
 	Telemetry *telemetry.Tracer
 }
 
 // Gateway is the proxy, an http.Handler. Close it to drain the recordings.
 type Gateway struct {
-	opts   Options
-	ups    map[string]*upstream
-	tokens map[[sha256.Size]byte]string
-	rec    *recorder
-	client *http.Client
-	log    *slog.Logger
-	mux    *http.ServeMux
-	policy policy
+	opts    Options
+	ups     map[string]*upstream
+	tokens  map[[sha256.Size]byte]string
+	rec     *recorder
+	client  *http.Client
+	log     *slog.Logger
+	mux     *http.ServeMux
+	policy  policy
+	metrics *metrics // nil without Options.Metrics
 }
 
 // upstream is a configured upstream with its key.
@@ -184,11 +193,21 @@ func New(opts Options) (*Gateway, error) {
 	g.rec.tel = opts.Telemetry
 	g.rec.policy = g.policy
 	g.mux = http.NewServeMux()
-	g.mux.HandleFunc("POST /v1/chat/completions", g.endpoint("openai-chat"))
-	g.mux.HandleFunc("POST /v1/responses", g.endpoint("openai-responses"))
-	g.mux.HandleFunc("POST /v1/messages", g.endpoint("anthropic"))
-	g.mux.HandleFunc("POST /v1beta/models/{call}", g.endpoint("gemini"))
-	g.mux.HandleFunc("POST /api/chat", g.endpoint("ollama"))
+	if opts.Metrics != nil {
+		if g.metrics, err = g.newMetrics(opts.Metrics); err != nil {
+			return nil, fmt.Errorf("gateway: registering metrics: %w", err)
+		}
+		g.rec.st = prom.Store{Store: opts.Store, H: g.metrics.store}
+	}
+	for _, e := range []struct{ route, protocol string }{
+		{"POST /v1/chat/completions", "openai-chat"},
+		{"POST /v1/responses", "openai-responses"},
+		{"POST /v1/messages", "anthropic"},
+		{"POST /v1beta/models/{call}", "gemini"},
+		{"POST /api/chat", "ollama"},
+	} {
+		g.mux.HandleFunc(e.route, g.metered(e.route, e.protocol, g.endpoint(e.protocol)))
+	}
 	g.mux.HandleFunc("GET /v1/models", g.models)
 	return g, nil
 }
@@ -292,12 +311,15 @@ type exchange struct {
 	history convo.History
 	rec     *record
 	start   time.Time
+	upStart time.Time // when the upstream request was sent
 }
 
-func (g *Gateway) endpoint(name string) http.HandlerFunc {
+// endpoint serves the client endpoint of protocol name; x comes with its
+// start time.
+func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request, *exchange) {
 	cp := protocols[name]
-	return func(w http.ResponseWriter, r *http.Request) {
-		x := &exchange{client: cp, start: time.Now()}
+	return func(w http.ResponseWriter, r *http.Request, x *exchange) {
+		x.client = cp
 		tenant, ok := g.tenant(r)
 		if !ok {
 			writeError(w, cp, http.StatusUnauthorized, "invalid gateway token")
@@ -431,11 +453,11 @@ func (g *Gateway) pairResults(ctx context.Context, x *exchange, n int) {
 	if len(made) == 0 {
 		return
 	}
-	c, err := g.opts.Store.Get(ctx, x.tenant, x.rec.conv)
+	c, err := g.rec.st.Get(ctx, x.tenant, x.rec.conv)
 	if err != nil || c.Messages == 0 {
 		return
 	}
-	tail, _, err := g.opts.Store.Load(ctx, x.tenant, x.rec.conv, c.Messages-1)
+	tail, _, err := g.rec.st.Load(ctx, x.tenant, x.rec.conv, c.Messages-1)
 	if err != nil || len(tail) != 1 {
 		return
 	}

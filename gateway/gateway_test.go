@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/provider"
@@ -475,7 +477,9 @@ func (b *blockingStore) Batch(ctx context.Context, writes []store.Write) []store
 // them.
 func TestQueueFull(t *testing.T) {
 	release, entered := make(chan struct{}), make(chan struct{}, 10)
+	reg := prometheus.NewRegistry()
 	rg := newRig(t, "openai-chat", func(o *gateway.Options) {
+		o.Metrics = reg
 		o.QueueSize = 2
 		o.Store = &blockingStore{Store: o.Store, release: release, entered: entered}
 	})
@@ -502,6 +506,22 @@ func TestQueueFull(t *testing.T) {
 	}
 	if st.Recorded != 3 || st.Dropped != n-3 || st.Failed != 0 {
 		t.Fatalf("stats %+v, want 3 recorded and %d dropped", st, n-3)
+	}
+	// The metrics count the same.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() == "convo_gateway_recordings_total" {
+			for _, m := range mf.GetMetric() {
+				got[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if got["written"] != 3 || got["dropped"] != n-3 || got["failed"] != 0 {
+		t.Errorf("convo_gateway_recordings_total %v, want 3 written and %d dropped", got, n-3)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -56,6 +57,7 @@ func (g *Gateway) call(w http.ResponseWriter, r *http.Request, x *exchange, body
 	// request.
 	ctx, cancel := context.WithTimeout(r.Context(), g.opts.Timeout)
 	req, err := g.upstreamRequest(ctx, r, x, body)
+	x.upStart = time.Now()
 	if err == nil {
 		var resp *http.Response
 		if resp, err = g.client.Do(req); err == nil {

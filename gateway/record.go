@@ -80,8 +80,8 @@ func newRecorder(st store.Store, size int, log *slog.Logger) *recorder {
 }
 
 // enqueue hands rec to the writer. A full queue drops the record (counted
-// in Stats and logged): the client's exchange has been answered already,
-// and memory stays bounded.
+// in Stats, logged, and marked on the exchange's span): the client's
+// exchange has been answered already, and memory stays bounded.
 func (rc *recorder) enqueue(rec *record) {
 	if rec.mode == RecordOff {
 		return // the client asked that nothing be kept
@@ -89,19 +89,26 @@ func (rc *recorder) enqueue(rec *record) {
 	if rec.span != nil {
 		rec.span.end = time.Now() // the exchange ends as it is handed over
 	}
+	if reason := rc.offer(rec); reason != "" {
+		rc.dropped.Add(1)
+		rc.log.Warn("gateway: recording dropped: "+reason, "conversation", rec.conv, "queue", cap(rc.q))
+		rc.dropSpan(rec, reason)
+	}
+}
+
+// offer puts rec in the queue, or returns why it cannot.
+func (rc *recorder) offer(rec *record) (dropped string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
-		rc.dropped.Add(1)
-		rc.log.Warn("gateway: recording dropped: shutting down", "conversation", rec.conv)
-		return
+		return "shutting down"
 	}
 	select {
 	case rc.q <- rec:
 		rc.pending[rec.tenant]++
+		return ""
 	default:
-		rc.dropped.Add(1)
-		rc.log.Warn("gateway: recording dropped: queue full", "conversation", rec.conv, "queue", cap(rc.q))
+		return "queue full"
 	}
 }
 

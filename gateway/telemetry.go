@@ -98,3 +98,28 @@ func (rc *recorder) emitSpan(rec *record, msgs []convo.Message) {
 	}
 	rc.tel.Record(ctx, s.req, m, err, s.start, end)
 }
+
+// dropSpan makes the span of an exchange whose recording was dropped: the
+// request, the failure if the exchange failed, and the drop. It carries no
+// content (the recording policy is applied by the writer, which never saw
+// the record) and no reply (reading it is the cost the drop avoids).
+func (rc *recorder) dropSpan(rec *record, reason string) {
+	s := rec.span
+	if rc.tel == nil || s == nil {
+		return
+	}
+	var err error
+	if rec.fail != "" {
+		err = errors.New("failed (error text not recorded)")
+		if rec.mode != RecordMetadata && rc.policy.red == nil {
+			err = errors.New(rec.fail)
+		}
+	}
+	req := s.req
+	req.History = nil
+	ctx := context.Background()
+	if s.parent.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, s.parent)
+	}
+	rc.tel.RecordDropped(ctx, req, err, reason, s.start, s.end, time.Now())
+}

@@ -84,3 +84,55 @@ func TestTelemetry(t *testing.T) {
 		}
 	}
 }
+
+// TestTelemetryDropped: an exchange whose recording is dropped (the queue
+// is full) still has its span, marked with the drop: an attribute and an
+// event saying why.
+func TestTelemetryDropped(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	release, entered := make(chan struct{}), make(chan struct{}, 10)
+	rg := newRig(t, "anthropic", func(o *gateway.Options) {
+		o.Telemetry = telemetry.New(tp, telemetry.Options{CaptureContent: true})
+		o.QueueSize = 1
+		o.Store = &blockingStore{Store: o.Store, release: release, entered: entered}
+	})
+	for i, q := range []string{"one", "two", "three"} {
+		if i == 1 {
+			<-entered // the writer holds the first record, the queue takes the second
+		}
+		resp := rg.post(t, "anthropic", "claude-x", requestBody(t, "anthropic", "claude-x", convo.History{convo.User(q)}, true), true, nil)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	close(release)
+	rg.drain(t)
+	if st := rg.gw.Stats(); st.Recorded != 2 || st.Dropped != 1 {
+		t.Fatalf("stats %+v, want 2 recorded, 1 dropped", st)
+	}
+	var dropped []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		for _, kv := range s.Attributes() {
+			if kv.Key == telemetry.AttrRecordingDropped && kv.Value.AsBool() {
+				dropped = append(dropped, s)
+			}
+		}
+	}
+	if len(rec.Ended()) != 3 || len(dropped) != 1 {
+		t.Fatalf("%d spans, %d marked dropped; want 3 and 1", len(rec.Ended()), len(dropped))
+	}
+	s := dropped[0]
+	ev := s.Events()
+	if len(ev) != 1 || ev[0].Name != telemetry.EventRecordingDropped || len(ev[0].Attributes) != 1 ||
+		ev[0].Attributes[0].Key != telemetry.AttrDropReason || ev[0].Attributes[0].Value.AsString() != "queue full" {
+		t.Fatalf("events %+v", ev)
+	}
+	if s.Name() != "chat claude-x" || s.Status().Code.String() == "Error" || s.EndTime().Before(s.StartTime()) {
+		t.Errorf("span %q, status %v, %v to %v", s.Name(), s.Status(), s.StartTime(), s.EndTime())
+	}
+	for _, kv := range s.Attributes() {
+		if strings.Contains(kv.Value.Emit(), "three") {
+			t.Errorf("the dropped exchange's span carries its content: %s=%s", kv.Key, kv.Value.Emit())
+		}
+	}
+}

@@ -37,6 +37,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/server/ui"
 	"github.com/convo-go/convo/store"
@@ -175,7 +176,7 @@ func New(st store.Store, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: registering metrics: %w", err)
 		}
 		s.metrics = m
-		s.st = timedStore{Store: st, h: m.store}
+		s.st = prom.Store{Store: st, H: m.store}
 	}
 	allow := map[string][]string{} // pattern → methods, for 405 answers
 	var patterns []string

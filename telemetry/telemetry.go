@@ -52,6 +52,17 @@ const (
 	AttrServerPort         = "server.port"
 )
 
+// What convo adds to the conventions: the span of an exchange that was
+// answered but not recorded (convo gateway's recording queue was full, or
+// it was shutting down) has AttrRecordingDropped set to true and an event
+// EventRecordingDropped, at the moment it was dropped, whose
+// AttrDropReason says why.
+const (
+	AttrRecordingDropped  = "convo.recording.dropped"
+	EventRecordingDropped = "convo.recording.dropped"
+	AttrDropReason        = "convo.recording.drop_reason"
+)
+
 // Options control what the spans carry.
 type Options struct {
 	// CaptureContent records the system instructions and the input and
@@ -202,6 +213,20 @@ func (s *Span) SpanContext() trace.SpanContext { return s.span.SpanContext() }
 func (t *Tracer) Record(ctx context.Context, req Request, reply convo.Message, err error, start, end time.Time) trace.SpanContext {
 	_, s := t.start(ctx, req, start)
 	s.end(reply, err, end)
+	return s.SpanContext()
+}
+
+// RecordDropped makes the span of an exchange that has already happened and
+// whose recording was dropped, at the moment dropped, for reason ("queue
+// full"): the request's attributes, err (nil for an exchange that
+// succeeded) as for Record, and the drop (AttrRecordingDropped,
+// EventRecordingDropped). The reply is not known: a program drops a
+// recording to avoid the cost of reading it.
+func (t *Tracer) RecordDropped(ctx context.Context, req Request, err error, reason string, start, end, dropped time.Time) trace.SpanContext {
+	_, s := t.start(ctx, req, start)
+	s.span.SetAttributes(attribute.Bool(AttrRecordingDropped, true))
+	s.span.AddEvent(EventRecordingDropped, trace.WithTimestamp(dropped), trace.WithAttributes(attribute.String(AttrDropReason, reason)))
+	s.end(convo.Message{}, err, end)
 	return s.SpanContext()
 }
 

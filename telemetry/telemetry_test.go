@@ -226,6 +226,30 @@ func TestSpanError(t *testing.T) {
 	}
 }
 
+// TestRecordDropped: the span of an exchange whose recording was dropped
+// has the request, the error, the drop attribute and the drop event with
+// its reason and time.
+func TestRecordDropped(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tr := New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), Options{})
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	tr.RecordDropped(context.Background(), Request{Provider: "anthropic", Model: "claude-x", ConversationID: "conv_1"},
+		errors.New("upstream a failed mid-stream"), "queue full", start, start.Add(time.Second), start.Add(time.Second+time.Millisecond))
+	s := rec.Ended()[0]
+	a := attrs(s.Attributes())
+	if !a[AttrRecordingDropped].AsBool() || a[AttrConversationID].AsString() != "conv_1" || s.Status().Code != codes.Error {
+		t.Errorf("status %v, attributes %v", s.Status(), a)
+	}
+	ev := s.Events()
+	if len(ev) != 1 || ev[0].Name != EventRecordingDropped || !ev[0].Time.Equal(start.Add(time.Second+time.Millisecond)) ||
+		attrs(ev[0].Attributes)[AttrDropReason].AsString() != "queue full" {
+		t.Errorf("events %+v", ev)
+	}
+	if !s.EndTime().Equal(start.Add(time.Second)) {
+		t.Errorf("ended at %v", s.EndTime())
+	}
+}
+
 // otlpReceiver is an in-process OTLP/HTTP trace receiver: it decodes the
 // protobuf export requests the SDK's exporter sends.
 type otlpReceiver struct {

@@ -19,6 +19,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/store/backends"
 )
 
@@ -132,6 +133,7 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	}()
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	cfg.opts.Store, cfg.opts.Logger, cfg.opts.Getenv = st, log, e.getenv
+	cfg.opts.Metrics = prom.NewRegistry()
 	for _, u := range cfg.opts.Config.Upstreams {
 		if u.Protocol == "bedrock" && cfg.opts.SignBedrock == nil {
 			if cfg.opts.SignBedrock, err = bedrockSigner(e.getenv); err != nil {

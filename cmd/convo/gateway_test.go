@@ -90,6 +90,18 @@ func TestGatewayRecordsBeforeExit(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, got)
 	}
 	conv := resp.Header.Get("Convo-Conversation")
+	// The command serves the gateway's metrics and the process's.
+	mresp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{`convo_gateway_requests_total{code="200",protocol="anthropic",route="POST /v1/messages",upstream="a"} 1`, "go_goroutines", "process_resident_memory_bytes"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	stop() // as SIGTERM does
 	if err := <-served; err != nil {
 		t.Fatal(err)

@@ -13,9 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
+	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/provider/openai"
 	"github.com/convo-go/convo/server"
@@ -171,8 +169,7 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	if err := startSweeper(ctx, cfg.retention, cfg.sweepEvery, st, log); err != nil {
 		return err
 	}
-	cfg.opts.Metrics = prometheus.NewRegistry()
-	cfg.opts.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg.opts.Metrics = prom.NewRegistry()
 	cfg.opts.Formats = all.Formats()
 	cfg.opts.Items = server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems}
 	h, err := server.New(st, cfg.opts)

@@ -1,0 +1,139 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/convo-go/convo/internal/prom"
+)
+
+// metrics are the gateway's Prometheus metrics. A nil *metrics records
+// nothing.
+type metrics struct {
+	requests *prometheus.CounterVec
+	ttfb     *prometheus.HistogramVec
+	upstream *prometheus.HistogramVec
+	store    *prometheus.HistogramVec
+}
+
+// latencyBuckets span 0.5 ms to 131 s, as convo serve's request latency.
+var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 4, 10)
+
+// newMetrics registers the gateway's metrics with reg and serves what reg
+// gathers at GET /metrics, without a token (as convo serve does): the
+// labels hold routes, protocols, upstream names and codes, never a tenant,
+// a model or a conversation.
+func (g *Gateway) newMetrics(reg *prometheus.Registry) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "convo_gateway_requests_total",
+			Help: "Client requests answered, by route (the endpoint's pattern), client protocol, upstream (none: not routed) and status code.",
+		}, []string{"route", "protocol", "upstream", "code"}),
+		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "convo_gateway_time_to_first_byte_seconds",
+			Help:    "Time from a client request's arrival to the first byte of its answer, by route and upstream.",
+			Buckets: latencyBuckets,
+		}, []string{"route", "upstream"}),
+		upstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "convo_gateway_upstream_duration_seconds",
+			Help:    "Time from sending a request upstream to the end of its reply (or its failure), by upstream and outcome (ok, error: an error status, a transport failure or a stream cut).",
+			Buckets: latencyBuckets,
+		}, []string{"upstream", "outcome"}),
+		store: prom.NewStoreDuration(),
+	}
+	rc := g.rec
+	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "convo_gateway_recordings_queued",
+		Help: "Exchanges answered and waiting to be recorded, of the queue's capacity convo_gateway_recordings_queue_capacity.",
+	}, func() float64 { return float64(len(rc.q)) })
+	capacity := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "convo_gateway_recordings_queue_capacity",
+		Help: "The size of the recording queue (Options.QueueSize).",
+	})
+	capacity.Set(float64(cap(rc.q)))
+	cs := []prometheus.Collector{m.requests, m.ttfb, m.upstream, m.store, queued, capacity}
+	for outcome, n := range map[string]func() int64{"written": rc.recorded.Load, "dropped": rc.dropped.Load, "failed": rc.failed.Load} {
+		cs = append(cs, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "convo_gateway_recordings_total",
+			Help:        "Exchanges recorded, by outcome: written to the store, dropped (the queue was full or the gateway closing), failed (the store refused them).",
+			ConstLabels: prometheus.Labels{"outcome": outcome},
+		}, func() float64 { return float64(n()) }))
+	}
+	if err := prom.Register(reg, cs...); err != nil {
+		return nil, err
+	}
+	g.mux.Handle("GET /metrics", prom.Handler(reg))
+	return m, nil
+}
+
+// meteredWriter notes what the metrics want of an answer: its status and
+// when its first byte went out.
+type meteredWriter struct {
+	http.ResponseWriter
+	status int
+	first  time.Time
+}
+
+func (w *meteredWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *meteredWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.first.IsZero() {
+		w.first = time.Now()
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes flushes on: streams are flushed event by event.
+func (w *meteredWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *meteredWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// metered wraps the handler of a client endpoint.
+func (g *Gateway) metered(route, protocol string, h func(http.ResponseWriter, *http.Request, *exchange)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		x := &exchange{start: time.Now()}
+		if g.metrics == nil {
+			h(w, r, x)
+			return
+		}
+		mw := &meteredWriter{ResponseWriter: w}
+		h(mw, r, x)
+		end := time.Now()
+		m, up := g.metrics, "none"
+		if x.up != nil {
+			up = x.up.Name
+		}
+		if mw.status == 0 {
+			mw.status = http.StatusOK
+		}
+		m.requests.WithLabelValues(route, protocol, up, strconv.Itoa(mw.status)).Inc()
+		if !mw.first.IsZero() {
+			m.ttfb.WithLabelValues(route, up).Observe(mw.first.Sub(x.start).Seconds())
+		}
+		if !x.upStart.IsZero() {
+			// The exchange's record says whether the upstream failed (the
+			// writer only reads it).
+			outcome := "ok"
+			if x.rec != nil && x.rec.fail != "" {
+				outcome = "error"
+			}
+			m.upstream.WithLabelValues(up, outcome).Observe(end.Sub(x.upStart).Seconds())
+		}
+	}
+}
