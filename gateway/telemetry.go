@@ -96,7 +96,15 @@ func (rc *recorder) emitSpan(rec *record, msgs []convo.Message) {
 	if end.IsZero() {
 		end = time.Now()
 	}
-	rc.tel.Record(ctx, s.req, m, err, s.start, end)
+	// The request's messages go to the span under the same policy as to
+	// the store: redacted, and none in metadata mode.
+	req := s.req
+	if rec.mode == RecordMetadata {
+		req.History = nil
+	} else {
+		req.History = rc.policy.keep(rec.mode, req.History)
+	}
+	rc.tel.Record(ctx, req, m, err, s.start, end)
 }
 
 // dropSpan makes the span of an exchange whose recording was dropped: the
