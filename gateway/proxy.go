@@ -359,7 +359,10 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 		}
 	}
 	switch {
-	case r.Context().Err() != nil:
+	case r.Context().Err() != nil && (werr != nil || serr != nil || ferr != nil):
+		// Only a stream cut short: a client that closes the connection as
+		// soon as it has read the last event (openai-go after [DONE])
+		// got the whole reply.
 		x.rec.fail = "client disconnected: the upstream request was cancelled"
 	case serr != nil || ferr != nil:
 		g.log.Warn("gateway: upstream failed mid-stream", "upstream", x.up.Name, "err", errors.Join(serr, ferr))
