@@ -62,7 +62,8 @@ type fakeUpstream struct {
 	ndjson        bool
 	status        int
 	retryAfter    string
-	cut           bool // end the stream half-way with a broken connection
+	cut           bool   // end the stream half-way with a broken connection
+	cutBefore     string // with cut, end it just before this instead
 	last          atomic.Pointer[http.Request]
 	lastBody      atomic.Pointer[[]byte]
 }
@@ -111,7 +112,11 @@ func newFake(t *testing.T, proto string) *fakeUpstream {
 		w.Header().Set("Content-Type", ct)
 		data := f.stream
 		if f.cut {
-			data = data[:len(data)/2]
+			end := len(data) / 2
+			if i := bytes.Index(data, []byte(f.cutBefore)); f.cutBefore != "" && i >= 0 {
+				end = i
+			}
+			data = data[:end]
 		}
 		// Chunk by chunk, flushed, as a provider streams.
 		for len(data) > 0 {
@@ -389,6 +394,36 @@ func TestMidStreamFailure(t *testing.T) {
 	h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
 	if err != nil || len(h) < 2 || !h[len(h)-1].IsError() {
 		t.Fatalf("recorded %v, %v", roles(h), err)
+	}
+}
+
+// TestMidStreamFailureAfterToolCall: a stream that breaks after a tool
+// call was streamed cannot be followed by an error message (only results
+// may follow calls), so the failure is recorded on the partial reply, and
+// the exchange is kept rather than refused by the store.
+func TestMidStreamFailureAfterToolCall(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	rg.up.cut, rg.up.cutBefore = true, "event: message_delta"
+	body := requestBody(t, "anthropic", "m", convo.History{convo.User("hi")}, true)
+	resp := rg.post(t, "anthropic", "m", body, true, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(got, []byte("event: error\n")) {
+		t.Fatalf("stream does not end with an error event:\n%s", got)
+	}
+	rg.drain(t)
+	if s := rg.gw.Stats(); s.Failed != 0 || s.Recorded != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
+	if err != nil || len(h) != 2 {
+		t.Fatalf("recorded %v, %v", roles(h), err)
+	}
+	last := h[1]
+	var note struct{ Error string }
+	_ = json.Unmarshal(last.Native["convo"], &note)
+	if last.Role != convo.RoleAssistant || len(last.ToolCalls()) == 0 || last.Finish != convo.FinishError || note.Error == "" {
+		t.Fatalf("partial reply %+v (convo note %q)", last, note.Error)
 	}
 }
 

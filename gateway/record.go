@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -266,6 +267,20 @@ func (rc *recorder) writeBatch(batch []*record) {
 	}
 }
 
+// failed returns n with the failure recorded under the convo key, as
+// {"convo":{"error":"…"}}, keeping convo's other records.
+func failed(n convo.Native, fail string) convo.Native {
+	out := make(convo.Native, len(n)+1)
+	maps.Copy(out, n)
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(n["convo"], &obj) != nil || obj == nil {
+		obj = map[string]json.RawMessage{}
+	}
+	obj["error"], _ = json.Marshal(fail) // a string cannot fail
+	out["convo"], _ = json.Marshal(obj)  // map keys are sorted
+	return out
+}
+
 // prepare turns a record into the store write that keeps it, and returns
 // the fingerprint the conversation has after it ("" for none).
 func (rc *recorder) prepare(rec *record) (store.Write, string) {
@@ -289,7 +304,15 @@ func (rc *recorder) prepare(rec *record) (store.Write, string) {
 			rec.fp.add(&m) // what the client saw, unredacted: its next request matches it
 		}
 	}
-	if fail != "" {
+	switch {
+	case fail != "" && reply != nil && len(reply.ToolCalls()) > 0:
+		// The format lets nothing but their results follow tool calls, so
+		// an error message here would make the store refuse the whole
+		// exchange: the failure is recorded on the partial reply itself.
+		last := &msgs[len(msgs)-1]
+		last.Finish = convo.FinishError
+		last.Native = failed(last.Native, fail)
+	case fail != "":
 		e := convo.ErrorMessage(fail)
 		e.ID, e.Time = store.NewID("msg"), now
 		if reply == nil {
