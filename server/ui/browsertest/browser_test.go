@@ -82,6 +82,13 @@ func (c *console) check(t *testing.T, step string) {
 // console errors, exceptions and log errors go to the returned console.
 func browse(t *testing.T) (context.Context, *console) {
 	exe := chromium(t)
+	// Not t.TempDir: Chromium's helper processes can still be writing to
+	// the profile for a moment after the browser exits, which fails the
+	// test in TempDir's cleanup.
+	profile, err := os.MkdirTemp("", "convo-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
@@ -93,7 +100,7 @@ func browse(t *testing.T) (context.Context, *console) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 1000),
 		// A loaded 2-core machine can take longer than chromedp's 20 s
 		// default to bring Chromium up.
@@ -102,7 +109,14 @@ func browse(t *testing.T) (context.Context, *console) {
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	t.Cleanup(func() {
+		cancelT()
+		cancelC()
+		cancelA()
+		for i := 0; os.RemoveAll(profile) != nil && i < 50; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	c := &console{}
 	chromedp.ListenTarget(ctx, func(ev any) {
 		switch ev := ev.(type) {
