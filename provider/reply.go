@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/codec"
@@ -163,11 +164,105 @@ func EncodeReplies(e ReplyEncoder, ms []convo.Message, opts StreamOptions) ([]by
 // replies of but does not write.
 var ErrNoEncoder = errors.New("no reply encoder")
 
+// ServerToolsEncoder is implemented by the ReplyEncoders whose format
+// carries the calls and results of tools its own provider ran (Anthropic's
+// server tool blocks): CarriesServerTools reports true.
+type ServerToolsEncoder interface {
+	CarriesServerTools() bool
+}
+
 // EncoderOf returns the reply and stream encoders of f, or an error
 // wrapping ErrNoEncoder that names f when it has none.
+//
+// The encoders leave out the calls and results of tools a provider ran
+// itself (Part.IsServerTool) unless f carries them and they are its own
+// provider's: written as ordinary calls, a client would run them.
 func EncoderOf(f Format) (ReplyEncoder, error) {
-	if e, ok := f.(ReplyEncoder); ok {
-		return e, nil
+	e, ok := f.(ReplyEncoder)
+	if !ok {
+		return nil, fmt.Errorf("format %q: %w: convo reads its replies but does not write them", f.Name(), ErrNoEncoder)
 	}
-	return nil, fmt.Errorf("format %q: %w: convo reads its replies but does not write them", f.Name(), ErrNoEncoder)
+	own := ""
+	if c, ok := e.(ServerToolsEncoder); ok && c.CarriesServerTools() {
+		own = f.Provider()
+	}
+	se := serverTools{enc: e, own: own}
+	if ce, ok := e.(CandidatesEncoder); ok {
+		return serverToolsCandidates{se, ce}, nil
+	}
+	return se, nil
+}
+
+// serverTools is a ReplyEncoder leaving out the provider-run tool parts
+// of every provider but own.
+type serverTools struct {
+	enc ReplyEncoder
+	own string
+}
+
+func (s serverTools) keep(p *convo.Part) bool {
+	return !p.IsServerTool() || (s.own != "" && p.Provider == s.own)
+}
+
+func (s serverTools) without(m convo.Message) convo.Message {
+	for i := range m.Parts {
+		if s.keep(&m.Parts[i]) {
+			continue
+		}
+		parts := slices.Clone(m.Parts[:i])
+		for j := i + 1; j < len(m.Parts); j++ {
+			if s.keep(&m.Parts[j]) {
+				parts = append(parts, m.Parts[j])
+			}
+		}
+		m.Parts = parts
+		return m
+	}
+	return m
+}
+
+func (s serverTools) EncodeReply(m convo.Message, opts StreamOptions) []byte {
+	return s.enc.EncodeReply(s.without(m), opts)
+}
+
+func (s serverTools) NewStreamEncoder(w io.Writer, opts StreamOptions) StreamEncoder {
+	return &serverToolsStream{enc: s.enc.NewStreamEncoder(w, opts), keep: s.keep, skip: map[[2]int]bool{}}
+}
+
+// serverToolsCandidates is serverTools for a CandidatesEncoder.
+type serverToolsCandidates struct {
+	serverTools
+	ce CandidatesEncoder
+}
+
+func (s serverToolsCandidates) EncodeReplies(ms []convo.Message, opts StreamOptions) []byte {
+	out := make([]convo.Message, len(ms))
+	for i, m := range ms {
+		out[i] = s.without(m)
+	}
+	return s.ce.EncodeReplies(out, opts)
+}
+
+// serverToolsStream leaves the parts keep refuses out of a stream, with
+// every delta of theirs.
+type serverToolsStream struct {
+	enc  StreamEncoder
+	keep func(*convo.Part) bool
+	skip map[[2]int]bool // candidate, index
+}
+
+func (f *serverToolsStream) Write(d Delta) error {
+	key := [2]int{d.Candidate, d.Index}
+	switch d.Kind {
+	case DeltaPartStart:
+		if d.Part != nil && !f.keep(d.Part) {
+			f.skip[key] = true
+			return nil
+		}
+	case DeltaText, DeltaArgs, DeltaSignature, DeltaEncrypted, DeltaPartEnd:
+		if f.skip[key] {
+			return nil
+		}
+	}
+	return f.enc.Write(d)
 }

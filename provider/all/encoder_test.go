@@ -2,6 +2,7 @@ package all_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -58,5 +59,59 @@ func TestEncoders(t *testing.T) {
 	}
 	if _, err := all.Encoder("nope"); !errors.Is(err, provider.ErrUnknownFormat) {
 		t.Errorf("all.Encoder(nope): %v", err)
+	}
+}
+
+// The encoders EncoderOf gives never write another provider's (or a
+// format's own uncarried) provider-run tools as calls a client would run;
+// Anthropic's keeps its own as server tool blocks.
+func TestEncodersLeaveOutServerTools(t *testing.T) {
+	call := convo.ToolCall("srvtoolu_1", "web_search", json.RawMessage(`{"query":"weather Paris"}`))
+	call.Server, call.Provider = "web_search", "anthropic"
+	result := convo.Part{Type: convo.TypeToolResult, ID: "srvtoolu_1", Name: "web_search", Server: "web_search", Provider: "anthropic",
+		Parts: []convo.Part{convo.Text("sunny")}}
+	m := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{call, result, convo.Text("It is sunny.")}, Finish: convo.FinishStop}
+	for _, f := range all.Formats() {
+		enc, err := provider.EncoderOf(f)
+		if err != nil {
+			continue
+		}
+		t.Run(f.Name(), func(t *testing.T) {
+			want := 0
+			if f.Name() == "anthropic" {
+				want = 2
+			}
+			servers := func(m convo.Message) (n int) {
+				for _, p := range m.Parts {
+					if p.Type == convo.TypeToolCall || p.Type == convo.TypeToolResult {
+						if !p.IsServerTool() {
+							t.Errorf("%s written as the client's own", p.Type)
+						}
+						n++
+					}
+				}
+				return n
+			}
+			got, _, err := f.DecodeReply(enc.EncodeReply(m, provider.StreamOptions{Model: "m"}), provider.Options{})
+			if err != nil || got.Text() != m.Text() || servers(got) != want {
+				t.Errorf("EncodeReply read back: %v, %q, %d provider-run parts, want %d", err, got.Text(), servers(got), want)
+			}
+			var buf bytes.Buffer
+			se := enc.NewStreamEncoder(&buf, provider.StreamOptions{Model: "m"})
+			ds := []provider.Delta{{Kind: provider.DeltaStart}}
+			for i := range m.Parts {
+				ds = append(ds, provider.Delta{Kind: provider.DeltaPartStart, Index: i, Part: &m.Parts[i]},
+					provider.Delta{Kind: provider.DeltaPartEnd, Index: i, Part: &m.Parts[i]})
+			}
+			for _, d := range append(ds, provider.Delta{Kind: provider.DeltaFinish, Finish: convo.FinishStop}) {
+				if err := se.Write(d); err != nil {
+					t.Fatalf("stream Write %v: %v", d.Kind, err)
+				}
+			}
+			got, _, err = f.ReadStream(&buf, provider.Options{})
+			if err != nil || servers(got) != want {
+				t.Errorf("stream read back: %v, %d provider-run parts, want %d\n%s", err, servers(got), want, buf.String())
+			}
+		})
 	}
 }

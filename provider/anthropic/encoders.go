@@ -20,3 +20,8 @@ func (messages) NewStreamEncoder(w io.Writer, opts provider.StreamOptions) provi
 func (messages) EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 	return EncodeReply(m, opts)
 }
+
+// CarriesServerTools reports that the Messages API carries the calls and
+// results of the tools Anthropic ran (server tool blocks): the
+// provider.ServerToolsEncoder method.
+func (messages) CarriesServerTools() bool { return true }
