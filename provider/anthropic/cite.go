@@ -128,24 +128,9 @@ func appendCites(dst []byte, cs []convo.Citation, r *jsonx.Reader, drop func(i i
 		return dst
 	}
 	start := len(dst)
-	dst = append(dst, `,"citations":`...)
-	dst = append(dst, '[')
-	n := 0
-	for i := range cs {
-		mark := len(dst)
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		var ok bool
-		if dst, ok = cites.Append(dst, &cs[i], r); !ok {
-			dst = dst[:mark]
-			drop(i, &cs[i])
-			continue
-		}
-		n++
-	}
+	dst, n := cites.AppendArray(append(dst, `,"citations":`...), cs, r, drop)
 	if n == 0 {
 		return dst[:start]
 	}
-	return append(dst, ']')
+	return dst
 }

@@ -53,22 +53,6 @@ func readAnnotations(raw []byte) ([]convo.Citation, bool) {
 // appendAnnotations writes cs as an annotations array, leaving out (and
 // reporting through drop) each citation Responses has no form for.
 func appendAnnotations(dst []byte, cs []convo.Citation, r *jsonx.Reader, drop func(i int, c *convo.Citation)) []byte {
-	dst = append(dst, '[')
-	n := 0
-	for i := range cs {
-		mark := len(dst)
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		var ok bool
-		if dst, ok = respCites.Append(dst, &cs[i], r); !ok {
-			dst = dst[:mark]
-			if drop != nil {
-				drop(i, &cs[i])
-			}
-			continue
-		}
-		n++
-	}
-	return append(dst, ']')
+	dst, _ = respCites.AppendArray(dst, cs, r, drop)
+	return dst
 }

@@ -261,3 +261,26 @@ func citeValue(c *convo.Citation, f CiteField) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// AppendArray writes cs as a JSON array of the provider's citation
+// objects, leaving out (and reporting through drop, when not nil) each one
+// the provider has no form for; n is how many it wrote.
+func (m *CiteMap) AppendArray(dst []byte, cs []convo.Citation, r *jsonx.Reader, drop func(i int, c *convo.Citation)) (out []byte, n int) {
+	dst = append(dst, '[')
+	for i := range cs {
+		mark := len(dst)
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		var ok bool
+		if dst, ok = m.Append(dst, &cs[i], r); !ok {
+			dst = dst[:mark]
+			if drop != nil {
+				drop(i, &cs[i])
+			}
+			continue
+		}
+		n++
+	}
+	return append(dst, ']'), n
+}
