@@ -47,39 +47,9 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 		case "model":
 			return convo.ErrorAt(d.optString(&h.model), "model")
 		case "role":
-			var role string
-			if err := d.optString(&role); err != nil {
-				return convo.ErrorAt(err, "role")
-			}
-			if role != "" && role != "assistant" {
-				return convo.ErrorAt(fmt.Errorf("want assistant, got %q", role), "role")
-			}
-			return nil
+			return convo.ErrorAt(d.role(), "role")
 		case "content":
-			if r.ReadNull() {
-				return nil
-			}
-			if r.Peek() != jsonx.Array {
-				return convo.ErrorAt(r.Errorf("want an array of blocks, got %s", r.Peek()), "content")
-			}
-			return convo.ErrorAt(r.ReadArray(func(i int) error {
-				mark := len(d.spans)
-				b := d.take()
-				defer d.give()
-				if err := d.read(b); err != nil {
-					return convo.ErrorAt(err, index("", i))
-				}
-				p, err := d.part(b)
-				d.release(mark)
-				if err == nil {
-					err = onBlock(p)
-				}
-				if err != nil {
-					return convo.ErrorAt(err, index("", i))
-				}
-				return nil
-			}), "content")
-
+			return convo.ErrorAt(d.content(onBlock), "content")
 		case "usage":
 			if r.ReadNull() {
 				return nil
@@ -113,6 +83,43 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 		return convo.ErrorAt(fmt.Errorf("want message, got %q", typ), "type")
 	}
 	return nil
+}
+
+// role reads a message's role, which must be the assistant's.
+func (d *replyReader) role() error {
+	var role string
+	if err := d.optString(&role); err != nil {
+		return err
+	}
+	if role != "" && role != "assistant" {
+		return fmt.Errorf("want assistant, got %q", role)
+	}
+	return nil
+}
+
+// content reads a message's content blocks, passing each to onBlock.
+func (d *replyReader) content(onBlock func(p convo.Part) error) error {
+	r := d.r
+	if r.ReadNull() {
+		return nil
+	}
+	if r.Peek() != jsonx.Array {
+		return r.Errorf("want an array of blocks, got %s", r.Peek())
+	}
+	return r.ReadArray(func(i int) error {
+		mark := len(d.spans)
+		b := d.take()
+		defer d.give()
+		if err := d.read(b); err != nil {
+			return convo.ErrorAt(err, index("", i))
+		}
+		p, err := d.part(b)
+		d.release(mark)
+		if err == nil {
+			err = onBlock(p)
+		}
+		return convo.ErrorAt(err, index("", i))
+	})
 }
 
 // optString reads a string or null.
