@@ -73,60 +73,10 @@ func (d *partReader) readPart(wp *wirePart, inResponse bool) error {
 	r.Peek() // skip white space so start is the object's first byte
 	start := r.Offset()
 	err := r.ReadObject(func(key []byte) error {
-		k := dataKind(string(key))
-		if k == "" {
-			switch string(key) {
-			case "thought":
-				if r.ReadNull() {
-					return nil
-				}
-				b, err := r.ReadBool()
-				wp.thought, wp.hasTh = b, true
-				return convo.ErrorAt(err, "thought")
-			case "thoughtSignature", "thought_signature":
-				if r.ReadNull() {
-					return nil
-				}
-				if wp.hasSig {
-					return convo.ErrorAt(errors.New("thoughtSignature set twice"), string(key))
-				}
-				s, err := r.ReadString()
-				wp.sig, wp.hasSig = s, true
-				return atKey(err, key)
-			}
-			raw, err := r.ReadRaw()
-			if err != nil {
-				return atKey(err, key)
-			}
-			wp.extra = wp.extra.add(bstr(key), raw)
-			return nil
+		if k := dataKind(string(key)); k != "" {
+			return d.data(wp, k, key, inResponse)
 		}
-		if r.ReadNull() {
-			return nil // protobuf JSON: null is the field left unset
-		}
-		if wp.kind != "" {
-			return convo.ErrorAt(fmt.Errorf("part sets both %s and %s (a part holds one kind of data)", wp.kind, k), string(key))
-		}
-		wp.kind = k
-		if inResponse && k != "inlineData" && k != "fileData" {
-			return convo.ErrorAt(fmt.Errorf("%s in functionResponse.parts (want inlineData or fileData)", k), string(key))
-		}
-		var err error
-		switch k {
-		case "text":
-			wp.text, err = r.ReadStringBytes()
-		case "inlineData":
-			err = d.blob(wp)
-		case "fileData":
-			err = d.fileData(wp)
-		case "functionCall":
-			err = d.call(wp)
-		case "functionResponse":
-			err = d.response(wp)
-		default:
-			err = r.Skip() // opaque: the whole part is kept below
-		}
-		return convo.ErrorAt(err, k)
+		return d.meta(wp, key)
 	})
 	if err != nil {
 		return err
@@ -148,6 +98,68 @@ func (d *partReader) readPart(wp *wirePart, inResponse bool) error {
 	// A kind convo has no type for is kept whole, as read.
 	wp.opaque, err = jsonx.Compact(r.Bytes()[start:r.Offset()], 0)
 	return err
+}
+
+// meta reads a part's member that is not its data: thought, its
+// signature, or one kept as it is.
+func (d *partReader) meta(wp *wirePart, key []byte) error {
+	r := d.r
+	switch string(key) {
+	case "thought":
+		if r.ReadNull() {
+			return nil
+		}
+		b, err := r.ReadBool()
+		wp.thought, wp.hasTh = b, true
+		return convo.ErrorAt(err, "thought")
+	case "thoughtSignature", "thought_signature":
+		if r.ReadNull() {
+			return nil
+		}
+		if wp.hasSig {
+			return convo.ErrorAt(errors.New("thoughtSignature set twice"), string(key))
+		}
+		s, err := r.ReadString()
+		wp.sig, wp.hasSig = s, true
+		return atKey(err, key)
+	}
+	raw, err := r.ReadRaw()
+	if err != nil {
+		return atKey(err, key)
+	}
+	wp.extra = wp.extra.add(bstr(key), raw)
+	return nil
+}
+
+// data reads the part's data member key, of kind k; a part holds one.
+func (d *partReader) data(wp *wirePart, k string, key []byte, inResponse bool) error {
+	r := d.r
+	if r.ReadNull() {
+		return nil // protobuf JSON: null is the field left unset
+	}
+	if wp.kind != "" {
+		return convo.ErrorAt(fmt.Errorf("part sets both %s and %s (a part holds one kind of data)", wp.kind, k), string(key))
+	}
+	wp.kind = k
+	if inResponse && k != "inlineData" && k != "fileData" {
+		return convo.ErrorAt(fmt.Errorf("%s in functionResponse.parts (want inlineData or fileData)", k), string(key))
+	}
+	var err error
+	switch k {
+	case "text":
+		wp.text, err = r.ReadStringBytes()
+	case "inlineData":
+		err = d.blob(wp)
+	case "fileData":
+		err = d.fileData(wp)
+	case "functionCall":
+		err = d.call(wp)
+	case "functionResponse":
+		err = d.response(wp)
+	default:
+		err = r.Skip() // opaque: the whole part is kept below
+	}
+	return convo.ErrorAt(err, k)
 }
 
 // nestedKey names the Native["gemini"] member that keeps the unknown members
