@@ -693,26 +693,7 @@ func (e *encoder) responseValue(p *convo.Part, wrapNote string) error {
 		}
 		return nil
 	case jsons == 1 && texts == 0:
-		v, err := wire.AppendValue(&e.raw, e.scratch[:0], single.Value)
-		if err != nil {
-			return fmt.Errorf("invalid JSON: %w", err)
-		}
-		e.scratch = v
-		wrap := wrapsByDefault(&e.aux, v, p.Error)
-		switch {
-		case v[0] != '{':
-			wrap = true // the response must be an object
-		case wrapNote == "output":
-			wrap = true
-		case wrapNote == "none":
-			wrap = false
-		}
-		if !wrap {
-			e.buf = append(e.buf, v...)
-			return nil
-		}
-		e.buf = append(e.buf, key...)
-		e.buf = append(e.buf, v...)
+		return e.responseJSON(single, key, wrapNote, p.Error)
 	case jsons == 0 && texts == 1:
 		e.buf = append(e.buf, key...)
 		if err := e.str(single.Text); err != nil {
@@ -720,39 +701,80 @@ func (e *encoder) responseValue(p *convo.Part, wrapNote string) error {
 		}
 	case jsons == 0:
 		e.buf = append(e.buf, key...)
-		var b strings.Builder
-		for k := range p.Parts {
-			if q := &p.Parts[k]; q.Type == convo.TypeText || q.Type == convo.TypeRefusal {
-				if b.Len() > 0 {
-					b.WriteByte('\n')
-				}
-				b.WriteString(q.Text)
-			}
-		}
-		if err := e.str(b.String()); err != nil {
+		if err := e.str(joinTexts(p.Parts)); err != nil {
 			return err
 		}
 	default:
 		e.buf = append(e.buf, key...)
-		e.buf = append(e.buf, '[')
-		for k := range p.Parts {
-			q := &p.Parts[k]
-			var err error
-			switch q.Type {
-			case convo.TypeText, convo.TypeRefusal:
-				e.sep()
-				err = e.str(q.Text)
-			case convo.TypeJSON:
-				e.sep()
-				err = e.rawJSON(q.Value)
-			}
-			if err != nil {
-				return err
-			}
+		if err := e.mixedValues(p.Parts); err != nil {
+			return err
 		}
-		e.buf = append(e.buf, ']')
 	}
 	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// responseJSON writes a result's one JSON value as the response: as it
+// is when it is an object Gemini reads as the whole output, else wrapped
+// in key (`{"output":` or `{"error":`).
+func (e *encoder) responseJSON(q *convo.Part, key, wrapNote string, failed bool) error {
+	v, err := wire.AppendValue(&e.raw, e.scratch[:0], q.Value)
+	if err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	e.scratch = v
+	wrap := wrapsByDefault(&e.aux, v, failed)
+	switch {
+	case v[0] != '{':
+		wrap = true // the response must be an object
+	case wrapNote == "output":
+		wrap = true
+	case wrapNote == "none":
+		wrap = false
+	}
+	if !wrap {
+		e.buf = append(e.buf, v...)
+		return nil
+	}
+	e.buf = append(e.buf, key...)
+	e.buf = append(e.buf, v...)
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// joinTexts joins the text and refusal parts of ps, one a line.
+func joinTexts(ps []convo.Part) string {
+	var b strings.Builder
+	for k := range ps {
+		if q := &ps[k]; q.Type == convo.TypeText || q.Type == convo.TypeRefusal {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(q.Text)
+		}
+	}
+	return b.String()
+}
+
+// mixedValues writes the text and JSON parts of ps as one array.
+func (e *encoder) mixedValues(ps []convo.Part) error {
+	e.buf = append(e.buf, '[')
+	for k := range ps {
+		q := &ps[k]
+		var err error
+		switch q.Type {
+		case convo.TypeText, convo.TypeRefusal:
+			e.sep()
+			err = e.str(q.Text)
+		case convo.TypeJSON:
+			e.sep()
+			err = e.rawJSON(q.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, ']')
 	return nil
 }
 
