@@ -228,38 +228,10 @@ func (a *accumulator) chunk(data []byte) error {
 		a.model = true
 	}
 	for k := range w.parts {
-		p := &w.parts[k]
-		if p.kind == kindText && len(p.extra) == 0 {
-			if n := len(a.parts); n > 0 && a.parts[n-1].text != nil {
-				a.parts[n-1].text = append(a.parts[n-1].text, p.text...)
-				continue
-			}
-			a.parts = append(a.parts, accPart{text: append(make([]byte, 0, 64), p.text...)})
-			continue
-		}
-		part := *p
-		// raw and text point into data.
-		if part.raw != nil {
-			part.raw = append([]byte(nil), part.raw...)
-		}
-		if part.text != nil {
-			part.text = append([]byte(nil), part.text...)
-		}
-		a.parts = append(a.parts, accPart{part: part})
+		a.addPart(&w.parts[k])
 	}
-	switch {
-	case w.hasThought:
-		a.thought = append(a.thought, w.thought...)
-	case len(w.channels) == 0:
-		// A reasoning chunk without channels: its text is in
-		// reasoning_content alone.
-		if v, ok := w.extra.Get("reasoning_content"); ok && len(v) > 0 && v[0] == '"' {
-			s, err := unquote(v, nil)
-			if err != nil {
-				return convo.ErrorAt(err, "reasoning_content")
-			}
-			a.thought = append(a.thought, s...)
-		}
+	if err := a.addThought(w); err != nil {
+		return err
 	}
 	for _, c := range w.channels {
 		s, err := unquote(c.Val, nil)
@@ -274,6 +246,45 @@ func (a *accumulator) chunk(data []byte) error {
 		// reasoning chunk; the complete message does not have it.
 		if x.Key != "reasoning_content" {
 			a.extra = a.extra.Set(x.Key, x.Val)
+		}
+	}
+	return nil
+}
+
+// addPart adds a chunk's part: text continues the text before it; any
+// other part is copied, as the chunk's raw and text point into its data.
+func (a *accumulator) addPart(p *wirePart) {
+	if p.kind == kindText && len(p.extra) == 0 {
+		if n := len(a.parts); n > 0 && a.parts[n-1].text != nil {
+			a.parts[n-1].text = append(a.parts[n-1].text, p.text...)
+			return
+		}
+		a.parts = append(a.parts, accPart{text: append(make([]byte, 0, 64), p.text...)})
+		return
+	}
+	part := *p
+	if part.raw != nil {
+		part.raw = append([]byte(nil), part.raw...)
+	}
+	if part.text != nil {
+		part.text = append([]byte(nil), part.text...)
+	}
+	a.parts = append(a.parts, accPart{part: part})
+}
+
+// addThought adds a chunk's thought: its thought member, or for a
+// reasoning chunk without channels, the text of reasoning_content alone.
+func (a *accumulator) addThought(w *wireMsg) error {
+	switch {
+	case w.hasThought:
+		a.thought = append(a.thought, w.thought...)
+	case len(w.channels) == 0:
+		if v, ok := w.extra.Get("reasoning_content"); ok && len(v) > 0 && v[0] == '"' {
+			s, err := unquote(v, nil)
+			if err != nil {
+				return convo.ErrorAt(err, "reasoning_content")
+			}
+			a.thought = append(a.thought, s...)
 		}
 	}
 	return nil
