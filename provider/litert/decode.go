@@ -144,32 +144,9 @@ func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Me
 	var channels wire.Members
 	switch role {
 	case convo.RoleAssistant:
-		m.Parts = make([]convo.Part, 0, len(w.parts)+len(w.calls)+1)
-		channels = w.channels
-		if len(w.thought) > 0 {
-			m.Parts = append(m.Parts, reasoningPart(string(w.thought), ""))
-		} else if w.hasThought {
-			channels = append(wire.Members{{Key: thought, Val: []byte(`""`)}}, channels...)
-		}
-		calls := 0
-		for k := range w.parts {
-			p := &w.parts[k]
-			if p.kind == kindCall {
-				part := callPart(&p.call, i, calls)
-				part.Native = addMember(part.Native, markInContent, []byte("true"))
-				m.Parts = append(m.Parts, part)
-				calls++
-				continue
-			}
-			part, err := contentPart(p)
-			if err != nil {
-				return m, convo.ErrorAt(err, index("content", k))
-			}
-			m.Parts = append(m.Parts, part)
-		}
-		for j := range w.calls {
-			m.Parts = append(m.Parts, callPart(&w.calls[j], i, calls))
-			calls++
+		var err error
+		if m.Parts, channels, err = assistantParts(i, w); err != nil {
+			return m, err
 		}
 	case convo.RoleTool:
 		if results == nil {
@@ -217,6 +194,40 @@ func messageOf(i int, w *wireMsg, role convo.Role, results resultFunc) (convo.Me
 	}
 	m.Native = append(n, w.extra...).Native(ProviderID)
 	return m, nil
+}
+
+// assistantParts builds the parts of assistant message w, message i of
+// its conversation: its thought, its content with the calls in it, then
+// its tool calls; channels are the channels kept native.
+func assistantParts(i int, w *wireMsg) (parts []convo.Part, channels wire.Members, err error) {
+	parts = make([]convo.Part, 0, len(w.parts)+len(w.calls)+1)
+	channels = w.channels
+	if len(w.thought) > 0 {
+		parts = append(parts, reasoningPart(string(w.thought), ""))
+	} else if w.hasThought {
+		channels = append(wire.Members{{Key: thought, Val: []byte(`""`)}}, channels...)
+	}
+	calls := 0
+	for k := range w.parts {
+		p := &w.parts[k]
+		if p.kind == kindCall {
+			part := callPart(&p.call, i, calls)
+			part.Native = addMember(part.Native, markInContent, []byte("true"))
+			parts = append(parts, part)
+			calls++
+			continue
+		}
+		part, err := contentPart(p)
+		if err != nil {
+			return parts, channels, convo.ErrorAt(err, index("content", k))
+		}
+		parts = append(parts, part)
+	}
+	for j := range w.calls {
+		parts = append(parts, callPart(&w.calls[j], i, calls))
+		calls++
+	}
+	return parts, channels, nil
 }
 
 // allChannels returns every channel of w, the thought channel first.
