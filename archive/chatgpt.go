@@ -243,20 +243,7 @@ func (t *gptTree) convert(ids []string) convo.History {
 			msg.Role = convo.RoleUser
 		case "assistant":
 			msg.Role = convo.RoleAssistant
-			if m.Metadata.ModelSlug != "" {
-				msg.Origin = &convo.Origin{Provider: "openai", Model: m.Metadata.ModelSlug}
-			}
-			if fd := m.Metadata.FinishDetails; fd != nil {
-				switch fd.Type {
-				case "stop":
-					msg.Finish = convo.FinishStop
-				case "max_tokens":
-					msg.Finish = convo.FinishLength
-				case "":
-				default:
-					msg.Finish = convo.FinishOther
-				}
-			}
+			assistantMeta(&msg, m)
 		case "tool":
 			msg.Role = convo.RoleTool
 		default:
@@ -276,14 +263,7 @@ func (t *gptTree) convert(ids []string) convo.History {
 
 		switch {
 		case msg.Role == convo.RoleAssistant && m.Recipient != "" && m.Recipient != "all":
-			// A message to a tool is a call: its content is the input.
-			call := convo.Part{Type: convo.TypeToolCall, ID: m.ID, Name: m.Recipient}
-			in := strings.TrimSpace(joinText(parts))
-			if json.Valid([]byte(in)) && strings.HasPrefix(in, "{") {
-				call.Args = json.RawMessage(in)
-			} else {
-				call.ArgsRaw = in
-			}
+			call := toolCall(m, parts)
 			msg.Parts = []convo.Part{call}
 			msg.Finish = convo.FinishToolUse
 			open = append(open, call)
@@ -314,6 +294,38 @@ func (t *gptTree) convert(ids []string) convo.History {
 	h, warns := pair(h, func(i int) string { return fmt.Sprintf("%s.messages[%d]", t.place, i) })
 	t.c.Warnings = append(t.c.Warnings, warns...)
 	return h
+}
+
+// assistantMeta sets an assistant message's origin and finish from m's
+// metadata.
+func assistantMeta(msg *convo.Message, m *gptMessage) {
+	if m.Metadata.ModelSlug != "" {
+		msg.Origin = &convo.Origin{Provider: "openai", Model: m.Metadata.ModelSlug}
+	}
+	if fd := m.Metadata.FinishDetails; fd != nil {
+		switch fd.Type {
+		case "stop":
+			msg.Finish = convo.FinishStop
+		case "max_tokens":
+			msg.Finish = convo.FinishLength
+		case "":
+		default:
+			msg.Finish = convo.FinishOther
+		}
+	}
+}
+
+// toolCall is the call an assistant message to a tool makes: its content
+// is the input.
+func toolCall(m *gptMessage, parts []convo.Part) convo.Part {
+	call := convo.Part{Type: convo.TypeToolCall, ID: m.ID, Name: m.Recipient}
+	in := strings.TrimSpace(joinText(parts))
+	if json.Valid([]byte(in)) && strings.HasPrefix(in, "{") {
+		call.Args = json.RawMessage(in)
+	} else {
+		call.ArgsRaw = in
+	}
+	return call
 }
 
 func joinText(parts []convo.Part) string {
