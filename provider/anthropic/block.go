@@ -427,45 +427,14 @@ func (d *blockReader) interpret(b *block) (convo.Part, error) {
 		}
 		p = convo.Part{Type: convo.TypeReasoning, Encrypted: b.str[kData], Provider: ProviderID}
 	case "tool_use":
-		if err := need(kID); err != nil {
+		var err error
+		if p, err = toolUse(b, &used); err != nil {
 			return p, err
 		}
-		if err := need(kName); err != nil {
-			return p, err
-		}
-		p = convo.Part{Type: convo.TypeToolCall, ID: b.str[kID], Name: b.str[kName], Args: b.input}
-		if p.Args == nil {
-			p.Args = []byte("{}")
-		}
-		used |= 1 << kInput
 	case "tool_result":
-		if err := need(kToolUseID); err != nil {
+		var err error
+		if p, err = d.toolResult(b, &used); err != nil {
 			return p, err
-		}
-		p = convo.Part{Type: convo.TypeToolResult, ID: b.str[kToolUseID]}
-		switch b.contentKind {
-		case contentString:
-			p.Parts = []convo.Part{convo.Text(b.contentStr)}
-			p.Native = convo.Native{ProviderID: []byte(`{"` + markString + `":true}`)}
-			used |= 1 << kContent
-		case contentArray:
-			if b.contentErr != nil {
-				return p, b.contentErr
-			}
-			if len(b.content) > 0 {
-				p.Parts = b.content
-			}
-			used |= 1 << kContent
-		case contentOther:
-			if !d.nullAt(b, kContent) {
-				return p, convo.ErrorAt(errors.New("want a string or an array of blocks"), "content")
-			}
-		}
-		if b.got(kIsError) && b.isError {
-			p.Error = true
-			used |= 1 << kIsError
-		} else if b.present(kIsError) && !b.got(kIsError) && !d.nullAt(b, kIsError) {
-			return p, convo.ErrorAt(errors.New("want a boolean"), "is_error")
 		}
 	default:
 		return d.opaque(b)
@@ -487,6 +456,56 @@ func (d *blockReader) interpret(b *block) (convo.Part, error) {
 			native = append(append(native[:len(native)-1:len(native)-1], ','), old[1:]...)
 		}
 		p.Native = convo.Native{ProviderID: native}
+	}
+	return p, nil
+}
+
+// toolUse interprets a tool_use block.
+func toolUse(b *block, used *uint32) (convo.Part, error) {
+	if err := b.need(kID, used); err != nil {
+		return convo.Part{}, err
+	}
+	if err := b.need(kName, used); err != nil {
+		return convo.Part{}, err
+	}
+	p := convo.Part{Type: convo.TypeToolCall, ID: b.str[kID], Name: b.str[kName], Args: b.input}
+	if p.Args == nil {
+		p.Args = []byte("{}")
+	}
+	*used |= 1 << kInput
+	return p, nil
+}
+
+// toolResult interprets a tool_result block: its content a string (marked,
+// so it is written back as one) or an array of blocks, and is_error.
+func (d *blockReader) toolResult(b *block, used *uint32) (convo.Part, error) {
+	if err := b.need(kToolUseID, used); err != nil {
+		return convo.Part{}, err
+	}
+	p := convo.Part{Type: convo.TypeToolResult, ID: b.str[kToolUseID]}
+	switch b.contentKind {
+	case contentString:
+		p.Parts = []convo.Part{convo.Text(b.contentStr)}
+		p.Native = convo.Native{ProviderID: []byte(`{"` + markString + `":true}`)}
+		*used |= 1 << kContent
+	case contentArray:
+		if b.contentErr != nil {
+			return p, b.contentErr
+		}
+		if len(b.content) > 0 {
+			p.Parts = b.content
+		}
+		*used |= 1 << kContent
+	case contentOther:
+		if !d.nullAt(b, kContent) {
+			return p, convo.ErrorAt(errors.New("want a string or an array of blocks"), "content")
+		}
+	}
+	if b.got(kIsError) && b.isError {
+		p.Error = true
+		*used |= 1 << kIsError
+	} else if b.present(kIsError) && !b.got(kIsError) && !d.nullAt(b, kIsError) {
+		return p, convo.ErrorAt(errors.New("want a boolean"), "is_error")
 	}
 	return p, nil
 }
