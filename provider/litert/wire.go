@@ -317,29 +317,6 @@ func readPart(r *jsonx.Reader, p *wirePart) error {
 // members its kind has no use for to extra. raw is the part as read; calls
 // and responses keep it, for the messages where they become opaque parts.
 func classify(raw []byte, p *wirePart, fn []byte) error {
-	keep := func(key, s string, has bool) {
-		if has {
-			p.extra = append(p.extra, wire.Member{Key: key, Val: jsonx.AppendString(nil, s)})
-		}
-	}
-	keepResp := func() {
-		switch {
-		case p.isStr:
-			p.extra = append(p.extra, wire.Member{Key: "response", Val: jsonx.AppendString(nil, p.respStr)})
-		case p.response != nil:
-			p.extra = append(p.extra, wire.Member{Key: "response", Val: p.response})
-		}
-	}
-	keepText := func() {
-		if p.hasText {
-			p.extra = append(p.extra, wire.Member{Key: "text", Val: jsonx.AppendString(nil, string(p.text))})
-		}
-	}
-	opaque := func() error {
-		v, err := jsonx.Compact(raw, 0)
-		*p = wirePart{kind: kindOpaque, raw: v, typ: p.typ, hasType: p.hasType}
-		return err
-	}
 	p.raw = raw
 	named := p.hasName && p.name != ""
 	hasResp := p.response != nil || p.isStr
@@ -350,76 +327,125 @@ func classify(raw []byte, p *wirePart, fn []byte) error {
 		}
 		p.kind = kindText
 		p.raw = nil
-		keepResp()
-		keep("path", p.path, p.hasPath)
-		keep("blob", p.blob, p.hasBlob)
-		keep("name", p.name, p.hasName)
-		keep("id", p.id, p.hasID)
+		p.keepResp()
+		p.keep("path", p.path, p.hasPath)
+		p.keep("blob", p.blob, p.hasBlob)
+		p.keep("name", p.name, p.hasName)
+		p.keep("id", p.id, p.hasID)
 	case p.hasType && (p.typ == "image" || p.typ == "audio"):
-		p.kind = kindImage
-		p.raw = nil
-		keepResp()
-		if p.typ == "audio" {
-			p.kind = kindAudio
+		if err := p.media(); err != nil {
+			return err
 		}
-		switch {
-		case p.hasPath:
-			if p.path == "" {
-				return fmt.Errorf("%s part has an empty path", p.typ)
-			}
-			// The path wins, as in io_types.cc; the blob is kept.
-			keep("blob", p.blob, p.hasBlob)
-			p.hasBlob = false
-		case p.hasBlob:
-			if p.blob == "" {
-				return fmt.Errorf("%s part has an empty blob", p.typ)
-			}
-			if err := convo.CheckBase64(p.blob); err != nil {
-				return convo.ErrorAt(err, "blob")
-			}
-		default:
-			return fmt.Errorf(`%s part has neither "path" nor "blob"`, p.typ)
-		}
-		keepText()
-		keep("name", p.name, p.hasName)
-		keep("id", p.id, p.hasID)
 	case p.hasType && p.typ == "function":
 		if fn == nil {
-			return opaque()
+			return p.opaque(raw)
 		}
-		p.kind = kindCall
-		sub := jsonx.NewReader(fn, 0)
-		if err := readFunction(sub, &p.call); err != nil {
-			return convo.ErrorAt(err, "function")
+		if err := p.function(fn); err != nil {
+			return err
 		}
-		p.call.id, p.call.hasID = p.id, p.hasID && p.id != ""
-		p.call.hasType = true
-		keepResp()
-		keepText()
-		keep("path", p.path, p.hasPath)
-		keep("blob", p.blob, p.hasBlob)
-		keep("name", p.name, p.hasName)
-		p.call.extra = p.extra
 	case p.hasType && p.typ == "function_response":
 		if !named || !p.isStr {
-			return opaque() // not what io_types.cc reads as a response
+			return p.opaque(raw) // not what io_types.cc reads as a response
 		}
 		p.kind = kindFuncResp
-		keepText()
+		p.keepText()
 	case p.hasType && p.typ == "tool_response" && hasResp:
 		p.kind = kindToolResp
 		p.hasName = named // an empty name is no name
-		keepText()
+		p.keepText()
 	case !p.hasType && named && hasResp:
 		p.kind = kindBareResp
-		keepText()
+		p.keepText()
 	default:
-		return opaque()
+		return p.opaque(raw)
 	}
 	if p.kind != kindCall && fn != nil {
 		p.extra = append(p.extra, wire.Member{Key: "function", Val: fn})
 	}
 	return nil
+}
+
+// media classifies an image or audio part: a path, or else a blob of
+// base64.
+func (p *wirePart) media() error {
+	p.kind = kindImage
+	p.raw = nil
+	p.keepResp()
+	if p.typ == "audio" {
+		p.kind = kindAudio
+	}
+	switch {
+	case p.hasPath:
+		if p.path == "" {
+			return fmt.Errorf("%s part has an empty path", p.typ)
+		}
+		// The path wins, as in io_types.cc; the blob is kept.
+		p.keep("blob", p.blob, p.hasBlob)
+		p.hasBlob = false
+	case p.hasBlob:
+		if p.blob == "" {
+			return fmt.Errorf("%s part has an empty blob", p.typ)
+		}
+		if err := convo.CheckBase64(p.blob); err != nil {
+			return convo.ErrorAt(err, "blob")
+		}
+	default:
+		return fmt.Errorf(`%s part has neither "path" nor "blob"`, p.typ)
+	}
+	p.keepText()
+	p.keep("name", p.name, p.hasName)
+	p.keep("id", p.id, p.hasID)
+	return nil
+}
+
+// function classifies a function part: a call, read from its function
+// member fn.
+func (p *wirePart) function(fn []byte) error {
+	p.kind = kindCall
+	sub := jsonx.NewReader(fn, 0)
+	if err := readFunction(sub, &p.call); err != nil {
+		return convo.ErrorAt(err, "function")
+	}
+	p.call.id, p.call.hasID = p.id, p.hasID && p.id != ""
+	p.call.hasType = true
+	p.keepResp()
+	p.keepText()
+	p.keep("path", p.path, p.hasPath)
+	p.keep("blob", p.blob, p.hasBlob)
+	p.keep("name", p.name, p.hasName)
+	p.call.extra = p.extra
+	return nil
+}
+
+// keep moves a string member the part's kind has no use for to extra.
+func (p *wirePart) keep(key, s string, has bool) {
+	if has {
+		p.extra = append(p.extra, wire.Member{Key: key, Val: jsonx.AppendString(nil, s)})
+	}
+}
+
+// keepResp moves the response member to extra.
+func (p *wirePart) keepResp() {
+	switch {
+	case p.isStr:
+		p.extra = append(p.extra, wire.Member{Key: "response", Val: jsonx.AppendString(nil, p.respStr)})
+	case p.response != nil:
+		p.extra = append(p.extra, wire.Member{Key: "response", Val: p.response})
+	}
+}
+
+// keepText moves the text member to extra.
+func (p *wirePart) keepText() {
+	if p.hasText {
+		p.extra = append(p.extra, wire.Member{Key: "text", Val: jsonx.AppendString(nil, string(p.text))})
+	}
+}
+
+// opaque makes the part an opaque one, kept whole as raw (compacted).
+func (p *wirePart) opaque(raw []byte) error {
+	v, err := jsonx.Compact(raw, 0)
+	*p = wirePart{kind: kindOpaque, raw: v, typ: p.typ, hasType: p.hasType}
+	return err
 }
 
 func readCall(r *jsonx.Reader, c *wireCall) error {
