@@ -12,6 +12,10 @@ import (
 // EncodeReply returns a generateContent response body for an assistant
 // message: the non-streamed counterpart of NewStreamEncoder, with the same
 // parts in one candidate.
+//
+// Calls and results of tools a provider ran itself (Part.IsServerTool)
+// are written as ordinary ones; the encoders provider.EncoderOf returns
+// leave them out, so a client never runs them.
 func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 	return EncodeReplies([]convo.Message{m}, opts)
 }

@@ -21,6 +21,10 @@ import (
 // are left out. The deltas of several candidates (Delta.Candidate) go to
 // the candidate with that index, each ending with a chunk of its own
 // finishReason; the usage comes with the first one's, last.
+//
+// Calls and results of tools a provider ran itself (Part.IsServerTool)
+// are written as ordinary ones; the encoders provider.EncoderOf returns
+// leave them out, so a client never runs them.
 func NewStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
 	return &streamEncoder{w: w, opts: opts, parts: map[partKey]*encPart{}}
 }

@@ -11,6 +11,10 @@ import (
 // EncodeReply returns an /api/chat response body ("stream": false) for an
 // assistant message: the last line of NewStreamEncoder's stream with the
 // whole content, thinking and tool calls.
+//
+// Calls and results of tools a provider ran itself (Part.IsServerTool)
+// are written as ordinary ones; the encoders provider.EncoderOf returns
+// leave them out, so a client never runs them.
 func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 	var text, thinking strings.Builder
 	var calls []convo.Part

@@ -16,6 +16,10 @@ import (
 // piece, tool calls whole once their arguments are complete, and a last
 // line with done, done_reason and the token counts. Parts Ollama has no
 // field for in a reply are left out.
+//
+// Calls and results of tools a provider ran itself (Part.IsServerTool)
+// are written as ordinary ones; the encoders provider.EncoderOf returns
+// leave them out, so a client never runs them.
 func NewStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
 	return &streamEncoder{w: w, opts: opts, parts: map[int]*encPart{}}
 }

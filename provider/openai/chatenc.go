@@ -22,6 +22,10 @@ import (
 // as the choices with those indexes, each beginning with its role chunk
 // and ending with its finish_reason chunk; the usage chunk and [DONE]
 // follow the first one's.
+//
+// Calls and results of tools a provider ran itself (Part.IsServerTool)
+// are written as ordinary ones; the encoders provider.EncoderOf returns
+// leave them out, so a client never runs them.
 func NewChatStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
 	return &chatEncoder{w: w, opts: opts, calls: map[chatKey]*chatCall{}, ncalls: map[int]int{}}
 }

@@ -14,6 +14,10 @@ import (
 
 // EncodeChatReply returns a Chat Completions response body for an assistant
 // message: the non-streamed counterpart of NewChatStreamEncoder.
+//
+// Calls and results of tools a provider ran itself (Part.IsServerTool)
+// are written as ordinary ones; the encoders provider.EncoderOf returns
+// leave them out, so a client never runs them.
 func EncodeChatReply(m convo.Message, opts provider.StreamOptions) []byte {
 	return EncodeChatReplies([]convo.Message{m}, opts)
 }
@@ -111,6 +115,10 @@ func appendChatChoice(b []byte, k int, m *convo.Message) []byte {
 
 // EncodeResponsesReply returns a Responses response body for an assistant
 // message: the response object NewResponsesStreamEncoder ends with.
+//
+// Calls and results of tools a provider ran itself (Part.IsServerTool)
+// are written as ordinary ones; the encoders provider.EncoderOf returns
+// leave them out, so a client never runs them.
 func EncodeResponsesReply(m convo.Message, opts provider.StreamOptions) []byte {
 	e := NewResponsesStreamEncoder(io.Discard, opts).(*respEncoder)
 	for _, d := range provider.MessageDeltas(m) {

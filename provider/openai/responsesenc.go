@@ -20,6 +20,10 @@ import (
 // deltas to output_item.done, then response.completed (or
 // response.incomplete when the reply was cut at the length limit) with
 // every item and the usage. Parts Responses has no item for are left out.
+//
+// Calls and results of tools a provider ran itself (Part.IsServerTool)
+// are written as ordinary ones; the encoders provider.EncoderOf returns
+// leave them out, so a client never runs them.
 func NewResponsesStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
 	return &respEncoder{w: w, opts: opts, items: map[int]*respItem{}}
 }
