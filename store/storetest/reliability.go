@@ -426,66 +426,34 @@ func Concurrency(t *testing.T, dsn string, open Opener, procs, goroutines, each 
 		t.Fatal(err)
 	}
 
-	var mu sync.Mutex
-	var acks []ack
-	var conflicts int64
-	record := func(a ack) {
-		mu.Lock()
-		acks = append(acks, a)
-		mu.Unlock()
-	}
-	type proc struct {
-		cmd    *exec.Cmd
-		stderr *strings.Builder
-		lines  chan string
-	}
-	var children []proc
+	var tl tally
+	var children []writerProc
 	for p := range procs {
 		lines := make(chan string, 1024)
 		cmd, stderr := startChild(t, "append", []string{
 			envDSN + "=" + dsn, envTenant + "=" + tenant, envConv + "=" + c.ID,
 			envWriter + "=" + fmt.Sprintf("p%d", p), envGoroutines + "=" + strconv.Itoa(goroutines), envEach + "=" + strconv.Itoa(each),
 		}, lines)
-		children = append(children, proc{cmd, stderr, lines})
+		children = append(children, writerProc{cmd, stderr, lines})
 	}
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
-			n, err := appendLoop(t.Context(), s, tenant, c.ID, fmt.Sprintf("parent.g%d", g), each, record)
-			mu.Lock()
-			conflicts += n
-			mu.Unlock()
+			n, err := appendLoop(t.Context(), s, tenant, c.ID, fmt.Sprintf("parent.g%d", g), each, tl.record)
+			tl.conflicted(n)
 			if err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	for _, ch := range children {
-		wg.Go(func() {
-			sawEnd := false
-			for line := range ch.lines {
-				var a ack
-				var n int64
-				if _, err := fmt.Sscanf(line, "ack %s %d %s %d", &a.Writer, &a.Seq, &a.ID, &a.Version); err == nil {
-					record(a)
-				} else if _, err := fmt.Sscanf(line, "conflicts %d", &n); err == nil {
-					mu.Lock()
-					conflicts += n
-					mu.Unlock()
-					sawEnd = true
-				} else {
-					t.Errorf("bad line from a writer: %q", line)
-				}
-			}
-			if err := ch.cmd.Wait(); err != nil || !sawEnd {
-				t.Errorf("writer process: %v: %s", err, ch.stderr)
-			}
-		})
+		wg.Go(func() { tl.read(t, ch) })
 	}
 	wg.Wait()
 	if t.Failed() {
 		t.FailNow()
 	}
+	acks, conflicts := tl.acks, tl.conflicts
 	h, got, err := s.Load(t.Context(), tenant, c.ID, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -496,4 +464,52 @@ func Concurrency(t *testing.T, dsn string, open Opener, procs, goroutines, each 
 	}
 	checkAppends(t, h, got, c.Version, acks)
 	t.Logf("%d processes × %d goroutines × %d appends: %d conflicts reported and retried", procs+1, goroutines, each, conflicts)
+}
+
+// writerProc is a writer process of Concurrency and the lines it prints.
+type writerProc struct {
+	cmd    *exec.Cmd
+	stderr *strings.Builder
+	lines  chan string
+}
+
+// tally collects what Concurrency's writers acknowledged, from every
+// goroutine.
+type tally struct {
+	mu        sync.Mutex
+	acks      []ack
+	conflicts int64
+}
+
+func (tl *tally) record(a ack) {
+	tl.mu.Lock()
+	tl.acks = append(tl.acks, a)
+	tl.mu.Unlock()
+}
+
+func (tl *tally) conflicted(n int64) {
+	tl.mu.Lock()
+	tl.conflicts += n
+	tl.mu.Unlock()
+}
+
+// read takes a writer process's acknowledgements and its count of
+// conflicts until it exits, which it must do cleanly after the count.
+func (tl *tally) read(t *testing.T, ch writerProc) {
+	sawEnd := false
+	for line := range ch.lines {
+		var a ack
+		var n int64
+		if _, err := fmt.Sscanf(line, "ack %s %d %s %d", &a.Writer, &a.Seq, &a.ID, &a.Version); err == nil {
+			tl.record(a)
+		} else if _, err := fmt.Sscanf(line, "conflicts %d", &n); err == nil {
+			tl.conflicted(n)
+			sawEnd = true
+		} else {
+			t.Errorf("bad line from a writer: %q", line)
+		}
+	}
+	if err := ch.cmd.Wait(); err != nil || !sawEnd {
+		t.Errorf("writer process: %v: %s", err, ch.stderr)
+	}
 }
