@@ -33,54 +33,14 @@ type MediaStore interface {
 // read, is kept once across messages, conversations and tenants, and goes
 // when nothing references it (deletes, forks deleted, expired content).
 func RunMedia(t *testing.T, s MediaStore) {
-	img := MediaImage(1, 40_000)
-	// Valid base64 with non-zero padding bits: it decodes to bytes whose
-	// encoding differs, so it must be kept as it came.
-	odd := []byte(base64.StdEncoding.EncodeToString(MediaImage(2, 2999)))
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-	for i := range alphabet {
-		if alphabet[i] == odd[len(odd)-2] {
-			odd[len(odd)-2] = alphabet[i|1]
-			break
-		}
-	}
-	png := convo.Image("image/png", img)
-	turn := func(n int) convo.History {
-		return convo.History{
-			convo.User("look", png, convo.Part{Type: convo.TypeImage, MediaType: "image/png", Data: string(odd)}),
-			convo.Assistant("", convo.ToolCall("c1", "shot", []byte(`{"n":1}`))),
-			convo.ToolResults(convo.ToolResultParts("c1", "shot", png, convo.Audio("audio/wav", MediaImage(uint64(n+3), 5000)))),
-			convo.Assistant("a cat"),
-		}
-	}
-	h := turn(0)
-	for i := range h {
-		h[i].ID = fmt.Sprintf("m%d", i)
-	}
+	h, png := mediaHistory()
 	want, err := convo.Marshal(h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check := func(tenant, id string) {
 		t.Helper()
-		got, _ := mustLoad(t, s, tenant, id)
-		b, err := convo.Marshal(got)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(b) != string(want) {
-			t.Fatalf("%s/%s: canonical bytes differ after a round trip", tenant, id)
-		}
-		for i := range got {
-			m, err := s.Message(ctx(t), tenant, id, got[i].ID)
-			if err != nil || !m.Equal(got[i]) {
-				t.Fatalf("%s/%s: Message(%s) differs: %v", tenant, id, got[i].ID, err)
-			}
-		}
-		r, _, err := s.LoadRange(ctx(t), tenant, id, 2, 1)
-		if err != nil || len(r) != 1 || !r[0].Equal(got[2]) {
-			t.Fatalf("%s/%s: LoadRange(2, 1): %v", tenant, id, err)
-		}
+		checkMedia(t, s, want, tenant, id)
 	}
 	a := mustCreate(t, s, store.Conversation{ID: "a", Tenant: "t"}, h[:2]...)
 	mustAppend(t, s, a, h[2:]...)
@@ -127,6 +87,57 @@ func RunMedia(t *testing.T, s MediaStore) {
 	}
 	if n := s.Blobs(t); n != 0 {
 		t.Fatalf("%d blobs left when no message references them", n)
+	}
+}
+
+// mediaHistory is RunMedia's history: an image twice, an odd base64 image
+// that must stay as it came, and audio in a tool result. png is the image.
+func mediaHistory() (h convo.History, png convo.Part) {
+	img := MediaImage(1, 40_000)
+	// Valid base64 with non-zero padding bits: it decodes to bytes whose
+	// encoding differs, so it must be kept as it came.
+	odd := []byte(base64.StdEncoding.EncodeToString(MediaImage(2, 2999)))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := range alphabet {
+		if alphabet[i] == odd[len(odd)-2] {
+			odd[len(odd)-2] = alphabet[i|1]
+			break
+		}
+	}
+	png = convo.Image("image/png", img)
+	h = convo.History{
+		convo.User("look", png, convo.Part{Type: convo.TypeImage, MediaType: "image/png", Data: string(odd)}),
+		convo.Assistant("", convo.ToolCall("c1", "shot", []byte(`{"n":1}`))),
+		convo.ToolResults(convo.ToolResultParts("c1", "shot", png, convo.Audio("audio/wav", MediaImage(3, 5000)))),
+		convo.Assistant("a cat"),
+	}
+	for i := range h {
+		h[i].ID = fmt.Sprintf("m%d", i)
+	}
+	return h, png
+}
+
+// checkMedia checks that conversation id of tenant reads back as the
+// canonical bytes want from Load, Message and LoadRange.
+func checkMedia(t *testing.T, s MediaStore, want []byte, tenant, id string) {
+	t.Helper()
+	got, _ := mustLoad(t, s, tenant, id)
+	b, err := convo.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != string(want) {
+		t.Fatalf("%s/%s: canonical bytes differ after a round trip", tenant, id)
+	}
+	for i := range got {
+		m, err := s.Message(ctx(t), tenant, id, got[i].ID)
+		if err != nil || !m.Equal(got[i]) {
+			t.Fatalf("%s/%s: Message(%s) differs: %v", tenant, id, got[i].ID, err)
+		}
+	}
+	r, _, err := s.LoadRange(ctx(t), tenant, id, 2, 1)
+	if err != nil || len(r) != 1 || !r[0].Equal(got[2]) {
+		t.Fatalf("%s/%s: LoadRange(2, 1): %v", tenant, id, err)
 	}
 }
 
