@@ -55,8 +55,10 @@ func wantHits(t *testing.T, s store.Store, tenant, query, want string) []store.H
 	return hits
 }
 
+// withID returns m with the id id.
+func withID(id string, m convo.Message) convo.Message { m.ID = id; return m }
+
 func testSearch(t *testing.T, s store.Store) {
-	withID := func(id string, m convo.Message) convo.Message { m.ID = id; return m }
 	a := mustCreate(t, s, store.Conversation{ID: "a", Tenant: "t", Title: "Trip"},
 		withID("a0", convo.System("You plan journeys.")),
 		withID("a1", convo.User("Weather in Paris tomorrow?")),
@@ -128,7 +130,12 @@ func testSearch(t *testing.T, s store.Store) {
 	mustCreate(t, s, store.Conversation{ID: "a", Tenant: "t"}, convo.User("fresh start"))
 	wantHits(t, s, "t", "paris", "f/3/a4 b/0/b0")
 
-	// Paging: every hit once, in order, whatever the page size.
+	testSearchPages(t, s)
+	testSearchBadInput(t, s)
+}
+
+// testSearchPages: every hit once, in order, whatever the page size.
+func testSearchPages(t *testing.T, s store.Store) {
 	var msgs convo.History
 	for i := range 25 {
 		msgs = append(msgs, withID(fmt.Sprintf("p%02d", i), convo.User(fmt.Sprintf("needle number %d", i))))
@@ -147,8 +154,10 @@ func testSearch(t *testing.T, s store.Store) {
 	if err != nil || len(first) != store.DefaultSearchLimit || next == "" {
 		t.Fatalf("default page: %d hits, next %q, %v", len(first), next, err)
 	}
+}
 
-	// Bad input.
+// testSearchBadInput: queries and options Search refuses.
+func testSearchBadInput(t *testing.T, s store.Store) {
 	var many []string
 	for i := range 40 {
 		many = append(many, fmt.Sprintf("w%d", i))
@@ -157,7 +166,7 @@ func testSearch(t *testing.T, s store.Store) {
 		_, _, err := s.Search(ctx(t), "t", q, store.SearchOptions{})
 		wantErr(t, fmt.Sprintf("Search(%.20q)", q), err, store.ErrInvalid)
 	}
-	_, _, err = s.Search(ctx(t), "t", "paris", store.SearchOptions{After: "not-a-cursor"})
+	_, _, err := s.Search(ctx(t), "t", "paris", store.SearchOptions{After: "not-a-cursor"})
 	wantErr(t, "Search with a bad cursor", err, store.ErrInvalid)
 	_, _, err = s.Search(ctx(t), "t", "paris", store.SearchOptions{Limit: -1})
 	wantErr(t, "Search with a negative limit", err, store.ErrInvalid)
