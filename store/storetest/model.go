@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,13 +22,8 @@ func testModel(t *testing.T, s store.Store) {
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
 		ctx := t.Context()
-		type conv struct {
-			id      string
-			h       convo.History
-			version int64
-		}
-		var convs []*conv
-		create := func(id string, h convo.History) *conv {
+		var convs []*modelConv
+		create := func(id string, h convo.History) *modelConv {
 			c, err := s.Create(ctx, store.Conversation{ID: id, Tenant: "model"}, h...)
 			if err != nil {
 				rt.Fatalf("Create: %v", err)
@@ -36,7 +32,7 @@ func testModel(t *testing.T, s store.Store) {
 			if err != nil {
 				rt.Fatalf("Load: %v", err)
 			}
-			cv := &conv{id: id, h: stored, version: c.Version}
+			cv := &modelConv{id: id, h: stored, version: c.Version}
 			convs = append(convs, cv)
 			return cv
 		}
@@ -47,32 +43,7 @@ func testModel(t *testing.T, s store.Store) {
 			c := convs[rapid.IntRange(0, len(convs)-1).Draw(rt, "conv")]
 			switch op := rapid.IntRange(0, 4).Draw(rt, "op"); op {
 			case 0, 1: // append, with the current version or a stale one
-				msgs := genMessages(rt, fmt.Sprintf("s%d", step))
-				stale := c.version > 1 && rapid.IntRange(0, 3).Draw(rt, "stale") == 0
-				v := c.version
-				if stale {
-					v = rapid.Int64Range(1, c.version-1).Draw(rt, "staleVersion")
-				}
-				got, err := s.Append(ctx, "model", c.id, v, msgs...)
-				switch {
-				case stale && !errors.Is(err, store.ErrConflict):
-					rt.Fatalf("Append at stale version %d of %d: %v, want a conflict", v, c.version, err)
-				case !stale && err != nil:
-					rt.Fatalf("Append: %v", err)
-				case !stale:
-					for i := range msgs {
-						if msgs[i].ID == "" {
-							msgs[i].ID = "?" // the store names it; compared by content below
-						}
-					}
-					c.h = append(c.h, msgs...)
-					if len(msgs) > 0 {
-						c.version++
-					}
-					if got.Version != c.version || got.Messages != len(c.h) {
-						rt.Fatalf("Append returned version %d, %d messages; want %d, %d", got.Version, got.Messages, c.version, len(c.h))
-					}
-				}
+				modelAppend(ctx, rt, s, c, step)
 			case 2: // delete a message
 				if len(c.h) == 0 {
 					continue
@@ -96,7 +67,7 @@ func testModel(t *testing.T, s store.Store) {
 				if f.Messages != at || f.ForkedFrom != c.id {
 					rt.Fatalf("Fork: %+v", f)
 				}
-				convs = append(convs, &conv{id: id, h: slices.Clone(c.h[:at]), version: f.Version})
+				convs = append(convs, &modelConv{id: id, h: slices.Clone(c.h[:at]), version: f.Version})
 			case 4: // load from an index
 				from := rapid.IntRange(0, len(c.h)+1).Draw(rt, "from")
 				h, _, err := s.Load(ctx, "model", c.id, from)
@@ -117,6 +88,44 @@ func testModel(t *testing.T, s store.Store) {
 			c.h = h // learn the ids the store gave
 		}
 	})
+}
+
+// modelConv is a conversation as testModel's model keeps it.
+type modelConv struct {
+	id      string
+	h       convo.History
+	version int64
+}
+
+// modelAppend appends drawn messages to c, with its current version or a
+// stale one, in the store and the model.
+func modelAppend(ctx context.Context, rt *rapid.T, s store.Store, c *modelConv, step int) {
+	msgs := genMessages(rt, fmt.Sprintf("s%d", step))
+	stale := c.version > 1 && rapid.IntRange(0, 3).Draw(rt, "stale") == 0
+	v := c.version
+	if stale {
+		v = rapid.Int64Range(1, c.version-1).Draw(rt, "staleVersion")
+	}
+	got, err := s.Append(ctx, "model", c.id, v, msgs...)
+	switch {
+	case stale && !errors.Is(err, store.ErrConflict):
+		rt.Fatalf("Append at stale version %d of %d: %v, want a conflict", v, c.version, err)
+	case !stale && err != nil:
+		rt.Fatalf("Append: %v", err)
+	case !stale:
+		for i := range msgs {
+			if msgs[i].ID == "" {
+				msgs[i].ID = "?" // the store names it; compared by content below
+			}
+		}
+		c.h = append(c.h, msgs...)
+		if len(msgs) > 0 {
+			c.version++
+		}
+		if got.Version != c.version || got.Messages != len(c.h) {
+			rt.Fatalf("Append returned version %d, %d messages; want %d, %d", got.Version, got.Messages, c.version, len(c.h))
+		}
+	}
 }
 
 // genMessages draws up to four messages without tool calls (pairing has
