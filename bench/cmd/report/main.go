@@ -210,6 +210,14 @@ func (r *report) persist(b *strings.Builder) {
 		"tool calls, the tool results (JSON, text, now and then an error), and the final answer; ids and times on every " +
 		"message, origin, usage and finish on assistant messages. Each peer's adapter (`bench/persist`, `bench/genkit`) " +
 		"fills its types as faithfully as they allow (not timed).\n\n")
+	r.persistTable(b)
+	r.persistApart(b)
+	r.persistGrowth(b)
+}
+
+// persistTable writes the round trip of every library at every size, and
+// notes the targets convo misses.
+func (r *report) persistTable(b *strings.Builder) {
 	sizes := benchkit.Sizes
 	b.WriteString("| library | messages | document | ns/op | MB/s | B/op | allocs/op | time vs convo | allocs vs convo |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -238,6 +246,11 @@ func (r *report) persist(b *strings.Builder) {
 			}
 		}
 	}
+}
+
+// persistApart writes encode and decode apart.
+func (r *report) persistApart(b *strings.Builder) {
+	sizes := benchkit.Sizes
 	b.WriteString("\nEncode and decode apart (median ns/op; ratio to convo in brackets):\n\n")
 	b.WriteString("| library | messages | encode | decode |\n|---|---:|---:|---:|\n")
 	for _, n := range sizes {
@@ -258,6 +271,12 @@ func (r *report) persist(b *strings.Builder) {
 			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", bold(lib), commas(float64(n)), cells[0], cells[1])
 		}
 	}
+}
+
+// persistGrowth writes the round trip's cost per message at each size, and
+// notes growth beyond linear.
+func (r *report) persistGrowth(b *strings.Builder) {
+	sizes := benchkit.Sizes
 	b.WriteString("\n### Growth from 100 to 10,000 messages\n\n")
 	fmt.Fprintf(b, "![Persistence round trip against history length](%s)\n\n", r.svgRef)
 	b.WriteString("Linear growth takes 100× as long for 100× the messages. ns/message is the round trip's time divided by the messages.\n\n")

@@ -21,15 +21,52 @@ type Point struct {
 
 var palette = []string{"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"}
 
+// The size of a growth plot and its margins.
+const (
+	plotW, plotH                             = 760, 470
+	plotLeft, plotRight, plotTop, plotBottom = 78, 180, 48, 58
+)
+
+// logPlot maps sizes and times to a plot's coordinates: decades x0–x1 of
+// sizes across, y0–y1 of times up.
+type logPlot struct {
+	x0, x1, y0, y1 float64
+	pw, ph         float64
+}
+
+func (p *logPlot) px(n float64) float64 {
+	return float64(plotLeft) + (math.Log10(n)-p.x0)/(p.x1-p.x0)*p.pw
+}
+
+func (p *logPlot) py(t float64) float64 {
+	return float64(plotTop) + (p.y1-math.Log10(t))/(p.y1-p.y0)*p.ph
+}
+
 // GrowthSVG plots time per round trip against history length on log-log
 // axes, with a dotted line of slope one (linear growth) for reference
 // through the first series' first point, drawn over the curves. The first series is drawn
 // heavier: it is convo.
 func GrowthSVG(title string, series []Series) string {
-	const (
-		w, h                     = 760, 470
-		left, right, top, bottom = 78, 180, 48, 58
-	)
+	p, ok := newLogPlot(series)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`+"\n", plotW, plotH, plotW, plotH)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", plotW, plotH)
+	fmt.Fprintf(&b, `<text x="%d" y="26" font-size="16" font-weight="bold">%s</text>`+"\n", plotLeft, html.EscapeString(title))
+	p.axes(&b)
+	for i, s := range series {
+		p.curve(&b, i, s)
+	}
+	p.linear(&b, series)
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// newLogPlot fits whole decades around every point; ok is false when
+// there is nothing to plot on log axes.
+func newLogPlot(series []Series) (*logPlot, bool) {
 	minN, maxN := math.Inf(1), math.Inf(-1)
 	minT, maxT := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
@@ -39,84 +76,86 @@ func GrowthSVG(title string, series []Series) string {
 		}
 	}
 	if math.IsInf(minN, 0) || minN <= 0 || minT <= 0 {
-		return ""
+		return nil, false
 	}
-	x0, x1 := math.Floor(math.Log10(minN)), math.Ceil(math.Log10(maxN))
-	if x1 == x0 {
-		x1++
+	p := &logPlot{pw: float64(plotW - plotLeft - plotRight), ph: float64(plotH - plotTop - plotBottom)}
+	p.x0, p.x1 = math.Floor(math.Log10(minN)), math.Ceil(math.Log10(maxN))
+	if p.x1 == p.x0 {
+		p.x1++
 	}
-	y0, y1 := math.Floor(math.Log10(minT)), math.Ceil(math.Log10(maxT))
-	if y1 == y0 {
-		y1++
+	p.y0, p.y1 = math.Floor(math.Log10(minT)), math.Ceil(math.Log10(maxT))
+	if p.y1 == p.y0 {
+		p.y1++
 	}
-	pw, ph := float64(w-left-right), float64(h-top-bottom)
-	px := func(n float64) float64 { return float64(left) + (math.Log10(n)-x0)/(x1-x0)*pw }
-	py := func(t float64) float64 { return float64(top) + (y1-math.Log10(t))/(y1-y0)*ph }
+	return p, true
+}
 
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`+"\n", w, h, w, h)
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", w, h)
-	fmt.Fprintf(&b, `<text x="%d" y="26" font-size="16" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
-	// Grid and ticks: every decade labelled, 2 and 5 within it faint.
-	for e := y0; e <= y1; e++ {
+// axes writes the grid, ticks, frame and axis titles: every decade
+// labelled, 2 and 5 within it faint.
+func (p *logPlot) axes(b *strings.Builder) {
+	for e := p.y0; e <= p.y1; e++ {
 		for _, k := range []float64{1, 2, 5} {
 			t := k * math.Pow(10, e)
-			if math.Log10(t) > y1+1e-9 {
+			if math.Log10(t) > p.y1+1e-9 {
 				break
 			}
-			y := py(t)
+			y := p.py(t)
 			stroke := "#eee"
 			if k == 1 {
 				stroke = "#ccc"
-				fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", left-8, y, durationLabel(t))
+				fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotLeft-8, y, durationLabel(t))
 			}
-			fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s"/>`+"\n", left, w-right, y, y, stroke)
+			fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s"/>`+"\n", plotLeft, plotW-plotRight, y, y, stroke)
 		}
 	}
-	for e := x0; e <= x1; e++ {
-		x := px(math.Pow(10, e))
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#ccc"/>`+"\n", x, x, top, h-bottom)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x, h-bottom+20, countLabel(math.Pow(10, e)))
+	for e := p.x0; e <= p.x1; e++ {
+		x := p.px(math.Pow(10, e))
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#ccc"/>`+"\n", x, x, plotTop, plotH-plotBottom)
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x, plotH-plotBottom+20, countLabel(math.Pow(10, e)))
 	}
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#444"/>`+"\n", left, top, pw, ph)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">messages in the history (log scale)</text>`+"\n", float64(left)+pw/2, h-14)
-	fmt.Fprintf(&b, `<text transform="translate(18 %.0f) rotate(-90)" text-anchor="middle">time per encode + decode (log scale)</text>`+"\n", float64(top)+ph/2)
+	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#444"/>`+"\n", plotLeft, plotTop, p.pw, p.ph)
+	fmt.Fprintf(b, `<text x="%.0f" y="%d" text-anchor="middle">messages in the history (log scale)</text>`+"\n", float64(plotLeft)+p.pw/2, plotH-14)
+	fmt.Fprintf(b, `<text transform="translate(18 %.0f) rotate(-90)" text-anchor="middle">time per encode + decode (log scale)</text>`+"\n", float64(plotTop)+p.ph/2)
+}
 
-	for i, s := range series {
-		color := palette[i%len(palette)]
-		width := 2.0
-		if i == 0 {
-			width = 3.5
-		}
-		var pts []string
-		for _, p := range s.Points {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(float64(p.N)), py(p.Ns)))
-		}
-		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="%.1f"/>`+"\n", strings.Join(pts, " "), color, width)
-		for _, p := range s.Points {
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%s, %d messages: %s</title></circle>`+"\n",
-				px(float64(p.N)), py(p.Ns), color, html.EscapeString(s.Name), p.N, durationLabel(p.Ns))
-		}
-		ly := top + 14 + 22*i
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="%.1f"/>`+"\n", w-right+16, w-right+44, ly, ly, color, width)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", w-right+52, ly, html.EscapeString(s.Name))
+// curve writes series s, the i-th, and its legend entry.
+func (p *logPlot) curve(b *strings.Builder, i int, s Series) {
+	color := palette[i%len(palette)]
+	width := 2.0
+	if i == 0 {
+		width = 3.5
 	}
-	// The reference goes on top: convo's curve, if linear, would hide it.
+	var pts []string
+	for _, q := range s.Points {
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", p.px(float64(q.N)), p.py(q.Ns)))
+	}
+	fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="%.1f"/>`+"\n", strings.Join(pts, " "), color, width)
+	for _, q := range s.Points {
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%s, %d messages: %s</title></circle>`+"\n",
+			p.px(float64(q.N)), p.py(q.Ns), color, html.EscapeString(s.Name), q.N, durationLabel(q.Ns))
+	}
+	ly := plotTop + 14 + 22*i
+	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="%.1f"/>`+"\n", plotW-plotRight+16, plotW-plotRight+44, ly, ly, color, width)
+	fmt.Fprintf(b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", plotW-plotRight+52, ly, html.EscapeString(s.Name))
+}
+
+// linear writes the reference line of slope one through the first
+// series' first point, on top (convo's curve, if linear, would hide it),
+// and its legend entry.
+func (p *logPlot) linear(b *strings.Builder, series []Series) {
 	if len(series) > 0 && len(series[0].Points) > 0 {
-		p := series[0].Points[0]
-		n2 := math.Pow(10, x1)
-		t2 := p.Ns * n2 / float64(p.N)
-		if t2 > math.Pow(10, y1) {
-			n2 = float64(p.N) * math.Pow(10, y1) / p.Ns
-			t2 = math.Pow(10, y1)
+		q := series[0].Points[0]
+		n2 := math.Pow(10, p.x1)
+		t2 := q.Ns * n2 / float64(q.N)
+		if t2 > math.Pow(10, p.y1) {
+			n2 = float64(q.N) * math.Pow(10, p.y1) / q.Ns
+			t2 = math.Pow(10, p.y1)
 		}
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#222" stroke-width="1.5" stroke-dasharray="3 4"/>`+"\n", px(float64(p.N)), py(p.Ns), px(n2), py(t2))
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#222" stroke-width="1.5" stroke-dasharray="3 4"/>`+"\n", p.px(float64(q.N)), p.py(q.Ns), p.px(n2), p.py(t2))
 	}
-	ly := top + 14 + 22*len(series)
-	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#222" stroke-width="1.5" stroke-dasharray="3 4"/>`+"\n", w-right+16, w-right+44, ly, ly)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">linear</text>`+"\n", w-right+52, ly)
-	b.WriteString("</svg>\n")
-	return b.String()
+	ly := plotTop + 14 + 22*len(series)
+	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#222" stroke-width="1.5" stroke-dasharray="3 4"/>`+"\n", plotW-plotRight+16, plotW-plotRight+44, ly, ly)
+	fmt.Fprintf(b, `<text x="%d" y="%d" dominant-baseline="middle">linear</text>`+"\n", plotW-plotRight+52, ly)
 }
 
 func durationLabel(ns float64) string {
