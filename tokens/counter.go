@@ -481,6 +481,11 @@ func (t *tally) part(path string, p *convo.Part) {
 		}
 		return
 	}
+	if p.Server != "" && p.Provider != c.model.Provider {
+		// Another provider ran this tool: Prepare leaves it out of the
+		// request (server-tool-dropped), so it takes no tokens.
+		return
+	}
 	switch p.Type {
 	case convo.TypeText, convo.TypeRefusal:
 		t.text += c.bpe(p.Text)

@@ -485,3 +485,33 @@ func TestCountsWhatTheCodecSends(t *testing.T) {
 		}
 	}
 }
+
+func TestServerToolsOfAnotherProvider(t *testing.T) {
+	// An Anthropic web search kept in the history: a request to OpenAI
+	// leaves it out (server-tool-dropped), so it must not be counted.
+	h := convo.History{
+		convo.User("Go release notes?"),
+		convo.Assistant("",
+			convo.ServerToolCall(convo.ServerWebSearch, "anthropic", "srvtoolu_1", "web_search", json.RawMessage(`{"query":"Go release notes"}`)),
+			convo.ServerToolResult(convo.ServerWebSearch, "anthropic", "srvtoolu_1", "web_search",
+				convo.JSON(json.RawMessage(`[{"type":"web_search_result","title":"Go 1.26 Release Notes","url":"https://go.dev/doc/go1.26"}]`))),
+			convo.Text("Go 1.26 is out."),
+		),
+	}
+	body, _, err := openai.Chat().Encode(h, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, _, err := openai.Chat().Decode(body, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCounter(t, "gpt-4o", Options{})
+	if got, want := c.Count(h).Tokens, c.Count(sent).Tokens; got != want {
+		t.Errorf("history counts %d, the request the codec sends counts %d", got, want)
+	}
+	own := mustCounter(t, "claude-sonnet-4-5", Options{})
+	if with, without := own.Count(h).Tokens, own.Count(sent).Tokens; with <= without {
+		t.Errorf("for Anthropic, its own web search counts %d tokens with it and %d without: want more with it", with, without)
+	}
+}
