@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -270,15 +269,8 @@ func (rc *recorder) writeBatch(batch []*record) {
 // failed returns n with the failure recorded under the convo key, as
 // {"convo":{"error":"…"}}, keeping convo's other records.
 func failed(n convo.Native, fail string) convo.Native {
-	out := make(convo.Native, len(n)+1)
-	maps.Copy(out, n)
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(n["convo"], &obj) != nil || obj == nil {
-		obj = map[string]json.RawMessage{}
-	}
-	obj["error"], _ = json.Marshal(fail) // a string cannot fail
-	out["convo"], _ = json.Marshal(obj)  // map keys are sorted
-	return out
+	msg, _ := json.Marshal(fail) // a string cannot fail
+	return n.With("convo", "error", msg)
 }
 
 // prepare turns a record into the store write that keeps it, and returns

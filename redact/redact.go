@@ -397,27 +397,8 @@ func (r *Redactor) fields(f convo.Fields) (convo.Fields, Counts) {
 // mark returns a copy of n whose Native["convo"] records counts beside the
 // counts already there and any other members it had.
 func mark(n convo.Native, counts Counts) convo.Native {
-	out := make(convo.Native, len(n)+1)
-	for k, v := range n {
-		out[k] = v
-	}
-	var obj map[string]json.RawMessage
-	if old := n[NativeKey]; old != nil {
-		if json.Unmarshal(old, &obj) != nil {
-			obj = nil
-		}
-	}
-	if obj == nil {
-		obj = map[string]json.RawMessage{}
-	}
-	var prev Counts
-	if old := obj["redacted"]; old != nil {
-		_ = json.Unmarshal(old, &prev) // a malformed record is replaced
-	}
-	all := Counts{}.add(prev).add(counts)
-	obj["redacted"], _ = json.Marshal(all) // map keys are sorted
-	out[NativeKey], _ = json.Marshal(obj)  // cannot fail: raw values are valid JSON
-	return out
+	all, _ := json.Marshal(Counts{}.add(Redacted(n)).add(counts)) // map keys are sorted
+	return n.With(NativeKey, "redacted", all)
 }
 
 // Redacted returns what the part's or message's Native record says was

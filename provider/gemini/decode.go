@@ -330,10 +330,5 @@ func mark(p *convo.Part, key string) {
 		*p = provider.OpaquePart(ProviderID, kind, addMember(block, key, []byte("true")))
 		return
 	}
-	n := make(convo.Native, len(p.Native)+1)
-	for k, v := range p.Native {
-		n[k] = v
-	}
-	n[ProviderID] = addMember(p.Native[ProviderID], key, []byte("true"))
-	p.Native = n
+	p.Native = p.Native.With(ProviderID, key, []byte("true"))
 }

@@ -212,7 +212,7 @@ func assistantParts(i int, w *wireMsg) (parts []convo.Part, channels wire.Member
 		p := &w.parts[k]
 		if p.kind == kindCall {
 			part := callPart(&p.call, i, calls)
-			part.Native = addMember(part.Native, markInContent, []byte("true"))
+			part.Native = part.Native.With(ProviderID, markInContent, []byte("true"))
 			parts = append(parts, part)
 			calls++
 			continue
@@ -236,15 +236,6 @@ func (w *wireMsg) allChannels() wire.Members {
 		return w.channels
 	}
 	return append(wire.Members{{Key: thought, Val: jsonx.AppendString(nil, string(w.thought))}}, w.channels...)
-}
-
-// addMember returns n with key: val added to this provider's object.
-func addMember(n convo.Native, key string, val []byte) convo.Native {
-	var ms wire.Members
-	if raw := n[ProviderID]; raw != nil {
-		ms, _ = wire.ReadMembers(raw, ProviderID, jsonx.NewReader(nil, 0))
-	}
-	return append(ms, wire.Member{Key: key, Val: val}).Native(ProviderID)
 }
 
 // unquote reads the JSON string raw with r, or a new reader when r is nil.
@@ -374,7 +365,7 @@ func (d *decoder) result(i int, w *wireMsg) ([]convo.Part, error) {
 	}
 	for k, n := range after[:len(out)] {
 		if n > 0 && !isPlain(&out[k]) {
-			out[k].Native = addMember(out[k].Native, markAfter, strconv.AppendInt(nil, int64(n), 10))
+			out[k].Native = out[k].Native.With(ProviderID, markAfter, strconv.AppendInt(nil, int64(n), 10))
 		}
 	}
 	return out, nil

@@ -573,10 +573,10 @@ func (d *respDec) assistantMessage(it *rItem, c *rContent) {
 	if nb == &later {
 		// Marks where this message item starts, with its id, status and
 		// phase, so the encoder writes it as its own item again.
-		mark := append(append([]byte(`"message":{`), later.buf...), '}')
+		mark := append(append([]byte{'{'}, later.buf...), '}')
 		for k := range parts {
 			if parts[k].Raw == nil {
-				parts[k].Native = addMember(parts[k].Native, mark)
+				parts[k].Native = parts[k].Native.With(ProviderID, "message", mark)
 				break
 			}
 		}
@@ -609,24 +609,6 @@ func messageParts(it *rItem, c *rContent, assistant bool) []convo.Part {
 	// An output-form message (with its id) is written as an array anyway.
 	finishParts(c.parts, c.meta, assistant, assistant && it.has&hasID != 0)
 	return c.parts
-}
-
-// addMember adds a member (`"key":value`) to the provider's native object.
-func addMember(n convo.Native, member []byte) convo.Native {
-	old := n[ProviderID]
-	obj := make([]byte, 0, len(old)+len(member)+2)
-	if len(old) > 2 {
-		obj = append(append(obj, old[:len(old)-1]...), ',')
-	} else {
-		obj = append(obj, '{')
-	}
-	obj = append(append(obj, member...), '}')
-	out := make(convo.Native, len(n)+1)
-	for k, v := range n {
-		out[k] = v
-	}
-	out[ProviderID] = obj
-	return out
 }
 
 // finishParts settles the native fields of content parts once the role is

@@ -169,7 +169,7 @@ func (w *respReply) keepResponse(m *convo.Message) {
 		resp.add("error", w.errRaw)
 	}
 	if len(resp.buf) > 0 {
-		m.Native = addMember(m.Native, append(append([]byte(`"response":{`), resp.buf...), '}'))
+		m.Native = m.Native.With(ProviderID, "response", append(append([]byte{'{'}, resp.buf...), '}'))
 	}
 }
 
