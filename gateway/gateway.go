@@ -56,6 +56,7 @@ const (
 	DefaultMaxBodyBytes  = 32 << 20 // as convo serve
 	DefaultMaxReplyBytes = 64 << 20
 	DefaultQueueSize     = 4096
+	DefaultQueueBytes    = 64 << 20
 	DefaultTimeout       = 10 * time.Minute
 )
 
@@ -80,6 +81,11 @@ type Options struct {
 	// (0: DefaultQueueSize). When it is full, a new recording is dropped
 	// and counted (Stats.Dropped): the client is never held up.
 	QueueSize int
+	// QueueBytes bounds the memory the exchanges waiting to be recorded
+	// hold — their replies' bytes and their messages, estimated
+	// (0: DefaultQueueBytes). A recording that would pass it is dropped
+	// like one that finds the queue full, unless nothing else is queued.
+	QueueBytes int64
 	// Timeout bounds one upstream exchange (0: DefaultTimeout).
 	Timeout time.Duration
 	// Client makes the upstream requests (nil: a client of its own).
@@ -154,6 +160,9 @@ func New(opts Options) (*Gateway, error) {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = DefaultQueueSize
 	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = DefaultQueueBytes
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -189,7 +198,7 @@ func New(opts Options) (*Gateway, error) {
 		// context of each exchange bounds it (Options.Timeout).
 		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	g.rec = newRecorder(opts.Store, opts.QueueSize, g.log)
+	g.rec = newRecorder(opts.Store, opts.QueueSize, opts.QueueBytes, g.log)
 	g.rec.tel = opts.Telemetry
 	g.rec.policy = g.policy
 	g.mux = http.NewServeMux()

@@ -68,7 +68,7 @@ type fakeUpstream struct {
 	lastBody      atomic.Pointer[[]byte]
 }
 
-func newFake(t *testing.T, proto string) *fakeUpstream {
+func newFake(t testing.TB, proto string) *fakeUpstream {
 	t.Helper()
 	f := &fakeUpstream{ndjson: proto == "ollama"}
 	var err error
@@ -142,7 +142,7 @@ type rig struct {
 
 const token, tenant = "tok-alice", "alice"
 
-func newRig(t *testing.T, proto string, mod func(*gateway.Options)) *rig {
+func newRig(t testing.TB, proto string, mod func(*gateway.Options)) *rig {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gw.db"))
 	if err != nil {
@@ -185,7 +185,7 @@ func newRig(t *testing.T, proto string, mod func(*gateway.Options)) *rig {
 }
 
 // requestBody is what a client of proto sends for h.
-func requestBody(t *testing.T, proto, model string, h convo.History, stream bool) []byte {
+func requestBody(t testing.TB, proto, model string, h convo.History, stream bool) []byte {
 	t.Helper()
 	c, err := all.Lookup(proto)
 	if err != nil {
@@ -211,7 +211,7 @@ func requestBody(t *testing.T, proto, model string, h convo.History, stream bool
 	return append([]byte(head), conv[1:]...)
 }
 
-func (rg *rig) post(t *testing.T, proto, model string, body []byte, stream bool, hdr map[string]string) *http.Response {
+func (rg *rig) post(t testing.TB, proto, model string, body []byte, stream bool, hdr map[string]string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest("POST", rg.srv.URL+clientPath(proto, model, stream), bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -233,7 +233,7 @@ func (rg *rig) post(t *testing.T, proto, model string, body []byte, stream bool,
 	return resp
 }
 
-func (rg *rig) drain(t *testing.T) {
+func (rg *rig) drain(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -342,7 +342,7 @@ func roles(h convo.History) []convo.Role {
 }
 
 // wantReply decodes a recorded reply as convo reads it.
-func wantReply(t *testing.T, proto string, data []byte, stream bool) convo.Message {
+func wantReply(t testing.TB, proto string, data []byte, stream bool) convo.Message {
 	t.Helper()
 	rc, _ := all.Lookup(proto)
 	var m convo.Message

@@ -54,7 +54,15 @@ func (g *Gateway) newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		Help: "The size of the recording queue (Options.QueueSize).",
 	})
 	capacity.Set(float64(cap(rc.q)))
-	cs := []prometheus.Collector{m.requests, m.ttfb, m.upstream, m.store, queued, capacity}
+	queuedBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "convo_gateway_recordings_queued_bytes",
+		Help: "The memory the exchanges waiting to be recorded hold, estimated, of Options.QueueBytes.",
+	}, func() float64 {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		return float64(rc.bytes)
+	})
+	cs := []prometheus.Collector{m.requests, m.ttfb, m.upstream, m.store, queued, capacity, queuedBytes}
 	for outcome, n := range map[string]func() int64{"written": rc.recorded.Load, "dropped": rc.dropped.Load, "failed": rc.failed.Load} {
 		cs = append(cs, prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "convo_gateway_recordings_total",

@@ -58,6 +58,7 @@ func TestMetrics(t *testing.T) {
 		`convo_gateway_recordings_total{outcome="failed"} 0`,
 		`convo_gateway_recordings_queued 0`,
 		`convo_gateway_recordings_queue_capacity 4096`,
+		`convo_gateway_recordings_queued_bytes 0`,
 		`convo_store_duration_seconds_count{op="batch",outcome="ok"} `,
 	} {
 		if !strings.Contains(body, want) {

@@ -150,45 +150,13 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	flusher, _ := w.(http.Flusher)
-	var tap bytes.Buffer
-	over := false
-	bp := copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(bp)
-	buf := *bp
-	var readErr error
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				readErr = fmt.Errorf("writing to the client: %w", werr)
-				break
-			}
-			if x.stream && flusher != nil {
-				flusher.Flush()
-			}
-			if !over {
-				if int64(tap.Len()+n) > g.opts.MaxReplyBytes {
-					over = true
-				} else {
-					tap.Write(buf[:n])
-				}
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			readErr = err
-			break
-		}
-	}
+	tap, over, readErr := g.copyReply(w, resp.Body, x.stream)
 	switch {
 	case over:
 		x.rec.fail = fmt.Sprintf("reply longer than %d bytes: not recorded", g.opts.MaxReplyBytes)
 	case readErr != nil && r.Context().Err() != nil:
 		x.rec.fail = "client disconnected: the upstream request was cancelled"
-		x.rec.body = tap.Bytes()
+		x.rec.body = tap
 	case readErr != nil:
 		// The upstream failed mid-stream: the client's stream ends with
 		// its protocol's error event.
@@ -200,17 +168,85 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 			}
 		}
 		x.rec.fail = msg
-		x.rec.body = tap.Bytes()
+		x.rec.body = tap
 	default:
-		x.rec.body = tap.Bytes()
+		x.rec.body = tap
 	}
 	g.rec.enqueue(x.rec)
 }
 
-// copyBufs are the buffers pass-through copies replies with. A read from
-// the upstream returns what has arrived, an event or a few, so 8 KiB is
-// plenty; pooled, the buffers are not garbage after every exchange.
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+// copyReply copies a passed-through reply to the client as it arrives and
+// returns what it copied, for the recording; over reports a reply longer
+// than MaxReplyBytes (tap is nil then). The reply is read straight into
+// the buffer that keeps it, a pooled one of replyBuf bytes to begin with
+// (grown, by doubling, for a longer reply), so recording costs no second
+// copy while the reply streams, and what waits for the writer is one
+// allocation of the reply's size.
+func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) (tap []byte, over bool, err error) {
+	flusher, _ := w.(http.Flusher)
+	bp := replyBufs.Get().(*[]byte)
+	buf := (*bp)[:0]
+	pooled := true // buf is *bp's array
+	defer func() {
+		if pooled {
+			replyBufs.Put(bp)
+		}
+	}()
+	for {
+		if cap(buf)-len(buf) < minRead {
+			if over {
+				buf = buf[:0] // nothing is kept: the buffer only copies
+			} else {
+				buf = append(make([]byte, 0, 2*cap(buf)), buf...)
+				pooled = false // the pooled buffer goes back now
+				replyBufs.Put(bp)
+			}
+		}
+		n, rerr := body.Read(buf[len(buf):cap(buf)])
+		if n > 0 {
+			if _, werr := w.Write(buf[len(buf) : len(buf)+n]); werr != nil {
+				err = fmt.Errorf("writing to the client: %w", werr)
+				break
+			}
+			if stream && flusher != nil {
+				flusher.Flush()
+			}
+			buf = buf[:len(buf)+n]
+			if over || int64(len(buf)) > g.opts.MaxReplyBytes {
+				over, buf = true, buf[:0]
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+	}
+	switch {
+	case over:
+		return nil, true, err
+	case len(buf) == 0:
+		return nil, false, err // nothing came: no reply to decode
+	case pooled:
+		return bytes.Clone(buf), false, err // the reply's size, not the pool's
+	}
+	return buf, false, err
+}
+
+// replyBufs are the buffers pass-through reads replies into. A read from
+// the upstream returns what has arrived, an event or a few, and most
+// replies fit in 8 KiB; pooled, the buffers are not garbage after every
+// exchange.
+var replyBufs = sync.Pool{New: func() any { b := make([]byte, replyBuf); return &b }}
+
+const (
+	replyBuf = 8 << 10
+	// minRead is the least room a read is given: with less left, the
+	// buffer grows.
+	minRead = 1 << 10
+)
 
 // translate serves a client whose protocol is not the upstream's: the
 // whole request is converted (provider.Request), and the reply or stream

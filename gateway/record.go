@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -42,21 +43,49 @@ type record struct {
 
 	span *exchangeSpan // for the exchange's span, when the gateway makes spans
 	mode RecordMode    // "" is full
+	size int64         // what it holds, counted against the queue's bytes (footprint)
+}
+
+// Sizes of what a queued record holds besides its bytes.
+var (
+	recordSize  = int64(reflect.TypeFor[record]().Size())
+	messageSize = int64(reflect.TypeFor[convo.Message]().Size())
+	partSize    = int64(reflect.TypeFor[convo.Part]().Size())
+)
+
+// footprint estimates the memory a queued record keeps alive: the record,
+// the reply's bytes, and the messages it carries — their structs, parts and
+// (by their canonical JSON's estimated size) contents.
+func (r *record) footprint() int64 {
+	n := recordSize + int64(cap(r.body))
+	for i := range r.msgs {
+		n += messageFootprint(&r.msgs[i])
+	}
+	if r.reply != nil {
+		n += messageFootprint(r.reply)
+	}
+	return n
+}
+
+func messageFootprint(m *convo.Message) int64 {
+	return messageSize + int64(cap(m.Parts))*partSize + int64(m.EstimatedBytes())
 }
 
 // recorder writes records to the store from one goroutine, so recording
 // never holds up a client: handlers hand a record over and return.
 type recorder struct {
-	st      store.Store
-	log     *slog.Logger
-	tel     *telemetry.Tracer // nil: no spans
-	policy  policy            // what is kept: modes and redaction
-	q       chan *record
-	done    chan struct{}
-	mu      sync.Mutex // guards closed, the send side of q, pending and written
-	closed  bool
-	pending map[string]int // records queued and not written, by tenant
-	written chan struct{}  // closed (and replaced) whenever a record is written
+	st       store.Store
+	log      *slog.Logger
+	tel      *telemetry.Tracer // nil: no spans
+	policy   policy            // what is kept: modes and redaction
+	q        chan *record
+	done     chan struct{}
+	mu       sync.Mutex // guards closed, the send side of q, pending, bytes and written
+	closed   bool
+	pending  map[string]int // records queued and not written, by tenant
+	bytes    int64          // the footprint of the records queued and not written
+	maxBytes int64          // the bound on bytes
+	written  chan struct{}  // closed (and replaced) whenever a record is written
 
 	cacheMu sync.Mutex
 	cache   map[string]string // tenant \x00 fingerprint -> conversation id
@@ -72,16 +101,17 @@ const waitPending = 2 * time.Second
 // store answers the misses).
 const maxCache = 1 << 16
 
-func newRecorder(st store.Store, size int, log *slog.Logger) *recorder {
+func newRecorder(st store.Store, size int, maxBytes int64, log *slog.Logger) *recorder {
 	rc := &recorder{st: st, log: log, q: make(chan *record, size), done: make(chan struct{}), cache: map[string]string{},
-		pending: map[string]int{}, written: make(chan struct{})}
+		pending: map[string]int{}, maxBytes: maxBytes, written: make(chan struct{})}
 	go rc.run()
 	return rc
 }
 
-// enqueue hands rec to the writer. A full queue drops the record (counted
-// in Stats, logged, and marked on the exchange's span): the client's
-// exchange has been answered already, and memory stays bounded.
+// enqueue hands rec to the writer. A full queue — as many records as it
+// holds, or as many bytes — drops the record (counted in Stats, logged, and
+// marked on the exchange's span): the client's exchange has been answered
+// already, and memory stays bounded.
 func (rc *recorder) enqueue(rec *record) {
 	if rec.mode == RecordOff {
 		return // the client asked that nothing be kept
@@ -96,16 +126,23 @@ func (rc *recorder) enqueue(rec *record) {
 	}
 }
 
-// offer puts rec in the queue, or returns why it cannot.
+// offer puts rec in the queue, or returns why it cannot. A record larger
+// than the byte bound is taken when nothing else is queued: MaxReplyBytes
+// bounds it, and an empty queue is the least memory it can wait in.
 func (rc *recorder) offer(rec *record) (dropped string) {
+	rec.size = rec.footprint()
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
 		return "shutting down"
 	}
+	if rc.bytes > 0 && rc.bytes+rec.size > rc.maxBytes {
+		return "queue full"
+	}
 	select {
 	case rc.q <- rec:
 		rc.pending[rec.tenant]++
+		rc.bytes += rec.size
 		return ""
 	default:
 		return "queue full"
@@ -231,6 +268,7 @@ func (rc *recorder) run() {
 		rc.writeBatch(batch)
 		rc.mu.Lock()
 		for _, rec := range batch {
+			rc.bytes -= rec.size
 			if rc.pending[rec.tenant]--; rc.pending[rec.tenant] <= 0 {
 				delete(rc.pending, rec.tenant)
 			}

@@ -61,6 +61,7 @@ func runGateway(e *env, args []string) error {
 	config := fs.String("config", "", "upstreams and routes from a JSON `FILE` (docs/gateway.md)")
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
 	queue := fs.Int("queue", gateway.DefaultQueueSize, "hold at most `N` exchanges waiting to be recorded (more are dropped and counted)")
+	queueBytes := fs.Int64("queue-bytes", gateway.DefaultQueueBytes, "and at most about `N` bytes of them (replies and messages)")
 	otlp := fs.String("otlp", "", "export an OpenTelemetry span per exchange to the OTLP/HTTP traces endpoint `URL` (http://127.0.0.1:4318/v1/traces)")
 	otelContent := fs.Bool("otel-content", false, "with --otlp, put the messages in the spans (off: they may be sensitive)")
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
@@ -102,7 +103,7 @@ func runGateway(e *env, args []string) error {
 	if len(cfg.opts.Config.Upstreams) == 0 {
 		return usagef("give --upstream and --route, or --config FILE")
 	}
-	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize = *maxBody, *queue
+	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes = *maxBody, *queue, *queueBytes
 	// The same tokens and tenants as convo serve.
 	sc := serveConfig{addr: *addr}
 	if err := sc.loadTokens(e, *tokens); err != nil {

@@ -1,0 +1,123 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/gateway"
+)
+
+// TestQueueBytes: the queue is bounded by the bytes its records hold, not
+// only by their count. With the writer held up and a bound smaller than
+// one exchange, the first recording is still taken (nothing else is
+// queued), the next ones are dropped and counted, and once the writer has
+// caught up a recording is taken again.
+func TestQueueBytes(t *testing.T) {
+	release, entered := make(chan struct{}), make(chan struct{}, 10)
+	rg := newRig(t, "anthropic", func(o *gateway.Options) {
+		o.QueueBytes = 1
+		o.Store = &blockingStore{Store: o.Store, release: release, entered: entered}
+	})
+	ask := func(i int) {
+		body := requestBody(t, "anthropic", "m", convo.History{convo.User("hi " + strings.Repeat("!", i))}, true)
+		resp := rg.post(t, "anthropic", "m", body, true, nil)
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || !bytes.Equal(got, rg.up.stream) {
+			t.Fatalf("exchange %d: status %d, %v: the client must get the whole reply", i, resp.StatusCode, err)
+		}
+	}
+	ask(0)
+	<-entered // the writer holds the first record, still counted
+	for i := 1; i < 4; i++ {
+		ask(i)
+	}
+	if st := rg.gw.Stats(); st.Dropped != 3 {
+		t.Fatalf("stats %+v, want 3 dropped while the first waits", st)
+	}
+	close(release)
+	for rg.gw.Stats().Recorded == 0 {
+		runtime.Gosched()
+	}
+	ask(4) // the queue is empty again
+	rg.drain(t)
+	if st := rg.gw.Stats(); st.Recorded != 2 || st.Dropped != 3 || st.Failed != 0 {
+		t.Fatalf("stats %+v, want 2 recorded and 3 dropped", st)
+	}
+}
+
+// TestLongReply: a passed-through reply longer than the buffer it is read
+// into (8 KiB) reaches the client unchanged and is recorded whole; one
+// longer than MaxReplyBytes reaches the client unchanged and is recorded as
+// an error saying so.
+func TestLongReply(t *testing.T) {
+	for _, limit := range []int64{0, 4 << 10} {
+		rg := newRig(t, "anthropic", func(o *gateway.Options) { o.MaxReplyBytes = limit })
+		// The recorded stream with its first text delta repeated: 20 KiB.
+		delta := []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"Let me check \"}}\n\n")
+		i := bytes.Index(rg.up.stream, delta)
+		if i < 0 {
+			t.Fatal("the recorded stream has no such delta")
+		}
+		long := append(append(bytes.Clone(rg.up.stream[:i]), bytes.Repeat(delta, 160)...), rg.up.stream[i:]...)
+		rg.up.stream = long
+		body := requestBody(t, "anthropic", "m", convo.History{convo.User("Weather in Paris?")}, true)
+		resp := rg.post(t, "anthropic", "m", body, true, nil)
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Equal(got, long) {
+			t.Fatalf("limit %d: the client got %d bytes, not the upstream's %d", limit, len(got), len(long))
+		}
+		rg.drain(t)
+		h, _, err := rg.st.Load(context.Background(), tenant, resp.Header.Get("Convo-Conversation"), 0)
+		if err != nil || len(h) != 2 {
+			t.Fatalf("limit %d: stored %d messages (%v), want 2", limit, len(h), err)
+		}
+		if limit == 0 {
+			want := wantReply(t, "anthropic", long, true)
+			if h[1].Text() != want.Text() || !strings.HasPrefix(h[1].Text(), strings.Repeat("Let me check ", 161)) {
+				t.Errorf("stored reply %.80q…, want the long text", h[1].Text())
+			}
+		} else if h[1].Role != convo.RoleError || !strings.Contains(h[1].Text(), "reply longer than 4096 bytes") {
+			t.Errorf("stored %s %q, want the error that the reply was too long", h[1].Role, h[1].Text())
+		}
+	}
+}
+
+// BenchmarkQueuedExchange measures the heap a passed-through exchange
+// keeps while it waits for the recording writer (held up here), as
+// B/queued: what the queue costs per exchange under a burst.
+func BenchmarkQueuedExchange(b *testing.B) {
+	const k = 500
+	body := requestBody(b, "anthropic", "m", convo.History{convo.User("Weather in Paris?")}, true)
+	var ms runtime.MemStats
+	for b.Loop() {
+		release, entered := make(chan struct{}), make(chan struct{}, k)
+		rg := newRig(b, "anthropic", func(o *gateway.Options) {
+			o.Store = &blockingStore{Store: o.Store, release: release, entered: entered}
+		})
+		ask := func() {
+			resp := rg.post(b, "anthropic", "m", body, true, nil)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		ask()
+		<-entered
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		before := ms.HeapAlloc
+		for range k {
+			ask()
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapAlloc-before)/k, "B/queued")
+		close(release)
+		rg.drain(b)
+	}
+}
