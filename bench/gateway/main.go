@@ -24,7 +24,15 @@
 // profile to DIR/MODE.cpu and its allocation profile to DIR/MODE.heap
 // when it ends.
 //
-// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-before BIN]
+// With -rate R the load is an open loop: exchanges start R a second, evenly
+// spaced, whatever the earlier ones are doing, and the upstream paces its
+// stream (its events evenly spaced) so that it lasts streams/R — as many
+// streams in flight as the level, at the same rate and so the same CPU
+// load at every level. Below saturation the times are then the proxies'
+// own, not queueing, and the difference to the reverse proxy at each level
+// is what the gateway adds at that concurrency.
+//
+// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-rate R] [-before BIN]
 package main
 
 import (
@@ -50,6 +58,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -66,6 +75,7 @@ func main() {
 	requests := flag.Int("requests", 2000, "exchanges per mode and level (at least 8 per stream)")
 	rounds := flag.Int("rounds", 1, "rounds, the modes interleaved in each")
 	before := flag.String("before", "", "a build of this program from an earlier commit: its gateway modes run too")
+	rate := flag.Float64("rate", 0, "open loop: start `R` exchanges a second, the upstream pacing its stream so that as many as the level are in flight (0: closed loop)")
 	flag.Parse()
 
 	up := spawn(os.Args[0], "upstream", "")
@@ -79,31 +89,54 @@ func main() {
 			m.stop()
 		}
 	}()
-	fmt.Printf("GOMAXPROCS-visible CPUs: %s; requests per mode and level: %d; rounds: %d\n\n", cpus(), *requests, *rounds)
-	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | exchanges/s | proxy CPU / exchange | proxy RSS (peak) | failed |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("GOMAXPROCS-visible CPUs: %s; requests per mode and level: %d; rounds: %d", cpus(), *requests, *rounds)
+	if *rate > 0 {
+		fmt.Printf("; open loop at %g exchanges/s, the upstream's stream lasting streams/rate", *rate)
+	}
+	fmt.Print("\n\n")
+	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | exchanges/s | proxy CPU / exchange | proxy RSS (peak) | failed |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, ls := range strings.Split(*levels, ",") {
 		c, err := strconv.Atoi(ls)
 		if err != nil {
 			log.Fatal(err)
 		}
 		n := max(*requests, 8*c)
+		run := func(m *proc) *result { return load(m, c, n) }
+		if *rate > 0 {
+			// Little's law: c streams in flight at rate exchanges a second
+			// when each lasts c/rate.
+			up.pace(time.Duration(float64(c) / *rate * float64(time.Second)))
+			run = func(m *proc) *result { return loadOpen(m, *rate, n) }
+		}
 		res := map[string]*result{}
 		for r := 0; r < *rounds; r++ {
 			for _, m := range modes {
-				res[m.name] = res[m.name].merge(load(m, c, n))
+				res[m.name] = res[m.name].merge(run(m))
 			}
 		}
-		for _, m := range modes {
-			r := res[m.name]
-			failMu.Lock()
-			failed := failures[m.name]
-			delete(failures, m.name)
-			failMu.Unlock()
-			fmt.Printf("| %d | %s | %s | %s | %s | %s | %.0f | %s | %s | %d |\n", c, m.name,
-				us(r.pct(r.ttfb, 50)), us(r.pct(r.ttfb, 99)), us(r.pct(r.total, 50)), us(r.pct(r.total, 99)),
-				float64(len(r.total))/r.wall.Seconds(), us(r.cpu/time.Duration(len(r.total))), mib(m.rss()), failed)
+		report(c, modes, res)
+	}
+}
+
+// report prints one level's rows; the differences are against the first
+// mode, the reverse proxy.
+func report(c int, modes []*proc, res map[string]*result) {
+	base := res[modes[0].name]
+	for _, m := range modes {
+		r := res[m.name]
+		failMu.Lock()
+		failed := failures[m.name]
+		delete(failures, m.name)
+		failMu.Unlock()
+		if len(r.total) == 0 {
+			fmt.Printf("| %d | %s | | | | | | | | | %s | %d |\n", c, m.name, mib(m.rss()), failed)
+			continue
 		}
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %.0f | %s | %s | %d |\n", c, m.name,
+			us(r.pct(r.ttfb, 50)), us(r.pct(r.ttfb, 99)), us(r.pct(r.total, 50)), us(r.pct(r.total, 99)),
+			signed(r.pct(r.ttfb, 50)-base.pct(base.ttfb, 50)), signed(r.pct(r.total, 50)-base.pct(base.total, 50)),
+			float64(len(r.total))/r.wall.Seconds(), us(r.cpu/time.Duration(len(r.total))), mib(m.rss()), failed)
 	}
 }
 
@@ -124,7 +157,10 @@ func fail(mode string, err error) {
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
-func mib(kb int64) string       { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
+func signed(d time.Duration) string {
+	return fmt.Sprintf("%+.0f µs", float64(d)/float64(time.Microsecond))
+}
+func mib(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
 
 func cpus() string {
 	b, _ := exec.Command("nproc").Output()
@@ -153,17 +189,65 @@ func (r *result) pct(ds []time.Duration, p int) time.Duration {
 	return s[min(len(s)-1, len(s)*p/100)]
 }
 
-// load runs n exchanges through m with c concurrent clients.
-func load(m *proc, c, n int) *result {
+// target is where and what a mode's client sends.
+type target struct {
+	m              *proc
+	url, body, hdr string
+	client         *http.Client
+	mu             sync.Mutex
+	res            *result
+}
+
+func newTarget(m *proc, n int) (*target, func()) {
 	tr := &http.Transport{MaxIdleConns: 2048, MaxIdleConnsPerHost: 2048, MaxConnsPerHost: 0}
-	client := &http.Client{Transport: tr}
-	defer tr.CloseIdleConnections()
-	url, body, hdr := "http://"+m.addr+"/v1/messages", anthropicRequest, "X-Api-Key"
+	t := &target{m: m, client: &http.Client{Transport: tr}, url: "http://" + m.addr + "/v1/messages", body: anthropicRequest, hdr: "X-Api-Key",
+		res: &result{ttfb: make([]time.Duration, 0, n), total: make([]time.Duration, 0, n)}}
 	if strings.HasPrefix(m.name, "translate") {
-		url, body, hdr = "http://"+m.addr+"/v1/chat/completions", chatRequest, "Authorization"
+		t.url, t.body, t.hdr = "http://"+m.addr+"/v1/chat/completions", chatRequest, "Authorization"
 	}
-	res := &result{ttfb: make([]time.Duration, 0, n), total: make([]time.Duration, 0, n)}
-	var mu sync.Mutex
+	return t, tr.CloseIdleConnections
+}
+
+// exchange makes one exchange and records its times, or its failure.
+func (t *target) exchange(buf []byte) {
+	req, _ := http.NewRequest("POST", t.url, strings.NewReader(t.body))
+	req.Header.Set("Content-Type", "application/json")
+	if t.hdr == "Authorization" {
+		req.Header.Set(t.hdr, "Bearer tok")
+	} else {
+		req.Header.Set(t.hdr, "tok")
+	}
+	t0 := time.Now()
+	resp, err := t.client.Do(req)
+	if err != nil {
+		fail(t.m.name, err)
+		return
+	}
+	k, err := resp.Body.Read(buf[:1])
+	t1 := time.Now()
+	if k == 0 || (err != nil && err != io.EOF) || resp.StatusCode != 200 {
+		fail(t.m.name, fmt.Errorf("first byte: %v (status %d)", err, resp.StatusCode))
+		resp.Body.Close()
+		return
+	}
+	_, err = io.CopyBuffer(io.Discard, resp.Body, buf)
+	resp.Body.Close()
+	t2 := time.Now()
+	if err != nil {
+		fail(t.m.name, err)
+		return
+	}
+	t.mu.Lock()
+	t.res.ttfb = append(t.res.ttfb, t1.Sub(t0))
+	t.res.total = append(t.res.total, t2.Sub(t0))
+	t.mu.Unlock()
+}
+
+// load runs n exchanges through m with c concurrent clients, each starting
+// its next exchange when the last ends (closed loop).
+func load(m *proc, c, n int) *result {
+	t, done := newTarget(m, n)
+	defer done()
 	jobs := make(chan struct{}, n)
 	for i := 0; i < n; i++ {
 		jobs <- struct{}{}
@@ -172,51 +256,47 @@ func load(m *proc, c, n int) *result {
 	cpu0 := m.cpu()
 	start := time.Now()
 	var wg sync.WaitGroup
-	buf := make([][]byte, c)
 	for w := 0; w < c; w++ {
-		buf[w] = make([]byte, 32<<10)
 		wg.Add(1)
 		go func(buf []byte) {
 			defer wg.Done()
 			for range jobs {
-				req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				if hdr == "Authorization" {
-					req.Header.Set(hdr, "Bearer tok")
-				} else {
-					req.Header.Set(hdr, "tok")
-				}
-				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					fail(m.name, err)
-					continue
-				}
-				k, err := resp.Body.Read(buf[:1])
-				t1 := time.Now()
-				if k == 0 || (err != nil && err != io.EOF) || resp.StatusCode != 200 {
-					fail(m.name, fmt.Errorf("first byte: %v (status %d)", err, resp.StatusCode))
-					resp.Body.Close()
-					continue
-				}
-				_, err = io.CopyBuffer(io.Discard, resp.Body, buf)
-				resp.Body.Close()
-				t2 := time.Now()
-				if err != nil {
-					fail(m.name, err)
-					continue
-				}
-				mu.Lock()
-				res.ttfb = append(res.ttfb, t1.Sub(t0))
-				res.total = append(res.total, t2.Sub(t0))
-				mu.Unlock()
+				t.exchange(buf)
 			}
-		}(buf[w])
+		}(make([]byte, 32<<10))
 	}
 	wg.Wait()
-	res.wall = time.Since(start)
-	res.cpu = m.cpu() - cpu0
-	return res
+	t.res.wall = time.Since(start)
+	t.res.cpu = m.cpu() - cpu0
+	return t.res
+}
+
+// loadOpen starts n exchanges through m at rate a second, evenly spaced,
+// whether or not the earlier ones have ended (open loop): below saturation
+// an exchange's time is the proxy's and the upstream's, not time spent
+// waiting for the exchanges before it.
+func loadOpen(m *proc, rate float64, n int) *result {
+	t, done := newTarget(m, n)
+	defer done()
+	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+	every := time.Duration(float64(time.Second) / rate)
+	cpu0 := m.cpu()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * every)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bp := bufs.Get().(*[]byte)
+			t.exchange(*bp)
+			bufs.Put(bp)
+		}()
+	}
+	wg.Wait()
+	t.res.wall = time.Since(start)
+	t.res.cpu = m.cpu() - cpu0
+	return t.res
 }
 
 const anthropicRequest = `{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`
@@ -289,15 +369,7 @@ func child(mode string, args []string) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "text/event-stream")
-			// Event by event, flushed, as a provider streams.
-			for _, ev := range bytes.SplitAfter(data, []byte("\n\n")) {
-				_, _ = w.Write(ev)
-				w.(http.Flusher).Flush()
-			}
-		})
+		h = upstream(data)
 	case "reverse":
 		u, _ := url.Parse("http://" + args[0])
 		rp := httputil.NewSingleHostReverseProxy(u)
@@ -401,6 +473,51 @@ func profile(base string) func() {
 		_ = pprof.Lookup("allocs").WriteTo(h, 0)
 		_ = os.WriteFile(base+".peak", peak.Bytes(), 0o644)
 		fmt.Fprintf(os.Stderr, "%s: peak Go heap in use %.1f MiB, stacks %.1f MiB, runtime total %.1f MiB\n", filepath.Base(base), float64(most)/(1<<20), float64(stacks)/(1<<20), float64(sys)/(1<<20))
+	}
+}
+
+// upstream replays data, event by event, flushed, as a provider streams.
+// POST /pace?stream=D (from the load generator, not through a proxy) makes
+// every stream after it last about D, its events evenly spaced; the first
+// is sent at once.
+func upstream(data []byte) http.Handler {
+	events := bytes.SplitAfter(data, []byte("\n\n"))
+	if len(events[len(events)-1]) == 0 {
+		events = events[:len(events)-1]
+	}
+	var gap atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/pace" {
+			d, err := time.ParseDuration(r.URL.Query().Get("stream"))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			gap.Store(int64(d) / int64(max(1, len(events)-1)))
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		g := time.Duration(gap.Load())
+		for i, ev := range events {
+			if i > 0 && g > 0 {
+				time.Sleep(g)
+			}
+			_, _ = w.Write(ev)
+			w.(http.Flusher).Flush()
+		}
+	})
+}
+
+// pace tells the upstream how long a stream should last.
+func (p *proc) pace(d time.Duration) {
+	resp, err := http.Post("http://"+p.addr+"/pace?stream="+d.String(), "text/plain", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		log.Fatalf("pacing the upstream: %s", resp.Status)
 	}
 }
 
