@@ -235,41 +235,29 @@ func storeSearch(e *env, args []string) error {
 		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CONVERSATION\tMESSAGE\tROLE\tTEXT")
 	}
-	opts := store.SearchOptions{}
-	for n := 0; ; {
-		if *limit > 0 {
-			opts.Limit = min(*limit-n, store.MaxSearchLimit)
-		} else {
-			opts.Limit = store.MaxSearchLimit
+	err = eachPage(*limit, store.MaxSearchLimit, func(n int, after string) ([]store.Hit, string, error) {
+		return s.Search(ctx, *sf.tenant, strings.Join(words, " "), store.SearchOptions{Limit: n, After: after})
+	}, func(h store.Hit) error {
+		if tw != nil {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", h.Conversation.ID, h.Index, h.Role, esc(oneLine(h.Snippet)))
+			return nil
 		}
-		hits, next, err := s.Search(ctx, *sf.tenant, strings.Join(words, " "), opts)
-		if err != nil {
-			return err
-		}
-		for _, h := range hits {
-			if tw != nil {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", h.Conversation.ID, h.Index, h.Role, esc(oneLine(h.Snippet)))
-				continue
-			}
-			b, err := json.Marshal(struct {
-				Conversation string   `json:"conversation"`
-				Title        string   `json:"title,omitempty"`
-				Message      string   `json:"message"`
-				Index        int      `json:"index"`
-				Role         string   `json:"role"`
-				Snippet      string   `json:"snippet"`
-				Highlights   [][2]int `json:"highlights"`
-			}{h.Conversation.ID, h.Conversation.Title, h.MessageID, h.Index, string(h.Role), h.Snippet, h.Highlights})
-			if err != nil {
-				return err
-			}
+		b, err := json.Marshal(struct {
+			Conversation string   `json:"conversation"`
+			Title        string   `json:"title,omitempty"`
+			Message      string   `json:"message"`
+			Index        int      `json:"index"`
+			Role         string   `json:"role"`
+			Snippet      string   `json:"snippet"`
+			Highlights   [][2]int `json:"highlights"`
+		}{h.Conversation.ID, h.Conversation.Title, h.MessageID, h.Index, string(h.Role), h.Snippet, h.Highlights})
+		if err == nil {
 			fmt.Fprintf(e.stdout, "%s\n", b)
 		}
-		n += len(hits)
-		if next == "" || (*limit > 0 && n >= *limit) {
-			break
-		}
-		opts.After = next
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if tw != nil {
 		return tw.Flush()
@@ -298,36 +286,26 @@ func storeList(e *env, args []string) error {
 		return err
 	}
 	defer done()
-	opts := store.ListOptions{Title: *title, Meta: meta}
 	var tw *tabwriter.Writer
 	if !*asJSON {
 		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tMESSAGES\tVERSION\tUPDATED\tTITLE")
 	}
-	for n := 0; ; {
-		if *limit > 0 {
-			opts.Limit = min(*limit-n, store.MaxListLimit)
+	err = eachPage(*limit, store.MaxListLimit, func(n int, after string) ([]store.Conversation, string, error) {
+		return s.List(ctx, *sf.tenant, store.ListOptions{Title: *title, Meta: meta, Limit: n, After: after})
+	}, func(c store.Conversation) error {
+		if tw != nil {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", c.ID, c.Messages, c.Version, c.Updated.Format(time.DateTime), oneLine(c.Title))
+			return nil
 		}
-		page, next, err := s.List(ctx, *sf.tenant, opts)
-		if err != nil {
-			return err
-		}
-		for _, c := range page {
-			if tw != nil {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", c.ID, c.Messages, c.Version, c.Updated.Format(time.DateTime), oneLine(c.Title))
-				continue
-			}
-			b, err := json.Marshal(describeConv(c))
-			if err != nil {
-				return err
-			}
+		b, err := json.Marshal(describeConv(c))
+		if err == nil {
 			fmt.Fprintf(e.stdout, "%s\n", b)
 		}
-		n += len(page)
-		if next == "" || (*limit > 0 && n >= *limit) {
-			break
-		}
-		opts.After = next
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if tw != nil {
 		return tw.Flush()
@@ -433,4 +411,31 @@ func storeRemove(e *env, args []string) error {
 		return fmt.Errorf("%s", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// eachPage gives each item of a paged store listing to each, fetching pages
+// of at most max items after the cursor until the listing ends or limit
+// items (0: no limit) were given.
+func eachPage[T any](limit, max int, fetch func(n int, after string) ([]T, string, error), each func(T) error) error {
+	after := ""
+	for n := 0; ; {
+		size := max
+		if limit > 0 {
+			size = min(limit-n, max)
+		}
+		page, next, err := fetch(size, after)
+		if err != nil {
+			return err
+		}
+		for _, x := range page {
+			if err := each(x); err != nil {
+				return err
+			}
+		}
+		n += len(page)
+		if next == "" || (limit > 0 && n >= limit) {
+			return nil
+		}
+		after = next
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -317,5 +318,30 @@ func TestStoreImportBatches(t *testing.T) {
 	_, errs, code = runCLI(t, "", "store", "import", "--db", db, "--max-size", "1", big)
 	if code != 1 || !strings.Contains(errs, "more than the limit of 1.0 MiB (raise it with --max-size)") {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+func TestEachPage(t *testing.T) {
+	items := []int{0, 1, 2, 3, 4, 5, 6}
+	fetch := func(n int, after string) ([]int, string, error) {
+		from := 0
+		if after != "" {
+			from, _ = strconv.Atoi(after)
+		}
+		to := min(from+n, len(items))
+		next := ""
+		if to < len(items) {
+			next = strconv.Itoa(to)
+		}
+		return items[from:to], next, nil
+	}
+	for _, tt := range []struct{ limit, max, want int }{
+		{0, 3, 7}, {0, 100, 7}, {5, 2, 5}, {7, 3, 7}, {9, 4, 7}, {1, 1, 1},
+	} {
+		var got []int
+		err := eachPage(tt.limit, tt.max, fetch, func(i int) error { got = append(got, i); return nil })
+		if err != nil || len(got) != tt.want || (len(got) > 0 && got[len(got)-1] != tt.want-1) {
+			t.Errorf("limit %d, pages of %d: %v, %v; want the first %d", tt.limit, tt.max, got, err, tt.want)
+		}
 	}
 }
