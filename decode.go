@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/convo-go/convo/internal/jsonx"
 )
@@ -102,6 +103,12 @@ func index(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]
 // envelope {"format":"convo/v1","messages":[…]}, a bare JSON array of
 // messages, and JSON Lines (message objects separated by white space; an
 // empty document is JSON Lines with no lines).
+//
+// The history keeps nothing of data. Its strings, JSON values, parts slices,
+// origins and usages are cut from a few shared chunks (32 KiB of bytes, 64
+// parts) instead of one allocation each, which makes a decoded history cheap
+// for the garbage collector; a message kept after the rest is dropped keeps
+// the chunks it was cut from alive, never more than a few.
 func Unmarshal(data []byte) (History, error) { return DefaultLimits.Unmarshal(data) }
 
 // Read reads a whole canonical document from r with DefaultLimits.
@@ -192,7 +199,13 @@ type decoder struct {
 	r        *jsonx.Reader
 	interned map[string]string
 	scratch  []Part // a stack of parts being read, so each parts slice is allocated once at its exact size
-	single   bool   // one message: too little repetition to pay for an interning table
+	single   bool   // one message: too little repetition to pay for an interning table or part chunks
+
+	// Chunks what is decoded is cut from (decode_slab.go).
+	slab       []byte
+	partSlab   []Part
+	originSlab []Origin
+	usageSlab  []Usage
 }
 
 func (d *decoder) envelope() (History, error) {
@@ -274,7 +287,7 @@ func (d *decoder) optString(dst *string, name []byte) error {
 	if d.r.ReadNull() {
 		return nil
 	}
-	s, err := d.r.ReadString()
+	s, err := d.str()
 	if err != nil {
 		return at(err, string(name))
 	}
@@ -289,14 +302,14 @@ func (d *decoder) optInterned(dst *string, name []byte) error {
 	if d.r.ReadNull() {
 		return nil
 	}
-	b, err := d.r.ReadStringBytes()
+	b, err := d.r.ReadStringScratch()
 	if err != nil {
 		return at(err, string(name))
 	}
 	if len(b) > 64 || d.single || len(d.interned) >= 4096 {
 		// Long values seldom repeat; a full table stops growing, so a
 		// Decoder reading a long stream holds a bounded table.
-		*dst = string(b)
+		*dst = d.keepString(b)
 		return nil
 	}
 	if s, ok := d.interned[string(b)]; ok {
@@ -314,13 +327,18 @@ func (d *decoder) optInterned(dst *string, name []byte) error {
 
 // msgTime reads a message's "time", an RFC 3339 time or empty.
 func (d *decoder) msgTime(m *Message, key []byte) error {
-	var s string
-	if err := d.optString(&s, key); err != nil || s == "" {
-		return err
+	if d.r.ReadNull() {
+		return nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	b, err := d.r.ReadStringScratch()
+	if err != nil || len(b) == 0 {
+		return atKey(err, key)
+	}
+	// Parsed from the bytes as read: the time keeps nothing of its text,
+	// so there is nothing to copy.
+	t, err := time.Parse(time.RFC3339Nano, unsafe.String(unsafe.SliceData(b), len(b)))
 	if err != nil {
-		return at(fmt.Errorf("not an RFC 3339 time: %q", s), "time")
+		return at(fmt.Errorf("not an RFC 3339 time: %q", b), "time")
 	}
 	m.Time = t.UTC()
 	return nil
@@ -347,7 +365,7 @@ func (d *decoder) msgMeta(m *Message) error {
 	if d.r.Peek() != jsonx.Object {
 		return at(errors.New("meta must be a JSON object"), "meta")
 	}
-	raw, err := d.r.ReadRaw()
+	raw, err := d.raw()
 	m.Meta = raw
 	return at(err, "meta")
 }
@@ -394,7 +412,7 @@ func (d *decoder) message(m *Message) error {
 			m.Native = n
 			return at(err, "native")
 		default:
-			raw, err := d.r.ReadRaw()
+			raw, err := d.raw()
 			m.Extra = append(m.Extra, Field{Key: string(key), Value: raw})
 			return atKey(err, key)
 		}
@@ -456,7 +474,7 @@ func (d *decoder) origin(m *Message) error {
 	if d.r.ReadNull() {
 		return nil
 	}
-	o := &Origin{}
+	o := d.newOrigin()
 	m.Origin = o
 	return d.r.ReadObject(func(key []byte) error {
 		switch string(key) {
@@ -475,7 +493,7 @@ func (d *decoder) usage(m *Message) error {
 	if d.r.ReadNull() {
 		return nil
 	}
-	u := &Usage{}
+	u := d.newUsage()
 	m.Usage = u
 	return d.r.ReadObject(func(key []byte) error {
 		var dst *int64
@@ -513,7 +531,7 @@ func (d *decoder) native() (Native, error) {
 		if d.r.Peek() != jsonx.Object {
 			return at(errors.New("must be a JSON object"), string(key))
 		}
-		raw, err := d.r.ReadRaw()
+		raw, err := d.raw()
 		n[string(key)] = raw
 		return atKey(err, key)
 	})
@@ -542,7 +560,9 @@ func (d *decoder) parts(depth int) ([]Part, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(make([]Part, 0, len(d.scratch)-mark), d.scratch[mark:]...), nil
+	ps := d.newParts(len(d.scratch) - mark)
+	copy(ps, d.scratch[mark:])
+	return ps, nil
 }
 
 func (d *decoder) part(p *Part, depth int) error {
@@ -619,14 +639,14 @@ func (d *decoder) partMember(p *Part, key []byte, depth int) error {
 	case "cache":
 		return at(d.cache(p), "cache")
 	case "value":
-		raw, err := d.r.ReadRaw()
+		raw, err := d.raw()
 		p.Value = raw
 		return at(err, "value")
 	case "args":
 		if d.r.ReadNull() {
 			return nil
 		}
-		raw, err := d.r.ReadRaw()
+		raw, err := d.raw()
 		p.Args = raw
 		return at(err, "args")
 	case "parts":
@@ -649,7 +669,7 @@ func (d *decoder) partMember(p *Part, key []byte, depth int) error {
 		}
 		p.Summary = []string{}
 		return at(d.r.ReadArray(func(i int) error {
-			s, err := d.r.ReadString()
+			s, err := d.str()
 			p.Summary = append(p.Summary, s)
 			return at(err, index("", i))
 		}), "summary")
@@ -661,7 +681,7 @@ func (d *decoder) partMember(p *Part, key []byte, depth int) error {
 	if dst := partString(p, key); dst != nil {
 		return d.optString(dst, key)
 	}
-	raw, err := d.r.ReadRaw()
+	raw, err := d.raw()
 	p.Extra = append(p.Extra, Field{Key: string(key), Value: raw})
 	return atKey(err, key)
 }

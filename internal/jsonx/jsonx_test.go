@@ -186,3 +186,31 @@ func TestSkipAllocatesNothing(t *testing.T) {
 		t.Fatalf("Skip allocated %v times", n)
 	}
 }
+
+func TestReadStringScratchAndRawSpan(t *testing.T) {
+	doc := []byte(`["plain","esc\"aped \u00e9",{"a": [1, 2]},{"b":true}]`)
+	var r Reader
+	want := []string{"plain", "esc\"aped é"}
+	if n := testing.AllocsPerRun(50, func() {
+		r.Reset(doc, 0)
+		err := r.ReadArray(func(i int) error {
+			if i < 2 {
+				b, err := r.ReadStringScratch()
+				if err == nil && string(b) != want[i] {
+					t.Fatalf("string %d: %q", i, b)
+				}
+				return err
+			}
+			span, compact, err := r.RawSpan()
+			if err == nil && (string(span) != [...]string{`{"a": [1, 2]}`, `{"b":true}`}[i-2] || compact != (i == 3)) {
+				t.Fatalf("value %d: %q compact %v", i, span, compact)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("allocated %v times", n)
+	}
+}

@@ -74,6 +74,7 @@ type Reader struct {
 	depth    int
 	maxDepth int
 	keys     [][]byte // keys of the objects being read, for duplicate detection
+	scratch  []byte   // ReadStringScratch's buffer for strings with escapes
 	spaces   int      // white space bytes skipped so far, to spot values already compact
 }
 
@@ -272,9 +273,25 @@ func (r *Reader) ReadStringBytes() ([]byte, error) {
 	return b, err
 }
 
+// ReadStringScratch reads a string value without allocating: the result
+// aliases the document when the string has no escapes, and otherwise a
+// buffer of r's that the next call overwrites. It is for callers that copy
+// the bytes where they keep them (or only look at them).
+func (r *Reader) ReadStringScratch() ([]byte, error) {
+	b, copied, err := r.readStringInto(r.scratch[:0])
+	if copied {
+		r.scratch = b
+	}
+	return b, err
+}
+
 // readString returns the string's bytes and whether they were copied into a
 // new buffer (because of escapes).
-func (r *Reader) readString() ([]byte, bool, error) {
+func (r *Reader) readString() ([]byte, bool, error) { return r.readStringInto(nil) }
+
+// readStringInto is readString unescaping into out's memory when the
+// string has escapes (a new buffer when out is nil or too small).
+func (r *Reader) readStringInto(out []byte) ([]byte, bool, error) {
 	r.skipSpace()
 	if r.pos >= len(r.buf) || r.buf[r.pos] != '"' {
 		return nil, false, r.unexpected("string")
@@ -300,7 +317,7 @@ func (r *Reader) readString() ([]byte, bool, error) {
 			return b[start:i], false, nil
 		}
 		if c == '\\' {
-			return r.readEscaped(start, i)
+			return r.readEscaped(start, i, out)
 		}
 		if c < 0x20 {
 			return nil, false, r.errAt(i, "control character in string")
@@ -393,10 +410,12 @@ func invalidUTF8At(b []byte) int {
 	return 0
 }
 
-func (r *Reader) readEscaped(start, i int) ([]byte, bool, error) {
+func (r *Reader) readEscaped(start, i int, out []byte) ([]byte, bool, error) {
 	b := r.buf
-	out := make([]byte, 0, i-start+16)
-	out = append(out, b[start:i]...)
+	if out == nil {
+		out = make([]byte, 0, i-start+16)
+	}
+	out = append(out[:0], b[start:i]...)
 	for i < len(b) {
 		c := b[i]
 		switch {
@@ -609,18 +628,30 @@ func (r *Reader) ReadArray(fn func(i int) error) error {
 // in a new slice.
 func (r *Reader) ReadRaw() ([]byte, error) {
 	r.skipSpace()
-	start, spaces := r.pos, r.spaces
-	if err := r.Skip(); err != nil {
+	start := r.pos
+	span, compact, err := r.RawSpan()
+	if err != nil {
 		return nil, err
 	}
-	span := r.buf[start:r.pos]
-	if r.spaces == spaces {
-		// Already compact, the usual case for machine-written JSON: one
-		// exact-size copy.
+	if compact {
+		// The usual case for machine-written JSON: one exact-size copy.
 		return append(make([]byte, 0, len(span)), span...), nil
 	}
 	r.pos = start
 	return r.AppendRaw(make([]byte, 0, len(span)))
+}
+
+// RawSpan reads any value, validating it as ReadRaw does, and returns the
+// bytes of the document it spans (not a copy) and whether they are already
+// compact. A caller that keeps the value copies it, or compacts it with
+// Compact when it is not compact yet.
+func (r *Reader) RawSpan() (span []byte, compact bool, err error) {
+	r.skipSpace()
+	start, spaces := r.pos, r.spaces
+	if err := r.Skip(); err != nil {
+		return nil, false, err
+	}
+	return r.buf[start:r.pos], r.spaces == spaces, nil
 }
 
 // AppendRaw is ReadRaw appending to dst.
