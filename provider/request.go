@@ -54,6 +54,12 @@ type Request struct {
 	Seed             *int64   `json:"seed,omitempty"`
 	// Stop sequences: generation stops before any of them.
 	Stop []string `json:"stop,omitempty"`
+	// Candidates asks for that many alternative replies to the one request
+	// (OpenAI Chat n, Gemini generationConfig.candidateCount); 0 means not
+	// set, one reply. A format that returns one reply drops a count above
+	// 1 with a warning (CodeCandidatesDropped). The replies are read with
+	// DecodeReplies and AccumulatedReplies.
+	Candidates int64 `json:"candidates,omitempty"`
 	// Reasoning configures the model's thinking; nil means not set.
 	Reasoning *Reasoning `json:"reasoning,omitempty"`
 	// CacheKey is OpenAI's prompt_cache_key, which routes requests that
@@ -224,6 +230,7 @@ func (r *Request) Settings() []string {
 	add(r.FrequencyPenalty != nil, "frequency_penalty")
 	add(r.Seed != nil, "seed")
 	add(len(r.Stop) > 0, "stop")
+	add(r.Candidates != 0, "candidates")
 	add(r.Reasoning != nil, "reasoning")
 	add(r.CacheKey != "", "cache_key")
 	add(r.Stream, "stream")

@@ -16,6 +16,10 @@ const (
 	// CodeSettingDropped: a request setting the target has no member for
 	// (top_k for OpenAI, seed for Anthropic) was left out.
 	CodeSettingDropped Code = "setting-dropped"
+	// CodeCandidatesDropped: a request for several candidate replies
+	// (Request.Candidates > 1) was left out for a target that returns one
+	// reply per request: the target's answer is one of them.
+	CodeCandidatesDropped Code = "candidates-dropped"
 	// CodeSettingMapped: a setting was sent as the target's nearest
 	// equivalent (a reasoning effort as a token budget, JSON mode as a
 	// schema), by the documented table.

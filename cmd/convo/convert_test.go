@@ -109,3 +109,25 @@ func TestConvertWholeRequest(t *testing.T) {
 		t.Errorf("to convo: exit %d: %s", code, errs)
 	}
 }
+
+// TestConvertCandidates: the number of candidates crosses a whole-request
+// conversion (Chat n to Gemini candidateCount), is named when a target
+// returns one reply, and --strict makes that loss an error.
+func TestConvertCandidates(t *testing.T) {
+	in := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"n":3}`
+	out, errs, code := runCLI(t, in, "convert", "--from", "openai-chat", "--to", "gemini")
+	if code != 0 || !strings.Contains(out, `"generationConfig":{"candidateCount":3}`) || errs != "" {
+		t.Errorf("to gemini: exit %d: %s %s", code, out, errs)
+	}
+	out, _, code = runCLI(t, out, "convert", "--from", "gemini", "--to", "openai-chat")
+	if code != 0 || !strings.Contains(out, `"n":3`) {
+		t.Errorf("back to chat: exit %d: %s", code, out)
+	}
+	_, errs, code = runCLI(t, in, "convert", "--from", "openai-chat", "--to", "openai-responses")
+	if code != 0 || !strings.Contains(errs, "warning: candidates: openai-responses returns one reply per request") {
+		t.Errorf("to responses: exit %d: %q", code, errs)
+	}
+	if _, _, code = runCLI(t, in, "convert", "--from", "openai-chat", "--to", "openai-responses", "--strict"); code != 1 {
+		t.Errorf("--strict: exit %d, want 1", code)
+	}
+}

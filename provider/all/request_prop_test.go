@@ -62,6 +62,9 @@ func genRequest(t *rapid.T) *provider.Request {
 	if opt("seed?") {
 		r.Seed = provider.Int(int64(rapid.IntRange(0, 1<<30).Draw(t, "seed")))
 	}
+	if opt("candidates?") {
+		r.Candidates = int64(rapid.IntRange(1, 8).Draw(t, "candidates"))
+	}
 	r.Stop = rapid.SliceOfN(rapid.StringMatching(`[A-Z]{1,4}`), 0, 2).Draw(t, "stop")
 	if len(r.Stop) == 0 {
 		r.Stop = nil
@@ -164,6 +167,11 @@ func TestRequestNothingSilentlyLost(t *testing.T) {
 				check("frequency_penalty", r.FrequencyPenalty, back.FrequencyPenalty)
 				check("seed", r.Seed, back.Seed)
 				check("stop", r.Stop, back.Stop)
+				cand, bcand := r.Candidates, back.Candidates
+				if cand == 1 && bcand == 0 {
+					bcand = cand // one reply is every format's default: leaving it out loses nothing
+				}
+				check("candidates", cand, bcand)
 				check("reasoning", r.Reasoning, back.Reasoning)
 				check("cache_key", r.CacheKey, back.CacheKey)
 				check("stream", r.Stream, back.Stream)

@@ -22,7 +22,7 @@ var request = &wire.Format{
 		{Key: "tools", Fields: wire.FTools, Enc: toolsEnc, Dec: toolsDec},
 		{Key: "toolConfig", Fields: wire.FToolChoice, Enc: toolConfigEnc, Dec: toolConfigDec},
 		{Key: "generationConfig", Fields: wire.FOutput | wire.FMaxTokens | wire.FTemperature | wire.FTopP |
-			wire.FTopK | wire.FPresence | wire.FFrequency | wire.FSeed | wire.FStop | wire.FReasoning,
+			wire.FTopK | wire.FPresence | wire.FFrequency | wire.FSeed | wire.FStop | wire.FReasoning | wire.FCandidates,
 			Enc: genConfigEnc, Dec: genConfigDec},
 	},
 }
@@ -264,6 +264,9 @@ func genConfigEnc(e *wire.ReqEnc) error {
 	if r.Seed != nil {
 		o.Int("seed", *r.Seed)
 	}
+	if r.Candidates != 0 {
+		o.Int("candidateCount", r.Candidates)
+	}
 	switch r.Output.Type {
 	case "":
 	case provider.OutputText:
@@ -350,6 +353,11 @@ func genConfigDec(d *wire.ReqDec, v []byte) error {
 			r.FrequencyPenalty, err = wire.Float(v)
 		case "seed":
 			r.Seed, err = wire.Int(v)
+		case "candidateCount", "candidate_count":
+			var n *int64
+			if n, err = wire.Int(v); n != nil {
+				r.Candidates = *n
+			}
 		case "responseMimeType", "response_mime_type":
 			var s string
 			s, err = wire.Str(v)

@@ -8,7 +8,8 @@ import (
 // conversation is restored from its messages alone: the model, tools and
 // sampling settings are the engine's and the conversation config's, set in
 // code on the device. Every setting r has is therefore left out with a
-// warning (CodeSettingDropped), as are r's native members.
+// warning (CodeSettingDropped; CodeCandidatesDropped for several
+// candidates), as are r's native members.
 func (conversation) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	inner := opts
 	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
@@ -17,8 +18,16 @@ func (conversation) EncodeRequest(r *provider.Request, opts provider.Options) ([
 		return nil, warns, err
 	}
 	for _, s := range r.Settings() {
-		warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, s,
-			"litert has no such setting in its messages: left out (set it in the engine or conversation config)"))
+		switch {
+		case s == "candidates" && r.Candidates == 1:
+			// One reply is the only one any engine gives: nothing is lost.
+		case s == "candidates":
+			warns = append(warns, provider.WarnCode(provider.CodeCandidatesDropped, s,
+				"litert returns one reply per request: left out (one reply, not %d)", r.Candidates))
+		default:
+			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, s,
+				"litert has no such setting in its messages: left out (set it in the engine or conversation config)"))
+		}
 	}
 	warns, err = opts.Finish(warns)
 	if err != nil {

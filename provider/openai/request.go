@@ -26,6 +26,7 @@ var chatRequest = &wire.Format{
 		floatSetting("presence_penalty", wire.FPresence, func(r *provider.Request) **float64 { return &r.PresencePenalty }),
 		floatSetting("frequency_penalty", wire.FFrequency, func(r *provider.Request) **float64 { return &r.FrequencyPenalty }),
 		intSetting("seed", wire.FSeed, func(r *provider.Request) **int64 { return &r.Seed }),
+		wire.CountSetting("n", wire.FCandidates, func(r *provider.Request) *int64 { return &r.Candidates }),
 		maxTokensSetting("max_completion_tokens", "max_tokens"),
 		maxTokensSetting("max_tokens", "max_tokens"),
 		wire.StopSetting("stop"),
@@ -51,7 +52,7 @@ func (chat) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, [
 }
 
 // DecodeRequest reads a whole Chat Completions request body. Members with
-// no Request field (service_tier, store, logit_bias, n, …) are kept in
+// no Request field (service_tier, store, logit_bias, …) are kept in
 // Native["openai"].
 func (chat) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	return chatRequest.DecodeRequest(body, opts)

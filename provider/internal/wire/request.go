@@ -335,13 +335,14 @@ const (
 	FStreamUsage
 	FUser
 	FMetadata
+	FCandidates
 	fieldEnd
 )
 
 // fieldPaths name the fields in warnings.
 var fieldPaths = [...]string{"model", "tools", "tool_choice", "parallel_tool_calls", "output",
 	"max_tokens", "temperature", "top_p", "top_k", "presence_penalty", "frequency_penalty",
-	"seed", "stop", "reasoning", "cache_key", "stream", "stream_usage", "user", "metadata"}
+	"seed", "stop", "reasoning", "cache_key", "stream", "stream_usage", "user", "metadata", "candidates"}
 
 func isSet(r *provider.Request, f Field) bool {
 	switch f {
@@ -383,6 +384,10 @@ func isSet(r *provider.Request, f Field) bool {
 		return r.User != ""
 	case FMetadata:
 		return len(r.Metadata) > 0
+	case FCandidates:
+		// One candidate is every format's only reply: nothing is lost
+		// where it cannot be asked for.
+		return r.Candidates > 1
 	}
 	return false
 }
@@ -554,12 +559,7 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 			return nil, e.Warns, err
 		}
 	}
-	carried |= f.Carried
-	for b := Field(1); b < fieldEnd; b <<= 1 {
-		if carried&b == 0 && isSet(r, b) {
-			e.Warns = append(e.Warns, Dropped(fieldPaths[bitIndex(b)], f.Name))
-		}
-	}
+	f.warnDropped(e, carried|f.Carried)
 	// Native members named like a setting were handled with it.
 	for _, s := range f.Settings {
 		e.O.handled = append(e.O.handled, s.Key)
@@ -585,6 +585,20 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 		return nil, warns, err
 	}
 	return body, warns, nil
+}
+
+// warnDropped warns about every field set in e.R that no member of the
+// format carries.
+func (f *Format) warnDropped(e *ReqEnc, carried Field) {
+	for b := Field(1); b < fieldEnd; b <<= 1 {
+		switch {
+		case carried&b != 0 || !isSet(e.R, b):
+		case b == FCandidates:
+			e.Warn(provider.CodeCandidatesDropped, "candidates", "%s returns one reply per request: left out (one reply, not %d)", f.Name, e.R.Candidates)
+		default:
+			e.Warns = append(e.Warns, Dropped(fieldPaths[bitIndex(b)], f.Name))
+		}
+	}
 }
 
 func bitIndex(b Field) int {
@@ -785,6 +799,28 @@ func IntSetting(key string, f Field, field func(*provider.Request) **int64) Sett
 			}
 			p, err := Int(v)
 			*field(r) = p
+			return err
+		}}
+}
+
+// CountSetting is an integer member carried by one int64 field whose zero
+// means not set (Request.Candidates); 0 and null are not written.
+func CountSetting(key string, f Field, field func(*provider.Request) *int64) Setting {
+	return Setting{Key: key, Fields: f,
+		Enc: func(e *ReqEnc) error {
+			if n := *field(e.R); n != 0 {
+				e.O.Int(key, n)
+			}
+			return nil
+		},
+		Dec: func(d *ReqDec, v []byte) error {
+			if string(v) == "null" {
+				return nil
+			}
+			n, err := Int(v)
+			if err == nil {
+				*field(d.R) = *n
+			}
 			return err
 		}}
 }
