@@ -442,6 +442,9 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		}
 		rec.msgs = append(rec.msgs, m)
 	}
+	if len(x.history) > 0 {
+		rec.req, rec.client, rec.skip = x.body, x.client, n
+	}
 	if rec.exists && n > 0 {
 		g.pairResults(r.Context(), x, n)
 	}
@@ -479,6 +482,7 @@ func (g *Gateway) pairResults(ctx context.Context, x *exchange, n int) {
 			made[sc.ID] = stored[i].ID
 		}
 	}
+	x.rec.req = nil // the messages differ from the request's now: keep them
 	for i := range x.rec.msgs {
 		m := &x.rec.msgs[i]
 		if !m.IsToolResult() {

@@ -41,6 +41,15 @@ type record struct {
 	streamed bool
 	fail     string // an error message to record instead of (or after) the reply
 
+	// The request's new messages are msgs or, when that is smaller, the
+	// request's bytes (req, in the client's protocol) decoded again by the
+	// writer: the messages after the first skip, stored under ids. See
+	// compact.
+	req    []byte
+	client *protocol
+	skip   int
+	ids    []string
+
 	span *exchangeSpan // for the exchange's span, when the gateway makes spans
 	mode RecordMode    // "" is full
 	size int64         // what it holds, counted against the queue's bytes (footprint)
@@ -51,13 +60,68 @@ var (
 	recordSize  = int64(reflect.TypeFor[record]().Size())
 	messageSize = int64(reflect.TypeFor[convo.Message]().Size())
 	partSize    = int64(reflect.TypeFor[convo.Part]().Size())
+	stringSize  = int64(reflect.TypeFor[string]().Size())
 )
+
+// compact keeps the request's bytes instead of its decoded new messages
+// when they take less memory, as they do for a short request: a message
+// with one text part is some 900 bytes decoded, the JSON of a short
+// question a tenth of that. A long history is the other way round (all of
+// it is in the request, only its last turn is new), and keeps the
+// messages. The writer decodes the bytes again (see messages).
+func (r *record) compact() {
+	if r.req == nil {
+		return
+	}
+	keep := int64(len(r.req))
+	var decoded int64
+	for i := range r.msgs {
+		decoded += messageFootprint(&r.msgs[i])
+		keep += stringSize + int64(len(r.msgs[i].ID))
+	}
+	if keep >= decoded {
+		r.req = nil
+		return
+	}
+	r.ids = make([]string, len(r.msgs))
+	for i := range r.msgs {
+		r.ids[i] = r.msgs[i].ID
+	}
+	r.req, r.msgs = bytes.Clone(r.req), nil
+}
+
+// messages returns the request's new messages, decoded again from the
+// request's bytes when compact kept those.
+func (r *record) messages() ([]convo.Message, error) {
+	if r.req == nil {
+		return r.msgs, nil
+	}
+	codec, err := all.Lookup(r.client.name)
+	var h convo.History
+	if err == nil {
+		h, _, err = codec.Decode(r.req, provider.Options{Repair: true})
+	}
+	if err == nil && len(h)-r.skip != len(r.ids) {
+		err = fmt.Errorf("%d new messages, not %d", len(h)-r.skip, len(r.ids))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the request, read again for recording: %w", err)
+	}
+	msgs := h[r.skip:]
+	for i := range msgs {
+		msgs[i].ID = r.ids[i]
+	}
+	return msgs, nil
+}
 
 // footprint estimates the memory a queued record keeps alive: the record,
 // the reply's bytes, and the messages it carries — their structs, parts and
 // (by their canonical JSON's estimated size) contents.
 func (r *record) footprint() int64 {
-	n := recordSize + int64(cap(r.body))
+	n := recordSize + int64(cap(r.body)) + int64(cap(r.req))
+	for _, id := range r.ids {
+		n += stringSize + int64(len(id))
+	}
 	for i := range r.msgs {
 		n += messageFootprint(&r.msgs[i])
 	}
@@ -119,6 +183,7 @@ func (rc *recorder) enqueue(rec *record) {
 	if rec.span != nil {
 		rec.span.end = time.Now() // the exchange ends as it is handed over
 	}
+	rec.compact()
 	if reason := rc.offer(rec); reason != "" {
 		rc.dropped.Add(1)
 		rc.log.Warn("gateway: recording dropped: "+reason, "conversation", rec.conv, "queue", cap(rc.q))
@@ -314,9 +379,15 @@ func failed(n convo.Native, fail string) convo.Native {
 // prepare turns a record into the store write that keeps it, and returns
 // the fingerprint the conversation has after it ("" for none).
 func (rc *recorder) prepare(rec *record) (store.Write, string) {
-	msgs := rec.msgs
 	now := time.Now().UTC()
 	reply, fail := rec.reply, rec.fail
+	msgs, err := rec.messages()
+	if err != nil {
+		rc.log.Error("gateway: recording the request", "conversation", rec.conv, "err", err)
+		if fail == "" {
+			fail = err.Error()
+		}
+	}
 	if reply == nil && rec.body != nil {
 		m, err := decodeReply(rec.upstream, rec.body, rec.streamed)
 		if err != nil && fail == "" {
