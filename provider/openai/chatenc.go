@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -14,8 +15,9 @@ import (
 
 // NewChatStreamEncoder returns an encoder that writes a Chat Completions
 // chunk stream (SSE data lines ending with [DONE]) to w from the deltas of
-// one reply: content, refusal and reasoning_content pieces, tool_calls by
-// index with their argument pieces, the finish_reason chunk, and a usage
+// one reply: content, refusal and reasoning_content pieces, a text's
+// citations as an annotations delta once it ends (see EncodeChatReply),
+// tool_calls by index with their argument pieces, the finish_reason chunk, and a usage
 // chunk (choices: []) unless opts.OmitUsage. Parts Chat has no delta for
 // (media, other providers' items) are left out. Each Write writes whole
 // chunks. The deltas of several candidates (Delta.Candidate) are written
@@ -27,7 +29,7 @@ import (
 // are written as ordinary ones; the encoders provider.EncoderOf returns
 // leave them out, so a client never runs them.
 func NewChatStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
-	return &chatEncoder{w: w, opts: opts, calls: map[chatKey]*chatCall{}, ncalls: map[int]int{}}
+	return &chatEncoder{w: w, opts: opts, calls: map[chatKey]*chatCall{}, ncalls: map[int]int{}, runes: map[int]int{}}
 }
 
 // chatKey names a part being streamed: its candidate and index.
@@ -40,6 +42,7 @@ type chatEncoder struct {
 	head    []byte // {"id":…,"object":…,"created":…,"model":…,
 	calls   map[chatKey]*chatCall
 	ncalls  map[int]int // tool calls begun, by candidate (present once its role chunk is written)
+	runes   map[int]int // runes of content written, by candidate: where a text's citations count from
 	usage   *convo.Usage
 	done    bool
 	started bool
@@ -50,6 +53,7 @@ type chatCall struct {
 	args  bool
 	typ   convo.PartType
 	text  bool
+	at    int // a text's first rune in the content
 }
 
 func (e *chatEncoder) Write(d provider.Delta) error {
@@ -128,7 +132,7 @@ func (e *chatEncoder) start(o *convo.Origin) {
 // partStart opens a part; a tool call gets the next tool_calls index of
 // its candidate and a chunk with its id and name.
 func (e *chatEncoder) partStart(key chatKey, p *convo.Part) {
-	c := &chatCall{typ: p.Type}
+	c := &chatCall{typ: p.Type, at: e.runes[key.cand]}
 	e.calls[key] = c
 	if p.Type != convo.TypeToolCall {
 		return
@@ -146,7 +150,8 @@ func (e *chatEncoder) partStart(key chatKey, p *convo.Part) {
 }
 
 // partEnd writes what a part that ends brought whole rather than in
-// pieces: a call's arguments, a text, a reasoning summary.
+// pieces: a call's arguments, a text, a reasoning summary, a text's
+// citations as annotations.
 func (e *chatEncoder) partEnd(k int, c *chatCall, p *convo.Part) {
 	switch {
 	case p.Type == convo.TypeToolCall && !c.args:
@@ -161,6 +166,14 @@ func (e *chatEncoder) partEnd(k int, c *chatCall, p *convo.Part) {
 		e.text(k, p.Type, strings.Join(p.Summary, "\n\n"))
 	case !c.text && p.Text != "":
 		e.text(k, p.Type, p.Text)
+	}
+	if p.Type == convo.TypeText && len(p.Citations) > 0 {
+		// Chat streams annotations as a delta of their own, after the text.
+		var r jsonx.Reader
+		b, n := appendChatCites(append([]byte(nil), `{"annotations":[`...), p.Citations, c.at, utf8.RuneCountInString(p.Text), &r)
+		if n > 0 {
+			e.chunk(k, string(append(b, "]}"...)), "")
+		}
 	}
 }
 
@@ -188,6 +201,7 @@ func (e *chatEncoder) text(k int, t convo.PartType, s string) {
 	case convo.TypeReasoning:
 		key = "reasoning_content"
 	case convo.TypeText:
+		e.runes[k] += utf8.RuneCountInString(s)
 	default:
 		return
 	}

@@ -22,9 +22,10 @@ var _ provider.ReplyCodec = chat{}
 // content, refusal and tool calls as parts; usage (with cached and
 // reasoning tokens); finish_reason normalised, the raw reason kept in
 // Native; Origin with the model and response id; Time from "created".
-// Response-only fields (finish_reason, annotations, the audio reply,
-// logprobs) are kept under native.openai.response, which is never sent in
-// a request. An {"error": …} body is an *provider.APIError.
+// The message's annotations (url_citation) become the citations of its
+// text part. Response-only fields (finish_reason, annotations that do not
+// map, the audio reply, logprobs) are kept under native.openai.response,
+// which is never sent in a request. An {"error": …} body is an *provider.APIError.
 func (chat) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
 	m, warns, err := decodeChatReply(body, opts)
 	if err != nil {
@@ -263,9 +264,9 @@ func chatFinish(reason string, calls bool) convo.Finish {
 }
 
 // replyNatives sorts a reply message's native fields: those a request can
-// send back stay; response-only ones (annotations, the audio reply beyond
-// its id, the raw finish reason, logprobs) move under "response", which
-// encoders never send.
+// send back stay; response-only ones (annotations that are not the text's
+// citations, the audio reply beyond its id, the raw finish reason,
+// logprobs) move under "response", which encoders never send.
 func replyNatives(m *convo.Message, finish, logprobs []byte) {
 	var nr natReader
 	n, _ := nr.of(m.Native)
@@ -276,7 +277,7 @@ func replyNatives(m *convo.Message, finish, logprobs []byte) {
 	for _, x := range n.m {
 		switch string(x.key) {
 		case "annotations":
-			if string(x.val) != "[]" {
+			if string(x.val) != "[]" && !liftAnnotations(m, x.val) {
 				resp.addKey(x.key, x.val)
 			}
 		case "audio":
@@ -296,6 +297,29 @@ func replyNatives(m *convo.Message, finish, logprobs []byte) {
 		keep.add("response", append(append([]byte{'{'}, resp.buf...), '}'))
 	}
 	m.Native = keep.native(true)
+}
+
+// liftAnnotations makes a reply's annotations the citations of its text,
+// when it has one text part and each annotation maps; otherwise they stay
+// native, as they came.
+func liftAnnotations(m *convo.Message, raw []byte) bool {
+	text := -1
+	for i := range m.Parts {
+		if m.Parts[i].Type == convo.TypeText {
+			if text >= 0 {
+				return false
+			}
+			text = i
+		}
+	}
+	if text < 0 {
+		return false
+	}
+	cs, ok := readChatAnnotations(raw)
+	if ok {
+		m.Parts[text].Citations = cs
+	}
+	return ok
 }
 
 // normalLogprobs keeps the content and refusal token lists of a choice's

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -14,6 +15,13 @@ import (
 
 // EncodeChatReply returns a Chat Completions response body for an assistant
 // message: the non-streamed counterpart of NewChatStreamEncoder.
+//
+// The texts of the message are joined into the content, and their
+// citations Chat has a form for (url) become its annotations, start_index
+// and end_index counted in runes of the joined content: a citation's span
+// moves by where its part begins, and one without a span (it supports its
+// whole part, as Anthropic's do) gets the part's stretch, since Chat
+// requires both. Other citations are left out.
 //
 // Calls and results of tools a provider ran itself (Part.IsServerTool)
 // are written as ordinary ones; the encoders provider.EncoderOf returns
@@ -62,12 +70,25 @@ func EncodeChatReplies(ms []convo.Message, opts provider.StreamOptions) []byte {
 // appendChatChoice appends the choice with index k for message m.
 func appendChatChoice(b []byte, k int, m *convo.Message) []byte {
 	var text, refusal, reasoning strings.Builder
-	var calls []byte
+	var calls, anns []byte
+	var r jsonx.Reader
+	runes := 0 // of the content so far, where the next text's citations count from
 	for i := range m.Parts {
 		p := &m.Parts[i]
 		switch p.Type {
 		case convo.TypeText:
 			text.WriteString(p.Text)
+			n := utf8.RuneCountInString(p.Text)
+			if mark := len(anns); len(p.Citations) > 0 {
+				if mark > 0 {
+					anns = append(anns, ',')
+				}
+				var k int
+				if anns, k = appendChatCites(anns, p.Citations, runes, n, &r); k == 0 {
+					anns = anns[:mark]
+				}
+			}
+			runes += n
 		case convo.TypeRefusal:
 			refusal.WriteString(p.Text)
 		case convo.TypeReasoning:
@@ -108,6 +129,9 @@ func appendChatChoice(b []byte, k int, m *convo.Message) []byte {
 	}
 	if len(calls) > 0 {
 		b = append(append(append(b, `,"tool_calls":[`...), calls...), ']')
+	}
+	if len(anns) > 0 {
+		b = append(append(append(b, `,"annotations":[`...), anns...), ']')
 	}
 	b = jsonx.AppendString(append(b, `},"finish_reason":`...), chatFinishReason(m.Finish))
 	return append(b, `,"logprobs":null}`...)
