@@ -353,13 +353,15 @@ func (g *Gateway) warnApprovals(x *exchange, m convo.Message) {
 func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, replies provider.ReplyCodec, re provider.ReplyEncoder, sopts provider.StreamOptions) {
 	w.Header().Set("Content-Type", x.client.contentType())
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	enc := re.NewStreamEncoder(w, sopts)
+	out := &clientWriter{w: w}
+	out.flusher, _ = w.(http.Flusher)
+	enc := re.NewStreamEncoder(out, sopts)
 	dr := provider.NewDeltaReader(replies.NewAccumulator(provider.Options{}))
 	if _, ok := re.(provider.CandidatesEncoder); ok {
 		dr.ReadCandidates() // the client's protocol streams every candidate
 	}
 	src := x.up.proto.source(resp.Body)
+	ready, _ := src.(interface{ Ready() bool })
 	var deltas []provider.Delta
 	var werr, serr error
 	for werr == nil {
@@ -379,8 +381,13 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 				break
 			}
 		}
-		if flusher != nil && len(deltas) > 0 {
-			flusher.Flush() // nothing to send for an event that brought no delta (a ping, a block's end)
+		// What was written goes to the client now, unless the upstream's
+		// next event has already arrived: then it goes with what that
+		// one brings, in one write system call instead of two, and
+		// nothing waits on the network. The first bytes always go at
+		// once.
+		if !out.sent || ready == nil || !ready.Ready() {
+			out.flush()
 		}
 	}
 	// The end: the rest of the reply, or the error event of the
@@ -390,10 +397,8 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 		for _, d := range deltas {
 			_ = enc.Write(d)
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
 	}
+	out.flush()
 	switch {
 	case r.Context().Err() != nil && (werr != nil || serr != nil || ferr != nil):
 		// Only a stream cut short: a client that closes the connection as
@@ -407,6 +412,29 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 	g.warnApprovals(x, m)
 	if len(m.Parts) > 0 || x.rec.fail == "" {
 		x.rec.reply = &m
+	}
+}
+
+// clientWriter is what a stream encoder writes the client's stream to: it
+// notes whether anything was written since the last flush, so events that
+// bring nothing to send (a ping, a block's end) cost no write system call.
+type clientWriter struct {
+	w       io.Writer
+	flusher http.Flusher
+	pending bool // written, not flushed
+	sent    bool // flushed at least once
+}
+
+func (c *clientWriter) Write(p []byte) (int, error) {
+	c.pending = c.pending || len(p) > 0
+	return c.w.Write(p)
+}
+
+// flush sends what was written, if anything.
+func (c *clientWriter) flush() {
+	if c.pending && c.flusher != nil {
+		c.flusher.Flush()
+		c.pending, c.sent = false, true
 	}
 }
 

@@ -348,3 +348,14 @@ func EventName(b []byte) string {
 	}
 	return string(b)
 }
+
+// Ready reports whether the next message is already in the read buffer
+// (see SSE.Ready): its prelude, and as many bytes as it says it has.
+func (s *EventStream) Ready() bool {
+	n := s.r.Buffered()
+	if n < preludeLen {
+		return false
+	}
+	p, _ := s.r.Peek(4)
+	return uint32(n) >= binary.BigEndian.Uint32(p)
+}

@@ -53,3 +53,21 @@ func (n *NDJSON) Next() (codec.Event, error) {
 		line = line[:0]
 	}
 }
+
+// Ready reports whether the next event is already in the read buffer (see
+// SSE.Ready): a whole line with something other than white space on it.
+func (n *NDJSON) Ready() bool {
+	buf, _ := n.r.Peek(n.r.Buffered())
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return false
+		}
+		for _, c := range buf[:i] {
+			if c > ' ' && c < 0x7f {
+				return true // printable ASCII: TrimSpace cannot make the line blank
+			}
+		}
+		buf = buf[i+1:]
+	}
+}

@@ -110,3 +110,37 @@ func (s *SSE) readLine() ([]byte, error) {
 		return s.line, nil
 	}
 }
+
+// Ready reports whether the next event is already in the read buffer, so
+// that Next returns it without reading from the underlying reader, and so
+// without waiting for the network. It can report false when the event is
+// there (a caller that flushes its output when the next event is not
+// ready only flushes more often), never true when it is not.
+func (s *SSE) Ready() bool {
+	buf, _ := s.r.Peek(s.r.Buffered())
+	if s.skipLF && len(buf) > 0 && buf[0] == '\n' {
+		buf = buf[1:]
+	}
+	// Next is between events: no data line is pending. Walk the buffered
+	// lines as Next would: a blank line after a data line dispatches.
+	has := false
+	for {
+		i := bytes.IndexAny(buf, "\r\n")
+		if i < 0 {
+			return false // the rest is not a whole line yet
+		}
+		line := buf[:i]
+		switch {
+		case len(line) == 0:
+			if has {
+				return true
+			}
+		case string(line) == "data" || bytes.HasPrefix(line, []byte("data:")):
+			has = true
+		}
+		if buf[i] == '\r' && i+1 < len(buf) && buf[i+1] == '\n' {
+			i++
+		}
+		buf = buf[i+1:]
+	}
+}
