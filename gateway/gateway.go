@@ -318,9 +318,13 @@ type exchange struct {
 	stream  bool
 	body    []byte
 	history convo.History
-	rec     *record
-	start   time.Time
-	upStart time.Time // when the upstream request was sent
+	// req is the whole request, decoded once for a translated exchange
+	// (its History is history); nil when it could not be.
+	req      *provider.Request
+	reqWarns []provider.Warning
+	rec      *record
+	start    time.Time
+	upStart  time.Time // when the upstream request was sent
 }
 
 // endpoint serves the client endpoint of protocol name; x comes with its
@@ -400,10 +404,7 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 func (g *Gateway) prepare(r *http.Request, x *exchange) {
 	rec := &record{tenant: x.tenant, upstream: x.up.proto, streamed: x.stream, replyID: store.NewID("msg")}
 	x.rec = rec
-	codec, err := all.Lookup(x.client.name)
-	if err == nil {
-		x.history, _, err = codec.Decode(x.body, provider.Options{Repair: true})
-	}
+	err := g.decodeRequest(x)
 	if err != nil {
 		// The upstream may still take what convo cannot read: the
 		// exchange goes through and is recorded as what was understood.
@@ -448,6 +449,29 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 	if rec.exists && n > 0 {
 		g.pairResults(r.Context(), x, n)
 	}
+}
+
+// decodeRequest reads the request's history into x.history. A request
+// that will be translated is decoded whole, once: the history is the
+// whole request's (the same decoder reads it), kept in x.req for the
+// conversion.
+func (g *Gateway) decodeRequest(x *exchange) error {
+	opts := provider.Options{Repair: true}
+	if x.up.proto != x.client {
+		if from, err := all.LookupRequest(x.client.name); err == nil {
+			if req, warns, err := from.DecodeRequest(x.body, opts); err == nil {
+				x.req, x.reqWarns, x.history = req, warns, req.History
+				return nil
+			}
+			// translate reports the error; the history may still be
+			// readable, for the recording.
+		}
+	}
+	codec, err := all.Lookup(x.client.name)
+	if err == nil {
+		x.history, _, err = codec.Decode(x.body, opts)
+	}
+	return err
 }
 
 // pairResults gives the new tool results the ids of the stored calls they

@@ -264,10 +264,13 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 		writeError(w, x.client, http.StatusNotImplemented, fmt.Sprintf("model %q is routed to a %s upstream: requests cannot be translated from %s to %s yet", x.model, x.up.proto.name, x.client.name, x.up.proto.name))
 		return
 	}
-	req, warns, err := from.DecodeRequest(x.body, provider.Options{Repair: true})
-	if err != nil {
-		writeError(w, x.client, http.StatusBadRequest, "request: "+err.Error())
-		return
+	req, warns := x.req, x.reqWarns // decoded with the history (prepare)
+	if req == nil {
+		var err error
+		if req, warns, err = from.DecodeRequest(x.body, provider.Options{Repair: true}); err != nil {
+			writeError(w, x.client, http.StatusBadRequest, "request: "+err.Error())
+			return
+		}
 	}
 	req.Model, req.Stream = x.model, x.stream
 	if req.Stream {
