@@ -125,15 +125,20 @@ type Piece struct {
 	// Kind is DeltaText, DeltaArgs, DeltaSignature or DeltaEncrypted when
 	// the event appended Text to that content of the part at Index (its
 	// place in the parts Snapshot returns) and changed no part otherwise.
-	// It is 0 when the event changed no part (a keep-alive, the usage, the
-	// reason the reply ended) or, with Other, when it changed them in
-	// another way.
+	// It is DeltaPartStart when the event added one part, at Index, after
+	// every other, and changed no part otherwise: Part is that part as
+	// Snapshot would show it (its content so far included). It is 0 when
+	// the event changed nothing in the parts Snapshot returns (a
+	// keep-alive, the usage, the reason the reply ended, the end of a
+	// part that the snapshots already showed as it ends) or, with Other,
+	// when it changed them in another way.
 	Kind  DeltaKind
 	Index int
 	Text  string
+	Part  *convo.Part
 	// Other says the event changed the parts in a way that is not one
-	// piece (a part began, ended or was replaced): the reader compares a
-	// snapshot.
+	// piece (a part was replaced, or several changed): the reader
+	// compares a snapshot.
 	Other bool
 }
 
@@ -237,6 +242,14 @@ func (d *DeltaReader) start(dst []Delta, m convo.Message) []Delta {
 // yet reported, or one that already differed from what was reported,
 // needs a snapshot.
 func (d *DeltaReader) piece(dst []Delta, p Piece) ([]Delta, bool) {
+	if p.Kind == DeltaPartStart {
+		// A new part: what a snapshot would show of it, the parts before
+		// it unchanged.
+		if p.Part == nil || p.Index != len(d.parts) {
+			return dst, false
+		}
+		return d.diffPart(dst, p.Index, p.Part, false), true
+	}
 	if p.Index < 0 || p.Index >= len(d.parts) {
 		return dst, false
 	}
@@ -322,54 +335,7 @@ func (d *DeltaReader) keepIDs(m convo.Message) convo.Message {
 // the parts are final and every one ends.
 func (d *DeltaReader) diff(dst []Delta, parts []convo.Part, last bool) []Delta {
 	for i := range parts {
-		p := &parts[i]
-		if i == len(d.parts) {
-			d.parts = append(d.parts, partSent{})
-		}
-		s := &d.parts[i]
-		if !s.started {
-			// A provider item convo keeps opaque may still turn into a
-			// known part (an OpenAI message item before its first content
-			// part): it starts when it is known, or at the end.
-			if p.Raw != nil && !last {
-				continue
-			}
-			s.started, s.typ, s.id = true, p.Type, p.ID
-			start := *p
-			if streamed(p.Type) || p.Type == convo.TypeToolCall {
-				start.Text, start.Args, start.ArgsRaw, start.Signature, start.Encrypted = "", nil, "", "", ""
-			}
-			dst = append(dst, Delta{Kind: DeltaPartStart, Index: i, Part: &start})
-		}
-		if s.typ != p.Type {
-			s.warn(d, i, "the part changed from %s to %s while streaming: not streamed, kept in the message", s.typ, p.Type)
-			continue
-		}
-		if streamed(p.Type) {
-			dst = s.grow(d, dst, i, DeltaText, &s.text, p.Text)
-		}
-		switch p.Type {
-		case convo.TypeToolCall:
-			// Arguments are streamed without the white space outside
-			// strings, so pieces of a call in progress stay a prefix of
-			// the compacted arguments it ends with.
-			args := stripSpace(argsText(p))
-			// A call announced with empty arguments ({} before any
-			// piece, as Anthropic and Bedrock start tool_use blocks)
-			// keeps them back until pieces arrive or the stream ends.
-			if last || len(s.args) > 0 || args != "{}" {
-				if len(s.args) == 0 || hasPrefix(args, s.args) {
-					n := len(s.args)
-					dst = s.grow(d, dst, i, DeltaArgs, &s.args, args)
-					stripSpaceFrom(args[n:], &s.inString, &s.escaped) // where the arguments now end
-				} else if !sameCompact(s.args, args) {
-					s.warn(d, i, "tool call arguments were rewritten while streaming: the message keeps the final ones")
-				}
-			}
-		case convo.TypeReasoning:
-			dst = s.grow(d, dst, i, DeltaSignature, &s.sig, p.Signature)
-			dst = s.grow(d, dst, i, DeltaEncrypted, &s.encr, p.Encrypted)
-		}
+		dst = d.diffPart(dst, i, &parts[i], last)
 	}
 	if last {
 		for i := range d.parts {
@@ -381,6 +347,59 @@ func (d *DeltaReader) diff(dst []Delta, parts []convo.Part, last bool) []Delta {
 		if len(parts) < len(d.parts) {
 			d.warns = append(d.warns, Warnf("", "%d streamed parts are missing from the final message", len(d.parts)-len(parts)))
 		}
+	}
+	return dst
+}
+
+// diffPart appends the deltas that take what was reported of part i to p
+// (i is at most the number of parts seen so far).
+func (d *DeltaReader) diffPart(dst []Delta, i int, p *convo.Part, last bool) []Delta {
+	if i == len(d.parts) {
+		d.parts = append(d.parts, partSent{})
+	}
+	s := &d.parts[i]
+	if !s.started {
+		// A provider item convo keeps opaque may still turn into a
+		// known part (an OpenAI message item before its first content
+		// part): it starts when it is known, or at the end.
+		if p.Raw != nil && !last {
+			return dst
+		}
+		s.started, s.typ, s.id = true, p.Type, p.ID
+		start := *p
+		if streamed(p.Type) || p.Type == convo.TypeToolCall {
+			start.Text, start.Args, start.ArgsRaw, start.Signature, start.Encrypted = "", nil, "", "", ""
+		}
+		dst = append(dst, Delta{Kind: DeltaPartStart, Index: i, Part: &start})
+	}
+	if s.typ != p.Type {
+		s.warn(d, i, "the part changed from %s to %s while streaming: not streamed, kept in the message", s.typ, p.Type)
+		return dst
+	}
+	if streamed(p.Type) {
+		dst = s.grow(d, dst, i, DeltaText, &s.text, p.Text)
+	}
+	switch p.Type {
+	case convo.TypeToolCall:
+		// Arguments are streamed without the white space outside
+		// strings, so pieces of a call in progress stay a prefix of
+		// the compacted arguments it ends with.
+		args := stripSpace(argsText(p))
+		// A call announced with empty arguments ({} before any
+		// piece, as Anthropic and Bedrock start tool_use blocks)
+		// keeps them back until pieces arrive or the stream ends.
+		if last || len(s.args) > 0 || args != "{}" {
+			if len(s.args) == 0 || hasPrefix(args, s.args) {
+				n := len(s.args)
+				dst = s.grow(d, dst, i, DeltaArgs, &s.args, args)
+				stripSpaceFrom(args[n:], &s.inString, &s.escaped) // where the arguments now end
+			} else if !sameCompact(s.args, args) {
+				s.warn(d, i, "tool call arguments were rewritten while streaming: the message keeps the final ones")
+			}
+		}
+	case convo.TypeReasoning:
+		dst = s.grow(d, dst, i, DeltaSignature, &s.sig, p.Signature)
+		dst = s.grow(d, dst, i, DeltaEncrypted, &s.encr, p.Encrypted)
 	}
 	return dst
 }

@@ -173,9 +173,7 @@ func (h *head) finish(parts []convo.Part) (convo.Message, error) {
 		Origin: &convo.Origin{Provider: ProviderID, Model: h.model, ResponseID: h.id},
 	}
 	for i := range m.Parts {
-		if p := &m.Parts[i]; p.Type == convo.TypeReasoning && p.Provider == ProviderID && p.Model == "" {
-			p.Model = h.model
-		}
+		h.settle(&m.Parts[i])
 	}
 	native := h.top
 	if raw := h.top.Value("stop_reason"); raw != nil {
@@ -200,6 +198,14 @@ func (h *head) finish(parts []convo.Part) (convo.Message, error) {
 		m.Native = convo.Native{ProviderID: native.Object()}
 	}
 	return m, nil
+}
+
+// settle gives a part what the message's head says of it: a reasoning
+// part is the message's model's.
+func (h *head) settle(p *convo.Part) {
+	if p.Type == convo.TypeReasoning && p.Provider == ProviderID && p.Model == "" {
+		p.Model = h.model
+	}
 }
 
 // finishOf normalises a stop_reason; the raw reason stays in the native

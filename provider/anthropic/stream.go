@@ -103,7 +103,9 @@ func (a *accumulator) Add(ev provider.Event) error {
 
 // AddPiece folds one event into the message and says what it changed in
 // the parts: a delta to a text, thinking or tool_use block is a piece of
-// the part at the block's index (blocks and parts correspond one to one).
+// the part at the block's index (blocks and parts correspond one to one);
+// a block that starts is a new part; a block that stops changes nothing
+// in the parts (Snapshot shows every block as it would end).
 func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 	var e event
 	applied, err := a.add(ev, &e)
@@ -111,8 +113,15 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 		return provider.Piece{}, err
 	}
 	switch e.typ {
-	case "ping", "message_delta", "message_stop":
+	case "ping", "message_delta", "message_stop", "content_block_stop":
 		return provider.Piece{}, nil
+	case "content_block_start":
+		if e.block.opaque {
+			return provider.Piece{Other: true}, nil
+		}
+		p := e.block.snapshot()
+		a.h.settle(&p)
+		return provider.Piece{Kind: provider.DeltaPartStart, Index: int(e.index), Part: &p}, nil
 	case "content_block_delta":
 	default:
 		return provider.Piece{Other: true}, nil
@@ -551,17 +560,23 @@ func (a *accumulator) parts() ([]convo.Part, []string) {
 	parts := make([]convo.Part, len(a.blocks))
 	var open []string
 	for i, b := range a.blocks {
-		p, _ := b.final()
 		if !b.stopped {
 			open = append(open, strconv.Itoa(i))
-			if b.typ == "tool_use" && b.hasInput && p.Args == nil {
-				// Partial arguments are not JSON yet: show them as they are.
-				p.ArgsRaw = string(b.input)
-			}
 		}
-		parts[i] = p
+		parts[i] = b.snapshot()
 	}
 	return parts, open
+}
+
+// snapshot returns the part a block is so far: as it would end, with the
+// arguments of a tool call still streaming shown as they are.
+func (b *sblock) snapshot() convo.Part {
+	p, _ := b.final()
+	if !b.stopped && b.typ == "tool_use" && b.hasInput && p.Args == nil {
+		// Partial arguments are not JSON yet: show them as they are.
+		p.ArgsRaw = string(b.input)
+	}
+	return p
 }
 
 // Snapshot returns the message as it stands, for showing partial text.
