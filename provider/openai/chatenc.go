@@ -93,10 +93,9 @@ func (e *chatEncoder) Write(d provider.Delta) error {
 		e.finish(k, d.Finish)
 	case provider.DeltaError:
 		e.done = true
-		b := append([]byte(nil), `{"error":{"message":`...)
-		b = jsonx.AppendString(b, errText(d.Err))
-		b = append(b, `,"type":"server_error","param":null,"code":null}}`...)
-		e.buf = wire.AppendSSE(e.buf, "", b)
+		e.buf = append(e.buf, `data: {"error":{"message":`...)
+		e.buf = jsonx.AppendString(e.buf, errText(d.Err))
+		e.buf = append(e.buf, `,"type":"server_error","param":null,"code":null}}`+"\n\n"...)
 	}
 	if len(e.buf) == 0 {
 		return nil
@@ -139,14 +138,15 @@ func (e *chatEncoder) partStart(key chatKey, p *convo.Part) {
 	}
 	c.index = e.ncalls[key.cand]
 	e.ncalls[key.cand]++
-	b := append([]byte(nil), `{"tool_calls":[{"index":`...)
-	b = strconv.AppendInt(b, int64(c.index), 10)
-	b = append(b, `,"id":`...)
-	b = jsonx.AppendString(b, p.ID)
-	b = append(b, `,"type":"function","function":{"name":`...)
-	b = jsonx.AppendString(b, p.Name)
-	b = append(b, `,"arguments":""}}]}`...)
-	e.chunk(key.cand, string(b), "")
+	e.open(key.cand)
+	e.buf = append(e.buf, `{"tool_calls":[{"index":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(c.index), 10)
+	e.buf = append(e.buf, `,"id":`...)
+	e.buf = jsonx.AppendString(e.buf, p.ID)
+	e.buf = append(e.buf, `,"type":"function","function":{"name":`...)
+	e.buf = jsonx.AppendString(e.buf, p.Name)
+	e.buf = append(e.buf, `,"arguments":""}}]}`...)
+	e.close("")
 }
 
 // partEnd writes what a part that ends brought whole rather than in
@@ -186,54 +186,72 @@ func (e *chatEncoder) finish(k int, f convo.Finish) {
 	}
 	e.done = true
 	if e.usage != nil && !e.opts.OmitUsage {
-		b := append(append([]byte(nil), e.head...), `"choices":[],"usage":`...)
-		b = appendUsageJSON(b, e.usage, true)
-		e.buf = wire.AppendSSE(e.buf, "", append(b, '}'))
+		e.buf = append(append(e.buf, "data: "...), e.head...)
+		e.buf = append(e.buf, `"choices":[],"usage":`...)
+		e.buf = appendUsageJSON(e.buf, e.usage, true)
+		e.buf = append(e.buf, "}\n\n"...)
 	}
 	e.buf = append(e.buf, "data: [DONE]\n\n"...)
 }
 
 func (e *chatEncoder) text(k int, t convo.PartType, s string) {
-	key := "content"
+	key := `{"content":`
 	switch t {
 	case convo.TypeRefusal:
-		key = "refusal"
+		key = `{"refusal":`
 	case convo.TypeReasoning:
-		key = "reasoning_content"
+		key = `{"reasoning_content":`
 	case convo.TypeText:
 		e.runes[k] += utf8.RuneCountInString(s)
 	default:
 		return
 	}
-	b := append([]byte(nil), '{')
-	b = jsonx.AppendString(b, key)
-	b = append(b, ':')
-	b = jsonx.AppendString(b, s)
-	e.chunk(k, string(append(b, '}')), "")
+	e.open(k)
+	e.buf = append(e.buf, key...)
+	e.buf = jsonx.AppendString(e.buf, s)
+	e.buf = append(e.buf, '}')
+	e.close("")
 }
 
 func (e *chatEncoder) args(k int, c *chatCall, s string) {
-	b := append([]byte(nil), `{"tool_calls":[{"index":`...)
-	b = strconv.AppendInt(b, int64(c.index), 10)
-	b = append(b, `,"function":{"arguments":`...)
-	b = jsonx.AppendString(b, s)
-	e.chunk(k, string(append(b, "}}]}"...)), "")
+	e.open(k)
+	e.buf = append(e.buf, `{"tool_calls":[{"index":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(c.index), 10)
+	e.buf = append(e.buf, `,"function":{"arguments":`...)
+	e.buf = jsonx.AppendString(e.buf, s)
+	e.buf = append(e.buf, "}}]}"...)
+	e.close("")
 }
 
 // chunk appends one chunk whose only choice, the one with index k, has
 // delta and finish reason.
 func (e *chatEncoder) chunk(k int, delta, finish string) {
-	b := append(append([]byte(nil), e.head...), `"choices":[{"index":`...)
-	b = strconv.AppendInt(b, int64(k), 10)
-	b = append(b, `,"delta":`...)
-	b = append(b, delta...)
-	b = append(b, `,"finish_reason":`...)
+	e.open(k)
+	e.buf = append(e.buf, delta...)
+	e.close(finish)
+}
+
+// open appends the start of an SSE event with a chunk whose only choice,
+// the one with index k, has the delta the caller appends next and close
+// ends. Chunks are written straight into the buffer the encoder keeps
+// from event to event: their JSON has no line break (strings are
+// escaped), so it is one data line as it stands.
+func (e *chatEncoder) open(k int) {
+	e.buf = append(append(e.buf, "data: "...), e.head...)
+	e.buf = append(e.buf, `"choices":[{"index":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(k), 10)
+	e.buf = append(e.buf, `,"delta":`...)
+}
+
+// close ends the chunk open began, with finish as its finish reason.
+func (e *chatEncoder) close(finish string) {
+	e.buf = append(e.buf, `,"finish_reason":`...)
 	if finish == "" {
-		b = append(b, "null"...)
+		e.buf = append(e.buf, "null"...)
 	} else {
-		b = jsonx.AppendString(b, finish)
+		e.buf = jsonx.AppendString(e.buf, finish)
 	}
-	e.buf = wire.AppendSSE(e.buf, "", append(b, "}]}"...))
+	e.buf = append(e.buf, "}]}\n\n"...)
 }
 
 // chatFinishReason is the Chat finish_reason for a finish reason.
