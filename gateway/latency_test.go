@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -66,5 +67,25 @@ func TestTranslateSendsWhatArrived(t *testing.T) {
 	}
 	if !strings.Contains(got.String(), "data: [DONE]") {
 		t.Fatalf("stream incomplete:\n%s", got.String())
+	}
+}
+
+// TestTranslateUsageChunk: an OpenAI Chat client gets the usage chunk of
+// a translated stream only when it asked for it
+// (stream_options.include_usage), which the gateway reads from the
+// request it decoded once.
+func TestTranslateUsageChunk(t *testing.T) {
+	for _, ask := range []bool{false, true} {
+		rg := newRig(t, "anthropic", nil)
+		body := requestBody(t, "openai-chat", "m", convo.History{convo.User("Weather in Paris?")}, true)
+		if !ask {
+			body = bytes.Replace(body, []byte(`"stream_options":{"include_usage":true},`), nil, 1)
+		}
+		resp := rg.post(t, "openai-chat", "m", body, true, nil)
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if has := bytes.Contains(got, []byte(`"choices":[],"usage":{`)); has != ask {
+			t.Errorf("include_usage %v: usage chunk sent: %v\n%s", ask, has, got)
+		}
 	}
 }

@@ -272,6 +272,9 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 			return
 		}
 	}
+	// An OpenAI Chat client gets the usage chunk only when it asked for
+	// it (stream_options.include_usage, read into StreamUsage).
+	omitUsage := x.client.name == "openai-chat" && !req.StreamUsage
 	req.Model, req.Stream = x.model, x.stream
 	if req.Stream {
 		req.StreamUsage = true // the recording wants the usage whatever the client asked
@@ -297,7 +300,7 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 		g.upstreamError(w, x, resp)
 		return
 	}
-	sopts := provider.StreamOptions{Model: x.model, OmitUsage: x.client.name == "openai-chat" && !includeUsage(x.body)}
+	sopts := provider.StreamOptions{Model: x.model, OmitUsage: omitUsage}
 	x.headers(w.Header())
 	if !x.stream {
 		g.translateReply(w, x, resp, replies, enc, sopts)
@@ -444,14 +447,3 @@ func (c *clientWriter) flush() {
 // defaultMaxTokens is the max_tokens sent to Anthropic for a request that
 // set none.
 const defaultMaxTokens = 4096
-
-// includeUsage reports whether an OpenAI Chat request asked for the usage
-// chunk (stream_options.include_usage).
-func includeUsage(body []byte) bool {
-	var v struct {
-		StreamOptions struct {
-			IncludeUsage bool `json:"include_usage"`
-		} `json:"stream_options"`
-	}
-	return json.Unmarshal(body, &v) == nil && v.StreamOptions.IncludeUsage
-}
