@@ -172,10 +172,9 @@ func TestStreamTranscode(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%v\n%s", err, out)
 					}
-					gv, wv := viewOf(got), viewOf(want)
-					if f.format != "anthropic" {
-						wv.Server = nil // only Anthropic's stream carries provider-run tools (Anthropic's own)
-					}
+					// A stream carries the provider-run tools of its own
+					// provider only (Anthropic's, OpenAI Responses').
+					gv, wv := viewOf(got), viewOf(serverOf(want, carrier[f.format]))
 					if wv.Finish == "" {
 						gv.Finish = "" // a reason outside stop, length, tool use is mapped as near as the format allows
 					}
@@ -212,6 +211,23 @@ func TestStreamTranscode(t *testing.T) {
 			}
 		}
 	}
+}
+
+// carrier names the provider whose provider-run tools a format's stream
+// carries.
+var carrier = map[string]string{"anthropic": "anthropic", "openai-responses": "openai"}
+
+// serverOf returns m without the provider-run tool parts of providers
+// other than own.
+func serverOf(m convo.Message, own string) convo.Message {
+	var ps []convo.Part
+	for _, p := range m.Parts {
+		if !p.IsServerTool() || (own != "" && p.Provider == own) {
+			ps = append(ps, p)
+		}
+	}
+	m.Parts = ps
+	return m
 }
 
 func reasoningParts(m convo.Message) int {

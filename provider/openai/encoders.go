@@ -43,3 +43,10 @@ var _ provider.CandidatesEncoder = chat{}
 func (chat) EncodeReplies(ms []convo.Message, opts provider.StreamOptions) []byte {
 	return EncodeChatReplies(ms, opts)
 }
+
+var _ provider.ServerToolsEncoder = responses{}
+
+// CarriesServerTools reports that Responses replies carry the items of the
+// tools OpenAI ran (web_search_call, mcp_call, …): provider.EncoderOf
+// keeps OpenAI's provider-run tool parts for it.
+func (responses) CarriesServerTools() bool { return true }

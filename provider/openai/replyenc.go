@@ -140,9 +140,9 @@ func appendChatChoice(b []byte, k int, m *convo.Message) []byte {
 // EncodeResponsesReply returns a Responses response body for an assistant
 // message: the response object NewResponsesStreamEncoder ends with.
 //
-// Calls and results of tools a provider ran itself (Part.IsServerTool)
-// are written as ordinary ones; the encoders provider.EncoderOf returns
-// leave them out, so a client never runs them.
+// The calls and results of tools OpenAI ran are written as their items
+// (web_search_call, mcp_call, …) as they came; those of tools another
+// provider ran are left out.
 func EncodeResponsesReply(m convo.Message, opts provider.StreamOptions) []byte {
 	e := NewResponsesStreamEncoder(io.Discard, opts).(*respEncoder)
 	for _, d := range provider.MessageDeltas(m) {

@@ -38,6 +38,8 @@ var respTarget = provider.Target{
 	Media:     respMedia,
 	Pending:   "OpenAI Responses refuses (no tool output found for a function_call)",
 	Approvals: true,
+	// The items of the tools OpenAI ran (web_search_call, mcp_call, …).
+	ServerTools: true,
 	ID: func(id string) string {
 		if len(id) <= respIDMax {
 			return id
@@ -664,6 +666,11 @@ func (e *respEnc) assistantPart(p *convo.Part, j, last int) error {
 			return err
 		}
 		e.run = append(e.run, q)
+	case serverItem(p):
+		if err := e.flush(); err != nil {
+			return err
+		}
+		return e.serverTool(p, j)
 	case p.Type == convo.TypeToolCall:
 		if err := e.flush(); err != nil {
 			return err

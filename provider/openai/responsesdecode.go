@@ -470,7 +470,15 @@ func (d *respDec) build(it *rItem, i int) error {
 			return d.approval(it)
 		}
 	}
-	p := d.opaque(it)
+	raw := d.rawOf(span{it.start, it.end})
+	if s := serverOfItem(kind); s != nil {
+		if ps, ok := serverParts(s, raw, &d.args, d.maxDepth); ok {
+			g := d.open(false)
+			g.parts = append(g.parts, ps...)
+			return nil
+		}
+	}
+	p := provider.OpaquePart(ProviderID, kind, raw)
 	if userSide(kind) && !d.reply {
 		d.flush()
 		d.h = append(d.h, convo.Message{Role: convo.RoleUser, Parts: []convo.Part{p}})

@@ -20,10 +20,12 @@ import (
 // deltas to output_item.done, then response.completed (or
 // response.incomplete when the reply was cut at the length limit) with
 // every item and the usage. Parts Responses has no item for are left out.
+// The call and result of a tool OpenAI ran are one item (web_search_call,
+// mcp_call, …): output_item.added when the call begins, output_item.done
+// with the whole item once its result has ended.
 //
-// Calls and results of tools a provider ran itself (Part.IsServerTool)
-// are written as ordinary ones; the encoders provider.EncoderOf returns
-// leave them out, so a client never runs them.
+// Calls and results of tools another provider ran (Part.IsServerTool) are
+// left out; the encoders provider.EncoderOf returns leave them out before.
 func NewResponsesStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
 	return &respEncoder{w: w, opts: opts, items: map[int]*respItem{}}
 }
@@ -49,6 +51,11 @@ type respItem struct {
 	text  strings.Builder // text, refusal or reasoning text streamed
 	args  strings.Builder
 	final []byte // the item as output_item.done gave it
+	// A provider-run tool's item: how it maps, its call and result as they
+	// ended, and whether its result has begun but not ended.
+	srv       *respServer
+	call, res *convo.Part
+	resOpen   bool
 }
 
 // event appends one event: {"type":name,"sequence_number":n,<body>}.
@@ -124,15 +131,17 @@ func (e *respEncoder) Write(d provider.Delta) error {
 	case provider.DeltaPartStart:
 		e.start(d.Index, d.Part)
 	case provider.DeltaText:
-		if it := e.items[d.Index]; it != nil && it.typ != convo.TypeToolCall {
+		if it := e.items[d.Index]; it != nil && it.typ != convo.TypeToolCall && it.srv == nil {
 			e.text(it, d.Text)
 		}
 	case provider.DeltaArgs:
-		if it := e.items[d.Index]; it != nil && it.typ == convo.TypeToolCall {
+		if it := e.items[d.Index]; it != nil && it.typ == convo.TypeToolCall && it.srv == nil {
 			e.argsDelta(it, d.Text)
 		}
 	case provider.DeltaPartEnd:
-		if it := e.items[d.Index]; it != nil && it.final == nil {
+		if it := e.items[d.Index]; it != nil && it.final == nil && it.srv != nil {
+			e.endServer(it, d.Part)
+		} else if it != nil && it.final == nil {
 			e.end(it, d.Part)
 		}
 	case provider.DeltaUsage:
@@ -165,6 +174,10 @@ func (e *respEncoder) itemHead(it *respItem) []byte {
 }
 
 func (e *respEncoder) start(i int, p *convo.Part) {
+	if p.IsServerTool() {
+		e.startServer(i, p)
+		return
+	}
 	it := &respItem{out: len(e.order), typ: p.Type}
 	var item []byte
 	switch p.Type {
