@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"strings"
@@ -118,4 +119,114 @@ func TestTranslateApprovals(t *testing.T) {
 		t.Errorf("reply %s", got)
 	}
 	rg.drain(t)
+}
+
+// TestRecordCandidates: an exchange whose reply has several candidates is
+// recorded whole — the first in the conversation, each other one in a fork
+// of it at the reply, under the ids the response headers named before the
+// reply started — plain and streamed, passed through (an OpenAI Chat
+// client with n = 3 to a Chat upstream, the recorded kgateway stream) and
+// translated (the same client to a Gemini upstream, which is asked for
+// candidateCount 3). A client that goes on with the second candidate's
+// reply continues its fork.
+func TestRecordCandidates(t *testing.T) {
+	replies := map[string][2]string{
+		"openai-chat": {"../provider/openai/testdata/candidates/n3.json", "../provider/openai/testdata/candidates/n3-recorded.sse"},
+		"gemini":      {"../provider/gemini/testdata/candidates/count3.json", "../provider/gemini/testdata/candidates/count3.sse"},
+	}
+	for _, upstream := range []string{"openai-chat", "gemini"} {
+		for _, streamed := range []bool{false, true} {
+			t.Run(upstream+map[bool]string{false: "/plain", true: "/stream"}[streamed], func(t *testing.T) {
+				testRecordCandidates(t, upstream, replies[upstream], streamed)
+			})
+		}
+	}
+}
+
+func testRecordCandidates(t *testing.T, upstream string, files [2]string, streamed bool) {
+	rg := newRig(t, upstream, nil)
+	var err error
+	if rg.up.plain, err = os.ReadFile(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	if rg.up.stream, err = os.ReadFile(files[1]); err != nil {
+		t.Fatal(err)
+	}
+	up := rg.up.plain
+	if streamed {
+		up = rg.up.stream
+	}
+	want := clientReplies(t, upstream, up, streamed)
+	if len(want) != 3 {
+		t.Fatalf("the upstream's reply has %d candidates, want 3", len(want))
+	}
+	h := convo.History{convo.User("Explain LLMs to a child")}
+	body := requestBody(t, "openai-chat", "m-1", h, streamed)
+	body = append([]byte(`{"n":3,`), body[1:]...)
+	resp := rg.post(t, "openai-chat", "m-1", body, streamed, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, got)
+	}
+	if upstream == "gemini" && !strings.Contains(string(*rg.up.lastBody.Load()), `"candidateCount":3`) {
+		t.Errorf("the Gemini upstream was not asked for 3 candidates: %s", *rg.up.lastBody.Load())
+	}
+	if n := len(clientReplies(t, "openai-chat", got, streamed)); n != 3 {
+		t.Errorf("the client got %d replies, want 3", n)
+	}
+	conv := resp.Header.Get("Convo-Conversation")
+	ids := strings.Split(resp.Header.Get("Convo-Message-Ids"), ",")
+	forks := strings.Split(resp.Header.Get("Convo-Candidate-Conversations"), ",")
+	forkIDs := strings.Split(resp.Header.Get("Convo-Candidate-Message-Ids"), ",")
+	if len(ids) != 2 || len(forks) != 2 || len(forkIDs) != 2 {
+		t.Fatalf("headers: %v", resp.Header)
+	}
+	// The client goes on with the second candidate's reply, as it renders
+	// it.
+	h2 := append(h[:1:1], want[1], convo.User("Shorter, please."))
+	resp = rg.post(t, "openai-chat", "m-1", requestBody(t, "openai-chat", "m-1", h2, streamed), streamed, nil)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if c := resp.Header.Get("Convo-Conversation"); c != forks[0] {
+		t.Errorf("the next turn after candidate 2 went to %s, want its fork %s", c, forks[0])
+	}
+	if resp.Header.Get("Convo-Candidate-Conversations") != "" {
+		t.Errorf("candidate headers for a request of one reply: %v", resp.Header)
+	}
+	rg.drain(t)
+	ctx := context.Background()
+	main, _, err := rg.st.Load(ctx, tenant, conv, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(main) != 2 || main[1].ID != ids[1] || main[1].Text() != want[0].Text() {
+		t.Fatalf("conversation %v, want the question and the first candidate %q", roles(main), want[0].Text())
+	}
+	for k, id := range forks {
+		c, err := rg.st.Get(ctx, tenant, id)
+		if err != nil {
+			t.Fatalf("candidate %d: %v", k+1, err)
+		}
+		if c.ForkedFrom != conv || c.ForkedAt != 1 {
+			t.Errorf("candidate %d: forked from %s at %d, want %s at 1", k+1, c.ForkedFrom, c.ForkedAt, conv)
+		}
+		msgs, _, err := rg.st.Load(ctx, tenant, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first fork also holds the next turn (with the error result
+		// the client's request got for a tool call it did not answer).
+		if k == 0 && (len(msgs) < 4 || !msgs[len(msgs)-1].IsAssistant()) || k > 0 && len(msgs) != 2 ||
+			msgs[0].ID != main[0].ID || msgs[1].ID != forkIDs[k] {
+			t.Fatalf("candidate %d: %v (ids %s, %s), want the question and the reply %s", k+1, roles(msgs), msgs[0].ID, msgs[1].ID, forkIDs[k])
+		}
+		r := msgs[1]
+		if r.Text() != want[k+1].Text() || r.Finish != want[k+1].Finish || r.Usage != nil {
+			t.Errorf("candidate %d: stored %q (%s, usage %v), want %q (%s)", k+1, r.Text(), r.Finish, r.Usage, want[k+1].Text(), want[k+1].Finish)
+		}
+	}
+	if st := rg.gw.Stats(); st.Recorded != 2 || st.Failed != 0 {
+		t.Errorf("stats %+v", st)
+	}
 }

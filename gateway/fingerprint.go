@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,14 @@ type fingerprinter struct {
 	role  convo.Role
 	text  []byte // the pending text of the current role
 	items int
+}
+
+// clone returns a copy of f that folds on independently of it: the
+// fingerprints of several replies to one request.
+func (f *fingerprinter) clone() *fingerprinter {
+	c := *f
+	c.text = slices.Clone(f.text)
+	return &c
 }
 
 // item folds one item into the chain.

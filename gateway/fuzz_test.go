@@ -14,12 +14,38 @@ func FuzzRequestPeek(f *testing.F) {
 	f.Add([]byte(`{"model":"claude-x","stream":true,"messages":[]}`))
 	f.Add([]byte(`{"model":1,"stream":"yes"}`))
 	f.Add([]byte(`[1,2]`))
+	f.Add([]byte(`{"model":"gpt-x","n":3,"messages":[]}`))
+	f.Add([]byte(`{"contents":[],"generationConfig":{"temperature":1,"candidateCount":2}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		model, stream, err := peek(body)
-		if err != nil && (model != "" || stream != nil) {
+		model, stream, n, err := peek(body)
+		if err != nil && (model != "" || stream != nil || n != 0) {
 			t.Fatalf("error %v with a result", err)
 		}
 	})
+}
+
+// TestPeekCandidates: the number of replies a request asks for is read
+// from OpenAI Chat n and Gemini generationConfig.candidateCount; any other
+// value is left to the upstream to judge.
+func TestPeekCandidates(t *testing.T) {
+	for body, want := range map[string]int64{
+		`{"model":"m","messages":[],"n":3}`:                                3,
+		`{"contents":[],"generationConfig":{"topK":3,"candidateCount":4}}`: 4,
+		`{"contents":[],"generation_config":{"candidate_count":2}}`:        2,
+		`{"model":"m","messages":[]}`:                                      0,
+		`{"model":"m","n":"3"}`:                                            0,
+		`{"model":"m","n":2.5}`:                                            0,
+		`{"model":"m","generationConfig":[{"candidateCount":2}]}`:          0,
+		`{"model":"m","options":{"n":7},"generationConfig":{"seed":1}}`:    0,
+	} {
+		_, _, n, err := peek([]byte(body))
+		if err != nil || n != want {
+			t.Errorf("%s: %d, %v; want %d", body, n, err, want)
+		}
+	}
+	if _, _, _, err := peek([]byte(`{"n":3,"generationConfig":{"candidateCount":}}`)); err == nil {
+		t.Error("a malformed body: no error")
+	}
 }
 
 // FuzzConfigFlags: any --upstream or --route value parses or is refused

@@ -18,7 +18,10 @@
 // — is appended to it; the Convo-Conversation request header names one
 // explicitly. Every response carries Convo-Conversation and
 // Convo-Message-Ids (the ids the request's new messages and the reply are
-// stored under).
+// stored under); a request for several candidate replies (n,
+// candidateCount) also Convo-Candidate-Conversations and
+// Convo-Candidate-Message-Ids, naming the forks of the conversation that
+// keep the candidates after the first.
 //
 // docs/gateway.md describes the configuration, the recording model and the
 // queue's behaviour.
@@ -322,6 +325,7 @@ type exchange struct {
 	// (its History is history); nil when it could not be.
 	req      *provider.Request
 	reqWarns []provider.Warning
+	asked    int64 // the replies the request asked for (n, candidateCount)
 	rec      *record
 	start    time.Time
 	upStart  time.Time // when the upstream request was sent
@@ -355,12 +359,15 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			return
 		}
 		x.body = body
-		model, stream, err := peek(body)
+		model, stream, asked, err := peek(body)
 		if err != nil {
 			writeError(w, cp, http.StatusBadRequest, "request body: "+err.Error())
 			return
 		}
 		x.model, x.stream = model, stream != nil && *stream
+		if name == "openai-chat" || name == "gemini" {
+			x.asked = asked // the client protocols that can ask for several replies
+		}
 		switch name {
 		case "gemini":
 			call := r.PathValue("call")
@@ -404,6 +411,12 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 func (g *Gateway) prepare(r *http.Request, x *exchange) {
 	rec := &record{tenant: x.tenant, upstream: x.up.proto, streamed: x.stream, replyID: store.NewID("msg")}
 	x.rec = rec
+	if x.asked > 1 && severalReplies(x.up.proto.name) {
+		rec.cands = &candidates{forks: make([]fork, min(x.asked, maxCandidates)-1)}
+		for i := range rec.cands.forks {
+			rec.cands.forks[i] = fork{conv: store.NewID("conv"), replyID: store.NewID("msg")}
+		}
+	}
 	err := g.decodeRequest(x)
 	if err != nil {
 		// The upstream may still take what convo cannot read: the
@@ -544,4 +557,20 @@ func (x *exchange) headers(h http.Header) {
 		ids = append(ids, m.ID)
 	}
 	h.Set("Convo-Message-Ids", strings.Join(append(ids, x.rec.replyID), ","))
+	if c := x.rec.cands; c != nil {
+		convs, replies := make([]string, len(c.forks)), make([]string, len(c.forks))
+		for i, f := range c.forks {
+			convs[i], replies[i] = f.conv, f.replyID
+		}
+		h.Set("Convo-Candidate-Conversations", strings.Join(convs, ","))
+		h.Set("Convo-Candidate-Message-Ids", strings.Join(replies, ","))
+	}
 }
+
+// maxCandidates bounds the replies of one exchange the headers name ahead
+// (OpenAI's largest n).
+const maxCandidates = 128
+
+// severalReplies reports whether an upstream protocol can return several
+// candidate replies to one request.
+func severalReplies(proto string) bool { return proto == "openai-chat" || proto == "gemini" }

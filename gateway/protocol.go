@@ -196,10 +196,13 @@ func ollamaError(_ int, msg string) []byte {
 
 // peek reads the top-level "model" and "stream" members of a request body
 // without decoding the rest. stream is nil when the body has none.
-func peek(body []byte) (model string, stream *bool, err error) {
+// candidates is the number of replies asked for (OpenAI Chat "n", Gemini
+// "generationConfig.candidateCount"; 0 when neither is there), so the
+// response headers can name where each is recorded before it arrives.
+func peek(body []byte) (model string, stream *bool, candidates int64, err error) {
 	r := jsonx.NewReader(body, 0)
 	if r.Peek() != jsonx.Object {
-		return "", nil, r.Errorf("want a JSON object, got %s", r.Peek())
+		return "", nil, 0, r.Errorf("want a JSON object, got %s", r.Peek())
 	}
 	err = r.ReadObject(func(key []byte) error {
 		switch string(key) {
@@ -217,6 +220,18 @@ func peek(body []byte) (model string, stream *bool, err error) {
 			b, err := r.ReadBool()
 			stream = &b
 			return err
+		case "n":
+			return readCount(r, &candidates)
+		case "generationConfig", "generation_config":
+			if r.Peek() != jsonx.Object {
+				return r.Skip()
+			}
+			return r.ReadObject(func(key []byte) error {
+				if k := string(key); k == "candidateCount" || k == "candidate_count" {
+					return readCount(r, &candidates)
+				}
+				return r.Skip()
+			})
 		}
 		return r.Skip()
 	})
@@ -224,7 +239,23 @@ func peek(body []byte) (model string, stream *bool, err error) {
 		err = r.ExpectEnd()
 	}
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
-	return model, stream, nil
+	return model, stream, candidates, nil
+}
+
+// readCount reads an integer member into n, and skips any other value: the
+// upstream judges what it is sent.
+func readCount(r *jsonx.Reader, n *int64) error {
+	if r.Peek() != jsonx.Number {
+		return r.Skip()
+	}
+	num, err := r.ReadNumber()
+	if err != nil {
+		return err
+	}
+	if v, err := strconv.ParseInt(string(num), 10, 64); err == nil {
+		*n = v // another number is left to the upstream to refuse
+	}
+	return nil
 }

@@ -313,7 +313,7 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 // translateReply answers a non-streamed reply in the client's protocol:
 // every candidate the upstream returned (n > 1, candidateCount > 1) when
 // the client's protocol carries several, else the first with the others
-// logged as left out. The first is recorded.
+// logged as left out. All are recorded (the others in forks).
 func (g *Gateway) translateReply(w http.ResponseWriter, x *exchange, resp *http.Response, replies provider.ReplyCodec, enc provider.ReplyEncoder, sopts provider.StreamOptions) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, g.opts.MaxReplyBytes))
 	var ms []convo.Message
@@ -334,6 +334,9 @@ func (g *Gateway) translateReply(w http.ResponseWriter, x *exchange, resp *http.
 	_, _ = w.Write(out)
 	g.warnApprovals(x, ms[0])
 	x.rec.reply = &ms[0]
+	if x.rec.cands != nil {
+		x.rec.cands.others = ms[1:] // recorded in the forks the headers named
+	}
 }
 
 // warnApprovals logs the MCP approval requests of a reply a client's
@@ -418,6 +421,12 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 	g.warnApprovals(x, m)
 	if len(m.Parts) > 0 || x.rec.fail == "" {
 		x.rec.reply = &m
+	}
+	if ca, ok := dr.Accumulator().(provider.CandidatesAccumulator); ok && x.rec.cands != nil && ca.Candidates() > 1 {
+		// The record keeps every candidate, whatever the client was sent.
+		if ms, _, _ := ca.Messages(); len(ms) > 1 {
+			x.rec.cands.others = ms[1:]
+		}
 	}
 }
 

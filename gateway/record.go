@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/store"
@@ -49,6 +50,8 @@ type record struct {
 	client *protocol
 	skip   int
 	ids    []string
+
+	cands *candidates // nil unless the request asked for several replies
 
 	span *exchangeSpan // for the exchange's span, when the gateway makes spans
 	mode RecordMode    // "" is full
@@ -127,6 +130,9 @@ func (r *record) footprint() int64 {
 	}
 	if r.reply != nil {
 		n += messageFootprint(r.reply)
+	}
+	for i := range r.others() {
+		n += messageFootprint(&r.cands.others[i])
 	}
 	return n
 }
@@ -349,8 +355,9 @@ func (rc *recorder) run() {
 func (rc *recorder) writeBatch(batch []*record) {
 	writes := make([]store.Write, len(batch))
 	fps := make([]string, len(batch))
+	forks := make([][]forkWrite, len(batch))
 	for i, rec := range batch {
-		writes[i], fps[i] = rc.prepare(rec)
+		writes[i], fps[i], forks[i] = rc.prepare(rec)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -366,6 +373,30 @@ func (rc *recorder) writeBatch(batch []*record) {
 		if fps[i] != "" {
 			rc.remember(rec.tenant, fps[i], rec.conv)
 		}
+		if len(forks[i]) > 0 {
+			// The reply, and the failure recorded after it if any, end
+			// the conversation as this write left it.
+			rc.writeForks(ctx, rec, res.Conversation.Messages-forks[i][0].tail, forks[i])
+		}
+	}
+}
+
+// writeForks records the candidates after the first of an exchange just
+// stored: each fork is made from the conversation's first at messages
+// (store.Fork: the request and what preceded it), then its reply appended.
+func (rc *recorder) writeForks(ctx context.Context, rec *record, at int, forks []forkWrite) {
+	for _, f := range forks {
+		_, err := rc.st.Fork(ctx, rec.tenant, rec.conv, at, store.Conversation{ID: f.conv, Meta: f.meta})
+		if err == nil {
+			_, err = rc.st.Append(ctx, rec.tenant, f.conv, store.AnyVersion, f.msgs...)
+		}
+		if err != nil {
+			rc.log.Error("gateway: recording a candidate failed", "conversation", rec.conv, "fork", f.conv, "err", err)
+			continue
+		}
+		if f.fp != "" {
+			rc.remember(rec.tenant, f.fp, f.conv)
+		}
 	}
 }
 
@@ -376,9 +407,46 @@ func failed(n convo.Native, fail string) convo.Native {
 	return n.With("convo", "error", msg)
 }
 
+// candidates are the replies after the first of an exchange whose request
+// asked for several (n > 1, candidateCount > 1), each recorded in a fork
+// of the conversation at the reply. A pointer in record: most exchanges
+// have none.
+type candidates struct {
+	forks  []fork          // decided before the reply started, for the headers
+	others []convo.Message // the replies of candidates 1, 2, …, once decoded
+}
+
+// others returns the replies of the candidates after the first.
+func (r *record) others() []convo.Message {
+	if r.cands == nil {
+		return nil
+	}
+	return r.cands.others
+}
+
+// fork is where a candidate reply after the first is recorded: a new
+// conversation forked from the exchange's at its reply, and the id of the
+// candidate's reply there.
+type fork struct {
+	conv, replyID string
+}
+
+// forkWrite is one candidate's fork, made once its exchange is stored.
+type forkWrite struct {
+	conv string
+	meta json.RawMessage // the fork's fingerprint
+	fp   string
+	msgs []convo.Message // the candidate's reply (and the failure, if any)
+	// tail is how many messages end the exchange's conversation from its
+	// reply on (the reply, and an error message after it): the fork is
+	// made of those before.
+	tail int
+}
+
 // prepare turns a record into the store write that keeps it, and returns
-// the fingerprint the conversation has after it ("" for none).
-func (rc *recorder) prepare(rec *record) (store.Write, string) {
+// the fingerprint the conversation has after it ("" for none) and the
+// forks that keep the other candidates.
+func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 	now := time.Now().UTC()
 	reply, fail := rec.reply, rec.fail
 	msgs, err := rec.messages()
@@ -389,21 +457,58 @@ func (rc *recorder) prepare(rec *record) (store.Write, string) {
 		}
 	}
 	if reply == nil && rec.body != nil {
-		m, err := decodeReply(rec.upstream, rec.body, rec.streamed)
+		ms, err := decodeTap(rec)
 		if err != nil && fail == "" {
 			fail = err.Error()
 		}
-		if len(m.Parts) > 0 || err == nil {
-			reply = &m
+		if len(ms) > 0 && (len(ms[0].Parts) > 0 || err == nil) {
+			reply = &ms[0]
+			if rec.cands != nil {
+				rec.cands.others = ms[1:]
+			}
 		}
 	}
+	var base *fingerprinter
+	if reply != nil && rec.fp != nil && len(rec.others()) > 0 {
+		base = rec.fp.clone() // the request's: each fork adds its own reply
+	}
+	asked := len(msgs)
+	msgs = withReply(msgs, reply, fail, rec.replyID, now)
+	if reply != nil && rec.fp != nil {
+		rec.fp.add(reply) // what the client saw, unredacted: its next request matches it
+	}
+	for i := range msgs {
+		if msgs[i].Time.IsZero() {
+			msgs[i].Time = now
+		}
+	}
+	var forks []forkWrite
+	if reply != nil && len(rec.others()) > 0 {
+		// The policy keeps one message for each of the reply's (a
+		// redacted one, or one without content).
+		forks = rc.forkWrites(rec, base, fail, now, len(msgs)-asked)
+	}
+	// Nothing unredacted, and in metadata mode no content, goes further:
+	// not to the store, not to the span.
+	msgs = rc.policy.keep(rec.mode, slices.Clone(msgs))
+	rc.emitSpan(rec, msgs)
+	w := store.Write{Tenant: rec.tenant, ID: rec.conv, Create: !rec.exists, Version: store.AnyVersion, Messages: msgs}
+	var fp string
+	if rec.fp != nil {
+		fp = rec.fp.sum()
+		w.Meta, _ = json.Marshal(map[string]string{metaKey: fp})
+	}
+	return w, fp, forks
+}
+
+// withReply appends to msgs the reply, under replyID, and the exchange's
+// failure: an error message after the reply, or on the reply itself when
+// it holds tool calls.
+func withReply(msgs []convo.Message, reply *convo.Message, fail, replyID string, now time.Time) []convo.Message {
 	if reply != nil {
 		m := *reply
-		m.ID, m.Time = rec.replyID, now
+		m.ID, m.Time = replyID, now
 		msgs = append(msgs, m)
-		if rec.fp != nil {
-			rec.fp.add(&m) // what the client saw, unredacted: its next request matches it
-		}
 	}
 	switch {
 	case fail != "" && reply != nil && len(reply.ToolCalls()) > 0:
@@ -417,26 +522,66 @@ func (rc *recorder) prepare(rec *record) (store.Write, string) {
 		e := convo.ErrorMessage(fail)
 		e.ID, e.Time = store.NewID("msg"), now
 		if reply == nil {
-			e.ID = rec.replyID
+			e.ID = replyID
 		}
 		msgs = append(msgs, e)
 	}
-	for i := range msgs {
-		if msgs[i].Time.IsZero() {
-			msgs[i].Time = now
+	return msgs
+}
+
+// forkWrites returns the forks keeping the candidates after the first:
+// each holds the conversation up to the reply, then that candidate's reply
+// (with the exchange's failure, as the first's), kept as the policy says,
+// and the fingerprint of the request with that reply, so a client that
+// goes on with it continues the fork.
+func (rc *recorder) forkWrites(rec *record, base *fingerprinter, fail string, now time.Time, tail int) []forkWrite {
+	c := rec.cands
+	out := make([]forkWrite, 0, len(c.others))
+	for k := range c.others {
+		if k == len(c.forks) { // more candidates than asked for: ids of their own
+			c.forks = append(c.forks, fork{conv: store.NewID("conv"), replyID: store.NewID("msg")})
 		}
+		f := c.forks[k]
+		fw := forkWrite{conv: f.conv, tail: tail, msgs: rc.policy.keep(rec.mode, withReply(nil, &c.others[k], fail, f.replyID, now))}
+		if base != nil {
+			fp := base.clone()
+			fp.add(&c.others[k])
+			fw.fp = fp.sum()
+			fw.meta, _ = json.Marshal(map[string]string{metaKey: fw.fp})
+		}
+		out = append(out, fw)
 	}
-	// Nothing unredacted, and in metadata mode no content, goes further:
-	// not to the store, not to the span.
-	msgs = rc.policy.keep(rec.mode, slices.Clone(msgs))
-	rc.emitSpan(rec, msgs)
-	w := store.Write{Tenant: rec.tenant, ID: rec.conv, Create: !rec.exists, Version: store.AnyVersion, Messages: msgs}
-	var fp string
-	if rec.fp != nil {
-		fp = rec.fp.sum()
-		w.Meta, _ = json.Marshal(map[string]string{metaKey: fp})
+	return out
+}
+
+// decodeTap decodes the reply the tap copied: every candidate when the
+// request asked for several, else the one reply.
+func decodeTap(rec *record) ([]convo.Message, error) {
+	if rec.cands != nil {
+		return decodeReplies(rec.upstream, rec.body, rec.streamed)
 	}
-	return w, fp
+	m, err := decodeReply(rec.upstream, rec.body, rec.streamed)
+	return []convo.Message{m}, err
+}
+
+// decodeReplies decodes every candidate of a reply the tap copied, in the
+// upstream's protocol.
+func decodeReplies(p *protocol, body []byte, streamed bool) ([]convo.Message, error) {
+	rc, err := all.Lookup(p.name)
+	if err != nil {
+		return nil, err
+	}
+	if !streamed {
+		ms, _, err := provider.DecodeReplies(rc, body, provider.Options{})
+		return ms, err
+	}
+	acc := rc.NewAccumulator(provider.Options{})
+	_, _, err = stream.Feed(p.source(bytes.NewReader(body)), acc)
+	ms, _, merr := provider.AccumulatedReplies(acc)
+	if err == nil {
+		err = merr
+	}
+	return ms, err
 }
 
 // decodeReply decodes a reply the tap copied, in the upstream's protocol.
