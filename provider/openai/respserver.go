@@ -61,7 +61,7 @@ var respServers = [...]respServer{
 		order: []string{"id", "type", "status", "approval_request_id", "arguments", "error", "name", "output", "server_label"},
 		whole: "arguments", result: []string{"output", "error"}},
 	{item: "image_generation_call", kind: convo.ServerImageGeneration, name: "image_generation",
-		order:   []string{"id", "type", "status", "background", "output_format", "quality", "result", "revised_prompt", "size"},
+		order:   []string{"id", "type", "status", "action", "background", "error", "output_format", "quality", "result", "revised_prompt", "size"},
 		argKeys: []string{"revised_prompt"}, result: []string{"result"}},
 }
 
