@@ -28,6 +28,8 @@ import (
 //     block;
 //   - tool-use input arrives as string pieces and is parsed when the message
 //     is taken: malformed JSON is kept in ArgsRaw, with a warning;
+//   - the toolUse and toolResult blocks of a tool Bedrock ran itself become
+//     tool_call and tool_result parts with Server, as in DecodeReply;
 //   - an exception event (throttlingException, modelStreamErrorException, …)
 //     makes Add return a *provider.APIError with the provider's message; Message
 //     then returns the partial message with that error.
@@ -459,7 +461,9 @@ func (a *accumulator) readDelta(idx int) error {
 			if err != nil {
 				return err
 			}
-			a.changed = a.changed || b.typ == "server_tool_use" // kept opaque
+			// A server call's input is not a piece: the part is the
+			// provider's, never streamed to a client as its own call.
+			a.changed = a.changed || b.typ == "server_tool_use"
 			return convo.ErrorAt(a.r.ReadObject(func(k []byte) error {
 				if string(k) != "input" {
 					return a.r.Skip()
@@ -622,7 +626,7 @@ func (a *accumulator) build(final bool) (convo.Message, []provider.Warning) {
 	var warns []provider.Warning
 	m := convo.Message{Role: convo.RoleAssistant, Parts: make([]convo.Part, 0, len(a.blocks))}
 	for _, b := range a.blocks {
-		p, w := b.part(final)
+		p, w := b.part(final, m.Parts)
 		if w != "" {
 			warns = append(warns, provider.Warnf("content["+strconv.Itoa(b.index)+"]", "%s", w))
 		}
@@ -633,8 +637,9 @@ func (a *accumulator) build(final bool) (convo.Message, []provider.Warning) {
 }
 
 // part turns a block into the part DecodeReply gives for the block's
-// non-streamed form, and a warning.
-func (b *block) part(final bool) (convo.Part, string) {
+// non-streamed form, and a warning; before are the parts of the blocks
+// before it.
+func (b *block) part(final bool, before []convo.Part) (convo.Part, string) {
 	switch b.kind {
 	case kindText:
 		p := convo.Text(b.text.String())
@@ -653,7 +658,7 @@ func (b *block) part(final bool) (convo.Part, string) {
 	case kindToolUse:
 		return b.toolUse(final)
 	case kindToolResult:
-		return b.toolResult(), ""
+		return b.toolResult(before), ""
 	}
 	return b.image(), ""
 }
@@ -680,21 +685,10 @@ func (b *block) toolUse(final bool) (convo.Part, string) {
 	} else if final {
 		warn = fmt.Sprintf("tool-use input of %q is not valid JSON (%v): kept in args_raw", b.name, err)
 	}
-	if b.typ == "server_tool_use" {
-		// As DecodeReply keeps it: the whole block, opaque.
-		in := args
-		if in == nil {
-			in = jsonx.AppendString(nil, input)
-		}
-		obj := wire.Members{
-			{Key: "toolUseId", Val: jsonx.AppendString(nil, b.id)},
-			{Key: "name", Val: jsonx.AppendString(nil, b.name)},
-			{Key: "input", Val: in},
-			{Key: "type", Val: jsonx.AppendString(nil, b.typ)},
-		}.Object()
-		return provider.OpaquePart(ProviderID, "toolUse", jsonObject("toolUse", obj)), warn
-	}
 	p := convo.Part{Type: convo.TypeToolCall, ID: b.id, Name: b.name}
+	if b.typ == "server_tool_use" {
+		p.Server, p.Provider = serverKind(b.name), ProviderID
+	}
 	if args != nil {
 		p.Args = args
 	} else {
@@ -706,9 +700,10 @@ func (b *block) toolUse(final bool) (convo.Part, string) {
 	return p, warn
 }
 
-// toolResult builds a server tool result, kept whole as DecodeReply keeps
-// one in an assistant message.
-func (b *block) toolResult() convo.Part {
+// toolResult builds a server tool result as DecodeReply reads its block in
+// an assistant message: the result of the server call of its id among
+// before, or else kept whole.
+func (b *block) toolResult(before []convo.Part) convo.Part {
 	items := make([][]byte, len(b.items))
 	for i, it := range b.items {
 		if it.text {
@@ -727,7 +722,13 @@ func (b *block) toolResult() convo.Part {
 	if b.typ != "" {
 		ms = append(ms, wire.Member{Key: "type", Val: jsonx.AppendString(nil, b.typ)})
 	}
-	return provider.OpaquePart(ProviderID, "toolResult", jsonObject("toolResult", ms.Object()))
+	raw := jsonObject("toolResult", ms.Object())
+	d := decoder{r: jsonx.NewReader(raw, convo.DefaultLimits.MaxDepth)}
+	if ps, err := d.block(nil, blockMessage); err == nil && len(ps) == 1 &&
+		ps[0].Type == convo.TypeToolResult && serverResult(&ps[0], before) {
+		return ps[0]
+	}
+	return provider.OpaquePart(ProviderID, "toolResult", raw)
 }
 
 func (b *block) image() convo.Part {

@@ -54,10 +54,13 @@ func (converse) Provider() string { return ProviderID }
 // target is what Prepare needs to know about Bedrock.
 var target = provider.Target{
 	Provider: ProviderID,
-	Media:    acceptMedia,
-	ID:       sanitizeID,
-	Prefill:  "Bedrock refuses a final assistant message that ends in white space",
-	Pending:  "Bedrock refuses (it expects toolResult blocks in the next message for every toolUse id)",
+	// The calls and results of tools Bedrock ran itself (toolUse of type
+	// server_tool_use, toolResult in the assistant message) go back to it.
+	ServerTools: true,
+	Media:       acceptMedia,
+	ID:          sanitizeID,
+	Prefill:     "Bedrock refuses a final assistant message that ends in white space",
+	Pending:     "Bedrock refuses (it expects toolResult blocks in the next message for every toolUse id)",
 }
 
 func sanitizeID(id string) string { return provider.SanitizeID(id, MaxIDLen) }

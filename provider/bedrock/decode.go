@@ -22,9 +22,12 @@ import (
 //     the rest, so the history passes convo's validation; a user message
 //     whose other blocks came before its results gets a warning, as the
 //     split puts them after;
-//   - blocks convo has no part for (guardContent, searchResult, server tool
-//     calls and results, block kinds added after this package was written)
-//     are kept whole as opaque parts and come back unchanged on Encode;
+//   - the calls and results of tools Bedrock ran itself (a toolUse of type
+//     server_tool_use and the toolResult after it in an assistant message)
+//     become tool_call and tool_result parts with Server (see server.go);
+//   - blocks convo has no part for (guardContent, searchResult, block kinds
+//     added after this package was written) are kept whole as opaque parts
+//     and come back unchanged on Encode;
 //   - a cachePoint block becomes the Cache of the part before it.
 //
 // Errors name the place in the request body (messages[2].content[0].image.source).
@@ -99,7 +102,7 @@ type decoder struct {
 	opaque bool         // the block being read has a shape convo does not map
 	blk    blockState
 	calls  []callName // tool calls of the last assistant message
-	spans  []span     // raw places of the tool results of the content being read
+	spans  []span     // raw places of the tool results and server calls of the content being read
 }
 
 type callName struct{ id, name string }
@@ -189,6 +192,10 @@ func (d *decoder) message(i int) error {
 	case "user":
 		return d.user(i, parts, native)
 	case "system":
+		parts, err = d.keepServerCalls(parts)
+		if err != nil {
+			return err
+		}
 		for j, p := range parts {
 			if p.Type == convo.TypeToolCall || p.Type == convo.TypeToolResult {
 				return convo.ErrorAt(fmt.Errorf("%s in a system message", wireName(p.Type)), "content"+index(j))
@@ -223,30 +230,61 @@ func wireName(t convo.PartType) string {
 func (d *decoder) assistant(parts []convo.Part, native convo.Native) error {
 	d.calls = d.calls[:0]
 	// A toolResult in an assistant message is the result of a server-side
-	// tool: convo's tool results answer the client's calls, so it is kept
-	// whole instead.
+	// tool: it is read as such when a server call of its id comes before
+	// it, else kept whole (convo's plain tool results answer the client's
+	// calls).
 	// Backwards, so a cache point put back after one result does not move
 	// the results before it.
 	for k := len(d.spans) - 1; k >= 0; k-- {
 		s := d.spans[k]
 		p := &parts[s.part]
-		raw, err := jsonx.Compact(d.r.Bytes()[s.start:s.end], 0)
-		if err != nil {
-			return err
+		if p.Type == convo.TypeToolCall || serverResult(p, parts[:s.part]) {
+			continue
 		}
-		cache := p.Cache
-		*p = provider.OpaquePart(ProviderID, "toolResult", raw)
-		if cache != nil {
-			parts = insertCachePoint(parts, s.part, cache)
+		var err error
+		if parts, err = d.keepWhole(parts, s, "toolResult"); err != nil {
+			return err
 		}
 	}
 	for _, p := range parts {
-		if p.Type == convo.TypeToolCall {
+		if p.Type == convo.TypeToolCall && p.Server == "" {
 			d.calls = append(d.calls, callName{p.ID, p.Name})
 		}
 	}
 	d.h = append(d.h, convo.Message{Role: convo.RoleAssistant, Parts: parts, Native: native})
 	return nil
+}
+
+// keepWhole makes the part of span s an opaque part holding its block
+// (whose member is kind) as it was read.
+func (d *decoder) keepWhole(parts []convo.Part, s span, kind string) ([]convo.Part, error) {
+	raw, err := jsonx.Compact(d.r.Bytes()[s.start:s.end], 0)
+	if err != nil {
+		return parts, err
+	}
+	p := &parts[s.part]
+	cache := p.Cache
+	*p = provider.OpaquePart(ProviderID, kind, raw)
+	if cache != nil {
+		parts = insertCachePoint(parts, s.part, cache)
+	}
+	return parts, nil
+}
+
+// keepServerCalls keeps whole the server tool calls of a message that is
+// not the assistant's: only an assistant message runs tools.
+func (d *decoder) keepServerCalls(parts []convo.Part) ([]convo.Part, error) {
+	for k := len(d.spans) - 1; k >= 0; k-- {
+		s := d.spans[k]
+		if parts[s.part].Type != convo.TypeToolCall {
+			continue
+		}
+		var err error
+		if parts, err = d.keepWhole(parts, s, "toolUse"); err != nil {
+			return parts, err
+		}
+	}
+	return parts, nil
 }
 
 // insertCachePoint puts a cachePoint block back after parts[i], which became
@@ -265,6 +303,10 @@ func insertCachePoint(parts []convo.Part, i int, c *convo.Cache) []convo.Part {
 }
 
 func (d *decoder) user(i int, parts []convo.Part, native convo.Native) error {
+	parts, err := d.keepServerCalls(parts)
+	if err != nil {
+		return err
+	}
 	results, other := 0, 0
 	reordered := false
 	for j := range parts {
@@ -351,6 +393,7 @@ type blockState struct {
 	n        int    // members seen
 	isCache  bool
 	isResult bool
+	isServer bool // a server tool call
 }
 
 // block reads one content block (a union: an object with exactly one
@@ -396,7 +439,7 @@ func (d *decoder) block(parts []convo.Part, place blockPlace) ([]convo.Part, err
 		parts[last] = provider.OpaquePart(ProviderID, b.first, raw)
 		return parts, nil
 	}
-	if b.isResult {
+	if b.isResult || b.isServer {
 		d.spans = append(d.spans, span{part: last, start: start, end: d.r.Offset()})
 	}
 	return parts, nil
@@ -663,8 +706,8 @@ func (d *decoder) toolUse(p *convo.Part) error {
 					return err
 				}
 				// A server tool runs on Bedrock's side: no client result
-				// answers it, so it is kept whole rather than as a call.
-				d.opaque = d.opaque || s == "server_tool_use"
+				// answers it.
+				d.blk.isServer = d.blk.isServer || s == "server_tool_use"
 				d.native = append(d.native, wire.Member{Key: "type", Val: jsonx.AppendString(nil, s)})
 				return nil
 			}
@@ -681,6 +724,9 @@ func (d *decoder) toolUse(p *convo.Part) error {
 		return errors.New(`no "name"`)
 	}
 	p.Native = d.takeNative(mark)
+	if d.blk.isServer {
+		p.Server, p.Provider = serverKind(p.Name), ProviderID
+	}
 	return nil
 }
 

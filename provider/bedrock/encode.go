@@ -149,10 +149,13 @@ func precheck(h convo.History, opts provider.Options) ([]provider.Warning, error
 }
 
 // dropped reports whether the shared rules will leave p out of the request:
-// reasoning Bedrock cannot take and parts of unknown type that are not
-// Bedrock's own blocks.
+// reasoning Bedrock cannot take, parts of unknown type that are not
+// Bedrock's own blocks, and the calls and results of tools another
+// provider ran.
 func dropped(p *convo.Part, opts provider.Options) bool {
 	switch {
+	case p.IsServerTool():
+		return p.Provider != ProviderID // another provider's: sent as text at most
 	case p.Raw != nil || !p.Type.Known():
 		_, own := provider.OpaqueBlock(ProviderID, *p)
 		return !own
@@ -214,7 +217,10 @@ func checkPart(p *convo.Part, path place, role convo.Role, inResult bool, warn f
 			warn(path, "malformed tool-call arguments (%d bytes) sent as {}: Bedrock takes only JSON input", len(p.ArgsRaw))
 		}
 	case convo.TypeToolResult:
-		if inResult || role == convo.RoleAssistant {
+		if p.Server != "" && (inResult || role != convo.RoleAssistant) {
+			return fmt.Errorf("%s: provider-run tool_result in %s message: Bedrock takes it only in the assistant message that ran the tool", path, article(role))
+		}
+		if p.Server == "" && (inResult || role == convo.RoleAssistant) {
 			return fmt.Errorf("%s: tool_result in %s message: Bedrock takes tool results only in user messages", path, article(role))
 		}
 		for k := range p.Parts {
@@ -478,9 +484,17 @@ func (e *encoder) part(p *convo.Part) error {
 	case convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile:
 		err = e.media(p)
 	case convo.TypeToolCall:
-		err = e.toolUse(p)
+		if p.Server != "" {
+			err = e.serverUse(p)
+		} else {
+			err = e.toolUse(p)
+		}
 	case convo.TypeToolResult:
-		err = e.toolResult(p)
+		if p.Server != "" {
+			err = e.serverResult(p)
+		} else {
+			err = e.toolResult(p)
+		}
 	case convo.TypeReasoning:
 		err = e.reasoning(p)
 	default:
@@ -515,18 +529,22 @@ func (e *encoder) text(p *convo.Part) error {
 		e.buf = append(e.buf, '}')
 		return nil
 	}
-	e.buf = append(e.buf, `{"citationsContent":{"content":`...)
-	if c := memberOf(cc, "content"); c != nil && joinTexts(c) == p.Text {
-		e.buf = append(e.buf, c...)
-	} else {
-		e.buf = append(e.buf, `[{"text":`...)
+	e.buf = append(e.buf, `{"citationsContent":{`...)
+	switch c := memberOf(cc, "content"); {
+	case c != nil && joinTexts(c) == p.Text:
+		e.buf = append(append(e.buf, `"content":`...), c...)
+	case c == nil && cc != nil && p.Text == "":
+		// A block of citations alone, as Nova's web grounding sends them
+		// after the text they support: it goes back without content.
+	default:
+		e.buf = append(e.buf, `"content":[{"text":`...)
 		if err := e.str(p.Text); err != nil {
 			return err
 		}
 		e.buf = append(e.buf, "}]"...)
 	}
 	if cites != nil {
-		e.buf = append(append(e.buf, `,"citations":`...), cites...)
+		e.buf = append(append(comma(e.buf), `"citations":`...), cites...)
 	}
 	e.buf = appendMembers(e.buf, cc, func(k string) bool { return k == "content" || k == "citations" && cites != nil })
 	e.buf = append(e.buf, "}}"...)
@@ -678,7 +696,24 @@ func (e *encoder) toolResult(p *convo.Part) error {
 	if err := e.str(p.ID); err != nil {
 		return err
 	}
-	e.buf = append(e.buf, `,"content":[`...)
+	e.buf = append(e.buf, `,"content":`...)
+	if err := e.resultContent(p); err != nil {
+		return err
+	}
+	if s := resultStatus(p); s != "" {
+		e.buf = append(e.buf, `,"status":`...)
+		e.buf = jsonx.AppendString(e.buf, s)
+	}
+	e.buf = appendNative(e.buf, p.Native, func(k string) bool {
+		return k == "toolUseId" || k == "content" || k == "status"
+	})
+	e.buf = append(e.buf, "}}"...)
+	return nil
+}
+
+// resultContent writes the content array of a tool result.
+func (e *encoder) resultContent(p *convo.Part) error {
+	e.buf = append(e.buf, '[')
 	for k := range p.Parts {
 		q := &p.Parts[k]
 		e.buf = comma(e.buf)
@@ -707,16 +742,6 @@ func (e *encoder) toolResult(p *convo.Part) error {
 		}
 	}
 	e.buf = append(e.buf, ']')
-	if p.Error {
-		e.buf = append(e.buf, `,"status":"error"`...)
-	} else if s := nativeString(p.Native, "status"); s != "" && s != "error" {
-		e.buf = append(e.buf, `,"status":`...)
-		e.buf = jsonx.AppendString(e.buf, s)
-	}
-	e.buf = appendNative(e.buf, p.Native, func(k string) bool {
-		return k == "toolUseId" || k == "content" || k == "status"
-	})
-	e.buf = append(e.buf, "}}"...)
 	return nil
 }
 
