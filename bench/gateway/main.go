@@ -21,8 +21,10 @@
 // measured against what it replaced on the same machine at the same time.
 //
 // With GWBENCH_PROFILE=DIR in the environment, each proxy writes its CPU
-// profile to DIR/MODE.cpu and its allocation profile to DIR/MODE.heap
-// when it ends.
+// profile to DIR/MODE.cpu, its allocation profile to DIR/MODE.heap and its
+// heap profile at the peak of its heap in use to DIR/MODE.peak when it
+// ends, and prints its peak heap and stacks; the builds of -before write
+// theirs to DIR/before.
 //
 // With -rate R the load is an open loop: exchanges start R a second, evenly
 // spaced, whatever the earlier ones are doing, and the upstream paces its
@@ -312,6 +314,14 @@ type proc struct {
 func spawn(bin, mode, label string, args ...string) *proc {
 	cmd := exec.Command(bin, append([]string{"child", mode}, args...)...)
 	cmd.Stderr = os.Stderr
+	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && label != "" {
+		// Another build's profiles go apart, not over this one's.
+		dir = filepath.Join(dir, "before")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			log.Fatal(err)
+		}
+		cmd.Env = append(os.Environ(), "GWBENCH_PROFILE="+dir)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		log.Fatal(err)
