@@ -1,6 +1,8 @@
 package anthropic
 
 import (
+	"slices"
+
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider/internal/wire"
@@ -52,6 +54,22 @@ var cites = wire.CiteMap{
 		return ""
 	},
 }
+
+// replyCites is cites for the replies convo writes (EncodeReply, the
+// stream encoder): the encrypted index is what the API wants back in a
+// request, and a client reading a reply has no use for it, so a web
+// citation from another provider (an OpenAI url_citation reaching an
+// Anthropic client through the gateway) is written without one.
+var replyCites = func() wire.CiteMap {
+	m := cites
+	m.Shapes = slices.Clone(cites.Shapes)
+	for i := range m.Shapes {
+		if m.Shapes[i].Type == "web_search_result_location" {
+			m.Shapes[i].Need = []string{"url"}
+		}
+	}
+	return m
+}()
 
 // liftCitations moves the citations array of a text part's native members
 // into Citations when every citation in it maps; otherwise (a citation
@@ -120,15 +138,15 @@ func citeWhy(c *convo.Citation) string {
 	return ""
 }
 
-// appendCites writes cs as a "citations" member, leaving out (and
-// reporting through drop) each one Anthropic has no form for, and the
+// appendCites writes cs as a "citations" member mapped by m, leaving out
+// (and reporting through drop) each one Anthropic has no form for, and the
 // member when none is left.
-func appendCites(dst []byte, cs []convo.Citation, r *jsonx.Reader, drop func(i int, c *convo.Citation)) []byte {
+func appendCites(dst []byte, m *wire.CiteMap, cs []convo.Citation, r *jsonx.Reader, drop func(i int, c *convo.Citation)) []byte {
 	if len(cs) == 0 {
 		return dst
 	}
 	start := len(dst)
-	dst, n := cites.AppendArray(append(dst, `,"citations":`...), cs, r, drop)
+	dst, n := m.AppendArray(append(dst, `,"citations":`...), cs, r, drop)
 	if n == 0 {
 		return dst[:start]
 	}

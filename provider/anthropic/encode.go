@@ -538,7 +538,7 @@ func (e *encoder) text(p *convo.Part) error {
 		return err
 	}
 	if p.Type == convo.TypeText {
-		e.buf = appendCites(e.buf, p.Citations, &e.raw, func(i int, c *convo.Citation) {
+		e.buf = appendCites(e.buf, &cites, p.Citations, &e.raw, func(i int, c *convo.Citation) {
 			e.warns = append(e.warns, provider.WarnCode(provider.CodeCitationDropped, fmt.Sprintf("%s.citations[%d]", e.here(), i),
 				"%s citation left out: Anthropic has no form for it%s", c.Kind, citeWhy(c)))
 		})

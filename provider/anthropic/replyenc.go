@@ -12,6 +12,8 @@ import (
 
 // EncodeReply returns a Messages response body for an assistant message:
 // the non-streamed counterpart of NewStreamEncoder, with the same blocks.
+// A text's web citations from another provider are written without the
+// encrypted index only Anthropic's own carry: a reply needs none.
 func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 	id, model := wire.NewID("msg_"), opts.Model
 	if m.Origin != nil {
@@ -42,7 +44,7 @@ func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 		switch typ {
 		case convo.TypeText, convo.TypeRefusal:
 			b = jsonx.AppendString(append(b, `{"type":"text","text":`...), p.Text)
-			b = appendCites(b, p.Citations, &r, func(int, *convo.Citation) {})
+			b = appendCites(b, &replyCites, p.Citations, &r, func(int, *convo.Citation) {})
 		case convo.TypeReasoning:
 			if p.Provider == ProviderID && p.Encrypted != "" && p.Text == "" {
 				b = jsonx.AppendString(append(b, `{"type":"redacted_thinking","data":`...), p.Encrypted)

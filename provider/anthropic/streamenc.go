@@ -169,7 +169,7 @@ func (e *streamEncoder) citations(b *encBlock, cs []convo.Citation) {
 		out := append([]byte(nil), `{"type":"content_block_delta","index":`...)
 		out = strconv.AppendInt(out, int64(b.index), 10)
 		out = append(out, `,"delta":{"type":"citations_delta","citation":`...)
-		out, ok := cites.Append(out, &cs[i], &r)
+		out, ok := replyCites.Append(out, &cs[i], &r)
 		if ok {
 			e.event("content_block_delta", append(out, "}}"...))
 		}
