@@ -40,7 +40,7 @@ func (discardWrites) Batch(_ context.Context, writes []store.Write) []store.Writ
 
 // BenchmarkGateway serves one streamed exchange per operation through the
 // gateway's handler, the upstream a recorded Anthropic stream (thinking,
-// text, a tool call: 21 events) replayed in the process and the store's
+// text, a tool call: 19 events) replayed in the process and the store's
 // writes discarded: "translate" is an OpenAI Chat client, "passthrough"
 // an Anthropic one. It measures the handler's CPU and allocations without
 // the network and the store (bench/gateway measures them whole);
