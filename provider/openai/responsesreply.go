@@ -253,7 +253,7 @@ type itemAcc struct {
 	parts       []*partAcc // content parts by content_index
 	summary     []textBuf  // reasoning summary texts by summary_index
 	rtext       []textBuf  // reasoning texts by content_index
-	args        textBuf    // function_call arguments, custom_tool_call input
+	args        textBuf    // function_call and mcp_call arguments, custom_tool_call input, code_interpreter_call code
 }
 
 type partAcc struct {
@@ -486,6 +486,18 @@ func (a *respAcc) deltaEvent(typ string) (bool, error) {
 	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
 		if e.hasArgs {
 			t, value = &a.item(e.output).args, e.args
+		}
+	case "response.mcp_call_arguments.delta", "response.code_interpreter_call_code.delta":
+		// The item stays opaque until it is done (its call starts then,
+		// whole): no piece to report, only the item to keep up to date.
+		t, kind = &a.item(e.output).args, 0
+	case "response.mcp_call_arguments.done":
+		if e.hasArgs {
+			t, value = &a.item(e.output).args, e.args
+		}
+	case "response.code_interpreter_call_code.done":
+		if len(e.code) > 0 && e.code[0] == '"' {
+			t, value = &a.item(e.output).args, []byte(decodeStr(e.code))
 		}
 	case "response.reasoning_summary_text.delta":
 		t, kind = grow(&a.item(e.output).summary, e.summary), 0
@@ -744,6 +756,14 @@ func (it *itemAcc) build() []byte {
 	case "custom_tool_call":
 		if it.args.set {
 			return setMember(base, "input", jsonx.AppendString(nil, string(it.args.b)))
+		}
+	case "mcp_call":
+		if it.args.set {
+			return setMember(base, "arguments", jsonx.AppendString(nil, string(it.args.b)))
+		}
+	case "code_interpreter_call":
+		if it.args.set {
+			return setMember(base, "code", jsonx.AppendString(nil, string(it.args.b)))
 		}
 	case "reasoning":
 		out := base

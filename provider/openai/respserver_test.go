@@ -355,3 +355,50 @@ func checkDeltas(t *testing.T, path string, m convo.Message) {
 		t.Errorf("deltas fold to other provider-run tool parts")
 	}
 }
+
+// TestServerItemsCut cuts recorded streams right before a provider-run
+// tool's item is done: the item, still in progress, stays opaque, and
+// keeps the code or arguments its progress events streamed.
+func TestServerItemsCut(t *testing.T) {
+	for _, c := range []struct{ file, typ, member string }{
+		{"vercel-openai-code-interpreter-tool.1.chunks.txt", "code_interpreter_call", "code"},
+		{"vercel-openai-mcp-tool.1.chunks.txt", "mcp_call", "arguments"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			data := codectest.SSEFromChunks(codectest.ReadFile(t, filepath.Join("testdata/recorded/responses", c.file)), true)
+			acc := Responses().(provider.ReplyCodec).NewAccumulator(provider.Options{})
+			var want string
+			for _, ev := range codectest.SSEData(data) {
+				var e struct {
+					Type string
+					Item json.RawMessage
+				}
+				if err := json.Unmarshal(ev, &e); err != nil {
+					t.Fatal(err)
+				}
+				if e.Type == "response.output_item.done" && itemType(e.Item) == c.typ {
+					want = itemMember(e.Item, c.member)
+					break
+				}
+				if err := acc.Add(provider.Event{Data: ev}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want == "" {
+				t.Fatalf("no %s item done", c.typ)
+			}
+			m, _, err := acc.Message()
+			if err == nil {
+				t.Fatal("a cut stream gave no error")
+			}
+			last := m.Parts[len(m.Parts)-1]
+			raw, ok := provider.OpaqueBlock(ProviderID, last)
+			if !ok || itemType(raw) != c.typ {
+				t.Fatalf("last part %+v, want the opaque %s item", last, c.typ)
+			}
+			if got := itemMember(raw, c.member); got != want {
+				t.Errorf("%s %q, want %q", c.member, got, want)
+			}
+		})
+	}
+}
