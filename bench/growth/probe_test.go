@@ -82,6 +82,7 @@ func probeRun(t *testing.T, n int, op string, reps int, f func()) {
 	// about as long as one at 10,000 messages.
 	per := max(1, 10000/n)
 	var cpus, faults, gcs []float64
+	var first, firstFaults float64
 	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	for i := range reps + 1 {
 		var r0, r1 syscall.Rusage
@@ -93,17 +94,20 @@ func probeRun(t *testing.T, n int, op string, reps int, f func()) {
 		}
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
 		metrics.Read(sample)
-		if i == 0 {
-			continue // the first one maps the heap's memory: reported apart below
-		}
 		msgs := float64(per * n)
 		cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
+		if i == 0 {
+			// The first sample after a larger history was built maps memory
+			// the heap has not used before: the cost of a first load.
+			first, firstFaults = float64(cpu.Nanoseconds())/msgs, float64(r1.Minflt-r0.Minflt)/msgs
+			continue
+		}
 		cpus = append(cpus, float64(cpu.Nanoseconds())/msgs)
 		faults = append(faults, float64(r1.Minflt-r0.Minflt)/msgs)
 		gcs = append(gcs, float64(sample[0].Value.Uint64()-gc0)/float64(per))
 	}
-	fmt.Printf("probe n=%d %s: cpu-ns/msg median %.0f min %.0f  faults/msg %.3f  gc/op %.2f\n",
-		n, op, median(cpus), slices.Min(cpus), median(faults), median(gcs))
+	fmt.Printf("probe n=%d %s: cpu-ns/msg median %.0f min %.0f  faults/msg %.3f  gc/op %.2f  first sample: cpu-ns/msg %.0f faults/msg %.3f\n",
+		n, op, median(cpus), slices.Min(cpus), median(faults), median(gcs), first, firstFaults)
 }
 
 func median(v []float64) float64 {

@@ -37,8 +37,11 @@ func (r *report) growthTable(b *strings.Builder) {
 		"a plain struct mirror of the format (`growth.Doc`: strings, raw JSON for `args`/`value`, the time as text), which " +
 		"`TestMirror` checks holds the whole document: encoding/json, encoding/json/v2 (Go's experiment, built with " +
 		"`GOEXPERIMENT=jsonv2`) and bytedance/sonic (its default configuration; also into `any`). The engines check " +
-		"JSON syntax only; convo also validates what the format requires (roles, part types, base64, times, UTF-8) and " +
-		"interns repeated strings. Each cell is wall time / CPU time per message in ns (CPU time is the whole process's, " +
+		"JSON syntax only; convo also validates what the format requires (roles, part types, base64, times, UTF-8), " +
+		"interns repeated strings and copies what it keeps out of the document. Each operation runs untimed until the " +
+		"garbage collector has finished two cycles (the heap has then grown to its steady size), so this is the cost of a " +
+		"program that decodes or encodes again and again; the cold cost of a first load is in the analysis below. Each " +
+		"cell is wall time / CPU time per message in ns (CPU time is the whole process's, " +
 		"the garbage collector's work on the other core included); the last columns are the cost per message at " +
 		commas(float64(last)) + " messages relative to " + commas(float64(first)) + " (1.00× is linear), and allocations per message.\n\n")
 	b.WriteString("| op | engine |")
