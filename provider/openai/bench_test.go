@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -155,5 +157,33 @@ func TestBenchHistory(t *testing.T) {
 		if !back.Equal(c.h) {
 			t.Errorf("%s: the benchmark history does not round-trip", c.name)
 		}
+	}
+}
+
+// BenchmarkServerItems reads the provider-run tool items of a recorded
+// reply as calls and results (mapped) and, for comparison, the same items
+// under a type convo does not know, which are kept opaque.
+func BenchmarkServerItems(b *testing.B) {
+	items, _ := recordedServerItems(b, "testdata/recorded/responses/vercel-openai-mcp-tool.1.json")
+	ci, _ := recordedServerItems(b, "testdata/recorded/responses/vercel-openai-code-interpreter-tool.1.json")
+	var mapped, opaque []json.RawMessage
+	for _, m := range []map[string][]byte{items, ci} {
+		for _, it := range m {
+			mapped = append(mapped, it)
+			opaque = append(opaque, bytes.Replace(it, []byte(`"type":"`), []byte(`"type":"x_`), 1))
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		items []json.RawMessage
+	}{{"mapped", mapped}, {"opaque", opaque}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := DecodeItems(c.items, provider.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -164,7 +164,7 @@ func serverParts(s *respServer, raw []byte, ap *argsParser, maxDepth int) (parts
 	if hasResult {
 		parts = append(parts, res)
 	}
-	back, err := appendServerItem(nil, &parts[0], resultOf(parts))
+	back, err := appendServerItem(make([]byte, 0, len(raw)), &parts[0], resultOf(parts))
 	if err != nil || string(back) != string(raw) {
 		return nil, false
 	}
@@ -204,7 +204,7 @@ func resultParts(s *respServer, v, item []byte, r *jsonx.Reader) (parts []convo.
 		if err := readStr(r, v, &str); err != nil {
 			return nil, nil, err
 		}
-		if string(jsonx.AppendString(nil, str)) != string(v) {
+		if string(jsonx.AppendString(make([]byte, 0, len(v)), str)) != string(v) {
 			kept = v
 		}
 		if s.item != "image_generation_call" {
@@ -450,7 +450,7 @@ func resultValue(s *respServer, res *convo.Part, kept []byte) ([]byte, error) {
 			return kept, nil
 		}
 	}
-	return jsonx.AppendString(nil, str), nil
+	return jsonx.AppendString(make([]byte, 0, len(str)+2), str), nil
 }
 
 func mediaOrType(q convo.Part) string {

@@ -17,7 +17,7 @@ import (
 // recordedServerItems returns the provider-run tool items of a recorded
 // reply, compacted, by id: a body's output items, or a stream's
 // output_item.done items; and the reply read as a message.
-func recordedServerItems(t *testing.T, path string) (map[string][]byte, convo.Message) {
+func recordedServerItems(t testing.TB, path string) (map[string][]byte, convo.Message) {
 	t.Helper()
 	data := codectest.ReadFile(t, path)
 	items := map[string][]byte{}
