@@ -173,7 +173,7 @@ func TestStreamTranscode(t *testing.T) {
 						t.Fatalf("%v\n%s", err, out)
 					}
 					// A stream carries the provider-run tools of its own
-					// provider only (Anthropic's, OpenAI Responses').
+					// provider only (Anthropic's, OpenAI Responses', Gemini's).
 					gv, wv := viewOf(got), viewOf(serverOf(want, carrier[f.format]))
 					if wv.Finish == "" {
 						gv.Finish = "" // a reason outside stop, length, tool use is mapped as near as the format allows
@@ -215,7 +215,7 @@ func TestStreamTranscode(t *testing.T) {
 
 // carrier names the provider whose provider-run tools a format's stream
 // carries.
-var carrier = map[string]string{"anthropic": "anthropic", "openai-responses": "openai"}
+var carrier = map[string]string{"anthropic": "anthropic", "openai-responses": "openai", "gemini": "gemini"}
 
 // serverOf returns m without the provider-run tool parts of providers
 // other than own.

@@ -192,11 +192,11 @@ func (d *decoder) content(i int) error {
 				parts = append(parts, convo.Part{})
 				p := &parts[len(parts)-1]
 				d.wp.fill(p)
-				if p.Type == convo.TypeToolCall && !d.wp.hasID {
+				if p.Type == convo.TypeToolCall && !d.wp.hasID && !d.wp.server {
 					p.ID = provider.SynthID(i, j, p.Name)
 					mark(p, SyntheticID)
 				}
-				if p.Type == convo.TypeToolResult && !d.wp.hasID {
+				if p.Type == convo.TypeToolResult && !d.wp.hasID && !d.wp.server {
 					mark(p, SyntheticID)
 				}
 				wireIdx = append(wireIdx, j)
@@ -218,7 +218,7 @@ func (d *decoder) content(i int) error {
 
 func (d *decoder) modelContent(i int, parts []convo.Part) error {
 	for j := range parts {
-		if parts[j].Type == convo.TypeToolResult {
+		if parts[j].Type == convo.TypeToolResult && !parts[j].IsServerTool() {
 			return convo.ErrorAt(errors.New("functionResponse in a model content (responses go in a user content)"), index("contents", i)+"."+index("parts", j))
 		}
 	}
@@ -228,7 +228,7 @@ func (d *decoder) modelContent(i int, parts []convo.Part) error {
 		d.open = d.open[:0] // a new step
 	}
 	for j := range parts {
-		if p := &parts[j]; p.Type == convo.TypeToolCall {
+		if p := &parts[j]; p.Type == convo.TypeToolCall && !p.IsServerTool() {
 			d.open = append(d.open, openCall{id: p.ID, name: p.Name})
 		}
 	}
@@ -250,6 +250,7 @@ func (d *decoder) modelContent(i int, parts []convo.Part) error {
 
 func (d *decoder) userContent(i int, parts []convo.Part, wireIdx []int) error {
 	d.prevModel = -1
+	keepServerOpaque(parts)
 	nres := 0
 	reordered := false
 	for k := range parts {
@@ -293,6 +294,19 @@ func (d *decoder) userContent(i int, parts []convo.Part, wireIdx []int) error {
 		d.h = append(d.h, convo.Message{Role: convo.RoleUser, Parts: others})
 	}
 	return nil
+}
+
+// keepServerOpaque turns code execution parts in a user content, where
+// no provider-run tool belongs, back into the opaque parts of what came.
+func keepServerOpaque(parts []convo.Part) {
+	var r jsonx.Reader
+	for k := range parts {
+		if kind := serverKind(&parts[k]); kind != "" {
+			if b, err := appendServerPart(nil, &parts[k], kind, &r); err == nil {
+				parts[k] = provider.OpaquePart(ProviderID, kind, b)
+			}
+		}
+	}
 }
 
 // pair gives a functionResponse without an id the id of the call it

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -204,7 +205,7 @@ func (e *encoder) findBypass(parts []convo.Part, from int) int {
 		if j > from && note(p, NewContent) {
 			break
 		}
-		if p.Type != convo.TypeToolCall {
+		if p.Type != convo.TypeToolCall || p.IsServerTool() {
 			continue
 		}
 		if nativeMember(p.Native, "thoughtSignature") != nil || nativeMember(p.Native, "thought_signature") != nil {
@@ -266,6 +267,9 @@ func (e *encoder) part(p *convo.Part, j int, role convo.Role) error {
 	path := e.path
 	if err := e.parseNative(p.Native); err != nil {
 		return convo.ErrorAt(err, path()+".native.gemini")
+	}
+	if p.IsServerTool() {
+		return e.server(p, role, path)
 	}
 	if p.Cache != nil {
 		e.warn(path(), "cache breakpoint dropped: Gemini caches through cachedContent, not per part")
@@ -796,5 +800,32 @@ func (e *encoder) responsePart(q *convo.Part, k int, path func() string) error {
 	}
 	e.partNative(own, wroteThought|wroteSignature, sub) // neither belongs in a FunctionResponsePart
 	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// server writes a provider-run part Prepare kept for Gemini: its own code
+// execution call or result, replayed as executableCode or
+// codeExecutionResult with the part's other members. A Gemini part of
+// another kind of tool (convo reads none) is left out with a warning.
+func (e *encoder) server(p *convo.Part, role convo.Role, path func() string) error {
+	kind := serverKind(p)
+	if kind == "" {
+		e.warns = append(e.warns, provider.WarnCode(provider.CodeServerToolDropped, path(),
+			"%s %s of %s left out: Gemini replays only its own code execution", p.Server, p.Type, p.Provider))
+		return nil
+	}
+	if role != convo.RoleAssistant {
+		return fmt.Errorf("%s: provider-run %s in a %s message (the model's content holds them)", path(), p.Type, role)
+	}
+	e.sep()
+	var err error
+	if e.buf, err = appendServerData(append(e.buf, '{'), p, kind, &e.aux); err != nil {
+		return convo.ErrorAt(err, path())
+	}
+	// A result's outcome went inside it.
+	e.mem = slices.DeleteFunc(e.mem, func(m member) bool { return string(m.key) == "outcome" })
+	e.partNative(kind, 0, path)
+	e.buf = append(e.buf, '}')
+	e.nparts++
 	return nil
 }

@@ -29,3 +29,10 @@ var _ provider.CandidatesEncoder = generateContent{}
 func (generateContent) EncodeReplies(ms []convo.Message, opts provider.StreamOptions) []byte {
 	return EncodeReplies(ms, opts)
 }
+
+var _ provider.ServerToolsEncoder = generateContent{}
+
+// CarriesServerTools reports true: Gemini replies carry Gemini's own code
+// execution parts (executableCode, codeExecutionResult), so the encoders
+// provider.EncoderOf returns keep them (provider.ServerToolsEncoder).
+func (generateContent) CarriesServerTools() bool { return true }

@@ -19,10 +19,13 @@
 //     order), and records that it did, so Encode sends no id it invented;
 //   - a tool error is a convention, not a flag: {"response":{"error":…}}.
 //
-// Parts Gemini has and convo has no type for (executableCode,
-// codeExecutionResult, server-side toolCall/toolResponse, …) are kept as
-// opaque parts and sent back verbatim to Gemini. docs/providers.md
-// holds the full mapping table.
+// executableCode and codeExecutionResult parts (the code execution tool)
+// are provider-run tool_call and tool_result parts (codeexec.go); a
+// candidate's groundingMetadata and citationMetadata become citations on
+// its text parts (grounding.go). Parts Gemini has and convo has no type
+// for (server-side toolCall/toolResponse, …) are kept as opaque parts and
+// sent back verbatim to Gemini. docs/providers.md holds the full mapping
+// table.
 package gemini
 
 import (
@@ -109,8 +112,9 @@ func (generateContent) Provider() string { return ProviderID }
 // of other providers cannot be signed for Gemini), media by bytes, by URI
 // or by Files API id — but not another provider's file id.
 var target = provider.Target{
-	Provider: ProviderID,
-	Media:    acceptMedia,
+	Provider:    ProviderID,
+	Media:       acceptMedia,
+	ServerTools: true, // its own code execution parts (codeexec.go)
 }
 
 // acceptMedia reports whether Gemini takes p as it is. Inline bytes need a

@@ -23,6 +23,7 @@ type wirePart struct {
 	part    convo.Part // media, functionCall or functionResponse as read
 	hasID   bool       // functionCall / functionResponse carried an id
 	opaque  []byte     // the whole part object, for a kind convo has no type for
+	server  bool       // executableCode / codeExecutionResult read as a provider-run part
 
 	// A functionCall streamed in pieces (see partial.go): willContinue on
 	// the call, and the partialArgs of a name-less piece.
@@ -95,7 +96,11 @@ func (d *partReader) readPart(wp *wirePart, inResponse bool) error {
 	case "text", "inlineData", "fileData", "functionCall", "functionResponse":
 		return nil
 	}
-	// A kind convo has no type for is kept whole, as read.
+	if wp.server {
+		return nil
+	}
+	// A kind convo has no type for is kept whole, as read (and so is a
+	// code execution part not shaped as the API writes it).
 	wp.opaque, err = jsonx.Compact(r.Bytes()[start:r.Offset()], 0)
 	return err
 }
@@ -156,6 +161,11 @@ func (d *partReader) data(wp *wirePart, k string, key []byte, inResponse bool) e
 		err = d.call(wp)
 	case "functionResponse":
 		err = d.response(wp)
+	case "executableCode", "codeExecutionResult":
+		var raw []byte
+		if raw, err = r.ReadRaw(); err == nil {
+			wp.server = serverPart(&d.aux, k, raw, wp)
+		}
 	default:
 		err = r.Skip() // opaque: the whole part is kept below
 	}
@@ -497,6 +507,12 @@ func (wp *wirePart) fill(p *convo.Part) {
 		}
 		p.Type = convo.TypeText
 	case "inlineData", "fileData", "functionCall", "functionResponse":
+		*p = wp.part
+	case "executableCode", "codeExecutionResult":
+		if !wp.server {
+			*p = provider.OpaquePart(ProviderID, wp.kind, wp.opaque)
+			return
+		}
 		*p = wp.part
 	default:
 		*p = provider.OpaquePart(ProviderID, wp.kind, wp.opaque)

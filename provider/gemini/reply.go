@@ -351,6 +351,9 @@ type meta struct {
 	candExtra []field
 	respExtra []field
 	apiErr    *provider.APIError
+	// streamed: the parts were accumulated from a stream, where a
+	// grounding segment's partIndex counts text parts (see groundingPart).
+	streamed bool
 }
 
 func (m *meta) message(parts []convo.Part) convo.Message {
@@ -360,7 +363,7 @@ func (m *meta) message(parts []convo.Part) convo.Message {
 		p := &parts[j]
 		switch p.Type {
 		case convo.TypeToolCall:
-			toolUse = true
+			toolUse = toolUse || !p.IsServerTool()
 		case convo.TypeReasoning:
 			p.Model = m.model
 		}
@@ -392,7 +395,14 @@ func (m *meta) message(parts []convo.Part) convo.Message {
 		n = n.add("finishReason", jsonx.AppendString(nil, m.finish))
 	}
 	for _, f := range m.candExtra {
-		add(bstr(f.key), f.raw)
+		raw := f.raw
+		switch bstr(f.key) {
+		case "groundingMetadata":
+			raw, _ = readGrounding(raw, parts, m.streamed)
+		case "citationMetadata":
+			raw, _ = readCitationMeta(raw, parts)
+		}
+		add(bstr(f.key), raw)
 	}
 	for _, f := range m.respExtra {
 		add(bstr(f.key), f.raw)
@@ -489,7 +499,7 @@ func decodeCandidate(body []byte, opts provider.Options, want int64) (convo.Mess
 		wp := &resp.parts[j]
 		p := &parts[j]
 		wp.fill(p)
-		if p.Type == convo.TypeToolCall && !wp.hasID {
+		if p.Type == convo.TypeToolCall && !wp.hasID && !wp.server {
 			p.ID = replyCallID(p, j, string(resp.id))
 			mark(p, SyntheticID)
 		}

@@ -42,43 +42,70 @@ func EncodeReplies(ms []convo.Message, opts provider.StreamOptions) []byte {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		b = appendCandidate(b, k, replyParts(&ms[k]), finishReason(ms[k].Finish))
+		parts, cited := replyParts(&ms[k])
+		b = appendCandidate(b, k, parts, finishReason(ms[k].Finish), appendCiteMeta(nil, ms[k].Native, cited))
 	}
 	return e.tail(b, true)
 }
 
 // replyParts returns the parts of a reply's candidate (a JSON array's
-// members).
-func replyParts(m *convo.Message) []byte {
+// members), and its text parts with citations as its metadata points into
+// them. Gemini's own code execution parts are written as they came.
+func replyParts(m *convo.Message) ([]byte, []citedPart) {
 	var parts []byte
+	var cited []citedPart
+	var r jsonx.Reader
+	n, textAt := 0, 0
 	add := func(b []byte) {
 		if len(parts) > 0 {
 			parts = append(parts, ',')
 		}
 		parts = append(parts, b...)
+		n++
 	}
 	for i := range m.Parts {
 		p := &m.Parts[i]
 		switch p.Type {
 		case convo.TypeText, convo.TypeRefusal:
+			if len(p.Citations) > 0 && p.Type == convo.TypeText {
+				cited = append(cited, citedPart{index: n, textAt: textAt, text: p.Text, cites: p.Citations})
+			}
+			if p.Type == convo.TypeText {
+				textAt += len(p.Text)
+			}
 			add(append(jsonx.AppendString([]byte(`{"text":`), p.Text), '}'))
 		case convo.TypeReasoning:
-			text := p.Text
-			if text == "" {
-				text = strings.Join(p.Summary, "\n\n")
+			if b := thoughtPart(p); b != nil {
+				add(b)
 			}
-			b := append(jsonx.AppendString([]byte(`{"text":`), text), `,"thought":true`...)
-			if p.Provider == ProviderID && p.Signature != "" {
-				b = jsonx.AppendString(append(b, `,"thoughtSignature":`...), p.Signature)
+		case convo.TypeToolCall, convo.TypeToolResult:
+			if kind := serverKind(p); kind != "" {
+				if b, err := appendServerPart(nil, p, kind, &r); err == nil {
+					add(b)
+				}
+			} else if p.Type == convo.TypeToolCall {
+				add(functionCall(p))
 			}
-			if text != "" || len(b) > len(`{"text":"","thought":true`) {
-				add(append(b, '}'))
-			}
-		case convo.TypeToolCall:
-			add(functionCall(p))
 		}
 	}
-	return parts
+	return parts, cited
+}
+
+// thoughtPart is the wire part of a reasoning part, or nil when it has
+// nothing to send.
+func thoughtPart(p *convo.Part) []byte {
+	text := p.Text
+	if text == "" {
+		text = strings.Join(p.Summary, "\n\n")
+	}
+	b := append(jsonx.AppendString([]byte(`{"text":`), text), `,"thought":true`...)
+	if p.Provider == ProviderID && p.Signature != "" {
+		b = jsonx.AppendString(append(b, `,"thoughtSignature":`...), p.Signature)
+	}
+	if text != "" || len(b) > len(`{"text":"","thought":true`) {
+		return append(b, '}')
+	}
+	return nil
 }
 
 // functionCall is a functionCall part with the call's id.

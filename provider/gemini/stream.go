@@ -250,7 +250,7 @@ func (a *candAcc) addPart(wp *wirePart) error {
 	j := len(a.parts) - 1
 	p := &a.parts[j]
 	wp.fill(p)
-	if p.Type == convo.TypeToolCall && !wp.hasID {
+	if p.Type == convo.TypeToolCall && !wp.hasID && !wp.server {
 		// Filled in when the reply is built: the response id may come
 		// later than the call.
 		mark(p, SyntheticID)
@@ -307,13 +307,13 @@ func (a *accumulator) build(c *candAcc) convo.Message {
 	}
 	for j := range parts {
 		p := &parts[j]
-		if p.Type == convo.TypeToolCall && p.ID == "" {
+		if p.Type == convo.TypeToolCall && p.ID == "" && !p.IsServerTool() {
 			p.ID = replyCallID(p, j, a.id)
 		}
 	}
 	m := meta{
 		finish: c.finish, blocked: a.blocked, model: a.model, id: a.id,
-		candExtra: c.extra, respExtra: a.respExtra, apiErr: a.apiErr,
+		candExtra: c.extra, respExtra: a.respExtra, apiErr: a.apiErr, streamed: true,
 	}
 	if a.hasUsage && c == &a.first {
 		u := a.usage

@@ -36,6 +36,7 @@ type streamEncoder struct {
 	model   string
 	id      string
 	parts   map[partKey]*encPart
+	cands   map[int]*candEnc
 	usage   *convo.Usage
 	done    bool
 	started bool
@@ -47,18 +48,50 @@ type partKey struct{ cand, index int }
 type encPart struct {
 	typ  convo.PartType
 	text bool
+	// Where the part's text lands in the reply a client accumulates (set
+	// by its first chunk): its text part, bytes of it before this part's,
+	// bytes of every text part before it.
+	index, offset, textAt int
+}
+
+// candEnc is what a candidate's stream wrote so far, as a client
+// accumulating it (joining plain text chunks into the text part before)
+// sees it: where a citation's segment points.
+type candEnc struct {
+	run      byte // the kind of the open run of plain chunks: 't' text, 'r' thought, 0 none
+	texts    int  // text parts so far
+	runBytes int  // bytes of the open run
+	textAt   int  // bytes of all text so far
+	cited    []citedPart
+}
+
+func (e *streamEncoder) cand(k int) *candEnc {
+	if e.cands == nil {
+		e.cands = map[int]*candEnc{}
+	}
+	c := e.cands[k]
+	if c == nil {
+		c = &candEnc{}
+		e.cands[k] = c
+	}
+	return c
 }
 
 // chunk appends one chunk of candidate cand with the given parts (a JSON
 // array's members) and finish reason; last adds the usage.
 func (e *streamEncoder) chunk(cand int, parts []byte, finish string, last bool) {
 	b := append([]byte(nil), `{"candidates":[`...)
-	b = appendCandidate(b, cand, parts, finish)
+	var meta []byte
+	if c := e.cands[cand]; finish != "" && c != nil {
+		meta = appendCiteMeta(nil, nil, c.cited)
+	}
+	b = appendCandidate(b, cand, parts, finish, meta)
 	e.buf = wire.AppendSSE(e.buf, "", e.tail(b, last))
 }
 
-// appendCandidate appends a Candidate object with the given parts.
-func appendCandidate(b []byte, cand int, parts []byte, finish string) []byte {
+// appendCandidate appends a Candidate object with the given parts and
+// members meta (each with its comma).
+func appendCandidate(b []byte, cand int, parts []byte, finish string, meta []byte) []byte {
 	b = append(b, `{"content":{"role":"model","parts":[`...)
 	b = append(b, parts...)
 	b = append(b, `]}`...)
@@ -66,6 +99,7 @@ func appendCandidate(b []byte, cand int, parts []byte, finish string) []byte {
 		b = append(b, `,"finishReason":`...)
 		b = jsonx.AppendString(b, finish)
 	}
+	b = append(b, meta...)
 	b = append(b, `,"index":`...)
 	b = strconv.AppendInt(b, int64(cand), 10)
 	return append(b, '}')
@@ -130,11 +164,14 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 		switch d.Part.Type {
 		case convo.TypeText, convo.TypeRefusal, convo.TypeReasoning, convo.TypeToolCall:
 			e.parts[key] = &encPart{typ: d.Part.Type}
+		case convo.TypeToolResult:
+			if serverKind(d.Part) != "" {
+				e.parts[key] = &encPart{typ: d.Part.Type}
+			}
 		}
 	case provider.DeltaText:
 		if p := e.parts[key]; p != nil && d.Text != "" {
-			p.text = true
-			e.text(d.Candidate, p.typ, d.Text, "")
+			e.text(d.Candidate, p, d.Text, "")
 		}
 	case provider.DeltaPartEnd:
 		if p := e.parts[key]; p != nil {
@@ -163,8 +200,16 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 // whole, a thought's signature, text that came in no piece.
 func (e *streamEncoder) partEnd(cand int, p *encPart, part *convo.Part) {
 	switch part.Type {
-	case convo.TypeToolCall:
-		e.chunk(cand, functionCall(part), "", false)
+	case convo.TypeToolCall, convo.TypeToolResult:
+		e.cand(cand).run = 0
+		if kind := serverKind(part); kind != "" {
+			var r jsonx.Reader
+			if b, err := appendServerPart(nil, part, kind, &r); err == nil {
+				e.chunk(cand, b, "", false)
+			}
+		} else if part.Type == convo.TypeToolCall {
+			e.chunk(cand, functionCall(part), "", false)
+		}
 	case convo.TypeReasoning:
 		text := ""
 		if !p.text {
@@ -178,17 +223,23 @@ func (e *streamEncoder) partEnd(cand int, p *encPart, part *convo.Part) {
 			sig = part.Signature
 		}
 		if text != "" || sig != "" {
-			e.text(cand, p.typ, text, sig)
+			e.text(cand, p, text, sig)
 		}
 	default:
 		if !p.text && part.Text != "" {
-			e.text(cand, p.typ, part.Text, "")
+			e.text(cand, p, part.Text, "")
+		}
+		if p.text && part.Type == convo.TypeText && len(part.Citations) > 0 {
+			c := e.cand(cand)
+			c.cited = append(c.cited, citedPart{index: p.index, offset: p.offset, textAt: p.textAt, text: part.Text, cites: part.Citations})
 		}
 	}
 }
 
-// text appends a chunk with one text or thought part.
-func (e *streamEncoder) text(cand int, t convo.PartType, s, sig string) {
+// text appends a chunk with one text or thought part of p.
+func (e *streamEncoder) text(cand int, p *encPart, s, sig string) {
+	e.place(e.cand(cand), p, s, sig == "")
+	t := p.typ
 	b := append([]byte(nil), `{"text":`...)
 	b = jsonx.AppendString(b, s)
 	if t == convo.TypeReasoning {
@@ -199,6 +250,36 @@ func (e *streamEncoder) text(cand int, t convo.PartType, s, sig string) {
 		b = jsonx.AppendString(b, sig)
 	}
 	e.chunk(cand, append(b, '}'), "", false)
+}
+
+// place notes where a chunk of p's text s lands in the reply a client
+// accumulates: a plain chunk joins the open run of its kind, anything else
+// (a signed thought) is a part of its own.
+func (e *streamEncoder) place(c *candEnc, p *encPart, s string, plain bool) {
+	kind := byte('t')
+	if p.typ == convo.TypeReasoning {
+		kind = 'r'
+	}
+	first := !p.text
+	p.text = true
+	if !plain || c.run != kind {
+		if kind == 't' {
+			c.texts++
+		}
+		c.run, c.runBytes = 0, 0
+		if plain {
+			c.run = kind
+		}
+	}
+	if first && kind == 't' {
+		p.index, p.offset, p.textAt = c.texts-1, c.runBytes, c.textAt
+	}
+	if plain {
+		c.runBytes += len(s)
+	}
+	if kind == 't' {
+		c.textAt += len(s)
+	}
 }
 
 // finishReason is Gemini's finishReason for a finish reason. Gemini has no
