@@ -72,46 +72,59 @@ func TestEncodersLeaveOutServerTools(t *testing.T) {
 		Parts: []convo.Part{convo.Text("sunny")}}
 	m := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{call, result, convo.Text("It is sunny.")}, Finish: convo.FinishStop}
 	for _, f := range all.Formats() {
-		enc, err := provider.EncoderOf(f)
+		wrapped, err := provider.EncoderOf(f)
 		if err != nil {
 			continue
 		}
-		t.Run(f.Name(), func(t *testing.T) {
-			want := 0
-			if f.Name() == "anthropic" {
-				want = 2
-			}
-			servers := func(m convo.Message) (n int) {
-				for _, p := range m.Parts {
-					if p.Type == convo.TypeToolCall || p.Type == convo.TypeToolResult {
-						if !p.IsServerTool() {
-							t.Errorf("%s written as the client's own", p.Type)
-						}
-						n++
-					}
-				}
-				return n
-			}
-			got, _, err := f.DecodeReply(enc.EncodeReply(m, provider.StreamOptions{Model: "m"}), provider.Options{})
-			if err != nil || got.Text() != m.Text() || servers(got) != want {
-				t.Errorf("EncodeReply read back: %v, %q, %d provider-run parts, want %d", err, got.Text(), servers(got), want)
-			}
-			var buf bytes.Buffer
-			se := enc.NewStreamEncoder(&buf, provider.StreamOptions{Model: "m"})
-			ds := []provider.Delta{{Kind: provider.DeltaStart}}
-			for i := range m.Parts {
-				ds = append(ds, provider.Delta{Kind: provider.DeltaPartStart, Index: i, Part: &m.Parts[i]},
-					provider.Delta{Kind: provider.DeltaPartEnd, Index: i, Part: &m.Parts[i]})
-			}
-			for _, d := range append(ds, provider.Delta{Kind: provider.DeltaFinish, Finish: convo.FinishStop}) {
-				if err := se.Write(d); err != nil {
-					t.Fatalf("stream Write %v: %v", d.Kind, err)
-				}
-			}
-			got, _, err = f.ReadStream(&buf, provider.Options{})
-			if err != nil || servers(got) != want {
-				t.Errorf("stream read back: %v, %d provider-run parts, want %d\n%s", err, servers(got), want, buf.String())
-			}
-		})
+		// The format's own encoders (the package's EncodeReply and
+		// NewStreamEncoder functions) leave them out too, not only EncoderOf's.
+		own := f.(provider.ReplyEncoder)
+		for _, enc := range []provider.ReplyEncoder{wrapped, own} {
+			testLeavesOutServerTools(t, f, enc, m)
+		}
 	}
+}
+
+func testLeavesOutServerTools(t *testing.T, f provider.Format, enc provider.ReplyEncoder, m convo.Message) {
+	name := f.Name()
+	if _, ok := enc.(provider.Format); ok {
+		name += "/own"
+	}
+	t.Run(name, func(t *testing.T) {
+		want := 0
+		if f.Name() == "anthropic" {
+			want = 2
+		}
+		servers := func(m convo.Message) (n int) {
+			for _, p := range m.Parts {
+				if p.Type == convo.TypeToolCall || p.Type == convo.TypeToolResult {
+					if !p.IsServerTool() {
+						t.Errorf("%s written as the client's own", p.Type)
+					}
+					n++
+				}
+			}
+			return n
+		}
+		got, _, err := f.DecodeReply(enc.EncodeReply(m, provider.StreamOptions{Model: "m"}), provider.Options{})
+		if err != nil || got.Text() != m.Text() || servers(got) != want {
+			t.Errorf("EncodeReply read back: %v, %q, %d provider-run parts, want %d", err, got.Text(), servers(got), want)
+		}
+		var buf bytes.Buffer
+		se := enc.NewStreamEncoder(&buf, provider.StreamOptions{Model: "m"})
+		ds := []provider.Delta{{Kind: provider.DeltaStart}}
+		for i := range m.Parts {
+			ds = append(ds, provider.Delta{Kind: provider.DeltaPartStart, Index: i, Part: &m.Parts[i]},
+				provider.Delta{Kind: provider.DeltaPartEnd, Index: i, Part: &m.Parts[i]})
+		}
+		for _, d := range append(ds, provider.Delta{Kind: provider.DeltaFinish, Finish: convo.FinishStop}) {
+			if err := se.Write(d); err != nil {
+				t.Fatalf("stream Write %v: %v", d.Kind, err)
+			}
+		}
+		got, _, err = f.ReadStream(&buf, provider.Options{})
+		if err != nil || servers(got) != want {
+			t.Errorf("stream read back: %v, %d provider-run parts, want %d\n%s", err, servers(got), want, buf.String())
+		}
+	})
 }

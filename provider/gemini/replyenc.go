@@ -13,9 +13,9 @@ import (
 // message: the non-streamed counterpart of NewStreamEncoder, with the same
 // parts in one candidate.
 //
-// Calls and results of tools a provider ran itself (Part.IsServerTool)
-// are written as ordinary ones; the encoders provider.EncoderOf returns
-// leave them out, so a client never runs them.
+// Gemini's own code execution parts are written as they came; calls and
+// results of tools another provider ran (Part.IsServerTool) are left out:
+// written as function calls, a client would run them.
 func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 	return EncodeReplies([]convo.Message{m}, opts)
 }
@@ -83,7 +83,9 @@ func replyParts(m *convo.Message) ([]byte, []citedPart) {
 				if b, err := appendServerPart(nil, p, kind, &r); err == nil {
 					add(b)
 				}
-			} else if p.Type == convo.TypeToolCall {
+			} else if p.Type == convo.TypeToolCall && !p.IsServerTool() {
+				// Another provider's tool run, as a functionCall, a client
+				// would run it: it is left out.
 				add(functionCall(p))
 			}
 		}

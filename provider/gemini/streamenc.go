@@ -22,9 +22,9 @@ import (
 // the candidate with that index, each ending with a chunk of its own
 // finishReason; the usage comes with the first one's, last.
 //
-// Calls and results of tools a provider ran itself (Part.IsServerTool)
-// are written as ordinary ones; the encoders provider.EncoderOf returns
-// leave them out, so a client never runs them.
+// Gemini's own code execution parts are written as they came; calls and
+// results of tools another provider ran (Part.IsServerTool) are left out:
+// written as function calls, a client would run them.
 func NewStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
 	return &streamEncoder{w: w, opts: opts, parts: map[partKey]*encPart{}}
 }
@@ -161,6 +161,9 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 	key := partKey{d.Candidate, d.Index}
 	switch d.Kind {
 	case provider.DeltaPartStart:
+		if d.Part.IsServerTool() && serverKind(d.Part) == "" {
+			break // another provider's tool run: a client would run it
+		}
 		switch d.Part.Type {
 		case convo.TypeText, convo.TypeRefusal, convo.TypeReasoning, convo.TypeToolCall:
 			e.parts[key] = &encPart{typ: d.Part.Type}

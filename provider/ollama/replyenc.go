@@ -13,8 +13,8 @@ import (
 // whole content, thinking and tool calls.
 //
 // Calls and results of tools a provider ran itself (Part.IsServerTool)
-// are written as ordinary ones; the encoders provider.EncoderOf returns
-// leave them out, so a client never runs them.
+// are left out: Ollama has no form for them, and written as function calls
+// a client would run them.
 func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 	var text, thinking strings.Builder
 	var calls []convo.Part
@@ -29,7 +29,9 @@ func EncodeReply(m convo.Message, opts provider.StreamOptions) []byte {
 				thinking.WriteString(strings.Join(p.Summary, "\n\n"))
 			}
 		case convo.TypeToolCall:
-			calls = append(calls, p)
+			if !p.IsServerTool() { // written as a function call, a client would run it
+				calls = append(calls, p)
+			}
 		}
 	}
 	var buf bytes.Buffer

@@ -18,8 +18,8 @@ import (
 // field for in a reply are left out.
 //
 // Calls and results of tools a provider ran itself (Part.IsServerTool)
-// are written as ordinary ones; the encoders provider.EncoderOf returns
-// leave them out, so a client never runs them.
+// are left out: Ollama has no form for them, and written as function calls
+// a client would run them.
 func NewStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
 	return &streamEncoder{w: w, opts: opts, parts: map[int]*encPart{}}
 }
@@ -74,6 +74,9 @@ func (e *streamEncoder) Write(d provider.Delta) error {
 	}
 	switch d.Kind {
 	case provider.DeltaPartStart:
+		if d.Part.IsServerTool() {
+			break // written as a function call, a client would run it
+		}
 		switch d.Part.Type {
 		case convo.TypeText, convo.TypeRefusal, convo.TypeReasoning, convo.TypeToolCall:
 			e.parts[d.Index] = &encPart{typ: d.Part.Type}

@@ -26,8 +26,8 @@ import (
 // follow the first one's.
 //
 // Calls and results of tools a provider ran itself (Part.IsServerTool)
-// are written as ordinary ones; the encoders provider.EncoderOf returns
-// leave them out, so a client never runs them.
+// are left out: Chat has no form for them, and written as function calls
+// a client would run them.
 func NewChatStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
 	return &chatEncoder{w: w, opts: opts, calls: map[chatKey]*chatCall{}, ncalls: map[int]int{}, runes: map[int]int{}}
 }
@@ -131,9 +131,13 @@ func (e *chatEncoder) start(o *convo.Origin) {
 // partStart opens a part; a tool call gets the next tool_calls index of
 // its candidate and a chunk with its id and name.
 func (e *chatEncoder) partStart(key chatKey, p *convo.Part) {
-	c := &chatCall{typ: p.Type, at: e.runes[key.cand]}
+	typ := p.Type
+	if p.IsServerTool() {
+		typ = "" // written as a function call, a client would run it
+	}
+	c := &chatCall{typ: typ, at: e.runes[key.cand]}
 	e.calls[key] = c
-	if p.Type != convo.TypeToolCall {
+	if typ != convo.TypeToolCall {
 		return
 	}
 	c.index = e.ncalls[key.cand]
@@ -154,7 +158,7 @@ func (e *chatEncoder) partStart(key chatKey, p *convo.Part) {
 // citations as annotations.
 func (e *chatEncoder) partEnd(k int, c *chatCall, p *convo.Part) {
 	switch {
-	case p.Type == convo.TypeToolCall && !c.args:
+	case c.typ == convo.TypeToolCall && !c.args:
 		args := string(p.Args)
 		if p.Args == nil {
 			args = p.ArgsRaw

@@ -24,8 +24,8 @@ import (
 // requires both. Other citations are left out.
 //
 // Calls and results of tools a provider ran itself (Part.IsServerTool)
-// are written as ordinary ones; the encoders provider.EncoderOf returns
-// leave them out, so a client never runs them.
+// are left out: Chat has no form for them, and written as function calls
+// a client would run them.
 func EncodeChatReply(m convo.Message, opts provider.StreamOptions) []byte {
 	return EncodeChatReplies([]convo.Message{m}, opts)
 }
@@ -98,6 +98,9 @@ func appendChatChoice(b []byte, k int, m *convo.Message) []byte {
 				reasoning.WriteString(strings.Join(p.Summary, "\n\n"))
 			}
 		case convo.TypeToolCall:
+			if p.IsServerTool() {
+				continue // written as a function call, a client would run it
+			}
 			if len(calls) > 0 {
 				calls = append(calls, ',')
 			}
