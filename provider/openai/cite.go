@@ -94,26 +94,7 @@ func chatCiteType(c *convo.Citation) string {
 // readChatAnnotations maps a Chat message's annotations array; ok is false
 // when one of them has no canonical form (the array then stays native).
 func readChatAnnotations(raw []byte) ([]convo.Citation, bool) {
-	var r jsonx.Reader
-	var objs [][]byte
-	r.Reset(raw, convo.DefaultLimits.MaxDepth)
-	err := r.ReadArray(func(int) error {
-		v, err := r.ReadRaw()
-		objs = append(objs, v)
-		return err
-	})
-	if err != nil || len(objs) == 0 {
-		return nil, false
-	}
-	cs := make([]convo.Citation, 0, len(objs))
-	for _, o := range objs {
-		c, ok := readChatAnnotation(o, &r)
-		if !ok {
-			return nil, false
-		}
-		cs = append(cs, c)
-	}
-	return cs, true
+	return wire.ReadCitations(raw, &jsonx.Reader{}, readChatAnnotation)
 }
 
 // readChatAnnotation maps one annotation: exactly a type and the object

@@ -70,6 +70,12 @@ func (m *CiteMap) shape(typ string) *CiteShape {
 // them cannot be mapped (a type convo does not know, a required member
 // missing): the caller then keeps the array as it was.
 func (m *CiteMap) ReadAll(raw []byte, r *jsonx.Reader) ([]convo.Citation, bool) {
+	return ReadCitations(raw, r, m.Read)
+}
+
+// ReadCitations maps each object of the JSON array raw with read; ok is
+// false when raw is not a non-empty array or read refuses one of them.
+func ReadCitations(raw []byte, r *jsonx.Reader, read func([]byte, *jsonx.Reader) (convo.Citation, bool)) ([]convo.Citation, bool) {
 	var objs [][]byte
 	r.Reset(raw, convo.DefaultLimits.MaxDepth)
 	err := r.ReadArray(func(int) error {
@@ -82,7 +88,7 @@ func (m *CiteMap) ReadAll(raw []byte, r *jsonx.Reader) ([]convo.Citation, bool) 
 	}
 	cs := make([]convo.Citation, 0, len(objs))
 	for _, o := range objs {
-		c, ok := m.Read(o, r)
+		c, ok := read(o, r)
 		if !ok {
 			return nil, false
 		}
