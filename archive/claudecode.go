@@ -233,6 +233,8 @@ func ccHistory(entries []ccEntry, idx []int, warns *[]provider.Warning) convo.Hi
 	return h
 }
 
+// anthropicFinish normalises a Claude Code entry's stop_reason the way the
+// Anthropic codec reads a reply's.
 func anthropicFinish(r string) convo.Finish {
 	switch r {
 	case "":
@@ -241,7 +243,7 @@ func anthropicFinish(r string) convo.Finish {
 		return convo.FinishStop
 	case "tool_use":
 		return convo.FinishToolUse
-	case "max_tokens":
+	case "max_tokens", "model_context_window_exceeded":
 		return convo.FinishLength
 	case "pause_turn":
 		return convo.FinishPause
