@@ -245,6 +245,14 @@ type respAcc struct {
 	at        map[*textBuf]int
 	snap      []convo.Part // the parts of the last Snapshot, while nothing but pieces changed
 	snapOK    bool
+	// How many parts the last Snapshot showed, with the parts each piece
+	// since added (-1: not known, the parts changed otherwise); the item
+	// that output_item.done replaces as it was built before; whether the
+	// base response has output items of its own.
+	nparts    int
+	before    []byte
+	fresh     bool // the event being read added an item not seen before
+	baseItems bool
 }
 
 type itemAcc struct {
@@ -265,7 +273,7 @@ type partAcc struct {
 
 func newRespAcc(opts provider.Options) *respAcc {
 	l := opts.DecodeLimits()
-	return &respAcc{opts: opts, limit: l.MaxBytes, depth: l.MaxDepth}
+	return &respAcc{opts: opts, limit: l.MaxBytes, depth: l.MaxDepth, nparts: -1}
 }
 
 // event holds the members of one stream event convo reads.
@@ -402,6 +410,8 @@ func (a *respAcc) event(data []byte) error {
 	case "response.created", "response.in_progress", "response.queued":
 		if v := a.raw(e.response); v != nil {
 			a.base = v
+			items, _ := outputItems(v)
+			a.baseItems = len(items) > 0
 		}
 	case "response.completed", "response.incomplete", "response.failed":
 		v := a.raw(e.response)
@@ -513,7 +523,9 @@ func (a *respAcc) deltaEvent(typ string) (bool, error) {
 	switch {
 	case t == nil:
 	case done:
-		a.changed = true
+		// A .done value that repeats what the deltas built changes
+		// nothing.
+		a.changed = a.changed || !t.set || string(t.b) != string(value)
 		t.replace(value)
 	case len(e.delta) == 0:
 		a.changed = a.changed || !t.set
@@ -532,8 +544,12 @@ func (a *respAcc) itemEvent(typ string) error {
 	if v == nil {
 		return fmt.Errorf("%s without an item", typ)
 	}
+	a.fresh = e.output >= int64(len(a.items)) || a.items[e.output] == nil
 	it := a.item(e.output)
 	if strings.HasSuffix(typ, ".done") {
+		if it.done == nil && (it.added != nil || it.typ != "") {
+			a.before = it.build()
+		}
 		it.done = v
 	} else {
 		it.added = v
@@ -582,7 +598,7 @@ func (a *respAcc) errorEvent() error {
 // Reasoning summaries are not streamed as deltas: a summary delta changes
 // nothing a reader streams.
 func (a *respAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
-	a.grown, a.changed = nil, false
+	a.grown, a.changed, a.before, a.fresh = nil, false, nil, false
 	events := a.events
 	if err := a.Add(ev); err != nil {
 		return provider.Piece{}, err
@@ -592,14 +608,17 @@ func (a *respAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 	}
 	t := a.grown
 	if a.changed {
-		a.at, a.snap, a.snapOK = nil, nil, false
+		if p, ok := a.itemPiece(); ok {
+			return p, nil
+		}
+		a.at, a.snap, a.snapOK, a.nparts = nil, nil, false, -1
 		return provider.Piece{Other: true}, nil
 	}
 	if t == nil {
 		return provider.Piece{}, nil
 	}
 	if a.grownFrom == 0 || a.doneCopy() {
-		a.at, a.snap, a.snapOK = nil, nil, false
+		a.at, a.snap, a.snapOK, a.nparts = nil, nil, false, -1
 		return provider.Piece{Other: true}, nil
 	}
 	if a.grownKind == 0 {
@@ -991,8 +1010,11 @@ func (a *respAcc) decode() (convo.Message, []provider.Warning, error) {
 
 // Snapshot returns the message gathered so far (for showing partial text).
 func (a *respAcc) Snapshot() convo.Message {
-	m, _, _ := a.decode()
-	a.snap, a.snapOK = m.Parts, true
+	m, _, err := a.decode()
+	a.snap, a.snapOK, a.nparts = m.Parts, true, len(m.Parts)
+	if err != nil {
+		a.nparts = -1 // an item convo cannot read: the parts are not the items'
+	}
 	if m.Role == "" {
 		m.Role = convo.RoleAssistant
 	}
