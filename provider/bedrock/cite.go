@@ -25,20 +25,26 @@ type bedrockCite struct {
 		Start         *int    `json:"start"`
 		End           *int    `json:"end"`
 		URL           *string `json:"url"`
+		Domain        *string `json:"domain"`
 	} `json:"location"`
 }
 
 // readCite maps one Converse citation. It maps only what it writes back
 // byte for byte (appendCite of the result must equal the compact input):
-// anything else (a web domain, several source passages, a search result
-// location) leaves the citation array native.
+// anything else (an empty title, several source passages, a search result
+// location, a web location with its members in another order) leaves the
+// citation array native. A web location's domain (Nova's web grounding
+// sends one, and no title) has no canonical field: it is kept in the
+// citation's Native as {"domain":…}.
 func readCite(raw []byte) (convo.Citation, bool) {
 	var w bedrockCite
 	var c convo.Citation
-	if json.Unmarshal(raw, &w) != nil || w.Title == nil || len(w.SourceContent) > 1 || len(w.Location) != 1 {
+	if json.Unmarshal(raw, &w) != nil || len(w.SourceContent) > 1 || len(w.Location) != 1 {
 		return c, false
 	}
-	c.Title = *w.Title
+	if w.Title != nil {
+		c.Title = *w.Title
+	}
 	if len(w.SourceContent) == 1 && w.SourceContent[0].Text != nil {
 		c.Text = *w.SourceContent[0].Text
 	}
@@ -46,6 +52,10 @@ func readCite(raw []byte) (convo.Citation, bool) {
 		switch {
 		case loc == "web" && v.URL != nil:
 			c.Kind, c.URL = convo.CiteURL, *v.URL
+			if v.Domain != nil {
+				obj := append(jsonx.AppendString([]byte(`{"domain":`), *v.Domain), '}')
+				c.Native = convo.Native{ProviderID: obj}
+			}
 		case v.DocumentIndex != nil && v.Start != nil && v.End != nil:
 			for _, lu := range locUnits {
 				if lu.loc == loc {
@@ -64,7 +74,9 @@ func readCite(raw []byte) (convo.Citation, bool) {
 }
 
 // appendCite writes c as a Converse citation; false when Converse has no
-// form for it (a file citation, a document one without a range).
+// form for it (a file citation, a document one without a range). An empty
+// title is left out, as Nova leaves it out; a web citation's domain kept
+// in Native goes before its url, in the order Bedrock writes them.
 func appendCite(dst []byte, c *convo.Citation) ([]byte, bool) {
 	loc := ""
 	switch c.Kind {
@@ -80,13 +92,19 @@ func appendCite(dst []byte, c *convo.Citation) ([]byte, bool) {
 	if loc == "" {
 		return dst, false
 	}
-	dst = jsonx.AppendString(append(dst, `{"title":`...), c.Title)
+	dst = append(dst, '{')
+	if c.Title != "" {
+		dst = jsonx.AppendString(append(dst, `"title":`...), c.Title)
+	}
 	if c.Text != "" {
-		dst = jsonx.AppendString(append(dst, `,"sourceContent":[{"text":`...), c.Text)
+		dst = jsonx.AppendString(append(comma(dst), `"sourceContent":[{"text":`...), c.Text)
 		dst = append(dst, "}]"...)
 	}
-	dst = append(append(append(dst, `,"location":{"`...), loc...), `":{`...)
+	dst = append(append(append(comma(dst), `"location":{"`...), loc...), `":{`...)
 	if loc == "web" {
+		if d := nativeString(c.Native, "domain"); d != "" {
+			dst = append(jsonx.AppendString(append(dst, `"domain":`...), d), ',')
+		}
 		dst = jsonx.AppendString(append(dst, `"url":`...), c.URL)
 	} else {
 		dst = jsonx.AppendInt(append(dst, `"documentIndex":`...), int64(c.Source))

@@ -121,8 +121,13 @@ func TestServerToolsReplay(t *testing.T) {
 				}
 			}
 			// The whole recorded reply goes back as it came: Nova's blocks of
-			// web citations alone among them.
-			if !handMade && !codectest.SameJSON(t, sent.Messages[1].Content, reply.Output.Message.Content) {
+			// web citations alone among them, their citations canonical.
+			// ruby_llm's body is Bedrock's own bytes, and goes back byte for
+			// byte; pydantic-ai's was parsed and written again (a caller's
+			// tool call's members are in convo's order).
+			sent1, content := sent.Messages[1].Content, reply.Output.Message.Content
+			if strings.Contains(f, "/rubyllm-") && !bytes.Equal(sent1, content) ||
+				!handMade && !codectest.SameJSON(t, sent1, content) {
 				t.Errorf("the reply's content sent as\n%s", sent.Messages[1].Content)
 			}
 			back, _, err := Converse().Decode(req, provider.Options{})
