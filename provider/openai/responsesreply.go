@@ -252,6 +252,7 @@ type respAcc struct {
 	nparts    int
 	before    []byte
 	fresh     bool // the event being read added an item not seen before
+	piecing   bool // AddPiece is reading an event: keep before
 	baseItems bool
 }
 
@@ -547,7 +548,7 @@ func (a *respAcc) itemEvent(typ string) error {
 	a.fresh = e.output >= int64(len(a.items)) || a.items[e.output] == nil
 	it := a.item(e.output)
 	if strings.HasSuffix(typ, ".done") {
-		if it.done == nil && (it.added != nil || it.typ != "") {
+		if a.piecing && it.done == nil && (it.added != nil || it.typ != "") {
 			a.before = it.build()
 		}
 		it.done = v
@@ -600,7 +601,10 @@ func (a *respAcc) errorEvent() error {
 func (a *respAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 	a.grown, a.changed, a.before, a.fresh = nil, false, nil, false
 	events := a.events
-	if err := a.Add(ev); err != nil {
+	a.piecing = true
+	err := a.Add(ev)
+	a.piecing = false
+	if err != nil {
 		return provider.Piece{}, err
 	}
 	if a.events == events || string(ev.Data) == "[DONE]" {
