@@ -30,7 +30,10 @@ const (
 )
 
 // Span is a range of a text part's text, Start inclusive and End exclusive,
-// counted as the provider counts it (OpenAI: characters; Gemini: bytes).
+// counted as the provider that wrote it counts: bytes when the citation's
+// Native has a "gemini" member (Gemini wrote it), characters (runes, as
+// OpenAI counts) otherwise. Encoders convert a span counted in the other
+// unit against the part's text.
 type Span struct {
 	Start, End int
 }

@@ -13,7 +13,7 @@ import (
 // TestGeminiGroundingElsewhere: a Gemini answer grounded in Google Search
 // (the recorded reply) keeps its citations for the targets that take web
 // citations — OpenAI Responses, as url_citation annotations with the
-// span's numbers — and loses them with citation-dropped warnings, its
+// span converted from bytes to characters — and loses them with citation-dropped warnings, its
 // text kept, for those that do not (Anthropic takes web citations only
 // with its own encrypted index; OpenAI Chat and Gemini requests none).
 func TestGeminiGroundingElsewhere(t *testing.T) {
@@ -64,7 +64,7 @@ func TestGeminiGroundingElsewhere(t *testing.T) {
 			if !bytes.Contains(out, []byte("Weather in San Francisco is Mild")) {
 				t.Errorf("the cited text was not sent:\n%s", out)
 			}
-			if tc.kept > 0 && (!bytes.Contains(out, []byte(`"start_index":55`)) || !bytes.Contains(out, []byte(`"end_index":216`))) {
+			if tc.kept > 0 && (!bytes.Contains(out, []byte(`"start_index":55`)) || !bytes.Contains(out, []byte(`"end_index":215`))) {
 				t.Errorf("the first support's span is not the annotation's:\n%s", out)
 			}
 		})

@@ -58,11 +58,12 @@ type groundRef struct {
 	at             int // its chunk in the list written
 }
 
-// span returns the citation's range in the part's text, the whole text
-// when it has none.
+// span returns the citation's range in bytes of the part's text (one
+// another provider wrote, in characters, converted), the whole text when
+// it has none.
 func span(c *convo.Citation, text string) convo.Span {
-	if c.Span != nil {
-		return *c.Span
+	if s := wire.ByteSpan(c, text); s != nil {
+		return *s
 	}
 	return convo.Span{End: len(text)}
 }

@@ -225,7 +225,7 @@ func FuzzChatAnnotations(f *testing.F) {
 			return
 		}
 		var rd jsonx.Reader
-		out, n := appendChatCites([]byte{'['}, cs, 0, 0, &rd)
+		out, n := appendChatCites([]byte{'['}, cs, "", 0, &rd)
 		if n != len(cs) {
 			t.Fatalf("%d of %d citations written: %s", n, len(cs), data)
 		}

@@ -174,7 +174,7 @@ func (e *chatEncoder) partEnd(k int, c *chatCall, p *convo.Part) {
 	if p.Type == convo.TypeText && len(p.Citations) > 0 {
 		// Chat streams annotations as a delta of their own, after the text.
 		var r jsonx.Reader
-		b, n := appendChatCites(append([]byte(nil), `{"annotations":[`...), p.Citations, c.at, utf8.RuneCountInString(p.Text), &r)
+		b, n := appendChatCites(append([]byte(nil), `{"annotations":[`...), p.Citations, p.Text, c.at, &r)
 		if n > 0 {
 			e.chunk(k, string(append(b, "]}"...)), "")
 		}

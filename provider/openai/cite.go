@@ -1,6 +1,9 @@
 package openai
 
 import (
+	"slices"
+	"unicode/utf8"
+
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider/internal/wire"
@@ -50,10 +53,21 @@ func readAnnotations(raw []byte) ([]convo.Citation, bool) {
 	return respCites.ReadAll(raw, &r)
 }
 
-// appendAnnotations writes cs as an annotations array, leaving out (and
-// reporting through drop) each citation Responses has no form for.
-func appendAnnotations(dst []byte, cs []convo.Citation, r *jsonx.Reader, drop func(i int, c *convo.Citation)) []byte {
-	dst, _ = respCites.AppendArray(dst, cs, r, drop)
+// appendAnnotations writes cs, the citations of a part with text text, as
+// an annotations array, leaving out (and reporting through drop) each
+// citation Responses has no form for. Spans count characters: one Gemini
+// counted in bytes is converted against the text.
+func appendAnnotations(dst []byte, cs []convo.Citation, text string, r *jsonx.Reader, drop func(i int, c *convo.Citation)) []byte {
+	conv := cs // cloned before the first span it converts
+	for i := range cs {
+		if s := wire.CharSpan(&cs[i], text); s != cs[i].Span {
+			if len(conv) > 0 && &conv[0] == &cs[0] {
+				conv = slices.Clone(cs)
+			}
+			conv[i].Span = s
+		}
+	}
+	dst, _ = respCites.AppendArray(dst, conv, r, drop)
 	return dst
 }
 
@@ -156,18 +170,19 @@ func appendChatAnnotation(dst []byte, c *convo.Citation, r *jsonx.Reader) ([]byt
 }
 
 // appendChatCites appends, comma-separated, the Chat annotations of the
-// citations of a text part whose text begins at rune offset at of the
-// message's content and is n runes long: a span moves by at, and a
-// citation without one (it supports the whole part) gets the part's
-// stretch, since Chat requires start_index and end_index. A citation Chat
-// has no form for is left out. It returns how many it wrote.
-func appendChatCites(dst []byte, cs []convo.Citation, at, n int, r *jsonx.Reader) ([]byte, int) {
+// citations of a text part, text, that begins at rune offset at of the
+// message's content: a span (in characters; one Gemini counted in bytes
+// is converted against the text) moves by at, and a citation without one
+// (it supports the whole part) gets the part's stretch, since Chat
+// requires start_index and end_index. A citation Chat has no form for is
+// left out. It returns how many it wrote.
+func appendChatCites(dst []byte, cs []convo.Citation, text string, at int, r *jsonx.Reader) ([]byte, int) {
 	k := 0
 	for i := range cs {
 		c := cs[i]
-		s := convo.Span{Start: at, End: at + n}
-		if c.Span != nil {
-			s = convo.Span{Start: c.Span.Start + at, End: c.Span.End + at}
+		s := convo.Span{Start: at, End: at + utf8.RuneCountInString(text)}
+		if cv := wire.CharSpan(&c, text); cv != nil {
+			s = convo.Span{Start: cv.Start + at, End: cv.End + at}
 		}
 		c.Span = &s
 		mark := len(dst)

@@ -84,7 +84,7 @@ func appendChatChoice(b []byte, k int, m *convo.Message) []byte {
 					anns = append(anns, ',')
 				}
 				var k int
-				if anns, k = appendChatCites(anns, p.Citations, runes, n, &r); k == 0 {
+				if anns, k = appendChatCites(anns, p.Citations, p.Text, runes, &r); k == 0 {
 					anns = anns[:mark]
 				}
 			}

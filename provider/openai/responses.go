@@ -534,7 +534,7 @@ func (e *respEnc) textPart(p *convo.Part, pn nat, assistant bool) (cacheOK bool,
 	if _, ok := pn.get("annotations"); !ok {
 		e.buf = append(e.buf, `,"annotations":`...)
 		var r jsonx.Reader
-		e.buf = appendAnnotations(e.buf, p.Citations, &r, func(i int, c *convo.Citation) {
+		e.buf = appendAnnotations(e.buf, p.Citations, p.Text, &r, func(i int, c *convo.Citation) {
 			e.warns = append(e.warns, provider.WarnCode(provider.CodeCitationDropped, e.path()+"."+index("citations", i),
 				"%s citation left out: Responses annotations have no form for it", c.Kind))
 		})

@@ -251,12 +251,12 @@ func (e *respEncoder) argsDelta(it *respItem, s string) {
 // annotations sends a response.output_text.annotation.added event for each
 // citation of a text part Responses has a form for, and returns them as
 // the part's annotations array.
-func (e *respEncoder) annotations(it *respItem, cs []convo.Citation) []byte {
+func (e *respEncoder) annotations(it *respItem, cs []convo.Citation, text string) []byte {
 	if len(cs) == 0 {
 		return []byte("[]")
 	}
 	var r jsonx.Reader
-	all := appendAnnotations(nil, cs, &r, nil)
+	all := appendAnnotations(nil, cs, text, &r, nil)
 	n := 0
 	r.Reset(all, 2)
 	_ = r.ReadArray(func(int) error {
@@ -282,7 +282,7 @@ func (e *respEncoder) end(it *respItem, p *convo.Part) {
 		text := it.text.String()
 		var part []byte
 		if p.Type == convo.TypeText {
-			anns := e.annotations(it, p.Citations)
+			anns := e.annotations(it, p.Citations, p.Text)
 			e.event("response.output_text.done", jsonx.AppendString(append(e.itemHead(it), `,"content_index":0,"text":`...), text))
 			part = append(append(append(part, `{"type":"output_text","annotations":`...), anns...), `,"text":`...)
 			part = jsonx.AppendString(part, text)
