@@ -290,6 +290,25 @@ func (d *blockReader) read(b *block) error {
 // release drops the spans of a block read since mark.
 func (d *blockReader) release(mark int) { d.spans = d.spans[:mark] }
 
+// eachBlock reads the array of content blocks at the reader, passing each
+// block's part to fn; an error names the block's index.
+func (d *blockReader) eachBlock(fn func(p convo.Part) error) error {
+	return d.r.ReadArray(func(i int) error {
+		mark := len(d.spans)
+		b := d.take()
+		defer d.give()
+		if err := d.read(b); err != nil {
+			return convo.ErrorAt(err, index("", i))
+		}
+		p, err := d.part(b)
+		d.release(mark)
+		if err == nil {
+			err = fn(p)
+		}
+		return convo.ErrorAt(err, index("", i))
+	})
+}
+
 // content reads a "content" member: a string or an array of blocks, which
 // are converted as they are read. Problems that only matter if the block
 // turns out to be a tool_result are kept in contentErr.

@@ -104,18 +104,7 @@ func (d *reqDecoder) system() (*convo.Message, error) {
 // blocks reads an array of content blocks.
 func (d *reqDecoder) blocks() ([]convo.Part, error) {
 	pmark := len(d.parts)
-	err := d.r.ReadArray(func(i int) error {
-		mark := len(d.spans)
-		b := d.take()
-		defer d.give()
-		if err := d.read(b); err != nil {
-			return convo.ErrorAt(err, index("", i))
-		}
-		p, err := d.part(b)
-		d.release(mark)
-		if err != nil {
-			return convo.ErrorAt(err, index("", i))
-		}
+	err := d.eachBlock(func(p convo.Part) error {
 		switch p.Type {
 		case convo.TypeToolCall:
 			if d.calls == nil {

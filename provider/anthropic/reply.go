@@ -106,20 +106,7 @@ func (d *replyReader) content(onBlock func(p convo.Part) error) error {
 	if r.Peek() != jsonx.Array {
 		return r.Errorf("want an array of blocks, got %s", r.Peek())
 	}
-	return r.ReadArray(func(i int) error {
-		mark := len(d.spans)
-		b := d.take()
-		defer d.give()
-		if err := d.read(b); err != nil {
-			return convo.ErrorAt(err, index("", i))
-		}
-		p, err := d.part(b)
-		d.release(mark)
-		if err == nil {
-			err = onBlock(p)
-		}
-		return convo.ErrorAt(err, index("", i))
-	})
+	return d.eachBlock(onBlock)
 }
 
 // optString reads a string or null.
