@@ -14,6 +14,7 @@ import (
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // NewAccumulator returns an accumulator for one streamGenerateContent
@@ -372,26 +373,8 @@ func (a *accumulator) message(c *candAcc, warns []provider.Warning) (convo.Messa
 // (provider.CandidatesAccumulator); the first is Message's, without the
 // warning that the others were left out.
 func (a *accumulator) Messages() ([]convo.Message, []provider.Warning, error) {
-	warns := slices.DeleteFunc(slices.Clone(a.warns), func(w provider.Warning) bool { return w.Path == "candidates" })
-	var ms []convo.Message
-	var errs []error
-	for _, c := range append([]*candAcc{&a.first}, a.more...) {
-		m, w, err := a.message(c, warns)
-		ms, warns = append(ms, m), w
-		if err != nil && a.err == nil {
-			if c != &a.first {
-				err = fmt.Errorf("candidate %d: %w", c.index, err)
-			}
-			errs = append(errs, err)
-		}
-	}
-	if a.err != nil {
-		return ms, warns, a.err
-	}
-	if err := errors.Join(errs...); err != nil {
-		return ms, warns, err
-	}
-	return ms, warns, a.opts.Check(warns)
+	return wire.CandidateMessages(append([]*candAcc{&a.first}, a.more...), a.warns, "candidates", a.err, a.opts,
+		a.message, func(c *candAcc) string { return fmt.Sprintf("candidate %d", c.index) })
 }
 
 // ReadStream reads a whole streamGenerateContent reply from r: Server-Sent

@@ -1112,24 +1112,6 @@ func (a *chatAcc) message(c *choiceAcc, warns []provider.Warning) (convo.Message
 // (provider.CandidatesAccumulator); the first is Message's, without the
 // warning that the others were left out.
 func (a *chatAcc) Messages() ([]convo.Message, []provider.Warning, error) {
-	warns := slices.DeleteFunc(slices.Clone(a.warns), func(w provider.Warning) bool { return w.Path == "choices" })
-	var ms []convo.Message
-	var errs []error
-	for _, c := range append([]*choiceAcc{&a.first}, a.more...) {
-		m, w, err := a.message(c, warns)
-		ms, warns = append(ms, m), w
-		if err != nil && a.err == nil {
-			if c != &a.first {
-				err = fmt.Errorf("choice %d: %w", c.index, err)
-			}
-			errs = append(errs, err)
-		}
-	}
-	if a.err != nil {
-		return ms, warns, a.err
-	}
-	if err := errors.Join(errs...); err != nil {
-		return ms, warns, err
-	}
-	return ms, warns, a.opts.Check(warns)
+	return wire.CandidateMessages(append([]*choiceAcc{&a.first}, a.more...), a.warns, "choices", a.err, a.opts,
+		a.message, func(c *choiceAcc) string { return fmt.Sprintf("choice %d", c.index) })
 }
