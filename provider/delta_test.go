@@ -41,11 +41,19 @@ func source(framing string, r io.Reader) stream.Source {
 	return stream.NewSSE(r)
 }
 
-// TestDeltaReader reads every recorded stream through a DeltaReader and
-// checks that the deltas tell the same story as the accumulator: the final
-// message is the one the accumulator gives, and each part's pieces add up
-// to the part its DeltaPartEnd carries.
-func TestDeltaReader(t *testing.T) {
+// recordedStream is one recorded stream of streams, read.
+type recordedStream struct {
+	format, framing string
+	data            []byte
+	rc              provider.Format
+}
+
+// events returns a source of the stream's events.
+func (s recordedStream) events() stream.Source { return source(s.framing, bytes.NewReader(s.data)) }
+
+// eachStream runs fn on every recorded stream, each as a subtest named by
+// its format and file, and returns how many there are.
+func eachStream(t *testing.T, fn func(t *testing.T, s recordedStream)) int {
 	n := 0
 	for _, s := range streams {
 		files, err := filepath.Glob(s.glob)
@@ -63,41 +71,54 @@ func TestDeltaReader(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, _, wantErr := stream.Feed(source(s.framing, bytes.NewReader(data)), rc.NewAccumulator(provider.Options{}))
-
-				dr := provider.NewDeltaReader(rc.NewAccumulator(provider.Options{}))
-				src := source(s.framing, bytes.NewReader(data))
-				var deltas []provider.Delta
-				var addErr error
-				for {
-					ev, err := src.Next()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err == nil {
-						deltas, err = dr.Add(deltas, ev)
-					}
-					if err != nil {
-						addErr = err
-						break
-					}
-				}
-				deltas, got, warns, err := dr.Finish(deltas)
-				if (err != nil || addErr != nil) != (wantErr != nil) {
-					t.Fatalf("error %v / %v, want %v", addErr, err, wantErr)
-				}
-				for i := range got.Parts {
-					if i < len(want.Parts) && got.Parts[i].Type == convo.TypeToolCall {
-						want.Parts[i].ID = got.Parts[i].ID // the id announced first is kept; checked below
-					}
-				}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("final message differs from the accumulator's:\n got %+v\nwant %+v", got, want)
-				}
-				checkDeltas(t, deltas, got, warns, wantErr != nil)
+				fn(t, recordedStream{format: s.format, framing: s.framing, data: data, rc: rc})
 			})
 		}
 	}
+	return n
+}
+
+// readDeltas adds every event of src to dr, up to the end or the first
+// error of reading or adding, which it returns.
+func readDeltas(dr *provider.DeltaReader, src stream.Source) ([]provider.Delta, error) {
+	var ds []provider.Delta
+	for {
+		ev, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			return ds, nil
+		}
+		if err == nil {
+			ds, err = dr.Add(ds, ev)
+		}
+		if err != nil {
+			return ds, err
+		}
+	}
+}
+
+// TestDeltaReader reads every recorded stream through a DeltaReader and
+// checks that the deltas tell the same story as the accumulator: the final
+// message is the one the accumulator gives, and each part's pieces add up
+// to the part its DeltaPartEnd carries.
+func TestDeltaReader(t *testing.T) {
+	n := eachStream(t, func(t *testing.T, s recordedStream) {
+		want, _, wantErr := stream.Feed(s.events(), s.rc.NewAccumulator(provider.Options{}))
+		dr := provider.NewDeltaReader(s.rc.NewAccumulator(provider.Options{}))
+		deltas, addErr := readDeltas(dr, s.events())
+		deltas, got, warns, err := dr.Finish(deltas)
+		if (err != nil || addErr != nil) != (wantErr != nil) {
+			t.Fatalf("error %v / %v, want %v", addErr, err, wantErr)
+		}
+		for i := range got.Parts {
+			if i < len(want.Parts) && got.Parts[i].Type == convo.TypeToolCall {
+				want.Parts[i].ID = got.Parts[i].ID // the id announced first is kept; checked below
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("final message differs from the accumulator's:\n got %+v\nwant %+v", got, want)
+		}
+		checkDeltas(t, deltas, got, warns, wantErr != nil)
+	})
 	if n < 30 {
 		t.Fatalf("only %d recorded streams found", n)
 	}

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
-	"github.com/convo-go/convo/provider/all"
 )
 
 // snapshotOnly hides an accumulator's AddPiece, so a DeltaReader compares
@@ -41,33 +38,17 @@ func (c *counting) AddPiece(ev provider.Event) (provider.Piece, error) {
 // Every format's accumulator reports pieces.
 func TestPieces(t *testing.T) {
 	pieces := map[string]int{}
-	for _, s := range streams {
-		files, err := filepath.Glob(s.glob)
-		if err != nil {
-			t.Fatal(err)
+	eachStream(t, func(t *testing.T, s recordedStream) {
+		pa, ok := s.rc.NewAccumulator(provider.Options{}).(provider.PieceAccumulator)
+		if !ok {
+			t.Fatalf("the %s accumulator is not a PieceAccumulator", s.format)
 		}
-		for _, file := range files {
-			t.Run(s.format+"/"+filepath.Base(file), func(t *testing.T) {
-				data, err := os.ReadFile(file)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rc, err := all.Lookup(s.format)
-				if err != nil {
-					t.Fatal(err)
-				}
-				pa, ok := rc.NewAccumulator(provider.Options{}).(provider.PieceAccumulator)
-				if !ok {
-					t.Fatalf("the %s accumulator is not a PieceAccumulator", s.format)
-				}
-				c := &counting{PieceAccumulator: pa}
-				fast := provider.NewDeltaReader(c)
-				slow := provider.NewDeltaReader(snapshotOnly{rc.NewAccumulator(provider.Options{})})
-				comparePieces(t, s.framing, data, fast, slow)
-				pieces[s.format] += c.pieces
-			})
-		}
-	}
+		c := &counting{PieceAccumulator: pa}
+		fast := provider.NewDeltaReader(c)
+		slow := provider.NewDeltaReader(snapshotOnly{s.rc.NewAccumulator(provider.Options{})})
+		comparePieces(t, s.framing, s.data, fast, slow)
+		pieces[s.format] += c.pieces
+	})
 	for _, s := range streams {
 		if pieces[s.format] == 0 {
 			t.Errorf("%s: no piece reported in any recorded stream", s.format)
@@ -139,36 +120,28 @@ func argsOf(p *convo.Part) string {
 // never needs one would): the text pieces reported for each part end the
 // text that part has once the stream is read.
 func TestPiecesAlone(t *testing.T) {
-	for _, s := range streams {
-		files, _ := filepath.Glob(s.glob)
-		for _, file := range files {
-			data, err := os.ReadFile(file)
+	eachStream(t, func(t *testing.T, s recordedStream) {
+		acc := s.rc.NewAccumulator(provider.Options{}).(provider.PieceAccumulator)
+		texts := map[int]string{}
+		src := s.events()
+		for {
+			ev, err := src.Next()
 			if err != nil {
-				t.Fatal(err)
+				break
 			}
-			rc, _ := all.Lookup(s.format)
-			acc := rc.NewAccumulator(provider.Options{}).(provider.PieceAccumulator)
-			texts := map[int]string{}
-			src := source(s.framing, bytes.NewReader(data))
-			for {
-				ev, err := src.Next()
-				if err != nil {
-					break
-				}
-				p, err := acc.AddPiece(ev)
-				if err != nil {
-					break
-				}
-				if p.Kind == provider.DeltaText {
-					texts[p.Index] += p.Text
-				}
+			p, err := acc.AddPiece(ev)
+			if err != nil {
+				break
 			}
-			m := acc.Snapshot()
-			for i, text := range texts {
-				if i >= len(m.Parts) || !strings.HasSuffix(m.Parts[i].Text, text) {
-					t.Errorf("%s: pieces %q reported for part %d, not the end of its text in %+v", file, text, i, m.Parts)
-				}
+			if p.Kind == provider.DeltaText {
+				texts[p.Index] += p.Text
 			}
 		}
-	}
+		m := acc.Snapshot()
+		for i, text := range texts {
+			if i >= len(m.Parts) || !strings.HasSuffix(m.Parts[i].Text, text) {
+				t.Errorf("pieces %q reported for part %d, not the end of its text in %+v", text, i, m.Parts)
+			}
+		}
+	})
 }

@@ -3,10 +3,6 @@ package provider_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -136,81 +132,60 @@ func TestStreamEncoders(t *testing.T) {
 // folds back, with that format's accumulator, to the reply the recorded
 // stream gave. A recorded stream that failed gives a stream that fails.
 func TestStreamTranscode(t *testing.T) {
-	for _, s := range streams {
-		files, _ := filepath.Glob(s.glob)
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc, _ := all.Lookup(s.format)
-			dr := provider.NewDeltaReader(rc.NewAccumulator(provider.Options{}))
-			src := source(s.framing, bytes.NewReader(data))
-			var ds []provider.Delta
-			for {
-				ev, err := src.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err == nil {
-					ds, err = dr.Add(ds, ev)
+	eachStream(t, func(t *testing.T, s recordedStream) {
+		dr := provider.NewDeltaReader(s.rc.NewAccumulator(provider.Options{}))
+		ds, _ := readDeltas(dr, s.events())
+		ds, want, _, wantErr := dr.Finish(ds)
+		for _, f := range encoded {
+			t.Run("->"+f.format, func(t *testing.T) {
+				out, got, err := encode(t, f.format, f.framing, ds)
+				if wantErr != nil {
+					if err == nil {
+						t.Fatalf("source failed (%v), the %s stream did not:\n%s", wantErr, f.format, out)
+					}
+					return
 				}
 				if err != nil {
-					break
+					t.Fatalf("%v\n%s", err, out)
 				}
-			}
-			ds, want, _, wantErr := dr.Finish(ds)
-			for _, f := range encoded {
-				t.Run(s.format+"/"+filepath.Base(file)+"->"+f.format, func(t *testing.T) {
-					out, got, err := encode(t, f.format, f.framing, ds)
-					if wantErr != nil {
-						if err == nil {
-							t.Fatalf("source failed (%v), the %s stream did not:\n%s", wantErr, f.format, out)
-						}
-						return
+				// A stream carries the provider-run tools of its own
+				// provider only (Anthropic's, OpenAI Responses', Gemini's).
+				gv, wv := viewOf(got), viewOf(serverOf(want, carrier[f.format]))
+				if wv.Finish == "" {
+					gv.Finish = "" // a reason outside stop, length, tool use is mapped as near as the format allows
+				}
+				if f.format != s.format && f.format != "anthropic" && f.format != "openai-responses" && reasoningParts(want) > 1 {
+					// One reasoning channel: interleaved blocks arrive in the order their pieces came.
+					if len(gv.Reasoning) == len(wv.Reasoning) {
+						gv.Reasoning = wv.Reasoning
 					}
-					if err != nil {
-						t.Fatalf("%v\n%s", err, out)
-					}
-					// A stream carries the provider-run tools of its own
-					// provider only (Anthropic's, OpenAI Responses', Gemini's).
-					gv, wv := viewOf(got), viewOf(serverOf(want, carrier[f.format]))
-					if wv.Finish == "" {
-						gv.Finish = "" // a reason outside stop, length, tool use is mapped as near as the format allows
-					}
-					if f.format != s.format && f.format != "anthropic" && f.format != "openai-responses" && reasoningParts(want) > 1 {
-						// One reasoning channel: interleaved blocks arrive in the order their pieces came.
-						if len(gv.Reasoning) == len(wv.Reasoning) {
-							gv.Reasoning = wv.Reasoning
-						}
-					}
-					if !reflect.DeepEqual(gv, wv) {
-						t.Errorf("\n got %+v\nwant %+v\n%s", gv, wv, out)
-					}
-					// The whole reply, not streamed, says the same.
-					body, err := all.EncodeReply(f.format, want, provider.StreamOptions{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					rc, _ := all.Lookup(f.format)
-					plain, _, err := rc.DecodeReply(body, provider.Options{})
-					if err != nil {
-						t.Fatalf("reply: %v\n%s", err, body)
-					}
-					pv := viewOf(plain)
-					if wv.Finish == "" {
-						pv.Finish = ""
-					}
-					if reasoningParts(want) > 1 {
-						pv.Reasoning = gv.Reasoning // as above: one channel in some formats
-					}
-					if !reflect.DeepEqual(pv, gv) {
-						t.Errorf("reply:\n got %+v\nwant %+v\n%s", pv, gv, body)
-					}
-				})
-			}
+				}
+				if !reflect.DeepEqual(gv, wv) {
+					t.Errorf("\n got %+v\nwant %+v\n%s", gv, wv, out)
+				}
+				// The whole reply, not streamed, says the same.
+				body, err := all.EncodeReply(f.format, want, provider.StreamOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rc, _ := all.Lookup(f.format)
+				plain, _, err := rc.DecodeReply(body, provider.Options{})
+				if err != nil {
+					t.Fatalf("reply: %v\n%s", err, body)
+				}
+				pv := viewOf(plain)
+				if wv.Finish == "" {
+					pv.Finish = ""
+				}
+				if reasoningParts(want) > 1 {
+					pv.Reasoning = gv.Reasoning // as above: one channel in some formats
+				}
+				if !reflect.DeepEqual(pv, gv) {
+					t.Errorf("reply:\n got %+v\nwant %+v\n%s", pv, gv, body)
+				}
+			})
 		}
-	}
+	})
 }
 
 // carrier names the provider whose provider-run tools a format's stream
