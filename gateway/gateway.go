@@ -60,6 +60,7 @@ const (
 	DefaultMaxReplyBytes = 64 << 20
 	DefaultQueueSize     = 4096
 	DefaultQueueBytes    = 64 << 20
+	DefaultBatchDelay    = 5 * time.Millisecond
 	DefaultTimeout       = 10 * time.Minute
 )
 
@@ -89,6 +90,13 @@ type Options struct {
 	// (0: DefaultQueueBytes). A recording that would pass it is dropped
 	// like one that finds the queue full, unless nothing else is queued.
 	QueueBytes int64
+	// BatchDelay is how long the writer, finding the queue empty, waits
+	// for more exchanges before committing what it holds (0:
+	// DefaultBatchDelay; negative: it does not wait). One commit per
+	// exchange costs a store most of its writing time at low load; a few
+	// milliseconds gather several. A request that waits for its
+	// tenant's recordings cuts the wait short.
+	BatchDelay time.Duration
 	// Timeout bounds one upstream exchange (0: DefaultTimeout).
 	Timeout time.Duration
 	// Client makes the upstream requests (nil: a client of its own).
@@ -166,6 +174,9 @@ func New(opts Options) (*Gateway, error) {
 	if opts.QueueBytes <= 0 {
 		opts.QueueBytes = DefaultQueueBytes
 	}
+	if opts.BatchDelay == 0 {
+		opts.BatchDelay = DefaultBatchDelay
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -201,7 +212,7 @@ func New(opts Options) (*Gateway, error) {
 		// context of each exchange bounds it (Options.Timeout).
 		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	g.rec = newRecorder(opts.Store, opts.QueueSize, opts.QueueBytes, g.log)
+	g.rec = newRecorder(opts.Store, opts.QueueSize, opts.QueueBytes, opts.BatchDelay, g.log)
 	g.rec.tel = opts.Telemetry
 	g.rec.policy = g.policy
 	g.mux = http.NewServeMux()

@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/store"
 )
 
 // TestQueueBytes: the queue is bounded by the bytes its records hold, not
@@ -120,4 +126,70 @@ func BenchmarkQueuedExchange(b *testing.B) {
 		close(release)
 		rg.drain(b)
 	}
+}
+
+// countingStore records the size of every Batch it is given.
+type countingStore struct {
+	store.Store
+	mu      sync.Mutex
+	batches []int
+}
+
+func (c *countingStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	c.mu.Lock()
+	c.batches = append(c.batches, len(writes))
+	c.mu.Unlock()
+	return c.Store.Batch(ctx, writes)
+}
+
+// TestBatchDelay: an idle writer waits BatchDelay for more exchanges
+// before committing. With a delay far longer than the test, exchanges
+// answered meanwhile are written together — in one batch, at Close —
+// while a request continuing a conversation whose recording waits cuts
+// the delay short (it would otherwise give up after two seconds and
+// start a new conversation).
+func TestBatchDelay(t *testing.T) {
+	ask := func(rg *rig, h convo.History) *http.Response {
+		resp := rg.post(t, "anthropic", "m", requestBody(t, "anthropic", "m", h, true), true, nil)
+		_, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("status %d, %v", resp.StatusCode, err)
+		}
+		return resp
+	}
+	t.Run("gathers", func(t *testing.T) {
+		cs := &countingStore{}
+		rg := newRig(t, "anthropic", func(o *gateway.Options) {
+			o.BatchDelay = time.Hour
+			cs.Store = o.Store
+			o.Store = cs
+		})
+		for i := range 5 {
+			ask(rg, convo.History{convo.User("question " + strconv.Itoa(i))})
+		}
+		if st := rg.gw.Stats(); st.Recorded != 0 {
+			t.Fatalf("stats %+v: written before the delay ended", st)
+		}
+		rg.drain(t)
+		if !slices.Equal(cs.batches, []int{5}) {
+			t.Fatalf("batches %v, want the 5 exchanges in one", cs.batches)
+		}
+	})
+	t.Run("continuation cuts it short", func(t *testing.T) {
+		rg := newRig(t, "anthropic", func(o *gateway.Options) { o.BatchDelay = time.Hour })
+		h := convo.History{convo.User("Weather in Paris?")}
+		resp := ask(rg, h)
+		reply := wantReply(t, "anthropic", rg.up.stream, true)
+		var results []convo.Part
+		for _, c := range reply.ToolCalls() {
+			results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
+		}
+		start := time.Now()
+		resp2 := ask(rg, append(h, reply, convo.ToolResults(results...)))
+		if c1, c2 := resp.Header.Get("Convo-Conversation"), resp2.Header.Get("Convo-Conversation"); c1 != c2 {
+			t.Fatalf("the next turn went to %s after %v, want %s: it did not cut the delay short", c2, time.Since(start), c1)
+		}
+		rg.drain(t)
+	})
 }

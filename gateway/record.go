@@ -156,6 +156,8 @@ type recorder struct {
 	bytes    int64          // the footprint of the records queued and not written
 	maxBytes int64          // the bound on bytes
 	written  chan struct{}  // closed (and replaced) whenever a record is written
+	delay    time.Duration  // how long an idle writer waits to fill a batch (≤ 0: not at all)
+	hurry    chan struct{}  // a lookup waits for a batch: write it now
 
 	cacheMu sync.Mutex
 	cache   map[string]string // tenant \x00 fingerprint -> conversation id
@@ -171,9 +173,9 @@ const waitPending = 2 * time.Second
 // store answers the misses).
 const maxCache = 1 << 16
 
-func newRecorder(st store.Store, size int, maxBytes int64, log *slog.Logger) *recorder {
+func newRecorder(st store.Store, size int, maxBytes int64, delay time.Duration, log *slog.Logger) *recorder {
 	rc := &recorder{st: st, log: log, q: make(chan *record, size), done: make(chan struct{}), cache: map[string]string{},
-		pending: map[string]int{}, maxBytes: maxBytes, written: make(chan struct{})}
+		pending: map[string]int{}, maxBytes: maxBytes, written: make(chan struct{}), delay: delay, hurry: make(chan struct{}, 1)}
 	go rc.run()
 	return rc
 }
@@ -259,6 +261,10 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 			break
 		}
 		select {
+		case rc.hurry <- struct{}{}:
+		default: // already asked
+		}
+		select {
 		case <-written:
 			continue
 		case <-deadline.C:
@@ -317,25 +323,16 @@ func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.His
 // tenant's records does not wait long.
 const maxBatch = 128
 
-// run writes the queue: whatever is queued when the writer is free (up to
-// maxBatch records) goes to the store as one batch, one commit.
+// run writes the queue in batches of up to maxBatch records, one commit
+// each: whatever is queued when the writer is free, and, when that is less
+// than a batch, what arrives within rc.delay after (see gather).
 func (rc *recorder) run() {
 	defer close(rc.done)
 	batch := make([]*record, 0, maxBatch)
+	wait := time.NewTimer(time.Hour)
+	wait.Stop()
 	for rec := range rc.q {
-		batch = append(batch[:0], rec)
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case rec, ok := <-rc.q:
-				if !ok {
-					break more
-				}
-				batch = append(batch, rec)
-			default:
-				break more
-			}
-		}
+		batch = rc.gather(append(batch[:0], rec), wait)
 		rc.writeBatch(batch)
 		rc.mu.Lock()
 		for _, rec := range batch {
@@ -349,6 +346,48 @@ func (rc *recorder) run() {
 		rc.mu.Unlock()
 		clear(batch) // the records' replies are garbage now
 	}
+}
+
+// gather adds to batch what is queued and, once the queue is empty, what
+// arrives within rc.delay after, until the batch is full. At low load a
+// commit per exchange costs the store far more than the exchange itself
+// (most of the gateway's CPU in bench/gateway at one stream); waiting a
+// few milliseconds shares one commit among several. It stops waiting
+// when the queue closes (shutdown writes at once) or a lookup waits for
+// this batch (rc.hurry).
+func (rc *recorder) gather(batch []*record, wait *time.Timer) []*record {
+	waiting := false
+	defer wait.Stop()
+	for len(batch) < maxBatch {
+		select {
+		case rec, ok := <-rc.q:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, rec)
+			continue
+		default:
+		}
+		if rc.delay <= 0 {
+			return batch
+		}
+		if !waiting {
+			waiting = true
+			wait.Reset(rc.delay)
+		}
+		select {
+		case rec, ok := <-rc.q:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, rec)
+		case <-wait.C:
+			return batch
+		case <-rc.hurry:
+			return batch
+		}
+	}
+	return batch
 }
 
 // writeBatch stores records in one store batch.

@@ -62,6 +62,7 @@ func runGateway(e *env, args []string) error {
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
 	queue := fs.Int("queue", gateway.DefaultQueueSize, "hold at most `N` exchanges waiting to be recorded (more are dropped and counted)")
 	queueBytes := fs.Int64("queue-bytes", gateway.DefaultQueueBytes, "and at most about `N` bytes of them (replies and messages)")
+	batchDelay := fs.Duration("batch-delay", gateway.DefaultBatchDelay, "let the recording writer wait up to `DURATION` for more exchanges to commit together (negative: never)")
 	otlp := fs.String("otlp", "", "export an OpenTelemetry span per exchange to the OTLP/HTTP traces endpoint `URL` (http://127.0.0.1:4318/v1/traces)")
 	otelContent := fs.Bool("otel-content", false, "with --otlp, put the messages in the spans (off: they may be sensitive)")
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
@@ -103,7 +104,7 @@ func runGateway(e *env, args []string) error {
 	if len(cfg.opts.Config.Upstreams) == 0 {
 		return usagef("give --upstream and --route, or --config FILE")
 	}
-	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes = *maxBody, *queue, *queueBytes
+	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
 	// The same tokens and tenants as convo serve.
 	sc := serveConfig{addr: *addr}
 	if err := sc.loadTokens(e, *tokens); err != nil {
