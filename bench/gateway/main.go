@@ -414,8 +414,23 @@ func child(mode string, args []string) {
 		log.Fatalf("unknown mode %q", mode)
 	}
 	if mode == "reverse" {
-		// The reverse proxy gets the same pooled transport as the gateway.
-		h.(*httputil.ReverseProxy).Transport = pooled()
+		// The reverse proxy gets the same pooled transport as the gateway,
+		// and the request body read whole first, as the gateway reads it.
+		// Streamed, it fails some exchanges: net/http's server closes the
+		// request body when the response starts, and the transport's last
+		// read of it then tears down the upstream connection mid-reply
+		// ("use of closed network connection", golang/go#40747).
+		rp := h.(*httputil.ReverseProxy)
+		rp.Transport = pooled()
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+			rp.ServeHTTP(w, r)
+		})
 	}
 	srv := &http.Server{Handler: h}
 	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && mode != "upstream" {
