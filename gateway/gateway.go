@@ -150,18 +150,8 @@ type Stats struct {
 	Failed   int64 // exchanges the store refused (logged)
 }
 
-// New returns a Gateway. It reads the upstream keys from the environment
-// now, and refuses a configuration that cannot work.
-func New(opts Options) (*Gateway, error) {
-	if opts.Store == nil {
-		return nil, errors.New("gateway: nil store")
-	}
-	if err := opts.Config.check(); err != nil {
-		return nil, err
-	}
-	if len(opts.Tokens) == 0 && !opts.Anonymous {
-		return nil, errors.New("gateway: no tokens (set Anonymous for a gateway without authentication)")
-	}
+// setDefaults fills in what was left zero.
+func (opts *Options) setDefaults() {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -183,6 +173,21 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
+}
+
+// New returns a Gateway. It reads the upstream keys from the environment
+// now, and refuses a configuration that cannot work.
+func New(opts Options) (*Gateway, error) {
+	if opts.Store == nil {
+		return nil, errors.New("gateway: nil store")
+	}
+	if err := opts.Config.check(); err != nil {
+		return nil, err
+	}
+	if len(opts.Tokens) == 0 && !opts.Anonymous {
+		return nil, errors.New("gateway: no tokens (set Anonymous for a gateway without authentication)")
+	}
+	opts.setDefaults()
 	g := &Gateway{opts: opts, ups: map[string]*upstream{}, tokens: map[[sha256.Size]byte]string{}, log: opts.Logger}
 	if g.log == nil {
 		g.log = slog.Default()

@@ -381,10 +381,7 @@ func child(mode string, args []string) {
 		}
 		h = upstream(data)
 	case "reverse":
-		u, _ := url.Parse("http://" + args[0])
-		rp := httputil.NewSingleHostReverseProxy(u)
-		rp.FlushInterval = -1
-		h = rp
+		h = reverseProxy(args[0])
 	case "passthrough", "translate":
 		dir, err := os.MkdirTemp("", "gwbench")
 		if err != nil {
@@ -413,25 +410,6 @@ func child(mode string, args []string) {
 	default:
 		log.Fatalf("unknown mode %q", mode)
 	}
-	if mode == "reverse" {
-		// The reverse proxy gets the same pooled transport as the gateway,
-		// and the request body read whole first, as the gateway reads it.
-		// Streamed, it fails some exchanges: net/http's server closes the
-		// request body when the response starts, and the transport's last
-		// read of it then tears down the upstream connection mid-reply
-		// ("use of closed network connection", golang/go#40747).
-		rp := h.(*httputil.ReverseProxy)
-		rp.Transport = pooled()
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-			rp.ServeHTTP(w, r)
-		})
-	}
 	srv := &http.Server{Handler: h}
 	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && mode != "upstream" {
 		stop := profile(filepath.Join(dir, strings.ReplaceAll(mode, " ", "")))
@@ -450,6 +428,29 @@ func child(mode string, args []string) {
 		s := gw.Stats()
 		fmt.Fprintf(os.Stderr, "%s: recorded %d, dropped %d, failed %d\n", mode, s.Recorded, s.Dropped, s.Failed)
 	}
+}
+
+// reverseProxy is the baseline: httputil.ReverseProxy to the upstream at
+// addr, flushing every write, with the same pooled transport as the
+// gateway, and the request body read whole first, as the gateway reads it.
+// Streamed, it fails some exchanges: net/http's server closes the request
+// body when the response starts, and the transport's last read of it then
+// tears down the upstream connection mid-reply ("use of closed network
+// connection", golang/go#40747).
+func reverseProxy(addr string) http.Handler {
+	u, _ := url.Parse("http://" + addr)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	rp.Transport = pooled()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		rp.ServeHTTP(w, r)
+	})
 }
 
 // profile starts a CPU profile written to base+".cpu" and returns the
