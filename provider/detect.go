@@ -54,29 +54,41 @@ type Detection struct {
 // Only the first messages (up to 32) are looked at. An error means the
 // body is not JSON of any of these shapes, or is ambiguous.
 func Detect(body []byte) (Detection, error) {
-	r := jsonx.NewReader(body, 64)
-	switch r.Peek() {
-	case jsonx.Array:
-		return detectArray(body)
-	case jsonx.Object:
-	default:
-		return Detection{}, fmt.Errorf("not a JSON object or array")
-	}
-	top, msgs, err := readTop(r, body)
-	if err != nil {
-		return Detection{}, fmt.Errorf("not JSON: %w", err)
-	}
-	if d, ok, err := detectTop(top); ok || err != nil {
+	d, ev, msgs, err := detectTopLevel(body)
+	if ev == nil {
 		return d, err
-	}
-	ev := &evidence{}
-	for _, k := range slices.Sorted(maps.Keys(top)) {
-		ev.topMember(k, top[k])
 	}
 	for _, m := range msgs {
 		ev.message(m)
 	}
 	return ev.decide()
+}
+
+// detectTopLevel is Detect up to the messages: it returns the detection
+// when the body's shape or top-level members decide it (ev is nil then),
+// else the evidence of the top-level members and the messages to look at.
+func detectTopLevel(body []byte) (d Detection, ev *evidence, msgs []json.RawMessage, err error) {
+	r := jsonx.NewReader(body, 64)
+	switch r.Peek() {
+	case jsonx.Array:
+		d, err = detectArray(body)
+		return d, nil, nil, err
+	case jsonx.Object:
+	default:
+		return Detection{}, nil, nil, fmt.Errorf("not a JSON object or array")
+	}
+	top, msgs, err := readTop(r, body)
+	if err != nil {
+		return Detection{}, nil, nil, fmt.Errorf("not JSON: %w", err)
+	}
+	if d, ok, err := detectTop(top); ok || err != nil {
+		return d, nil, nil, err
+	}
+	ev = &evidence{}
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		ev.topMember(k, top[k])
+	}
+	return Detection{}, ev, msgs, nil
 }
 
 // detectArray tells the format of a body that is a JSON array.
@@ -246,6 +258,17 @@ func (e *evidence) message(raw json.RawMessage) {
 	}
 }
 
+// topOtherThan reports whether a format other than name has a top-level
+// member of its own.
+func (e *evidence) topOtherThan(name string) bool {
+	for f, n := range e.top {
+		if f != name && n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *evidence) decide() (Detection, error) {
 	if len(e.marks) == 0 {
 		return Detection{"openai-chat", "messages of plain role/content (the most common shape; nothing belongs to one format only)", false}, nil
@@ -273,7 +296,19 @@ func (e *evidence) decide() (Detection, error) {
 // calls it first, so that a request read with the wrong decoder fails
 // instead of losing what that decoder does not look at.
 func CheckFormat(body []byte, name string) error {
-	d, err := Detect(body)
+	d, ev, msgs, err := detectTopLevel(body)
+	if ev != nil {
+		if !ev.topOtherThan(name) {
+			// Only a top-level member of its own makes another format
+			// Sure: the messages cannot, so they need not be read (most
+			// requests, decoded by the right decoder, end here).
+			return nil
+		}
+		for _, m := range msgs {
+			ev.message(m)
+		}
+		d, err = ev.decide()
+	}
 	if err != nil || !d.Sure || d.Format == name || d.Format == "convo" {
 		return nil // the decoder's own errors say what is wrong
 	}

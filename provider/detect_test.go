@@ -72,11 +72,22 @@ func FuzzDetect(f *testing.F) {
 		`{"system":[{"text":"be brief"}],"inferenceConfig":{"maxTokens":5},"messages":[]}`,
 		`{"model":"qwen3","options":{},"messages":[{"role":"user","content":"hi","images":["aGk="]}]}`,
 		`[{"role":"user","content":"hi"}]`, `{`, `"hi"`, `[1,2]`,
+		`{"system":"s","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"u"}}]}]}`,
+		`{"stream_options":{},"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		d, err := provider.Detect(body)
+		// CheckFormat, which reads the messages only when a top-level
+		// member could make another format sure, refuses exactly what
+		// Detect surely names as another format.
+		for _, name := range []string{"anthropic", "bedrock", "gemini", "litert", "ollama", "openai-chat", "openai-responses"} {
+			want := err == nil && d.Sure && d.Format != name && d.Format != "convo"
+			if got := provider.CheckFormat(body, name); (got != nil) != want {
+				t.Fatalf("CheckFormat(%s): %v; Detect: %+v, %v", name, got, d, err)
+			}
+		}
 		if err != nil {
 			return
 		}
