@@ -59,9 +59,11 @@ func (d *chatDec) messages() (convo.History, error) {
 	if d.r.Peek() != jsonx.Array {
 		return nil, at(d.r.Errorf("want an array of messages"), "messages")
 	}
-	// About one message per kilobyte of request, within reason: a guess
-	// that saves most of the copying as the history grows.
-	h := make(convo.History, 0, min(16+len(d.r.Bytes())/1024, 4096))
+	// About two messages per kilobyte of request, within reason: a guess
+	// that saves most of the copying as the history grows, and a short
+	// request (a question, 150 bytes) does not get room for 16 messages
+	// of some 250 bytes each.
+	h := make(convo.History, 0, min(1+len(d.r.Bytes())/512, 4096))
 	err := d.r.ReadArray(func(i int) error {
 		m, err := d.message(i)
 		if err != nil {

@@ -185,9 +185,9 @@ func (d *respDec) input() error {
 		}}
 		return nil
 	case jsonx.Array:
-		// About one message per kilobyte of request, within reason: a
-		// guess that saves most of the copying as the history grows.
-		d.h = make(convo.History, 0, min(16+len(d.r.Bytes())/1024, 4096))
+		// About two messages per kilobyte of request, within reason (as
+		// for Chat, see chatDec.messages).
+		d.h = make(convo.History, 0, min(1+len(d.r.Bytes())/512, 4096))
 		err := d.r.ReadArray(func(i int) error {
 			return atIndex(d.item(i), i)
 		})
