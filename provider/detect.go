@@ -54,9 +54,19 @@ type Detection struct {
 // Only the first messages (up to 32) are looked at. An error means the
 // body is not JSON of any of these shapes, or is ambiguous.
 func Detect(body []byte) (Detection, error) {
-	d, ev, msgs, err := detectTopLevel(body)
-	if ev == nil {
+	d, top, msgs, err := detectTopLevel(body)
+	if top == nil {
 		return d, err
+	}
+	return weigh(top, msgs)
+}
+
+// weigh decides between the formats by the evidence of the top-level
+// members and of the messages.
+func weigh(top map[string]json.RawMessage, msgs []json.RawMessage) (Detection, error) {
+	ev := &evidence{}
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		ev.topMember(k, top[k])
 	}
 	for _, m := range msgs {
 		ev.message(m)
@@ -64,10 +74,10 @@ func Detect(body []byte) (Detection, error) {
 	return ev.decide()
 }
 
-// detectTopLevel is Detect up to the messages: it returns the detection
-// when the body's shape or top-level members decide it (ev is nil then),
-// else the evidence of the top-level members and the messages to look at.
-func detectTopLevel(body []byte) (d Detection, ev *evidence, msgs []json.RawMessage, err error) {
+// detectTopLevel is Detect up to the evidence: it returns the detection
+// when the body's shape or top-level members decide it (top is nil then),
+// else the top-level members and the messages to weigh.
+func detectTopLevel(body []byte) (d Detection, top map[string]json.RawMessage, msgs []json.RawMessage, err error) {
 	r := jsonx.NewReader(body, 64)
 	switch r.Peek() {
 	case jsonx.Array:
@@ -77,18 +87,14 @@ func detectTopLevel(body []byte) (d Detection, ev *evidence, msgs []json.RawMess
 	default:
 		return Detection{}, nil, nil, fmt.Errorf("not a JSON object or array")
 	}
-	top, msgs, err := readTop(r, body)
+	top, msgs, err = readTop(r, body)
 	if err != nil {
 		return Detection{}, nil, nil, fmt.Errorf("not JSON: %w", err)
 	}
 	if d, ok, err := detectTop(top); ok || err != nil {
 		return d, nil, nil, err
 	}
-	ev = &evidence{}
-	for _, k := range slices.Sorted(maps.Keys(top)) {
-		ev.topMember(k, top[k])
-	}
-	return Detection{}, ev, msgs, nil
+	return Detection{}, top, msgs, nil
 }
 
 // detectArray tells the format of a body that is a JSON array.
@@ -152,23 +158,38 @@ func detectTop(top map[string]json.RawMessage) (d Detection, ok bool, err error)
 
 // topMember adds the evidence top-level member k (its value v) gives.
 func (e *evidence) topMember(k string, v json.RawMessage) {
+	format, why := topFormat(k, v)
+	if format == "" {
+		return
+	}
+	if why == "" {
+		why = `top-level "` + k + `"`
+	}
+	e.addTop(format, why)
+}
+
+// topFormat returns the format that top-level member k (its value v)
+// belongs to, "" for none, and why when it is more than the member's name
+// (why is "" then).
+func topFormat(k string, v json.RawMessage) (format, why string) {
 	switch k {
 	case "inferenceConfig", "toolConfig", "additionalModelRequestFields", "guardrailConfig", "promptVariables":
-		e.addTop("bedrock", `top-level "`+k+`"`)
+		return "bedrock", ""
 	case "anthropic_version", "stop_sequences", "top_k", "thinking":
-		e.addTop("anthropic", `top-level "`+k+`"`)
+		return "anthropic", ""
 	case "system":
 		switch s := strings.TrimSpace(string(v)); {
 		case blocksKeyedByKind(v):
-			e.addTop("bedrock", `a "system" array of blocks without "type"`)
+			return "bedrock", `a "system" array of blocks without "type"`
 		case strings.HasPrefix(s, `"`) || typedArray(v):
-			e.addTop("anthropic", `top-level "system"`)
+			return "anthropic", ""
 		}
 	case "options", "keep_alive", "think":
-		e.addTop("ollama", `top-level "`+k+`"`)
+		return "ollama", ""
 	case "response_format", "max_completion_tokens", "reasoning_effort", "stream_options":
-		e.addTop("openai-chat", `top-level "`+k+`"`)
+		return "openai-chat", ""
 	}
+	return "", ""
 }
 
 // span returns the value at r as it lies in body.
@@ -258,11 +279,11 @@ func (e *evidence) message(raw json.RawMessage) {
 	}
 }
 
-// topOtherThan reports whether a format other than name has a top-level
-// member of its own.
-func (e *evidence) topOtherThan(name string) bool {
-	for f, n := range e.top {
-		if f != name && n > 0 {
+// topOtherThan reports whether a top-level member belongs to a format
+// other than name.
+func topOtherThan(top map[string]json.RawMessage, name string) bool {
+	for k, v := range top {
+		if f, _ := topFormat(k, v); f != "" && f != name {
 			return true
 		}
 	}
@@ -296,18 +317,15 @@ func (e *evidence) decide() (Detection, error) {
 // calls it first, so that a request read with the wrong decoder fails
 // instead of losing what that decoder does not look at.
 func CheckFormat(body []byte, name string) error {
-	d, ev, msgs, err := detectTopLevel(body)
-	if ev != nil {
-		if !ev.topOtherThan(name) {
+	d, top, msgs, err := detectTopLevel(body)
+	if top != nil {
+		if !topOtherThan(top, name) {
 			// Only a top-level member of its own makes another format
-			// Sure: the messages cannot, so they need not be read (most
-			// requests, decoded by the right decoder, end here).
+			// Sure: the messages cannot, so they need not be weighed
+			// (most requests, decoded by the right decoder, end here).
 			return nil
 		}
-		for _, m := range msgs {
-			ev.message(m)
-		}
-		d, err = ev.decide()
+		d, err = weigh(top, msgs)
 	}
 	if err != nil || !d.Sure || d.Format == name || d.Format == "convo" {
 		return nil // the decoder's own errors say what is wrong
