@@ -127,15 +127,23 @@ type Piece struct {
 	// place in the parts Snapshot returns) and changed no part otherwise.
 	// It is DeltaPartStart when the event added one part, at Index, after
 	// every other, and changed no part otherwise: Part is that part as
-	// Snapshot would show it (its content so far included). It is 0 when
+	// Snapshot would show it (its content so far included). It is
+	// DeltaStart when the event began the reply and added no part:
+	// Origin is the reply's origin as Snapshot would show it. It is 0 when
 	// the event changed nothing in the parts Snapshot returns (a
 	// keep-alive, the usage, the reason the reply ended, the end of a
 	// part that the snapshots already showed as it ends) or, with Other,
 	// when it changed them in another way.
-	Kind  DeltaKind
-	Index int
-	Text  string
-	Part  *convo.Part
+	Kind   DeltaKind
+	Index  int
+	Text   string
+	Part   *convo.Part
+	Origin *convo.Origin // DeltaStart
+	// First, with DeltaArgs, says Text is the first piece of the tool
+	// call's arguments and replaces the arguments the call started with
+	// (the {} of an Anthropic tool_use block): they are Text alone now.
+	// Without it, the first piece of arguments takes a snapshot.
+	First bool
 	// Other says the event changed the parts in a way that is not one
 	// piece (a part was replaced, or several changed): the reader
 	// compares a snapshot.
@@ -156,6 +164,9 @@ func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
 		if err != nil {
 			return dst, err
 		}
+		if !d.started && p.Kind == DeltaStart && !p.Other {
+			return d.candidates(d.start(dst, p.Origin), nil), nil
+		}
 		if d.started && !p.Other {
 			if p.Kind == 0 {
 				return d.candidates(dst, nil), nil
@@ -168,7 +179,7 @@ func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
 		return dst, err
 	}
 	m := d.acc.Snapshot()
-	dst = d.start(dst, m)
+	dst = d.start(dst, m.Origin)
 	dst = d.diff(dst, m.Parts, false)
 	return d.candidates(dst, nil), nil
 }
@@ -224,14 +235,16 @@ func (d *DeltaReader) finishCandidates(dst []Delta, warns []Warning) ([]Delta, [
 	return d.candidates(dst, ms), warns
 }
 
-func (d *DeltaReader) start(dst []Delta, m convo.Message) []Delta {
+// start appends the DeltaStart of a reply from origin (a copy of it),
+// once.
+func (d *DeltaReader) start(dst []Delta, origin *convo.Origin) []Delta {
 	if d.started {
 		return dst
 	}
 	d.started = true
 	var o *convo.Origin
-	if m.Origin != nil {
-		c := *m.Origin
+	if origin != nil {
+		c := *origin
 		o = &c
 	}
 	return append(dst, Delta{Kind: DeltaStart, Origin: o})
@@ -261,10 +274,17 @@ func (d *DeltaReader) piece(dst []Delta, p Piece) ([]Delta, bool) {
 	switch {
 	case p.Kind == DeltaText && streamed(s.typ):
 		sent = &s.text
-	case p.Kind == DeltaArgs && s.typ == convo.TypeToolCall && len(s.args) > 0:
-		// The first piece of arguments goes through a snapshot: a call
-		// may have been announced with arguments it then replaces.
+	case p.Kind == DeltaArgs && s.typ == convo.TypeToolCall && (len(s.args) > 0) != p.First:
+		// The first piece of arguments goes through a snapshot unless
+		// the accumulator says it replaces what the call was announced
+		// with (nothing was sent of that, len(s.args) is 0): a call may
+		// have been announced with arguments it then replaces.
 		text := stripSpaceFrom(p.Text, &s.inString, &s.escaped)
+		if p.First && text == "{}" {
+			// Kept back as a snapshot's would be (see diffPart).
+			s.inString, s.escaped = false, false
+			return dst, true
+		}
 		if text != "" {
 			s.args = append(s.args, text...)
 			dst = append(dst, Delta{Kind: DeltaArgs, Index: p.Index, Text: text})
@@ -294,7 +314,7 @@ func (d *DeltaReader) Finish(dst []Delta) ([]Delta, convo.Message, []Warning, er
 		return dst, m, warns, err
 	}
 	d.ended = true
-	dst = d.start(dst, m)
+	dst = d.start(dst, m.Origin)
 	if err == nil {
 		// The other candidates end first: the first one's DeltaFinish
 		// ends the stream.

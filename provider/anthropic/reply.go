@@ -157,7 +157,7 @@ func (h *head) finish(parts []convo.Part) (convo.Message, error) {
 	m := convo.Message{
 		Role:   convo.RoleAssistant,
 		Parts:  parts,
-		Origin: &convo.Origin{Provider: ProviderID, Model: h.model, ResponseID: h.id},
+		Origin: h.origin(),
 	}
 	for i := range m.Parts {
 		h.settle(&m.Parts[i])
@@ -185,6 +185,11 @@ func (h *head) finish(parts []convo.Part) (convo.Message, error) {
 		m.Native = convo.Native{ProviderID: native.Object()}
 	}
 	return m, nil
+}
+
+// origin returns the origin of the message a head begins.
+func (h *head) origin() *convo.Origin {
+	return &convo.Origin{Provider: ProviderID, Model: h.model, ResponseID: h.id}
 }
 
 // settle gives a part what the message's head says of it: a reasoning

@@ -115,6 +115,12 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 	switch e.typ {
 	case "ping", "message_delta", "message_stop", "content_block_stop":
 		return provider.Piece{}, nil
+	case "message_start":
+		if len(a.blocks) > 0 {
+			return provider.Piece{Other: true}, nil // it came with content
+		}
+		// The reply begins, as Snapshot's message would show it.
+		return provider.Piece{Kind: provider.DeltaStart, Origin: a.h.origin()}, nil
 	case "content_block_start":
 		if e.block.opaque {
 			return provider.Piece{Other: true}, nil
@@ -138,7 +144,9 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 	case dl.typ == "signature_delta" && b.typ == "thinking":
 		p.Kind, p.Text = provider.DeltaSignature, string(dl.signature)
 	case dl.typ == "input_json_delta" && b.typ == "tool_use":
-		p.Kind, p.Text = provider.DeltaArgs, string(dl.partial)
+		// The first piece replaces the block's input of
+		// content_block_start (see final).
+		p.Kind, p.Text, p.First = provider.DeltaArgs, string(dl.partial), len(b.input) == len(dl.partial)
 	default:
 		p.Other = true
 	}
