@@ -23,6 +23,10 @@ type SSE struct {
 	event string
 	has   bool // data has at least one data line
 	line  []byte
+	// names are the event names seen last, reused: a stream repeats a few
+	// names (content_block_delta) for most of its events.
+	names [4]string
+	next  int // the slot of names the next new name takes
 	// skipLF is set after a CR: a LF right after it belongs to the same
 	// line end.
 	skipLF bool
@@ -69,9 +73,35 @@ func (s *SSE) Next() (codec.Event, error) {
 			s.data = append(append(s.data, value...), '\n')
 			s.has = true
 		case "event":
-			s.event = string(value)
+			s.event = s.name(value)
 		}
 	}
+}
+
+// name returns value as a string, one of names when it is there.
+func (s *SSE) name(value []byte) string {
+	for _, n := range s.names {
+		if n == string(value) {
+			return n
+		}
+	}
+	n := string(value)
+	s.names[s.next] = n
+	s.next = (s.next + 1) % len(s.names)
+	return n
+}
+
+// lineEnd returns the index of the first CR or LF in b, or -1: as
+// bytes.IndexAny(b, "\r\n"), without building a set for every line.
+func lineEnd(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.IndexByte(b, '\r')
+	}
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // readLine returns the next line without its terminator (CRLF, LF or CR).
@@ -95,7 +125,7 @@ func (s *SSE) readLine() ([]byte, error) {
 				continue
 			}
 		}
-		i := bytes.IndexAny(buf, "\r\n")
+		i := lineEnd(buf)
 		if i < 0 {
 			s.line = append(s.line, buf...)
 			s.r.Discard(len(buf))
@@ -125,7 +155,7 @@ func (s *SSE) Ready() bool {
 	// lines as Next would: a blank line after a data line dispatches.
 	has := false
 	for {
-		i := bytes.IndexAny(buf, "\r\n")
+		i := lineEnd(buf)
 		if i < 0 {
 			return false // the rest is not a whole line yet
 		}

@@ -50,6 +50,8 @@ func TestSSE(t *testing.T) {
 		{"unfinished event discarded", "data: a\n\ndata: b\n", []codec.Event{ev("", "a")}},
 		{"DONE delivered", "data: {}\n\ndata: [DONE]\n\n", []codec.Event{ev("", "{}"), ev("", "[DONE]")}},
 		{"empty", "", nil},
+		{"more names than are reused", "event: a\ndata: 1\n\nevent: b\ndata: 2\n\nevent: c\ndata: 3\n\nevent: d\ndata: 4\n\nevent: e\ndata: 5\n\nevent: a\ndata: 6\n\nevent: e\ndata: 7\n\n",
+			[]codec.Event{ev("a", "1"), ev("b", "2"), ev("c", "3"), ev("d", "4"), ev("e", "5"), ev("a", "6"), ev("e", "7")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +69,15 @@ func TestSSE(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// lineEnd finds what bytes.IndexAny(b, "\r\n") finds.
+func TestLineEnd(t *testing.T) {
+	for _, b := range []string{"", "abc", "a\n", "a\r\n", "\r", "ab\rc\n", "ab\nc\r", "\n\r"} {
+		if got, want := lineEnd([]byte(b)), strings.IndexAny(b, "\r\n"); got != want {
+			t.Errorf("%q: %d, want %d", b, got, want)
+		}
 	}
 }
 
