@@ -416,8 +416,11 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 		} else {
 			g.translate(w, r, x)
 		}
-		g.log.Info("gateway", "tenant", x.tenant, "client", cp.name, "upstream", x.up.Name, "model", x.model,
-			"stream", x.stream, "conversation", x.rec.conv, "ms", time.Since(x.start).Milliseconds())
+		// Attributes, not key-value arguments: nothing is boxed into
+		// interfaces, every exchange.
+		g.log.LogAttrs(context.Background(), slog.LevelInfo, "gateway", slog.String("tenant", x.tenant), slog.String("client", cp.name),
+			slog.String("upstream", x.up.Name), slog.String("model", x.model), slog.Bool("stream", x.stream),
+			slog.String("conversation", x.rec.conv), slog.Int64("ms", time.Since(x.start).Milliseconds()))
 	}
 }
 
