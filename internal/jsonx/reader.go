@@ -520,6 +520,12 @@ func (r *Reader) ReadObject(fn func(key []byte) error) error {
 		return err
 	}
 	r.pos++
+	if r.keys == nil {
+		// Room for the keys of a few small objects at once, instead of
+		// growing from nothing (1, 2, 4, 8: four allocations) in every
+		// Reader that reads an object.
+		r.keys = make([][]byte, 0, 8)
+	}
 	mark := len(r.keys)
 	var many map[string]struct{}
 	defer func() { r.keys = r.keys[:mark] }()
