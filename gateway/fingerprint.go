@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/convo-go/convo"
 )
@@ -142,6 +143,9 @@ func canonicalJSON(args json.RawMessage, raw string) string {
 	if args == nil {
 		return raw
 	}
+	if canonical(args) {
+		return string(args) // as the round trip below would write them
+	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
 		return string(args)
@@ -177,4 +181,151 @@ func prefixes(h convo.History) (sums []string, lens []int) {
 		lens[i], lens[j] = lens[j], lens[i]
 	}
 	return sums, lens
+}
+
+// canonical reports whether b is a JSON value exactly as canonicalJSON's
+// round trip (json.Unmarshal into an any, json.Marshal) writes it, so it
+// can be kept as it is: no white space, object keys in increasing order,
+// strings without escapes or what Marshal escapes (<, >, &, U+2028,
+// U+2029, invalid UTF-8), numbers that are integers of at most 15 digits
+// (a float64 holds them exactly and Marshal writes them back the same).
+// Most tool call arguments are; the round trip costs some twenty
+// allocations.
+func canonical(b []byte) bool {
+	c := canonChecker{b: b}
+	return c.value(0) && c.pos == len(b)
+}
+
+// canonChecker reads a JSON value for canonical.
+type canonChecker struct {
+	b   []byte
+	pos int
+}
+
+func (c *canonChecker) value(depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	switch ch := c.at(); {
+	case ch == '{':
+		return c.object(depth)
+	case ch == '[':
+		c.pos++
+		if c.at() == ']' {
+			c.pos++
+			return true
+		}
+		for {
+			if !c.value(depth + 1) {
+				return false
+			}
+			if done, ok := c.next(']'); done || !ok {
+				return ok
+			}
+		}
+	case ch == '"':
+		_, ok := c.str()
+		return ok
+	case ch == '-' || ch >= '0' && ch <= '9':
+		return c.number()
+	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if strings.HasPrefix(string(c.b[c.pos:]), lit) {
+			c.pos += len(lit)
+			return true
+		}
+	}
+	return false
+}
+
+// at returns the byte at the position, 0 at the end.
+func (c *canonChecker) at() byte {
+	if c.pos < len(c.b) {
+		return c.b[c.pos]
+	}
+	return 0
+}
+
+// next reads what follows an element: a ',' (another element follows),
+// or the closing byte (done); ok is false for anything else.
+func (c *canonChecker) next(closing byte) (done, ok bool) {
+	switch c.at() {
+	case ',':
+		c.pos++
+		return false, true
+	case closing:
+		c.pos++
+		return true, true
+	}
+	return false, false
+}
+
+func (c *canonChecker) object(depth int) bool {
+	c.pos++
+	if c.at() == '}' {
+		c.pos++
+		return true
+	}
+	var prev []byte
+	for n := 0; ; n++ {
+		key, ok := c.str()
+		if !ok || n > 0 && string(key) <= string(prev) || c.at() != ':' {
+			return false
+		}
+		prev = key
+		c.pos++
+		if !c.value(depth + 1) {
+			return false
+		}
+		if done, ok := c.next('}'); done || !ok {
+			return ok
+		}
+	}
+}
+
+// str reads a string without escapes and returns its content.
+func (c *canonChecker) str() ([]byte, bool) {
+	if c.pos >= len(c.b) || c.b[c.pos] != '"' {
+		return nil, false
+	}
+	start := c.pos + 1
+	for i := start; i < len(c.b); {
+		switch ch := c.b[i]; {
+		case ch == '"':
+			c.pos = i + 1
+			return c.b[start:i], true
+		case ch < 0x20 || ch == '\\' || ch == '<' || ch == '>' || ch == '&':
+			return nil, false
+		case ch < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(c.b[i:])
+			if r == utf8.RuneError || r == '\u2028' || r == '\u2029' {
+				return nil, false
+			}
+			i += size
+		}
+	}
+	return nil, false
+}
+
+// number reads an integer of at most 15 digits, not -0.
+func (c *canonChecker) number() bool {
+	i := c.pos
+	if c.at() == '-' {
+		i++
+	}
+	digits := i
+	for i < len(c.b) && c.b[i] >= '0' && c.b[i] <= '9' {
+		i++
+	}
+	n := i - digits
+	if n == 0 || n > 15 || c.b[digits] == '0' && (n > 1 || digits > c.pos) { // 012, -0
+		return false
+	}
+	if i < len(c.b) && (c.b[i] == '.' || c.b[i] == 'e' || c.b[i] == 'E') {
+		return false
+	}
+	c.pos = i
+	return true
 }

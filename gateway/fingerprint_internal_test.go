@@ -1,0 +1,60 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// canonicalJSON keeps the arguments that are canonical already as they
+// are: exactly those the round trip through json.Unmarshal and
+// json.Marshal gives back unchanged, or a subset of them.
+func TestCanonical(t *testing.T) {
+	for _, tt := range []struct {
+		args string
+		want bool
+	}{
+		{`{"city":"Paris"}`, true},
+		{`{"a":1,"b":[true,false,null,"x",{}],"c":{"d":-12}}`, true},
+		{`{"city":"Zürich"}`, true},
+		{`[]`, true},
+		{`"s"`, true},
+		{`{"b":1,"a":2}`, false},          // keys out of order
+		{`{"a":1,"a":2}`, false},          // repeated key
+		{`{"a": 1}`, false},               // white space
+		{`{"a":1.5}`, false},              // a fraction: left to the round trip
+		{`{"a":1e3}`, false},              // an exponent
+		{`{"a":1234567890123456}`, false}, // 16 digits
+		{`{"a":-0}`, false},
+		{`{"a":"<b>"}`, false}, // Marshal escapes <, >, &
+		{`{"a":"\n"}`, false},  // an escape
+		{`{"a":"x"`, false},
+		{`{"a":"x"}x`, false},
+		{`{"a":1,}`, false},
+		{``, false},
+	} {
+		if got := canonical([]byte(tt.args)); got != tt.want {
+			t.Errorf("canonical(%s) = %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+// FuzzCanonical: whatever canonical accepts, the round trip gives back
+// unchanged.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"city":"Paris"}`, `{"a":[1,-2,{"b":"é"}],"c":null}`, `[true,false]`, `{"a":1.5}`, `"\u2028"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !canonical(b) {
+			return
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%q: canonical, but not JSON: %v", b, err)
+		}
+		out, _ := json.Marshal(v)
+		if string(out) != string(b) {
+			t.Fatalf("%q: canonical, but the round trip gives %q", b, out)
+		}
+	})
+}
