@@ -174,11 +174,14 @@ var ErrUnknownFormat = errors.New("unknown format")
 
 // Lookup finds the codec (or Format) called name among codecs.
 func Lookup[C Codec](codecs []C, name string) (C, error) {
-	names := make([]string, 0, len(codecs))
 	for _, c := range codecs {
 		if c.Name() == name {
 			return c, nil
 		}
+	}
+	// The names only for the error: a lookup that finds costs nothing.
+	names := make([]string, 0, len(codecs))
+	for _, c := range codecs {
 		names = append(names, c.Name())
 	}
 	var zero C

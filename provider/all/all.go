@@ -31,8 +31,12 @@ func Formats() []provider.Format {
 
 // Lookup returns the format called name, such as "anthropic".
 func Lookup(name string) (provider.Format, error) {
-	return provider.Lookup(Formats(), name)
+	return provider.Lookup(formats, name)
 }
+
+// formats are the formats Lookup looks in, made once: a gateway looks
+// formats up for every exchange.
+var formats = Formats()
 
 // LookupRequest returns the whole-request codec for a format name.
 func LookupRequest(name string) (provider.RequestCodec, error) {
