@@ -465,7 +465,9 @@ func (a *chatAcc) Add(ev provider.Event) error {
 // changed in the parts. A chunk that only extends the text, refusal or
 // reasoning already begun, or the arguments of a call already begun, is
 // a piece of the part the decoder makes of it (in the order reasoning,
-// text, refusal, calls by index; see assistantParts).
+// text, refusal, calls by index; see assistantParts); one that begins a
+// text after every other part is that new part, and one that begins the
+// arguments of a call is their first piece (provider.Piece.First).
 func (a *chatAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 	f := &a.first
 	a.grown, a.grownCall, a.changed = nil, -1, false
@@ -474,27 +476,59 @@ func (a *chatAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 	}
 	t := a.grown
 	switch {
-	case a.changed || f.audio.set || t != nil && a.grownFrom == 0:
+	case a.changed || f.audio.set:
 		return provider.Piece{Other: true}, nil
 	case t == nil || len(t.b) == a.grownFrom:
+		// Nothing, or an empty text, which is no part.
 		return provider.Piece{}, nil
 	}
 	p := provider.Piece{Kind: provider.DeltaText, Text: string(t.b[a.grownFrom:])}
-	for _, before := range []*textBuf{&f.reasoning, &f.content, &f.refusal} {
+	for i, before := range []*textBuf{&f.reasoning, &f.content, &f.refusal} {
 		if before == t {
+			if a.grownFrom == 0 {
+				return a.textStart(i, p.Index, t), nil
+			}
 			return p, nil
 		}
 		if before.set && len(before.b) > 0 {
 			p.Index++
 		}
 	}
-	p.Kind = provider.DeltaArgs
+	// The arguments of a call announced with none ("") begin: the piece
+	// is what they are now (provider.Piece.First).
+	p.Kind, p.First = provider.DeltaArgs, a.grownFrom == 0
 	for i := range f.calls {
 		if f.calls[i].index < a.grownCall {
 			p.Index++
 		}
 	}
 	return p, nil
+}
+
+// textStart is the piece of a text of the reply that began, the k-th of
+// reasoning, content and refusal, at index: a new part, as the decoder
+// makes it of the text (see chatDec.message and assistantParts), when it
+// comes after every other part; else the reader takes a snapshot.
+func (a *chatAcc) textStart(k, index int, t *textBuf) provider.Piece {
+	f := &a.first
+	if len(f.calls) > 0 || f.fn != nil {
+		return provider.Piece{Other: true}
+	}
+	for _, after := range []*textBuf{&f.reasoning, &f.content, &f.refusal}[k+1:] {
+		if len(after.b) > 0 {
+			return provider.Piece{Other: true}
+		}
+	}
+	var part convo.Part
+	switch text := string(t.b); k {
+	case 0:
+		part = convo.Part{Type: convo.TypeReasoning, Text: text, Provider: ProviderID}
+	case 1:
+		part = convo.Text(text)
+	default:
+		part = convo.Part{Type: convo.TypeRefusal, Text: text}
+	}
+	return provider.Piece{Kind: provider.DeltaPartStart, Index: index, Part: &part}
 }
 
 func (a *chatAcc) chunk() error {
