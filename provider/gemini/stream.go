@@ -128,15 +128,26 @@ func (a *accumulator) Add(ev provider.Event) error {
 
 // AddPiece folds one stream event into the reply and says what it changed
 // in the parts: a chunk whose parts only extend the open run of text or
-// thought is a piece of the last part.
+// thought is a piece of the last part, and one whose parts only begin a
+// new run (the run before it, if any, unchanged) is that new part.
 func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 	f := &a.first
-	n, open, from, call, id := len(f.parts), f.runOpen, f.run.Len(), f.call, a.id
+	n, open, from, call, id, model := len(f.parts), f.runOpen, f.run.Len(), f.call, a.id, a.model
 	if err := a.Add(ev); err != nil {
 		return provider.Piece{}, err
 	}
 	switch {
-	case len(f.parts) != n || f.runOpen != open || f.call != nil || call != nil || a.id != id:
+	case f.call != nil || call != nil || a.id != id || a.model != model:
+		return provider.Piece{Other: true}, nil
+	case len(f.parts) == n+1 && f.runOpen && (!open || len(f.parts[n-1].Text) == from):
+		// A new run, as build shows it.
+		p := f.parts[n]
+		p.Text = f.run.String()
+		if p.Type == convo.TypeReasoning {
+			p.Model = a.model // as meta.message sets it
+		}
+		return provider.Piece{Kind: provider.DeltaPartStart, Index: n, Part: &p}, nil
+	case len(f.parts) != n || f.runOpen != open:
 		return provider.Piece{Other: true}, nil
 	case !open || f.run.Len() == from:
 		return provider.Piece{}, nil
