@@ -370,6 +370,9 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 		dr.ReadCandidates() // the client's protocol streams every candidate
 	}
 	src := x.up.proto.source(resp.Body)
+	if r, ok := src.(interface{ Release() }); ok {
+		defer r.Release() // its read buffer, for the next exchange's stream
+	}
 	ready, _ := src.(interface{ Ready() bool })
 	var deltas []provider.Delta
 	var werr, serr error

@@ -12,14 +12,24 @@ import (
 // NDJSON reads newline-delimited JSON: one event per non-blank line, the
 // line's bytes as Data. A CR before the LF is removed.
 type NDJSON struct {
-	r   *bufio.Reader
-	max int
-	cut bool // the last line returned ended the input without a newline
+	r      *bufio.Reader
+	pooled bool // r may be given back (Release)
+	max    int
+	cut    bool // the last line returned ended the input without a newline
 }
 
 // NewNDJSON returns an NDJSON reader over r with the MaxEvent limit.
 func NewNDJSON(r io.Reader) *NDJSON {
-	return &NDJSON{r: bufio.NewReaderSize(r, bufSize), max: MaxEvent}
+	br, pooled := newReader(r)
+	return &NDJSON{r: br, pooled: pooled, max: MaxEvent}
+}
+
+// Release gives the reader's read buffer back for another reader, once
+// the stream is done with (the events read keep their data, which never
+// aliases it); n must not be used after.
+func (n *NDJSON) Release() {
+	release(n.r, n.pooled)
+	n.r, n.pooled = nil, false
 }
 
 // Cut reports whether the line Next returned last ended the input without

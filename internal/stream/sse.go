@@ -16,13 +16,14 @@ import (
 // "id" and "retry" fields are read and ignored. OpenAI's "[DONE]" sentinel
 // arrives as an ordinary event whose data is [DONE].
 type SSE struct {
-	r     *bufio.Reader
-	max   int
-	first bool
-	data  []byte
-	event string
-	has   bool // data has at least one data line
-	line  []byte
+	r      *bufio.Reader
+	pooled bool // r may be given back (Release)
+	max    int
+	first  bool
+	data   []byte
+	event  string
+	has    bool // data has at least one data line
+	line   []byte
 	// names are the event names seen last, reused: a stream repeats a few
 	// names (content_block_delta) for most of its events.
 	names [4]string
@@ -34,7 +35,16 @@ type SSE struct {
 
 // NewSSE returns an SSE reader over r with the MaxEvent limit.
 func NewSSE(r io.Reader) *SSE {
-	return &SSE{r: bufio.NewReaderSize(r, bufSize), max: MaxEvent, first: true}
+	br, pooled := newReader(r)
+	return &SSE{r: br, pooled: pooled, max: MaxEvent, first: true}
+}
+
+// Release gives the reader's read buffer back for another reader, once
+// the stream is done with (the events read keep their data, which never
+// aliases it); s must not be used after.
+func (s *SSE) Release() {
+	release(s.r, s.pooled)
+	s.r, s.pooled = nil, false
 }
 
 // Next returns the next event, or io.EOF after the last.

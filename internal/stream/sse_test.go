@@ -162,3 +162,27 @@ func BenchmarkSSE(b *testing.B) {
 		}
 	}
 }
+
+// The events of a released reader keep their data when the read buffer
+// goes to another reader.
+func TestRelease(t *testing.T) {
+	s := NewSSE(strings.NewReader("event: a\ndata: first\n\n"))
+	e1, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Release()
+	n := NewNDJSON(strings.NewReader("{\"x\":1}\n"))
+	e2, err := n.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Release()
+	s = NewSSE(strings.NewReader("data: second, longer, to overwrite the buffer\n\n"))
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if string(e1.Data) != "first" || e1.Type != "a" || string(e2.Data) != `{"x":1}` {
+		t.Errorf("got %q %q and %q after the buffers were reused", e1.Type, e1.Data, e2.Data)
+	}
+}

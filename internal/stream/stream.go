@@ -4,9 +4,11 @@
 package stream
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/codec"
@@ -23,6 +25,32 @@ const MaxEvent = 64 << 20
 // reader per open stream, so a small buffer keeps memory per stream small
 // (it was 64 KiB: 32 MiB for 512 streams).
 const bufSize = 4 << 10
+
+// readBufs are the read buffers of the readers given back by Release: a
+// gateway reads a stream per exchange, and its buffer need not be garbage
+// after each.
+var readBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufSize) }}
+
+// newReader returns a buffered reader of bufSize over r, one given back by
+// a Release when there is one; pooled reports whether it may be given
+// back (not when r is a large enough buffered reader already, which is
+// used as it is, as bufio.NewReaderSize does).
+func newReader(r io.Reader) (br *bufio.Reader, pooled bool) {
+	if b, ok := r.(*bufio.Reader); ok && b.Size() >= bufSize {
+		return b, false
+	}
+	br = readBufs.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br, true
+}
+
+// release gives br back, when pooled, for newReader to hand out again.
+func release(br *bufio.Reader, pooled bool) {
+	if pooled && br != nil {
+		br.Reset(nil) // no reference to the stream is kept
+		readBufs.Put(br)
+	}
+}
 
 // ErrTooLarge is returned (wrapped) for an event over the size limit.
 var ErrTooLarge = errors.New("event too large")
