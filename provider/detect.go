@@ -111,13 +111,17 @@ func detectArray(body []byte) (Detection, error) {
 	return Detection{}, fmt.Errorf("an array that is not of messages")
 }
 
-// readTop reads the members of the body's object. The members alias body;
-// of "messages" only the first 32 are kept, in msgs: a big body costs one
+// readTop reads the members of the body's object that detection looks at
+// (topKeys; the others are skipped). The members alias body; of
+// "messages" only the first 32 are kept, in msgs: a big body costs one
 // scan, no copy.
 func readTop(r *jsonx.Reader, body []byte) (top map[string]json.RawMessage, msgs []json.RawMessage, err error) {
 	top = map[string]json.RawMessage{}
 	err = r.ReadObject(func(key []byte) error {
-		k := string(key)
+		k, ok := topKeys[string(key)]
+		if !ok {
+			return r.Skip()
+		}
 		if k == "messages" && r.Peek() == jsonx.Array {
 			top[k] = json.RawMessage("[]")
 			return r.ReadArray(func(i int) error {
@@ -134,6 +138,20 @@ func readTop(r *jsonx.Reader, body []byte) (top map[string]json.RawMessage, msgs
 	})
 	return top, msgs, err
 }
+
+// topKeys are the top-level members detection looks at (detectTop's and
+// topFormat's), each mapped to itself: readTop keeps those alone, and
+// makes no string of a key.
+var topKeys = func() map[string]string {
+	m := map[string]string{"system": "system"}
+	for _, k := range []string{"format", "contents", "systemInstruction", "system_instruction", "messages", "input", "instructions", "role", "parts"} {
+		m[k] = k // detectTop's
+	}
+	for k := range topFormats {
+		m[k] = k
+	}
+	return m
+}()
 
 // detectTop tells the formats a top-level member identifies on its own;
 // ok is false when the messages must be looked at.
@@ -172,24 +190,25 @@ func (e *evidence) topMember(k string, v json.RawMessage) {
 // belongs to, "" for none, and why when it is more than the member's name
 // (why is "" then).
 func topFormat(k string, v json.RawMessage) (format, why string) {
-	switch k {
-	case "inferenceConfig", "toolConfig", "additionalModelRequestFields", "guardrailConfig", "promptVariables":
-		return "bedrock", ""
-	case "anthropic_version", "stop_sequences", "top_k", "thinking":
-		return "anthropic", ""
-	case "system":
+	if k == "system" {
 		switch s := strings.TrimSpace(string(v)); {
 		case blocksKeyedByKind(v):
 			return "bedrock", `a "system" array of blocks without "type"`
 		case strings.HasPrefix(s, `"`) || typedArray(v):
 			return "anthropic", ""
 		}
-	case "options", "keep_alive", "think":
-		return "ollama", ""
-	case "response_format", "max_completion_tokens", "reasoning_effort", "stream_options":
-		return "openai-chat", ""
+		return "", ""
 	}
-	return "", ""
+	return topFormats[k], ""
+}
+
+// topFormats are the top-level members only one format has ("system",
+// which two formats have in different shapes, is topFormat's).
+var topFormats = map[string]string{
+	"inferenceConfig": "bedrock", "toolConfig": "bedrock", "additionalModelRequestFields": "bedrock", "guardrailConfig": "bedrock", "promptVariables": "bedrock",
+	"anthropic_version": "anthropic", "stop_sequences": "anthropic", "top_k": "anthropic", "thinking": "anthropic",
+	"options": "ollama", "keep_alive": "ollama", "think": "ollama",
+	"response_format": "openai-chat", "max_completion_tokens": "openai-chat", "reasoning_effort": "openai-chat", "stream_options": "openai-chat",
 }
 
 // span returns the value at r as it lies in body.
