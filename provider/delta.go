@@ -127,7 +127,8 @@ type Piece struct {
 	// place in the parts Snapshot returns) and changed no part otherwise.
 	// It is DeltaPartStart when the event added one part, at Index, after
 	// every other, and changed no part otherwise: Part is that part as
-	// Snapshot would show it (its content so far included). It is
+	// Snapshot would show it (its content so far included), a part the
+	// accumulator gives away: the reader may change it and send it on. It is
 	// DeltaStart when the event began the reply and added no part:
 	// Origin is the reply's origin as Snapshot would show it. It is 0 when
 	// the event changed nothing in the parts Snapshot returns (a
@@ -261,7 +262,10 @@ func (d *DeltaReader) piece(dst []Delta, p Piece) ([]Delta, bool) {
 		if p.Part == nil || p.Index != len(d.parts) {
 			return dst, false
 		}
-		return d.diffPart(dst, p.Index, p.Part, false), true
+		// The part is the reader's: its DeltaPartStart carries it, its
+		// content (a copy, on the stack) grows from nothing.
+		content := *p.Part
+		return d.diffPartOwn(dst, p.Index, &content, false, p.Part), true
 	}
 	if p.Index < 0 || p.Index >= len(d.parts) {
 		return dst, false
@@ -374,6 +378,13 @@ func (d *DeltaReader) diff(dst []Delta, parts []convo.Part, last bool) []Delta {
 // diffPart appends the deltas that take what was reported of part i to p
 // (i is at most the number of parts seen so far).
 func (d *DeltaReader) diffPart(dst []Delta, i int, p *convo.Part, last bool) []Delta {
+	return d.diffPartOwn(dst, i, p, last, nil)
+}
+
+// diffPartOwn is diffPart with the part a DeltaPartStart carries, when
+// the caller has one of its own to give (own, whose content is cleared);
+// else a copy of p.
+func (d *DeltaReader) diffPartOwn(dst []Delta, i int, p *convo.Part, last bool, own *convo.Part) []Delta {
 	if i == len(d.parts) {
 		d.parts = append(d.parts, partSent{})
 	}
@@ -386,11 +397,15 @@ func (d *DeltaReader) diffPart(dst []Delta, i int, p *convo.Part, last bool) []D
 			return dst
 		}
 		s.started, s.typ, s.id = true, p.Type, p.ID
-		start := *p
+		start := own
+		if start == nil {
+			c := *p
+			start = &c
+		}
 		if streamed(p.Type) || p.Type == convo.TypeToolCall {
 			start.Text, start.Args, start.ArgsRaw, start.Signature, start.Encrypted = "", nil, "", "", ""
 		}
-		dst = append(dst, Delta{Kind: DeltaPartStart, Index: i, Part: &start})
+		dst = append(dst, Delta{Kind: DeltaPartStart, Index: i, Part: start})
 	}
 	if s.typ != p.Type {
 		s.warn(d, i, "the part changed from %s to %s while streaming: not streamed, kept in the message", s.typ, p.Type)
