@@ -667,6 +667,9 @@ func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Re
 	}
 	r := &provider.Request{History: h}
 	var spelled Members
+	// One decoder, encoder and member buffer for every setting, each
+	// setting's as new.
+	d, e, kv := &ReqDec{R: r}, &ReqEnc{R: r, O: &Obj{}, Target: f.Name, Provider: f.Provider}, []byte(nil)
 	rest, err := Top(body, l, func(k string, v []byte) (bool, error) {
 		if slices.Contains(f.Conv, k) {
 			return true, nil
@@ -675,15 +678,17 @@ func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Re
 		if s == nil {
 			return false, nil
 		}
-		d := &ReqDec{R: r}
+		d.Lost = false
 		if err := s.Dec(d, v); err != nil {
 			return true, err
 		}
 		if d.Lost {
 			return false, nil // in Native, and other providers warn about it
 		}
-		e := &ReqEnc{R: r, O: &Obj{}, Target: f.Name, Provider: f.Provider}
-		if err := s.Enc(e); err != nil || !SameJSON(stripComma(e.O.Buf), append(append(jsonx.AppendString(nil, k), ':'), v...)) {
+		*e.O = Obj{Buf: e.O.Buf[:0], keys: e.O.keys[:0], handled: e.O.handled[:0]}
+		e.Warns = e.Warns[:0]
+		kv = append(append(jsonx.AppendString(kv[:0], k), ':'), v...)
+		if err := s.Enc(e); err != nil || !SameJSON(stripComma(e.O.Buf), kv) {
 			spelled = append(spelled, Member{Key: k, Val: v})
 		}
 		return true, nil
