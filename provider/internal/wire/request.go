@@ -560,7 +560,9 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 		}
 	}
 	f.warnDropped(e, carried|f.Carried)
-	// Native members named like a setting were handled with it.
+	// Native members named like a setting were handled with it (room for
+	// them, and the API key's, at once: the settings are a few dozen).
+	e.O.handled = slices.Grow(e.O.handled, len(f.Settings)+1)
 	for _, s := range f.Settings {
 		e.O.handled = append(e.O.handled, s.Key)
 	}
