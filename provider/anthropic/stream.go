@@ -52,7 +52,7 @@ type accumulator struct {
 // sblock is a content block being streamed.
 type sblock struct {
 	typ        string
-	part       convo.Part   // as content_block_start gave it (known types)
+	part       convo.Part   // as content_block_start gave it (known types); the final part once done
 	members    wire.Members // the whole block, for types convo keeps opaque
 	opaque     bool
 	text       []byte // text_delta / thinking_delta
@@ -62,8 +62,8 @@ type sblock struct {
 	cites      [][]byte     // citations_delta
 	compaction wire.Members // compaction_delta members
 	stopped    bool
-	done       *convo.Part // the final part, once stopped
-	warn       string      // a problem found when it stopped
+	done       bool   // part is the final part: the block stopped
+	warn       string // a problem found when it stopped
 }
 
 // event is one stream event as read; strings alias the event's data.
@@ -335,7 +335,7 @@ func (a *accumulator) apply(e *event) error {
 		a.started = true
 		a.h = e.head
 		for _, p := range e.parts {
-			a.blocks = append(a.blocks, &sblock{typ: string(p.Type), part: p, stopped: true, done: &p})
+			a.blocks = append(a.blocks, &sblock{typ: string(p.Type), part: p, stopped: true, done: true})
 		}
 		return nil
 	}
@@ -367,7 +367,7 @@ func (a *accumulator) apply(e *event) error {
 		if !b.stopped {
 			b.stopped = true
 			p, warn := b.final()
-			b.done, b.warn = &p, warn
+			b.part, b.done, b.warn = p, true, warn
 			if warn != "" {
 				a.warn("content block %d: %s", e.index, warn)
 			}
@@ -458,8 +458,8 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 
 // final returns the part a block became, and a problem when it has one.
 func (b *sblock) final() (convo.Part, string) {
-	if b.done != nil {
-		return *b.done, b.warn
+	if b.done {
+		return b.part, b.warn
 	}
 	if b.opaque {
 		return b.finalOpaque()
