@@ -362,11 +362,11 @@ func (d *DeltaReader) diff(dst []Delta, parts []convo.Part, last bool) []Delta {
 		dst = d.diffPart(dst, i, &parts[i], last)
 	}
 	if last {
-		for i := range d.parts {
-			if i < len(parts) {
-				c := parts[i]
-				dst = append(dst, Delta{Kind: DeltaPartEnd, Index: i, Part: &c})
-			}
+		// Each DeltaPartEnd carries a copy of its part, all in one slice.
+		ends := make([]convo.Part, min(len(d.parts), len(parts)))
+		copy(ends, parts)
+		for i := range ends {
+			dst = append(dst, Delta{Kind: DeltaPartEnd, Index: i, Part: &ends[i]})
 		}
 		if len(parts) < len(d.parts) {
 			d.warns = append(d.warns, Warnf("", "%d streamed parts are missing from the final message", len(d.parts)-len(parts)))
@@ -386,6 +386,9 @@ func (d *DeltaReader) diffPart(dst []Delta, i int, p *convo.Part, last bool) []D
 // else a copy of p.
 func (d *DeltaReader) diffPartOwn(dst []Delta, i int, p *convo.Part, last bool, own *convo.Part) []Delta {
 	if i == len(d.parts) {
+		if d.parts == nil {
+			d.parts = make([]partSent, 0, 4) // most replies have a few parts
+		}
 		d.parts = append(d.parts, partSent{})
 	}
 	s := &d.parts[i]
