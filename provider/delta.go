@@ -464,7 +464,8 @@ func stripSpace(s string) string {
 // ended inside a string and after a backslash there; it updates them to
 // say where s ends.
 func stripSpaceFrom(s string, in, esc *bool) string {
-	var b []byte
+	var b strings.Builder // one allocation, handed out by String
+	stripped := false
 	for j := 0; j < len(s); j++ {
 		c := s[j]
 		switch {
@@ -475,19 +476,21 @@ func stripSpaceFrom(s string, in, esc *bool) string {
 		case c == '"':
 			*in = !*in
 		case !*in && (c == ' ' || c == '\t' || c == '\r' || c == '\n'):
-			if b == nil {
-				b = append(make([]byte, 0, len(s)), s[:j]...)
+			if !stripped {
+				b.Grow(len(s))
+				b.WriteString(s[:j])
+				stripped = true
 			}
 			continue
 		}
-		if b != nil {
-			b = append(b, c)
+		if stripped {
+			b.WriteByte(c)
 		}
 	}
-	if b == nil {
+	if !stripped {
 		return s
 	}
-	return string(b)
+	return b.String()
 }
 
 // hasPrefix reports whether s begins with prefix, without copying prefix.
