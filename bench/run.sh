@@ -10,6 +10,7 @@
 #   COUNT=10 BENCHTIME=2s bench/run.sh
 #   BENCH='Persist' bench/run.sh      # only the benchmarks matching a regexp
 #   REPORT_ONLY=1 bench/run.sh        # rewrite the report from bench/results/
+#   GROWTH_ROUNDS=15 bench/run.sh     # rounds of the interleaved growth measurement (11)
 #
 # The raw output stays in bench/results/ (committed beside the report, so the
 # numbers can be checked and re-summarised, e.g. with benchstat).
@@ -27,8 +28,9 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 rm -f "$results"/*.txt "$results"/fidelity.jsonl "$results"/machine.env
 
-# module dir : package dir, relative to bench/
-pkgs=(".:persist" ".:growth" ".:request" ".:stream" ".:tokencount" "genkit:.")
+# module dir : package dir, relative to bench/. growth is not among them: it
+# is measured by its own interleaved test, below.
+pkgs=(".:persist" ".:request" ".:stream" ".:tokencount" "genkit:.")
 
 echo "== tests (the equality and fidelity checks behind the numbers)"
 go test -count=1 ./...
@@ -43,11 +45,10 @@ echo "== building test binaries"
 for p in "${pkgs[@]}"; do
 	mod=${p%%:*} pkg=${p#*:}
 	name=$(basename "$(cd "$mod/$pkg" && pwd)")
-	# growth measures encoding/json/v2 too, which needs the experiment.
-	exp=""
-	if [ "$name" = growth ]; then exp=jsonv2; fi
-	(cd "$mod" && GOEXPERIMENT=$exp go test -c -o "$bin/$name.test" "./$pkg")
+	(cd "$mod" && go test -c -o "$bin/$name.test" "./$pkg")
 done
+# growth measures encoding/json/v2 too, which needs the experiment.
+GOEXPERIMENT=jsonv2 go test -c -o "$bin/growth.test" ./growth
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "")
 for i in $(seq 1 "$COUNT"); do
@@ -62,6 +63,14 @@ for i in $(seq 1 "$COUNT"); do
 			-test.count 1 -test.benchtime "$BENCHTIME") >>"$results/$name.txt"
 	done
 done
+# The growth of the canonical encoder and decoder from 100 to 100,000
+# messages: every size interleaved in one process, GROWTH_ROUNDS rounds
+# (bench/growth TestInterleaved; sizes measured tens of seconds apart
+# drift by more than the 10% the target allows).
+if echo GrowthInterleaved | grep -qE -- "$BENCH"; then
+	echo "== growth, interleaved"
+	(cd growth && "$bin/growth.test" -test.run '^TestInterleaved$' -growth.rounds "${GROWTH_ROUNDS:-11}") >"$results/growth.txt"
+fi
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "")
 {
 	echo "cpu=\"$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//')\""

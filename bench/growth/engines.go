@@ -49,6 +49,11 @@ func Engines() []Engine {
 // v2Engines is filled by jsonv2.go when encoding/json/v2 is built in.
 var v2Engines []Engine
 
+// InterleavedName is the benchmark name the growth measurement
+// (TestInterleaved, run by bench/run.sh) prints its samples under, followed
+// by "/n=<size>/<engine>/<op>"; bench/cmd/report reads them.
+const InterleavedName = "BenchmarkGrowthInterleaved"
+
 // Sizes are the history lengths of the growth benchmark: three decades, so
 // that a cost per message that rises with the length shows.
 var Sizes = []int{100, 1000, 10000, 100000}

@@ -90,7 +90,11 @@ func gcCycles() uint64 {
 // first, so -bench can pick one size without building the others). Beside
 // the usual metrics it reports per message: wall time (ns/msg), CPU time of
 // the whole process (cpu-ns/msg: more than the wall time when the garbage
-// collector works on the other core) and the document's bytes.
+// collector works on the other core) and the document's bytes. It measures
+// one size after another, tens of seconds apart, which on a shared machine
+// drifts by more than the sizes differ: the report's growth table comes
+// from TestInterleaved; this benchmark is for profiling one size
+// (-cpuprofile) and for benchstat.
 func BenchmarkGrowth(b *testing.B) {
 	for _, n := range Sizes {
 		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {

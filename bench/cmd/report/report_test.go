@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/xml"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo/bench/benchkit"
+	"github.com/convo-go/convo/bench/growth"
 )
 
 const sample = `goos: linux
@@ -97,5 +100,58 @@ func TestGrowthSVG(t *testing.T) {
 	}
 	if GrowthSVG("empty", nil) != "" {
 		t.Error("a plot of nothing is not empty")
+	}
+}
+
+// TestGrowthTable checks the growth table read from the interleaved
+// measurement's lines: medians over the rounds, the growth column, and a
+// miss for every unit whose sizes are not within 10% of each other.
+func TestGrowthTable(t *testing.T) {
+	var in strings.Builder
+	// Three rounds; CPU time is flat within 10% for decode, wall time not
+	// (1,000 over 100 is 1.25); encode's CPU time falls.
+	rows := []struct {
+		n          int
+		op         string
+		wall, cpus [3]float64
+	}{
+		{100, "decode", [3]float64{1000, 1100, 900}, [3]float64{800, 700, 900}},
+		{1000, "decode", [3]float64{1250, 1250, 1250}, [3]float64{850, 850, 850}},
+		{10000, "decode", [3]float64{1000, 1000, 1000}, [3]float64{820, 820, 820}},
+		{100000, "decode", [3]float64{1100, 1100, 1100}, [3]float64{860, 860, 860}},
+		{100, "encode", [3]float64{500, 500, 500}, [3]float64{400, 400, 400}},
+		{100000, "encode", [3]float64{300, 300, 300}, [3]float64{300, 300, 300}},
+	}
+	for i := range 3 {
+		for _, row := range rows {
+			fmt.Fprintf(&in, "%s/n=%d/convo/%s-2\t5\t1 ns/op\t%d allocs/op\t%.0f ns/msg\t%.0f cpu-ns/msg\n",
+				growth.InterleavedName, row.n, row.op, row.n/100, row.wall[i], row.cpus[i])
+		}
+	}
+	in.WriteString("# n=100 convo/decode: a summary line the parser leaves out\n")
+	var s Set
+	if err := s.Parse(strings.NewReader(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	r := &report{set: &s}
+	var b strings.Builder
+	r.growthTable(&b)
+	md := b.String()
+	for _, want := range []string{
+		"median over 3 rounds",
+		"| decode | **convo** | 1,000 / 800 ±12% | 1,250 / 850 ±0% | 1,000 / 820 ±0% | 1,100 / 860 ±0% | 1.10× / 1.07× | 1,000 a document |",
+		"| encode | **convo** | 500 / 400 ±0% |  |  | 300 / 300 ±0% | 0.60× / 0.75× |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("growth table lacks %q:\n%s", want, md)
+		}
+	}
+	want := []string{
+		"growth, decode: convo's wall time per message is 1.25× at 1,000 messages what it is at 100 (target: every size within 10% of the others)",
+		"growth, encode: convo's CPU time per message is 1.33× at 100 messages what it is at 100,000 (target: every size within 10% of the others)",
+		"growth, encode: convo's wall time per message is 1.67× at 100 messages what it is at 100,000 (target: every size within 10% of the others)",
+	}
+	if !slices.Equal(r.misses, want) {
+		t.Errorf("misses:\n%s\nwant\n%s", strings.Join(r.misses, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -59,7 +59,7 @@ func (r *report) summary(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-// growthSummary is the summary of BenchmarkGrowth: convo's speed, its
+// growthSummary is the summary of the growth measurement: convo's speed, its
 // ratio to encoding/json and sonic, and its growth.
 func (r *report) growthSummary() []string {
 	var out []string
