@@ -206,6 +206,11 @@ type decoder struct {
 	partSlab   []Part
 	originSlab []Origin
 	usageSlab  []Usage
+	// How many parts, origins and usages have been cut so far, and how many
+	// messages begun of how many the document's lines suggest, to size the
+	// next chunk by how many the rest of the document likely needs.
+	partsCut, originsCut, usagesCut int
+	begun, expected                 int
 }
 
 func (d *decoder) envelope() (History, error) {
@@ -278,7 +283,8 @@ func (d *decoder) lines() (History, error) {
 func (d *decoder) newHistory() History {
 	doc := d.r.Bytes()
 	n := bytes.Count(doc, []byte{'\n'}) + 1
-	return make(History, 0, min(n, len(doc)/64+1))
+	d.expected = min(n, len(doc)/64+1)
+	return make(History, 0, d.expected)
 }
 
 // optString reads a string; null counts as absent. name is the member's
@@ -371,6 +377,7 @@ func (d *decoder) msgMeta(m *Message) error {
 }
 
 func (d *decoder) message(m *Message) error {
+	d.begun++
 	var role string
 	var roleSet bool
 	err := d.r.ReadObject(func(key []byte) error {
