@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -39,13 +38,13 @@ func (j *job) name() string {
 	return InterleavedName + "/n=" + strconv.Itoa(j.n) + "/" + j.engine + "/" + j.op
 }
 
-// A sample is what one slice of a job measured, per message.
+// A sample is what one slice of a job measured.
 type sample struct {
-	wall, cpu       float64 // ns per message
-	bytes, allocs   float64 // per operation
-	faults, gcs     float64 // page faults per message, GC cycles per operation
-	ops             int
-	wallOp, bytesMB float64 // ns per operation, MB/s of the document
+	ops            int
+	wall           time.Duration
+	thread, proc   time.Duration // CPU time of the measuring thread, of the process
+	bytes, objects uint64        // allocated
+	faults, gcs    int64         // page faults, collections finished
 }
 
 // TestInterleaved (only with -growth.rounds) is the growth measurement the
@@ -60,18 +59,30 @@ type sample struct {
 // each round. A change in the machine's load then falls on every size
 // alike, and the median over rounds compares them.
 //
+// CPU time is the measuring thread's (the codec, and the collector's
+// assists and sweeping that its allocation causes; the test is locked to
+// its thread) plus the collector's background work, which runs on other
+// threads whenever a cycle is under way, charged to each slice by the bytes
+// it allocated: the process's CPU time beyond the measuring thread's over
+// the whole run, over the bytes the run allocated. A background cycle
+// marking a heap of a gigabyte takes longer than most slices; charged to
+// whichever slices it overlapped, it would make their cost a matter of
+// timing rather than of what they allocated.
+//
 // It prints one line per slice in the Go benchmark format, named
 // InterleavedName/n=<size>/<engine>/<op>, with the usual ns/op, MB/s, B/op
-// and allocs/op and, per message, wall time (ns/msg), the process's CPU
-// time (cpu-ns/msg) and the document's bytes (docB/msg); then, as comment
-// lines starting with "#", the median and spread per size.
+// and allocs/op and, per message, wall time (ns/msg), CPU time as above
+// (cpu-ns/msg), the process's CPU time during the slice (proc-ns/msg),
+// page faults and the document's bytes (docB/msg); then, as comment lines
+// starting with "#", the median and spread per size.
 func TestInterleaved(t *testing.T) {
 	if *rounds <= 0 {
 		t.Skip("only with -growth.rounds")
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	jobs := interleavedJobs(t)
-	fmt.Printf("goos: %s\ngoarch: %s\npkg: github.com/convo-go/convo/bench/growth\n", runtime.GOOS, runtime.GOARCH)
-	got := map[string][]sample{}
+	got := map[*job][]sample{}
 	// Round 0 is not recorded: it runs every job once in the order the
 	// rounds use, beside every other size, and times its operations for
 	// calibrate.
@@ -82,15 +93,44 @@ func TestInterleaved(t *testing.T) {
 		for _, j := range roundOrder(jobs, r) {
 			s := runSlice(t, j)
 			if r == 0 {
-				j.per = int(s.wallOp) // for calibrate
+				j.per = int(s.wall) / s.ops // for calibrate
 				continue
 			}
-			got[j.name()] = append(got[j.name()], s)
-			fmt.Printf("%s-%d\t%d\t%.0f ns/op\t%.2f MB/s\t%.0f B/op\t%.0f allocs/op\t%.1f ns/msg\t%.1f cpu-ns/msg\t%.1f docB/msg\t%.3f faults/msg\t%.3f gc/op\n",
-				j.name(), runtime.GOMAXPROCS(0), s.ops, s.wallOp, s.bytesMB, s.bytes, s.allocs, s.wall, s.cpu, float64(j.docLen)/float64(j.n), s.faults, s.gcs)
+			got[j] = append(got[j], s)
 		}
 	}
-	printSummary(jobs, got)
+	printSamples(jobs, got)
+}
+
+// printSamples prints every sample as a benchmark line, in the order of
+// the rounds, then the summary.
+func printSamples(jobs []*job, got map[*job][]sample) {
+	var background time.Duration
+	var allocated uint64
+	for _, ss := range got {
+		for _, s := range ss {
+			background += s.proc - s.thread
+			allocated += s.bytes
+		}
+	}
+	perByte := float64(background) / float64(max(allocated, 1))
+	fmt.Printf("goos: %s\ngoarch: %s\npkg: github.com/convo-go/convo/bench/growth\n", runtime.GOOS, runtime.GOARCH)
+	cpu := map[*job][]float64{}
+	wall := map[*job][]float64{}
+	for r := range *rounds {
+		for _, j := range jobs {
+			s := got[j][r]
+			ops, msgs := float64(s.ops), float64(s.ops*j.n)
+			c := (float64(s.thread) + perByte*float64(s.bytes)) / msgs
+			cpu[j], wall[j] = append(cpu[j], c), append(wall[j], float64(s.wall)/msgs)
+			fmt.Printf("%s-%d\t%d\t%.0f ns/op\t%.2f MB/s\t%.0f B/op\t%.0f allocs/op\t%.1f ns/msg\t%.1f cpu-ns/msg\t%.1f proc-ns/msg\t%.3f faults/msg\t%.3f gc/op\t%.1f docB/msg\n",
+				j.name(), runtime.GOMAXPROCS(0), s.ops, float64(s.wall)/ops, float64(j.docLen)*ops/s.wall.Seconds()/1e6,
+				float64(s.bytes)/ops, float64(s.objects)/ops, float64(s.wall)/msgs, c, float64(s.proc)/msgs,
+				float64(s.faults)/msgs, float64(s.gcs)/ops, float64(j.docLen)/float64(j.n))
+		}
+	}
+	fmt.Printf("# background collector: %.1f s of CPU for %.1f GB allocated, %.2f ns a byte\n", background.Seconds(), float64(allocated)/1e9, perByte)
+	printSummary(jobs, wall, cpu)
 }
 
 // interleavedJobs builds every size's history and document, then every
@@ -162,19 +202,10 @@ func warm(t *testing.T, j *job) int {
 
 // calibrate sets how many operations each job runs a slice, from the time
 // an operation took in round 0 (the warm-up's operations ran on a heap
-// that was still growing). The slices of an engine's operation last the
-// same at every size: -growth.slice, or one operation at the largest size
-// if that takes longer. Equal lengths matter because a slice's median
-// would otherwise leave out a collection cycle in short slices, which
-// mostly run without one, and keep it in long ones, which always hold one.
+// that was still growing): about -growth.slice, one operation at least.
 func calibrate(jobs []*job) {
-	target := map[string]int{}
 	for _, j := range jobs {
-		k := j.engine + "/" + j.op
-		target[k] = max(target[k], int(*sliceTime), j.per)
-	}
-	for _, j := range jobs {
-		j.per = max(1, (target[j.engine+"/"+j.op]+j.per/2)/max(j.per, 1))
+		j.per = max(1, (int(*sliceTime)+j.per/2)/max(j.per, 1))
 	}
 }
 
@@ -194,56 +225,59 @@ func roundOrder(jobs []*job, r int) []*job {
 	return out
 }
 
-// runSlice runs one slice of j: wall and CPU time, bytes and objects
-// allocated.
+// runSlice runs one slice of j.
 func runSlice(t *testing.T, j *job) sample {
 	var m0, m1 runtime.MemStats
-	var r0, r1 syscall.Rusage
+	var p0, p1, t0, t1 syscall.Rusage
 	runtime.ReadMemStats(&m0)
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
-	cpu0 := cpuTime(t)
-	t0 := time.Now()
+	rusage(t, syscall.RUSAGE_SELF, &p0)
+	rusage(t, rusageThread, &t0)
+	start := time.Now()
 	for range j.per {
 		if err := j.f(); err != nil {
 			t.Fatalf("%s: %v", j.name(), err)
 		}
 	}
-	wall := time.Since(t0)
-	cpu := cpuTime(t) - cpu0
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	wall := time.Since(start)
+	rusage(t, rusageThread, &t1)
+	rusage(t, syscall.RUSAGE_SELF, &p1)
 	runtime.ReadMemStats(&m1)
-	ops := float64(j.per)
-	msgs := ops * float64(j.n)
 	return sample{
-		wall:    float64(wall.Nanoseconds()) / msgs,
-		cpu:     float64(cpu.Nanoseconds()) / msgs,
-		bytes:   float64(m1.TotalAlloc-m0.TotalAlloc) / ops,
-		allocs:  float64(m1.Mallocs-m0.Mallocs) / ops,
-		faults:  float64(r1.Minflt-r0.Minflt) / msgs,
-		gcs:     float64(m1.NumGC-m0.NumGC) / ops,
 		ops:     j.per,
-		wallOp:  float64(wall.Nanoseconds()) / ops,
-		bytesMB: float64(j.docLen) * ops / wall.Seconds() / 1e6,
+		wall:    wall,
+		thread:  cpuOf(&t1) - cpuOf(&t0),
+		proc:    cpuOf(&p1) - cpuOf(&p0),
+		bytes:   m1.TotalAlloc - m0.TotalAlloc,
+		objects: m1.Mallocs - m0.Mallocs,
+		faults:  p1.Minflt - p0.Minflt,
+		gcs:     int64(m1.NumGC - m0.NumGC),
 	}
+}
+
+func rusage(t *testing.T, who int, ru *syscall.Rusage) {
+	if err := syscall.Getrusage(who, ru); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func cpuOf(ru *syscall.Rusage) time.Duration {
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // printSummary prints, as comment lines, each job's median wall and CPU
 // time per message over the rounds with their spread, and for each engine
 // and operation the largest median over the smallest across sizes (the
 // target is at most 1.10).
-func printSummary(jobs []*job, got map[string][]sample) {
+func printSummary(jobs []*job, wall, cpu map[*job][]float64) {
 	type key struct{ engine, op string }
-	var wallMed, cpuMed = map[key][]float64{}, map[key][]float64{}
+	wallMed, cpuMed := map[key][]float64{}, map[key][]float64{}
 	for _, j := range jobs {
-		ss := got[j.name()]
-		wall, ws := medianSpread(field(ss, func(s sample) float64 { return s.wall }))
-		cpu, cs := medianSpread(field(ss, func(s sample) float64 { return s.cpu }))
-		faults, _ := medianSpread(field(ss, func(s sample) float64 { return s.faults }))
-		gcs, _ := medianSpread(field(ss, func(s sample) float64 { return s.gcs }))
-		fmt.Printf("# n=%d %s/%s: wall %.0f ns/msg ±%.0f%%, cpu %.0f ns/msg ±%.0f%%, faults/msg %.3f, gc/op %.3f, %d ops a slice, %d rounds\n",
-			j.n, j.engine, j.op, wall, ws*100, cpu, cs*100, faults, gcs, j.per, len(ss))
+		w, ws := medianSpread(wall[j])
+		c, cs := medianSpread(cpu[j])
+		fmt.Printf("# n=%d %s/%s: wall %.0f ns/msg ±%.0f%%, cpu %.0f ns/msg ±%.0f%%, %d ops a slice\n",
+			j.n, j.engine, j.op, w, ws*100, c, cs*100, j.per)
 		k := key{j.engine, j.op}
-		wallMed[k], cpuMed[k] = append(wallMed[k], wall), append(cpuMed[k], cpu)
+		wallMed[k], cpuMed[k] = append(wallMed[k], w), append(cpuMed[k], c)
 	}
 	for _, j := range jobs {
 		k := key{j.engine, j.op}
@@ -253,15 +287,6 @@ func printSummary(jobs []*job, got map[string][]sample) {
 		fmt.Printf("# %s/%s: largest over smallest median across sizes: wall %.2f, cpu %.2f\n",
 			j.engine, j.op, flatness(wallMed[k]), flatness(cpuMed[k]))
 	}
-	os.Stdout.Sync()
-}
-
-func field(ss []sample, f func(sample) float64) []float64 {
-	out := make([]float64, len(ss))
-	for i, s := range ss {
-		out[i] = f(s)
-	}
-	return out
 }
 
 // medianSpread returns the median of xs and half their interquartile
