@@ -1,10 +1,12 @@
 package growth
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,9 +31,10 @@ type job struct {
 	op     string
 	docLen int
 	f      func() error
-	// per is how many operations a slice runs (see calibrate); until
-	// then, the nanoseconds one operation took.
+	// per is how many operations a slice runs (see calibrate).
 	per int
+	// opNs is the fastest an operation ran in the warm-up and round 0.
+	opNs time.Duration
 }
 
 func (j *job) name() string {
@@ -93,7 +96,7 @@ func TestInterleaved(t *testing.T) {
 		for _, j := range roundOrder(jobs, r) {
 			s := runSlice(t, j)
 			if r == 0 {
-				j.per = int(s.wall) / s.ops // for calibrate
+				j.opNs = min(j.opNs, s.wall/time.Duration(s.ops))
 				continue
 			}
 			got[j] = append(got[j], s)
@@ -163,7 +166,8 @@ func interleavedJobs(t *testing.T) []*job {
 		}
 	}
 	for _, j := range jobs {
-		j.per = warm(t, j)
+		j.opNs = warm(t, j)
+		j.per = max(1, int(*sliceTime/j.opNs))
 	}
 	return jobs
 }
@@ -186,8 +190,8 @@ func jobFunc(t *testing.T, e Engine, op string, h convo.History, doc []byte) fun
 
 // warm runs j untimed until the collector has finished two cycles (at
 // least two operations, at most twenty), as BenchmarkGrowth does, and
-// returns how many operations fill a slice, from the fastest of them.
-func warm(t *testing.T, j *job) int {
+// returns the time of the fastest of them.
+func warm(t *testing.T, j *job) time.Duration {
 	start := gcCycles()
 	fastest := time.Duration(math.MaxInt64)
 	for i := 0; i < 2 || (gcCycles()-start < 2 && i < 20); i++ {
@@ -197,15 +201,16 @@ func warm(t *testing.T, j *job) int {
 		}
 		fastest = min(fastest, time.Since(t0))
 	}
-	return max(1, int(*sliceTime/max(fastest, 1)))
+	return max(fastest, 1)
 }
 
-// calibrate sets how many operations each job runs a slice, from the time
-// an operation took in round 0 (the warm-up's operations ran on a heap
-// that was still growing): about -growth.slice, one operation at least.
+// calibrate sets how many operations each job runs a slice: about
+// -growth.slice, one operation at least, from the fastest an operation ran
+// (the slowest ones ran while the heap was still growing, or while the
+// machine was busy; a slice sized by them would be shorter and noisier).
 func calibrate(jobs []*job) {
 	for _, j := range jobs {
-		j.per = max(1, (int(*sliceTime)+j.per/2)/max(j.per, 1))
+		j.per = max(1, int((*sliceTime+j.opNs/2)/j.opNs))
 	}
 }
 
@@ -233,11 +238,15 @@ func runSlice(t *testing.T, j *job) sample {
 	rusage(t, syscall.RUSAGE_SELF, &p0)
 	rusage(t, rusageThread, &t0)
 	start := time.Now()
-	for range j.per {
-		if err := j.f(); err != nil {
-			t.Fatalf("%s: %v", j.name(), err)
+	// The labels let a -test.cpuprofile of the whole run be cut by size
+	// (go tool pprof -tagfocus n=100000).
+	pprof.Do(context.Background(), pprof.Labels("n", strconv.Itoa(j.n), "job", j.engine+"/"+j.op), func(context.Context) {
+		for range j.per {
+			if err := j.f(); err != nil {
+				t.Fatalf("%s: %v", j.name(), err)
+			}
 		}
-	}
+	})
 	wall := time.Since(start)
 	rusage(t, rusageThread, &t1)
 	rusage(t, syscall.RUSAGE_SELF, &p1)

@@ -42,12 +42,14 @@ func (r *report) growthTable(b *strings.Builder) {
 		"JSON syntax only; convo also validates what the format requires (roles, part types, base64, times, UTF-8), " +
 		"interns repeated strings and copies what it keeps out of the document. The sizes are measured interleaved, in one process: " +
 		"every size's inputs are built once and kept alive, each operation runs untimed until the garbage collector has finished " +
-		"two cycles, and then each round runs every size for a slice of each operation (the same length at every size: one operation " +
-		"at the largest size, or 75 ms if that is shorter), the sizes in a different order each round, so a change in the machine's load " +
-		"falls on every size alike. This is the cost of a program that decodes or encodes again and again, with a heap that holds " +
-		"every size's history; the cold cost of a first load is in the analysis below. Each " +
-		"cell is the median over " + r.growthRounds() + " rounds of wall time / CPU time per message in ns (CPU time is the whole process's, " +
-		"the garbage collector's work on the other core included), ± the spread of the CPU time as above; the last columns are the cost per message at " +
+		"two cycles, and then each round runs every size for a slice of about 75 ms of each operation (one operation at least), " +
+		"the sizes in a different order each round, so a change in the machine's load falls on every size alike. This is the cost " +
+		"of a program that decodes or encodes again and again, with a heap that holds every size's history; the cold cost of a " +
+		"first load is in the analysis below. Each cell is the median over " + r.growthRounds() + " rounds of wall time / CPU time " +
+		"per message in ns, ± the spread of the CPU time as above. CPU time is the measuring thread's (the codec, and the garbage " +
+		"collector's assists and sweeping its allocation causes) plus the collector's background work on the other threads, charged " +
+		"by bytes allocated (the run's background CPU time over the bytes it allocated; a background cycle over the gigabyte heap " +
+		"outlasts most slices, and charged where it ran it made a size's median a matter of timing). The last columns are the cost per message at " +
 		commas(float64(last)) + " messages relative to " + commas(float64(first)) + " (1.00× is linear), and allocations per message " +
 		"at " + commas(float64(last)) + ".\n\n")
 	b.WriteString("| op | engine |")
