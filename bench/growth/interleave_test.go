@@ -230,23 +230,29 @@ func roundOrder(jobs []*job, r int) []*job {
 	return out
 }
 
-// runSlice runs one slice of j.
+// runSlice runs one slice of j. The labels let a -test.cpuprofile of the
+// whole run be cut by size (go tool pprof -tagfocus n=^100000$); they are
+// set outside what is measured, which they would add allocations to.
 func runSlice(t *testing.T, j *job) sample {
+	var s sample
+	labels := pprof.Labels("n", strconv.Itoa(j.n), "job", j.engine+"/"+j.op)
+	pprof.Do(context.Background(), labels, func(context.Context) { s = measure(t, j) })
+	return s
+}
+
+// measure runs j.per operations of j.
+func measure(t *testing.T, j *job) sample {
 	var m0, m1 runtime.MemStats
 	var p0, p1, t0, t1 syscall.Rusage
 	runtime.ReadMemStats(&m0)
 	rusage(t, syscall.RUSAGE_SELF, &p0)
 	rusage(t, rusageThread, &t0)
 	start := time.Now()
-	// The labels let a -test.cpuprofile of the whole run be cut by size
-	// (go tool pprof -tagfocus n=100000).
-	pprof.Do(context.Background(), pprof.Labels("n", strconv.Itoa(j.n), "job", j.engine+"/"+j.op), func(context.Context) {
-		for range j.per {
-			if err := j.f(); err != nil {
-				t.Fatalf("%s: %v", j.name(), err)
-			}
+	for range j.per {
+		if err := j.f(); err != nil {
+			t.Fatalf("%s: %v", j.name(), err)
 		}
-	})
+	}
 	wall := time.Since(start)
 	rusage(t, rusageThread, &t1)
 	rusage(t, syscall.RUSAGE_SELF, &p1)

@@ -94,6 +94,14 @@ type Stat struct {
 	N              int
 }
 
+// samples returns the samples of unit, none for a nil Result.
+func (r *Result) samples(unit string) []float64 {
+	if r == nil {
+		return nil
+	}
+	return r.Samples[unit]
+}
+
 // Stat summarises the samples of unit; ok is false when there are none.
 func (r *Result) Stat(unit string) (Stat, bool) {
 	if r == nil {
