@@ -23,7 +23,22 @@ import (
 // or a JSON field (Args, Value, Meta, Native, Extra, Raw) that is not valid
 // JSON, is an error naming its place: nothing is silently replaced.
 func Marshal(h History) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, initialSize(h))}
+	b, err := AppendHistory(make([]byte, 0, initialSize(h)), h)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// AppendHistory appends the canonical document of h, the bytes Marshal
+// returns, to dst and returns the extended buffer; on an error it returns
+// dst as it was. A program that encodes again and again can hand the same
+// buffer back (buf[:0]): once it is large enough nothing is allocated per
+// message, and the memory written is memory already in use rather than a
+// new buffer the size of the document, which for a long history the system
+// must first provide and the runtime clear.
+func AppendHistory(dst []byte, h History) ([]byte, error) {
+	e := encoder{buf: dst}
 	e.buf = append(e.buf, `{"format":"convo/v1","messages":[`...)
 	for i := range h {
 		if i > 0 {
@@ -31,14 +46,13 @@ func Marshal(h History) ([]byte, error) {
 		}
 		e.buf = append(e.buf, '\n')
 		if err := e.message(&h[i]); err != nil {
-			return nil, at(err, index("messages", i))
+			return dst, at(err, index("messages", i))
 		}
 	}
 	if len(h) > 0 {
 		e.buf = append(e.buf, '\n')
 	}
-	e.buf = append(e.buf, "]}\n"...)
-	return e.buf, nil
+	return append(e.buf, "]}\n"...), nil
 }
 
 // MarshalLines encodes h as JSON Lines: one message object per line.

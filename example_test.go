@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"strings"
 
@@ -46,6 +47,23 @@ func ExampleMarshal() {
 	// {"role":"user","parts":[{"type":"text","text":"hi"}]},
 	// {"role":"assistant","parts":[{"type":"text","text":"hello"}]}
 	// ]}
+}
+
+func ExampleAppendHistory() {
+	var buf []byte // reused: once large enough, encoding allocates nothing
+	for _, h := range []convo.History{
+		{convo.User("hi")},
+		{convo.User("hi"), convo.Assistant("hello")},
+	} {
+		var err error
+		if buf, err = convo.AppendHistory(buf[:0], h); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(len(buf), "bytes")
+	}
+	// Output:
+	// 91 bytes
+	// 154 bytes
 }
 
 func ExampleUnmarshal() {

@@ -292,3 +292,47 @@ func TestPropertyEstimatedBytes(t *testing.T) {
 func genServer() *rapid.Generator[string] {
 	return rapid.SampledFrom([]string{convo.ServerWebSearch, convo.ServerCodeExecution, convo.ServerMCP, "x_future_tool"})
 }
+
+// TestPropertyAppendHistory: AppendHistory appends exactly Marshal's bytes
+// after whatever dst held, and into a buffer handed back after an earlier
+// call it writes without allocating per message.
+func TestPropertyAppendHistory(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h := genHistory().Draw(t, "h")
+		prefix := []byte(rapid.StringN(0, 8, -1).Draw(t, "prefix"))
+		want, err := convo.Marshal(h)
+		got, err2 := convo.AppendHistory(bytes.Clone(prefix), h)
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("Marshal: %v, AppendHistory: %v", err, err2)
+		}
+		if err != nil {
+			if !bytes.Equal(got, prefix) {
+				t.Fatalf("on an error AppendHistory returned %q, not dst %q", got, prefix)
+			}
+			return
+		}
+		if !bytes.HasPrefix(got, prefix) || !bytes.Equal(got[len(prefix):], want) {
+			t.Fatalf("AppendHistory wrote\n%s\nafter %q, Marshal\n%s", got[min(len(prefix), len(got)):], prefix, want)
+		}
+	})
+	// Handed back, the buffer is written without allocating per message:
+	// what is left is per document (the reader that checks tool call
+	// arguments), the same for one turn and for fifty.
+	turn := convo.History{convo.User("hi", convo.Image("image/png", []byte{1, 2, 3})),
+		convo.Assistant("", convo.ToolCall("c1", "f", json.RawMessage(`{"a": [1, 2]}`)))}
+	var allocs []float64
+	for _, n := range []int{1, 50} {
+		var h convo.History
+		for range n {
+			h = append(h, turn...)
+		}
+		buf, err := convo.AppendHistory(nil, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocs = append(allocs, testing.AllocsPerRun(20, func() { buf, _ = convo.AppendHistory(buf[:0], h) }))
+	}
+	if allocs[0] > 1 || allocs[1] != allocs[0] {
+		t.Errorf("AppendHistory into a buffer large enough allocated %v times for one turn, %v for fifty", allocs[0], allocs[1])
+	}
+}

@@ -157,7 +157,11 @@ func interleavedJobs(t *testing.T) []*job {
 			if len(want) > 0 && !want[e.Name] {
 				continue
 			}
-			for _, op := range []string{"decode", "encode"} {
+			ops := []string{"decode", "encode"}
+			if e.Name == "convo" {
+				ops = append(ops, "append")
+			}
+			for _, op := range ops {
 				if op == "encode" && e.Encode == nil {
 					continue
 				}
@@ -173,10 +177,15 @@ func interleavedJobs(t *testing.T) []*job {
 }
 
 // jobFunc is op of engine e on doc, the canonical encoding of h. Encoding
-// writes what the engine decodes (convo: h itself).
+// writes what the engine decodes (convo: h itself); "append" is convo's
+// encoding into a buffer handed back each time (convo.AppendHistory).
 func jobFunc(t *testing.T, e Engine, op string, h convo.History, doc []byte) func() error {
-	if op == "decode" {
+	switch op {
+	case "decode":
 		return func() error { _, err := e.Decode(doc); return err }
+	case "append":
+		var buf []byte
+		return func() (err error) { buf, err = convo.AppendHistory(buf[:0], h); return err }
 	}
 	var v any = h
 	if e.Name != "convo" {
