@@ -1,39 +1,12 @@
 package openai
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"testing"
 
-	"github.com/convo-go/convo"
-	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
-
-// chatPieces counts what the Chat accumulator reports to a DeltaReader.
-type chatPieces struct {
-	*chatAcc
-	starts, firstArgs, snapshots int
-}
-
-func (c *chatPieces) AddPiece(ev provider.Event) (provider.Piece, error) {
-	p, err := c.chatAcc.AddPiece(ev)
-	switch {
-	case p.Other:
-	case p.Kind == provider.DeltaPartStart:
-		c.starts++
-	case p.Kind == provider.DeltaArgs && p.First:
-		c.firstArgs++
-	}
-	return p, err
-}
-
-func (c *chatPieces) Snapshot() convo.Message {
-	c.snapshots++
-	return c.chatAcc.Snapshot()
-}
 
 // TestChatPartStartPieces checks that the Chat accumulator tells a
 // DeltaReader without a snapshot (which writes and decodes the whole
@@ -54,24 +27,10 @@ func TestChatPartStartPieces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acc := &chatPieces{chatAcc: newChatAcc(provider.Options{})}
-		dr := provider.NewDeltaReader(acc)
-		src := stream.NewSSE(bytes.NewReader(data))
-		for n := 0; ; n++ {
-			ev, err := src.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := dr.Add(nil, ev); err != nil {
-				t.Fatalf("%s event %d: %v", tt.name, n, err)
-			}
-		}
-		if acc.starts != tt.starts || acc.firstArgs != tt.firstArgs || tt.snapshot >= 0 && acc.snapshots != tt.snapshot {
+		c := codectest.Pieces(t, newChatAcc(provider.Options{}), data, nil)
+		if c.Starts != tt.starts || c.FirstArgs != tt.firstArgs || tt.snapshot >= 0 && c.Snapshots != tt.snapshot {
 			t.Errorf("%s: %d part starts, %d first pieces of arguments, %d snapshots; want %d, %d, %d",
-				tt.name, acc.starts, acc.firstArgs, acc.snapshots, tt.starts, tt.firstArgs, tt.snapshot)
+				tt.name, c.Starts, c.FirstArgs, c.Snapshots, tt.starts, tt.firstArgs, tt.snapshot)
 		}
 	}
 }

@@ -1,0 +1,67 @@
+package codectest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/stream"
+	"github.com/convo-go/convo/provider"
+)
+
+// PieceCounts is what an accumulator told a DeltaReader over one stream:
+// the parts it reported begun (DeltaPartStart), the tool calls whose first
+// piece of arguments it reported (Piece.First), and the snapshots the
+// reader took because no piece said what an event changed.
+type PieceCounts struct {
+	Starts, FirstArgs, Snapshots int
+}
+
+// Pieces reads the server-sent events of data through a DeltaReader over
+// acc, event by event as a client would, and counts what acc reported.
+// each, when not nil, is called after every event with the counts so far.
+func Pieces(t TB, acc provider.PieceAccumulator, data []byte, each func(n int, ev provider.Event, c PieceCounts)) PieceCounts {
+	t.Helper()
+	c := &counting{PieceAccumulator: acc}
+	dr := provider.NewDeltaReader(c)
+	src := stream.NewSSE(bytes.NewReader(data))
+	for n := 0; ; n++ {
+		ev, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			return c.PieceCounts
+		}
+		if err != nil {
+			t.Fatalf("event %d: %v", n, err)
+		}
+		if _, err := dr.Add(nil, ev); err != nil {
+			t.Fatalf("event %d: %v", n, err)
+		}
+		if each != nil {
+			each(n, ev, c.PieceCounts)
+		}
+	}
+}
+
+// counting counts what the accumulator it wraps reports.
+type counting struct {
+	provider.PieceAccumulator
+	PieceCounts
+}
+
+func (c *counting) AddPiece(ev provider.Event) (provider.Piece, error) {
+	p, err := c.PieceAccumulator.AddPiece(ev)
+	switch {
+	case p.Other:
+	case p.Kind == provider.DeltaPartStart:
+		c.Starts++
+	case p.Kind == provider.DeltaArgs && p.First:
+		c.FirstArgs++
+	}
+	return p, err
+}
+
+func (c *counting) Snapshot() convo.Message {
+	c.Snapshots++
+	return c.PieceAccumulator.Snapshot()
+}
