@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convo-go/convo/internal/cputime"
+
 	"github.com/convo-go/convo/store/sqlite"
 )
 
@@ -156,10 +158,10 @@ func TestImportBoundedMemory(t *testing.T) {
 
 	runtime.GC()
 	stop := peakHeap()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Process()
 	updates := 0
 	p, warns, err := Import(ctx, s, ChatGPT, r, ImportOptions{Progress: func(ImportProgress) { updates++ }})
-	wall, cpu := time.Since(start), cpuTime()-cpu0
+	wall, cpu := time.Since(start), cputime.Process()-cpu0
 	peak := stop()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convo-go/convo/internal/cputime"
+
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/sqlite"
@@ -80,7 +82,7 @@ func BenchmarkGateway(b *testing.B) {
 		body := []byte(bodies[client])
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for range b.N {
 				req := httptest.NewRequest("POST", clientPath(client, "claude-bench", true), bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
@@ -94,7 +96,7 @@ func BenchmarkGateway(b *testing.B) {
 			}
 			// The recording is written by another goroutine, at the
 			// same time: its CPU is counted, as in the gateway's process.
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

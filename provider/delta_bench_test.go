@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/convo-go/convo/internal/cputime"
+
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 )
@@ -63,7 +65,7 @@ func benchReader(b *testing.B, newAcc func() provider.Accumulator, evs []provide
 	ds := make([]provider.Delta, 0, 64)
 	var err error
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.ResetTimer()
 	for range b.N {
 		dr := provider.NewDeltaReader(newAcc())
@@ -79,7 +81,7 @@ func benchReader(b *testing.B, newAcc func() provider.Accumulator, evs []provide
 	b.StopTimer()
 	n := float64(b.N * len(evs))
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/event")
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/n, "cpu-ns/event")
+	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/n, "cpu-ns/event")
 }
 
 // repeatText returns the events with each event that is only a piece of

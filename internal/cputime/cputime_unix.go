@@ -1,12 +1,13 @@
-package archive
+//go:build unix
+
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
+func process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
