@@ -16,26 +16,13 @@ import (
 // serverBlocks returns the server tool blocks of a content array, compact,
 // in order.
 func serverBlocks(t *testing.T, content json.RawMessage) [][]byte {
-	t.Helper()
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(content, &blocks); err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	for _, b := range blocks {
+	return codectest.Elements(t, content, func(t codectest.TB, b json.RawMessage) bool {
 		var head struct{ Type string }
 		if err := json.Unmarshal(b, &head); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
-		if isServerBlock(head.Type) {
-			var c bytes.Buffer
-			if err := json.Compact(&c, b); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, c.Bytes())
-		}
-	}
-	return out
+		return isServerBlock(head.Type)
+	})
 }
 
 // TestServerToolsReplay: every server tool block of the recorded and

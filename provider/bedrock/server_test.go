@@ -17,29 +17,16 @@ import (
 // to tools Bedrock ran (a toolUse of type server_tool_use, a toolResult in
 // the assistant's content), compact, in order.
 func serverBlocks(t *testing.T, content json.RawMessage) [][]byte {
-	t.Helper()
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(content, &blocks); err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	for _, b := range blocks {
+	return codectest.Elements(t, content, func(t codectest.TB, b json.RawMessage) bool {
 		var head struct {
 			ToolUse    *struct{ Type string } `json:"toolUse"`
 			ToolResult json.RawMessage        `json:"toolResult"`
 		}
 		if err := json.Unmarshal(b, &head); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
-		if head.ToolUse != nil && head.ToolUse.Type == "server_tool_use" || head.ToolResult != nil {
-			var c bytes.Buffer
-			if err := json.Compact(&c, b); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, c.Bytes())
-		}
-	}
-	return out
+		return head.ToolUse != nil && head.ToolUse.Type == "server_tool_use" || head.ToolResult != nil
+	})
 }
 
 // answered is h with a tool message answering the caller's own calls of its

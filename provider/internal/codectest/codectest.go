@@ -159,6 +159,29 @@ func Members(t TB, body []byte, keys ...string) []byte {
 	return b
 }
 
+// Elements returns the elements of the JSON array array for which keep
+// says yes, each compacted, in order: the blocks of a content array that
+// a test compares byte for byte.
+func Elements(t TB, array json.RawMessage, keep func(t TB, elem json.RawMessage) bool) [][]byte {
+	t.Helper()
+	var elems []json.RawMessage
+	if err := json.Unmarshal(array, &elems); err != nil {
+		t.Fatalf("%v\n%s", err, array)
+	}
+	var out [][]byte
+	for _, e := range elems {
+		if !keep(t, e) {
+			continue
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, e); err != nil {
+			t.Fatalf("%v", err)
+		}
+		out = append(out, c.Bytes())
+	}
+	return out
+}
+
 // Indent returns the JSON document b indented by indent, with a final
 // newline: the form of golden files people read.
 func Indent(t TB, b []byte, indent string) []byte {
