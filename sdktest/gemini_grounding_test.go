@@ -179,24 +179,7 @@ func TestGeminiSDKGroundedStream(t *testing.T) {
 			}
 			srv := newGeminiServer(t)
 			srv.stream = string(sse)
-			acc := gemini.GenerateContent().NewAccumulator(provider.Options{})
-			for chunk, err := range srv.client(t).Models.GenerateContentStream(context.Background(), "gemini-x", genai.Text("hi"), nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := json.Marshal(chunk)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := acc.Add(provider.Event{Data: b}); err != nil {
-					t.Fatalf("%v\n%s", err, b)
-				}
-			}
-			got, _, err := acc.Message()
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameReply(t, got, want)
+			sameReply(t, srv.streamed(t), want)
 		})
 	}
 }

@@ -345,26 +345,34 @@ func TestGeminiSDKStream(t *testing.T) {
 				}
 			}
 			srv.stream = strings.Join(lines, "\n")
-			acc := gemini.GenerateContent().NewAccumulator(provider.Options{})
-			for chunk, err := range srv.client(t).Models.GenerateContentStream(context.Background(), "gemini-x", genai.Text("hi"), nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := json.Marshal(chunk)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := acc.Add(provider.Event{Data: b}); err != nil {
-					t.Fatalf("%v\n%s", err, b)
-				}
-			}
-			got, _, err := acc.Message()
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameReply(t, got, want)
+			sameReply(t, srv.streamed(t), want)
 		})
 	}
+}
+
+// streamed is the reply the SDK streams from the server (its stream set
+// by the test), each chunk as the SDK decoded it, folded by convo's
+// accumulator.
+func (s *geminiServer) streamed(t *testing.T) convo.Message {
+	t.Helper()
+	acc := gemini.GenerateContent().NewAccumulator(provider.Options{})
+	for chunk, err := range s.client(t).Models.GenerateContentStream(context.Background(), "gemini-x", genai.Text("hi"), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := acc.Add(provider.Event{Data: b}); err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+	}
+	got, _, err := acc.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // sameReply compares a message decoded from the SDK's view of a reply with
