@@ -10,13 +10,10 @@ import (
 	"github.com/convo-go/convo/provider/all"
 )
 
-// TestGeminiGroundingElsewhere: a Gemini answer grounded in Google Search
-// (the recorded reply) keeps its citations for the targets that take web
-// citations — OpenAI Responses, as url_citation annotations with the
-// span converted from bytes to characters — and loses them with citation-dropped warnings, its
-// text kept, for those that do not (Anthropic takes web citations only
-// with its own encrypted index; OpenAI Chat and Gemini requests none).
-func TestGeminiGroundingElsewhere(t *testing.T) {
+// groundedReply is the recorded Gemini reply grounded in Google Search
+// (six supports, a "°" in its text), decoded.
+func groundedReply(t *testing.T) convo.Message {
+	t.Helper()
 	body, err := os.ReadFile("../gemini/testdata/recorded/pydantic-web-search.json")
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +23,17 @@ func TestGeminiGroundingElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// TestGeminiGroundingElsewhere: a Gemini answer grounded in Google Search
+// (the recorded reply) keeps its citations for the targets that take web
+// citations — OpenAI Responses, as url_citation annotations with the
+// span converted from bytes to characters — and loses them with citation-dropped warnings, its
+// text kept, for those that do not (Anthropic takes web citations only
+// with its own encrypted index; OpenAI Chat and Gemini requests none).
+func TestGeminiGroundingElsewhere(t *testing.T) {
+	m := groundedReply(t)
 	if n := len(m.Parts[0].Citations); n != 6 {
 		t.Fatalf("%d citations read", n)
 	}

@@ -1,7 +1,6 @@
 package all_test
 
 import (
-	"os"
 	"testing"
 	"unicode/utf8"
 
@@ -81,15 +80,7 @@ func sameCited(t *testing.T, what string, got, want []cited) {
 // Gemini again select what Gemini's did. A non-ASCII reply whose spans
 // OpenAI counted in characters goes to Gemini and back likewise.
 func TestSpanUnits(t *testing.T) {
-	body, err := os.ReadFile("../gemini/testdata/recorded/pydantic-web-search.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gem, _ := all.Lookup("gemini")
-	m, _, err := gem.DecodeReply(body, provider.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := groundedReply(t)
 	want := citedTexts(t, m, true)
 	if len(want) != 6 || utf8.RuneCountInString(m.Parts[0].Text) == len(m.Parts[0].Text) {
 		t.Fatalf("the recorded reply changed: %d spans", len(want))
