@@ -644,7 +644,7 @@ func (b *block) part(final bool, before []convo.Part) (convo.Part, string) {
 	case kindText:
 		p := convo.Text(b.text.String())
 		if len(b.cites) > 0 {
-			cc := wire.Members{{Key: "citations", Val: jsonArray(b.cites)}}.Object()
+			cc := wire.Members{{Key: "citations", Val: wire.JoinArray(b.cites)}}.Object()
 			p.Native = withNative(nil, wire.Members{{Key: "citationsContent", Val: cc}}.Object())
 			liftCites(&p)
 		}
@@ -661,17 +661,6 @@ func (b *block) part(final bool, before []convo.Part) (convo.Part, string) {
 		return b.toolResult(before), ""
 	}
 	return b.image(), ""
-}
-
-func jsonArray(items [][]byte) []byte {
-	out := []byte{'['}
-	for i, it := range items {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, it...)
-	}
-	return append(out, ']')
 }
 
 func (b *block) toolUse(final bool) (convo.Part, string) {
@@ -714,7 +703,7 @@ func (b *block) toolResult(before []convo.Part) convo.Part {
 	}
 	ms := wire.Members{
 		{Key: "toolUseId", Val: jsonx.AppendString(nil, b.id)},
-		{Key: "content", Val: jsonArray(items)},
+		{Key: "content", Val: wire.JoinArray(items)},
 	}
 	if b.status != "" {
 		ms = append(ms, wire.Member{Key: "status", Val: jsonx.AppendString(nil, b.status)})

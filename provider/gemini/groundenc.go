@@ -99,7 +99,7 @@ func groundingObject(restRaw []byte, cited []citedPart, r *jsonx.Reader) []byte 
 		out.Raw(m.Key, m.Val)
 	}
 	if !out.Has("groundingChunks") {
-		out.Raw("groundingChunks", joinArray(chunks))
+		out.Raw("groundingChunks", wire.JoinArray(chunks))
 	}
 	out.Raw("groundingSupports", groundSupports(refs, r))
 	return out.Close()
@@ -207,7 +207,7 @@ func groundSupports(refs []groundRef, r *jsonx.Reader) []byte {
 	for _, g := range groups {
 		sups = append(sups, supportJSON(g.refs, r))
 	}
-	return joinArray(sups)
+	return wire.JoinArray(sups)
 }
 
 // supportJSON is one groundingSupport for the citations refs.
@@ -306,7 +306,7 @@ func citationMetaObject(restRaw []byte, cited []citedPart, r *jsonx.Reader) []by
 			}
 		}
 	}
-	o.Raw(key, joinArray(list))
+	o.Raw(key, wire.JoinArray(list))
 	return o.Close()
 }
 
@@ -337,16 +337,4 @@ func sourceJSON(cp *citedPart, c *convo.Citation, key string, r *jsonx.Reader) [
 		return []byte("{}")
 	}
 	return ms.Object()
-}
-
-// joinArray returns the JSON values vs as an array.
-func joinArray(vs [][]byte) []byte {
-	out := []byte{'['}
-	for i, v := range vs {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, v...)
-	}
-	return append(out, ']')
 }

@@ -49,14 +49,7 @@ func mergeDelta(old, next []byte) []byte {
 					elems = append(elems, e)
 				}
 			}
-			b := []byte{'['}
-			for i, e := range elems {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, e...)
-			}
-			return append(b, ']')
+			return wire.JoinArray(elems)
 		}
 	}
 	return next

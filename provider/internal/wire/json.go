@@ -21,3 +21,19 @@ func AppendEscaped(dst []byte, s string) (out []byte, ok bool) {
 	copy(dst[mark:], dst[mark+1:len(dst)-1])
 	return dst[:len(dst)-2], ok
 }
+
+// JoinArray returns the JSON values vs, each already valid, as one array.
+func JoinArray(vs [][]byte) []byte {
+	n := 2
+	for _, v := range vs {
+		n += len(v) + 1
+	}
+	out := append(make([]byte, 0, n), '[')
+	for i, v := range vs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
+}

@@ -29,3 +29,18 @@ func TestAppendEscaped(t *testing.T) {
 		t.Error("invalid UTF-8 must not be ok")
 	}
 }
+
+func TestJoinArray(t *testing.T) {
+	for _, tt := range []struct {
+		vs   [][]byte
+		want string
+	}{
+		{nil, `[]`},
+		{[][]byte{[]byte(`1`)}, `[1]`},
+		{[][]byte{[]byte(`{"a":1}`), []byte(`"x"`), []byte(`[]`)}, `[{"a":1},"x",[]]`},
+	} {
+		if got := string(JoinArray(tt.vs)); got != tt.want {
+			t.Errorf("JoinArray(%q) = %s, want %s", tt.vs, got, tt.want)
+		}
+	}
+}
