@@ -8,6 +8,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/anthropic"
+	"github.com/convo-go/convo/provider/internal/codectest"
 	"github.com/convo-go/convo/provider/openai"
 )
 
@@ -24,12 +25,7 @@ func encodeBoth(t *testing.T, f provider.ReplyCodec, m convo.Message) map[string
 		t.Fatal(err)
 	}
 	var sse bytes.Buffer
-	se := enc.NewStreamEncoder(&sse, provider.StreamOptions{})
-	for _, d := range provider.MessageDeltas(m) {
-		if err := se.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	codectest.WriteDeltas(t, enc.NewStreamEncoder(&sse, provider.StreamOptions{}), m)
 	streamed, _, err := f.ReadStream(&sse, provider.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -90,12 +90,7 @@ func TestServerToolsReplay(t *testing.T) {
 				t.Errorf("EncodeReply server blocks differ:\n%s", enc.Content)
 			}
 			var sse bytes.Buffer
-			se := NewStreamEncoder(&sse, provider.StreamOptions{})
-			for _, d := range provider.MessageDeltas(m) {
-				if err := se.Write(d); err != nil {
-					t.Fatal(err)
-				}
-			}
+			codectest.WriteDeltas(t, NewStreamEncoder(&sse, provider.StreamOptions{}), m)
 			back, _, err := Messages().ReadStream(&sse, provider.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -252,12 +252,7 @@ func TestGroundingStreamJoinedText(t *testing.T) {
 	m := convo.Assistant("", a, b)
 	m.Finish = convo.FinishStop
 	var buf bytes.Buffer
-	enc := NewStreamEncoder(&buf, provider.StreamOptions{})
-	for _, d := range provider.MessageDeltas(m) {
-		if err := enc.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	codectest.WriteDeltas(t, NewStreamEncoder(&buf, provider.StreamOptions{}), m)
 	back, _, err := GenerateContent().ReadStream(bytes.NewReader(buf.Bytes()), provider.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -114,12 +114,7 @@ func TestChatAnnotationsByteEqual(t *testing.T) {
 	sameCitations(t, "EncodeChatReply", citationsOf(back), cs)
 
 	var sse bytes.Buffer
-	enc := NewChatStreamEncoder(&sse, provider.StreamOptions{})
-	for _, d := range provider.MessageDeltas(m) {
-		if err := enc.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	codectest.WriteDeltas(t, NewChatStreamEncoder(&sse, provider.StreamOptions{}), m)
 	if got := streamAnnotations(t, sse.Bytes()); got != want {
 		t.Errorf("stream encoder annotations differ\n got %q\nwant %q", got, want)
 	}
@@ -193,12 +188,7 @@ func TestChatAnnotationsFromOthers(t *testing.T) {
 		t.Errorf("EncodeChatReply: got %q\nwant %s", got, want)
 	}
 	var sse bytes.Buffer
-	enc := NewChatStreamEncoder(&sse, provider.StreamOptions{})
-	for _, d := range provider.MessageDeltas(m) {
-		if err := enc.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	codectest.WriteDeltas(t, NewChatStreamEncoder(&sse, provider.StreamOptions{}), m)
 	if got := streamAnnotations(t, sse.Bytes()); got != want {
 		t.Errorf("stream encoder: got %s\nwant %s", got, want)
 	}

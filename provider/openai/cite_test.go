@@ -106,12 +106,7 @@ func TestAnnotationsByteEqual(t *testing.T) {
 		t.Errorf("request annotations differ\n got %q\nwant %q", got, want)
 	}
 	var sse bytes.Buffer
-	enc := NewResponsesStreamEncoder(&sse, provider.StreamOptions{})
-	for _, d := range provider.MessageDeltas(m) {
-		if err := enc.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	codectest.WriteDeltas(t, NewResponsesStreamEncoder(&sse, provider.StreamOptions{}), m)
 	if c := bytes.Count(sse.Bytes(), []byte("event: response.output_text.annotation.added")); c != n {
 		t.Errorf("%d annotation.added events, want %d", c, n)
 	}

@@ -100,12 +100,7 @@ func TestServerItemsRecorded(t *testing.T) {
 			checkItems(t, "reply body", items, m, reply.Output)
 
 			var sse bytes.Buffer
-			se := NewResponsesStreamEncoder(&sse, provider.StreamOptions{})
-			for _, d := range provider.MessageDeltas(m) {
-				if err := se.Write(d); err != nil {
-					t.Fatal(err)
-				}
-			}
+			codectest.WriteDeltas(t, NewResponsesStreamEncoder(&sse, provider.StreamOptions{}), m)
 			back, _, err := Responses().(provider.ReplyCodec).ReadStream(&sse, provider.Options{})
 			if err != nil {
 				t.Fatal(err)

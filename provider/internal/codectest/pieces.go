@@ -65,3 +65,14 @@ func (c *counting) Snapshot() convo.Message {
 	c.Snapshots++
 	return c.PieceAccumulator.Snapshot()
 }
+
+// WriteDeltas writes m as a stream through enc: the deltas a streamed
+// reply of m would bring (provider.MessageDeltas), in order.
+func WriteDeltas(t TB, enc provider.StreamEncoder, m convo.Message) {
+	t.Helper()
+	for _, d := range provider.MessageDeltas(m) {
+		if err := enc.Write(d); err != nil {
+			t.Fatalf("writing the deltas: %v", err)
+		}
+	}
+}
