@@ -12,6 +12,7 @@ import (
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/gemini"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // TestDecodeReplies: every candidate of a candidateCount > 1 reply comes
@@ -165,25 +166,10 @@ func TestEncodeCandidates(t *testing.T) {
 	dr := provider.NewDeltaReader(gemini.GenerateContent().NewAccumulator(provider.Options{}))
 	dr.ReadCandidates()
 	var out bytes.Buffer
-	enc := gemini.NewStreamEncoder(&out, provider.StreamOptions{})
 	var fold provider.DeltaFold
-	src := stream.NewSSE(bytes.NewReader(sse))
-	var ds []provider.Delta
-	for {
-		ev, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if ds, err = dr.Add(ds[:0], ev); err != nil {
-			t.Fatal(err)
-		}
-		writeDeltas(t, enc, &fold, ds)
+	if _, warns := codectest.Transcode(t, dr, sse, folding{gemini.NewStreamEncoder(&out, provider.StreamOptions{}), &fold}); len(warns) != 0 {
+		t.Fatalf("Finish: %v", warns)
 	}
-	ds, _, warns, err := dr.Finish(ds[:0])
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("Finish: %v %v", err, warns)
-	}
-	writeDeltas(t, enc, &fold, ds)
 	folded, err := fold.Messages()
 	if err != nil {
 		t.Fatal(err)
@@ -209,16 +195,17 @@ func TestEncodeCandidates(t *testing.T) {
 	}
 }
 
-func writeDeltas(t *testing.T, enc provider.StreamEncoder, fold *provider.DeltaFold, ds []provider.Delta) {
-	t.Helper()
-	for _, d := range ds {
-		if err := enc.Write(d); err != nil {
-			t.Fatal(err)
-		}
-		if err := fold.Add(d); err != nil {
-			t.Fatal(err)
-		}
+// folding writes every delta to the encoder and folds it too.
+type folding struct {
+	enc  provider.StreamEncoder
+	fold *provider.DeltaFold
+}
+
+func (f folding) Write(d provider.Delta) error {
+	if err := f.enc.Write(d); err != nil {
+		return err
 	}
+	return f.fold.Add(d)
 }
 
 // sameReply compares what an encoder carries: the parts' content, the

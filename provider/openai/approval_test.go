@@ -3,13 +3,11 @@ package openai_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
-	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/internal/codectest"
 	"github.com/convo-go/convo/provider/openai"
@@ -164,30 +162,8 @@ func TestResponsesStreamApprovalRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	sse := codectest.SSEFromChunks(chunks, true)
-	dr := provider.NewDeltaReader(openai.Responses().NewAccumulator(provider.Options{}))
 	var out bytes.Buffer
-	enc := openai.NewResponsesStreamEncoder(&out, provider.StreamOptions{})
-	src := stream.NewSSE(bytes.NewReader(sse))
-	var ds []provider.Delta
-	for {
-		ev, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if ds, err = dr.Add(ds[:0], ev); err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range ds {
-			_ = enc.Write(d)
-		}
-	}
-	ds, m, _, err := dr.Finish(ds[:0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range ds {
-		_ = enc.Write(d)
-	}
+	m, _ := codectest.Transcode(t, provider.NewDeltaReader(openai.Responses().NewAccumulator(provider.Options{})), sse, openai.NewResponsesStreamEncoder(&out, provider.StreamOptions{}))
 	want := approvalParts(m)
 	if len(want) != 1 || want[0].ID != "mcpr_04a97b4fce127879006949a83ac9308195a7f7b69ea82e91fe" || want[0].Name != "create_short_url" || !strings.Contains(string(want[0].Native["openai"]), `"server_label":"zip1"`) {
 		t.Fatalf("approval requests read: %+v", want)

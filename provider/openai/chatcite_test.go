@@ -2,13 +2,11 @@ package openai
 
 import (
 	"bytes"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
-	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/internal/codectest"
 )
@@ -57,33 +55,8 @@ func sameCitations(t *testing.T, what string, got, want []convo.Citation) {
 // accumulator into the Chat stream encoder, as the gateway does.
 func transcode(t *testing.T, sse []byte) ([]byte, convo.Message) {
 	t.Helper()
-	dr := provider.NewDeltaReader(Chat().NewAccumulator(provider.Options{}))
 	var out bytes.Buffer
-	enc := NewChatStreamEncoder(&out, provider.StreamOptions{})
-	src := stream.NewSSE(bytes.NewReader(sse))
-	var ds []provider.Delta
-	write := func() {
-		for _, d := range ds {
-			if err := enc.Write(d); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for {
-		ev, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if ds, err = dr.Add(ds[:0], ev); err != nil {
-			t.Fatal(err)
-		}
-		write()
-	}
-	ds, m, _, err := dr.Finish(ds[:0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	write()
+	m, _ := codectest.Transcode(t, provider.NewDeltaReader(Chat().NewAccumulator(provider.Options{})), sse, NewChatStreamEncoder(&out, provider.StreamOptions{}))
 	return out.Bytes(), m
 }
 

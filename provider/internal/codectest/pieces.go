@@ -76,3 +76,39 @@ func WriteDeltas(t TB, enc provider.StreamEncoder, m convo.Message) {
 		}
 	}
 }
+
+// Transcode reads the server-sent events of sse through dr, as the gateway
+// reads an upstream's stream, and writes every delta dr gives, Finish's
+// included, to enc. It returns what Finish returns: the message and the
+// warnings.
+func Transcode(t TB, dr *provider.DeltaReader, sse []byte, enc provider.StreamEncoder) (convo.Message, []provider.Warning) {
+	t.Helper()
+	write := func(ds []provider.Delta) {
+		for _, d := range ds {
+			if err := enc.Write(d); err != nil {
+				t.Fatalf("writing a delta: %v", err)
+			}
+		}
+	}
+	src := stream.NewSSE(bytes.NewReader(sse))
+	var ds []provider.Delta
+	for n := 0; ; n++ {
+		ev, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("event %d: %v", n, err)
+		}
+		if ds, err = dr.Add(ds[:0], ev); err != nil {
+			t.Fatalf("event %d: %v", n, err)
+		}
+		write(ds)
+	}
+	ds, m, warns, err := dr.Finish(ds[:0])
+	if err != nil {
+		t.Fatalf("finishing the stream: %v", err)
+	}
+	write(ds)
+	return m, warns
+}
