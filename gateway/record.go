@@ -25,6 +25,13 @@ import (
 // the recorded conversation.
 const metaKey = "convo_gateway_fingerprint"
 
+// fingerprintMeta is the conversation metadata that records fp: what a
+// recording writes and what a lookup lists by.
+func fingerprintMeta(fp string) json.RawMessage {
+	meta, _ := json.Marshal(map[string]string{metaKey: fp}) // strings cannot fail
+	return meta
+}
+
 // record is one exchange waiting to be written to the store.
 type record struct {
 	tenant  string
@@ -276,8 +283,7 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 	// Not in memory (the gateway restarted, or another one recorded it):
 	// ask the store, for the two longest prefixes only.
 	for i, fp := range sums[:min(2, len(sums))] {
-		meta, _ := json.Marshal(map[string]string{metaKey: fp})
-		cs, _, err := rc.st.List(ctx, tenant, store.ListOptions{Limit: 1, Meta: meta})
+		cs, _, err := rc.st.List(ctx, tenant, store.ListOptions{Limit: 1, Meta: fingerprintMeta(fp)})
 		if err != nil {
 			return "", 0, err
 		}
@@ -535,7 +541,7 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 	var fp string
 	if rec.fp != nil {
 		fp = rec.fp.sum()
-		w.Meta, _ = json.Marshal(map[string]string{metaKey: fp})
+		w.Meta = fingerprintMeta(fp)
 	}
 	return w, fp, forks
 }
@@ -586,7 +592,7 @@ func (rc *recorder) forkWrites(rec *record, base *fingerprinter, fail string, no
 			fp := base.clone()
 			fp.add(&c.others[k])
 			fw.fp = fp.sum()
-			fw.meta, _ = json.Marshal(map[string]string{metaKey: fw.fp})
+			fw.meta = fingerprintMeta(fw.fp)
 		}
 		out = append(out, fw)
 	}
