@@ -28,11 +28,14 @@
 //
 // With -rate R the load is an open loop: exchanges start R a second, evenly
 // spaced, whatever the earlier ones are doing, and the upstream paces its
-// stream (its events evenly spaced) so that it lasts streams/R — as many
-// streams in flight as the level, at the same rate and so the same CPU
-// load at every level. Below saturation the times are then the proxies'
-// own, not queueing, and the difference to the reverse proxy at each level
-// is what the gateway adds at that concurrency.
+// stream (its events evenly spaced, each sent when due) so that it lasts
+// streams/R — as many streams in flight as the level, at the same rate and
+// so the same CPU load at every level. Below saturation the times are then
+// the proxies' own, not queueing, and the difference to the reverse proxy
+// at each level is what the gateway adds at that concurrency. The upstream
+// shares the machine, so its stream takes longer while a proxy busies the
+// CPU; the report gives the upstream's own time for each mode, and the
+// difference to the reverse proxy with that time taken out.
 //
 // Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-rate R] [-before BIN]
 package main
@@ -96,8 +99,8 @@ func main() {
 		fmt.Printf("; open loop at %g exchanges/s, the upstream's stream lasting streams/rate", *rate)
 	}
 	fmt.Print("\n\n")
-	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | exchanges/s | proxy CPU / exchange | proxy RSS (peak) | failed |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | exchanges/s | proxy CPU / exchange | proxy RSS (peak) | failed |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, ls := range strings.Split(*levels, ",") {
 		c, err := strconv.Atoi(ls)
 		if err != nil {
@@ -114,7 +117,10 @@ func main() {
 		res := map[string]*result{}
 		for r := 0; r < *rounds; r++ {
 			for _, m := range modes {
-				res[m.name] = res[m.name].merge(run(m))
+				up.took() // another mode's, or none
+				r := run(m)
+				r.upstream = up.took()
+				res[m.name] = res[m.name].merge(r)
 			}
 		}
 		report(c, modes, res)
@@ -132,12 +138,18 @@ func report(c int, modes []*proc, res map[string]*result) {
 		delete(failures, m.name)
 		failMu.Unlock()
 		if len(r.total) == 0 {
-			fmt.Printf("| %d | %s | | | | | | | | | %s | %d |\n", c, m.name, mib(m.rss()), failed)
+			fmt.Printf("| %d | %s | | | | | | | | | | | %s | %d |\n", c, m.name, mib(m.rss()), failed)
 			continue
 		}
-		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %.0f | %s | %s | %d |\n", c, m.name,
+		// The upstream shares the machine: its stream takes longer while
+		// a proxy uses more CPU, which a remote provider's would not.
+		// Taking each mode's upstream time out of its total leaves the
+		// proxy's own.
+		own := (r.pct(r.total, 50) - r.pct(r.upstream, 50)) - (base.pct(base.total, 50) - base.pct(base.upstream, 50))
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %s | %s | %d |\n", c, m.name,
 			us(r.pct(r.ttfb, 50)), us(r.pct(r.ttfb, 99)), us(r.pct(r.total, 50)), us(r.pct(r.total, 99)),
 			signed(r.pct(r.ttfb, 50)-base.pct(base.ttfb, 50)), signed(r.pct(r.total, 50)-base.pct(base.total, 50)),
+			us(r.pct(r.upstream, 50)), signed(own),
 			float64(len(r.total))/r.wall.Seconds(), us(r.cpu/time.Duration(len(r.total))), mib(m.rss()), failed)
 	}
 }
@@ -172,6 +184,7 @@ func cpus() string {
 // result holds one mode's measurements at one level.
 type result struct {
 	ttfb, total []time.Duration
+	upstream    []time.Duration // the upstream's streams, first write to last
 	wall, cpu   time.Duration
 }
 
@@ -180,12 +193,16 @@ func (r *result) merge(o *result) *result {
 		return o
 	}
 	r.ttfb, r.total = append(r.ttfb, o.ttfb...), append(r.total, o.total...)
+	r.upstream = append(r.upstream, o.upstream...)
 	r.wall += o.wall
 	r.cpu += o.cpu
 	return r
 }
 
 func (r *result) pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[min(len(s)-1, len(s)*p/100)]
@@ -505,15 +522,23 @@ func profile(base string) func() {
 // upstream replays data, event by event, flushed, as a provider streams.
 // POST /pace?stream=D (from the load generator, not through a proxy) makes
 // every stream after it last about D, its events evenly spaced; the first
-// is sent at once.
+// is sent at once. Event i is due at i·D/(events−1) after the first, not
+// that long after the one before: a late wake-up (the machine is shared
+// with the proxy under test) delays one event, not every event after it,
+// as a remote provider's stream would not slow down with the proxy's
+// machine. GET /took returns how long each stream took from its first
+// write to its last, one count of nanoseconds a line, since the last GET.
 func upstream(data []byte) http.Handler {
 	events := bytes.SplitAfter(data, []byte("\n\n"))
 	if len(events[len(events)-1]) == 0 {
 		events = events[:len(events)-1]
 	}
 	var gap atomic.Int64
+	var mu sync.Mutex
+	var took []time.Duration
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/pace" {
+		switch r.URL.Path {
+		case "/pace":
 			d, err := time.ParseDuration(r.URL.Query().Get("stream"))
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
@@ -521,18 +546,54 @@ func upstream(data []byte) http.Handler {
 			}
 			gap.Store(int64(d) / int64(max(1, len(events)-1)))
 			return
+		case "/took":
+			mu.Lock()
+			defer mu.Unlock()
+			for _, d := range took {
+				fmt.Fprintln(w, int64(d))
+			}
+			took = took[:0]
+			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		g := time.Duration(gap.Load())
+		start := time.Now()
 		for i, ev := range events {
-			if i > 0 && g > 0 {
-				time.Sleep(g)
+			if g > 0 {
+				time.Sleep(time.Until(start.Add(time.Duration(i) * g)))
 			}
 			_, _ = w.Write(ev)
 			w.(http.Flusher).Flush()
 		}
+		d := time.Since(start)
+		mu.Lock()
+		took = append(took, d)
+		mu.Unlock()
 	})
+}
+
+// took returns how long the upstream's streams took, first write to last,
+// since the last call.
+func (p *proc) took() []time.Duration {
+	resp, err := http.Get("http://" + p.addr + "/took")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ds []time.Duration
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		n, err := strconv.ParseInt(sc.Text(), 10, 64)
+		if err != nil {
+			log.Fatalf("upstream's stream times: %v", err)
+		}
+		ds = append(ds, time.Duration(n))
+	}
+	if err := sc.Err(); err != nil {
+		log.Fatalf("upstream's stream times: %v", err)
+	}
+	return ds
 }
 
 // pace tells the upstream how long a stream should last.
