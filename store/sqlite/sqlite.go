@@ -326,11 +326,18 @@ func (p prepared) close() error {
 // ptx runs statements in a transaction, using the prepared ones: SQLite
 // compiling each statement anew would be a quarter of an append's time.
 type ptx struct {
-	tx *sql.Tx
-	p  prepared
+	tx    *sql.Tx
+	p     prepared
+	texts *texts // the writer's: rows for the search index, inserted late
 }
 
 func (t ptx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if readsIndex[q] && t.texts != nil {
+		// The statement must see the rows added so far.
+		if err := t.texts.flush(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	if st := t.p[q]; st != nil {
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -349,6 +356,55 @@ func (t ptx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows
 		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	return t.tx.QueryContext(ctx, q, args...)
+}
+
+// texts holds the search index's rows for the messages a transaction
+// stores, to be inserted just before it commits. FTS5 writes the terms it
+// holds in memory to disk at every savepoint, and the writer opens one per
+// write of a group (and Batch one per write): inserted at once, each
+// write's rows became a segment of their own, merged again later.
+// Inserted together they are one segment, and BenchmarkRecord's batches
+// of 16 and 128 exchanges take 8–12% less. A statement that reads or
+// deletes index rows (readsIndex) inserts those waiting first.
+type texts struct {
+	rows []textRow
+	done int // rows[:done] are in the index
+}
+
+type textRow struct {
+	conv, pos int64
+	text      string
+}
+
+// A textMark is where texts stood when a savepoint was opened: rolling
+// back to the savepoint takes the index back there too.
+type textMark struct{ n, done int }
+
+// readsIndex are the statements that read or delete the index's rows.
+var readsIndex = map[string]bool{deleteText: true, copyTexts: true, deleteTexts: true}
+
+func (t *texts) add(conv, pos int64, text string) {
+	t.rows = append(t.rows, textRow{conv, pos, text})
+}
+
+func (t *texts) mark() textMark { return textMark{len(t.rows), t.done} }
+
+// reset forgets the rows added after m, and counts those inserted after
+// m as waiting again: the rollback to m's savepoint removed them.
+func (t *texts) reset(m textMark) {
+	clear(t.rows[m.n:])
+	t.rows, t.done = t.rows[:m.n], m.done
+}
+
+// flush inserts the rows waiting.
+func (t *texts) flush(ctx context.Context, tx ptx) error {
+	for ; t.done < len(t.rows); t.done++ {
+		r := &t.rows[t.done]
+		if _, err := tx.tx.StmtContext(ctx, tx.p[insertText]).ExecContext(ctx, r.conv, r.pos, r.text); err != nil {
+			return wrap(err)
+		}
+	}
+	return nil
 }
 
 // ppool runs statements on a pool outside a transaction, prepared ones
@@ -545,7 +601,7 @@ func (s *Store) commit(group []*op) {
 		fail(wrap(err))
 		return
 	}
-	tx := ptx{sqltx, s.wp}
+	tx := ptx{sqltx, s.wp, &texts{}}
 	results := make([]error, len(live))
 	for i, o := range live {
 		if len(live) == 1 {
@@ -557,6 +613,7 @@ func (s *Store) commit(group []*op) {
 			fail(wrap(err))
 			return
 		}
+		m := tx.texts.mark()
 		results[i] = run(ctx, tx, o.fn)
 		if results[i] != nil {
 			if _, err := tx.ExecContext(ctx, rollbackTo); err != nil {
@@ -564,6 +621,7 @@ func (s *Store) commit(group []*op) {
 				fail(wrap(err))
 				return
 			}
+			tx.texts.reset(m)
 		}
 		if _, err := tx.ExecContext(ctx, release); err != nil {
 			sqltx.Rollback()
@@ -576,7 +634,13 @@ func (s *Store) commit(group []*op) {
 		live[0].done <- results[0]
 		return
 	}
-	if err := sqltx.Commit(); err != nil {
+	err = tx.texts.flush(ctx, tx)
+	if err == nil {
+		err = sqltx.Commit()
+	} else {
+		sqltx.Rollback()
+	}
+	if err != nil {
 		for i, o := range live {
 			if results[i] == nil {
 				results[i] = wrap(err)
@@ -628,11 +692,8 @@ func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend
 				return wrap(err)
 			}
 		}
-		if r.Text == "" {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, insertText, conv, pos+int64(i), r.Text); err != nil {
-			return wrap(err)
+		if r.Text != "" {
+			tx.texts.add(conv, pos+int64(i), r.Text)
 		}
 	}
 	return nil
@@ -783,12 +844,14 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 			if _, err := tx.ExecContext(ctx, batchSavepoint); err != nil {
 				return wrap(err)
 			}
+			m := tx.texts.mark()
 			res[i].Conversation, res[i].Err = batchWrite(ctx, tx, &ws[i])
 			if res[i].Err != nil {
 				res[i].Err = fmt.Errorf("writes[%d]: %w", i, res[i].Err)
 				if _, err := tx.ExecContext(ctx, batchRollbackTo); err != nil {
 					return wrap(err)
 				}
+				tx.texts.reset(m)
 			}
 			if _, err := tx.ExecContext(ctx, batchRelease); err != nil {
 				return wrap(err)
@@ -844,7 +907,7 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 		return nil, store.Conversation{}, wrap(err)
 	}
 	defer sqltx.Rollback()
-	tx := ptx{sqltx, s.rp}
+	tx := ptx{tx: sqltx, p: s.rp}
 	r, err := getConv(ctx, tx, tenant, id)
 	if err != nil {
 		return nil, store.Conversation{}, err
@@ -907,7 +970,7 @@ func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (conv
 		return convo.Message{}, wrap(err)
 	}
 	defer sqltx.Rollback()
-	tx := ptx{sqltx, s.rp}
+	tx := ptx{tx: sqltx, p: s.rp}
 	var pk, pos int64
 	var body []byte
 	err = tx.QueryRowContext(ctx, selectMessage, tenant, id, messageID).Scan(&pk, &pos, &body)
