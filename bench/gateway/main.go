@@ -59,6 +59,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,8 +100,8 @@ func main() {
 		fmt.Printf("; open loop at %g exchanges/s, the upstream's stream lasting streams/rate", *rate)
 	}
 	fmt.Print("\n\n")
-	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | exchanges/s | proxy CPU / exchange | proxy RSS (peak) | failed |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | the same per round: median (least … most) | exchanges/s | proxy CPU / exchange | proxy RSS (peak) | failed |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, ls := range strings.Split(*levels, ",") {
 		c, err := strconv.Atoi(ls)
 		if err != nil {
@@ -116,11 +117,17 @@ func main() {
 		}
 		res := map[string]*result{}
 		for r := 0; r < *rounds; r++ {
-			for _, m := range modes {
+			var base time.Duration
+			for i, m := range modes {
 				up.took() // another mode's, or none
 				r := run(m)
 				r.upstream = up.took()
+				if i == 0 {
+					base = r.own()
+				}
+				own := r.own() - base
 				res[m.name] = res[m.name].merge(r)
+				res[m.name].rounds = append(res[m.name].rounds, own)
 			}
 		}
 		report(c, modes, res)
@@ -138,18 +145,14 @@ func report(c int, modes []*proc, res map[string]*result) {
 		delete(failures, m.name)
 		failMu.Unlock()
 		if len(r.total) == 0 {
-			fmt.Printf("| %d | %s | | | | | | | | | | | %s | %d |\n", c, m.name, mib(m.rss()), failed)
+			fmt.Printf("| %d | %s | | | | | | | | | | | | %s | %d |\n", c, m.name, mib(m.rss()), failed)
 			continue
 		}
-		// The upstream shares the machine: its stream takes longer while
-		// a proxy uses more CPU, which a remote provider's would not.
-		// Taking each mode's upstream time out of its total leaves the
-		// proxy's own.
-		own := (r.pct(r.total, 50) - r.pct(r.upstream, 50)) - (base.pct(base.total, 50) - base.pct(base.upstream, 50))
-		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %s | %s | %d |\n", c, m.name,
+		rs := slices.Sorted(slices.Values(r.rounds))
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %s | %d |\n", c, m.name,
 			us(r.pct(r.ttfb, 50)), us(r.pct(r.ttfb, 99)), us(r.pct(r.total, 50)), us(r.pct(r.total, 99)),
 			signed(r.pct(r.ttfb, 50)-base.pct(base.ttfb, 50)), signed(r.pct(r.total, 50)-base.pct(base.total, 50)),
-			us(r.pct(r.upstream, 50)), signed(own),
+			us(r.pct(r.upstream, 50)), signed(r.own()-base.own()), signed(rs[len(rs)/2]), signed(rs[0]), signed(rs[len(rs)-1]),
 			float64(len(r.total))/r.wall.Seconds(), us(r.cpu/time.Duration(len(r.total))), mib(m.rss()), failed)
 	}
 }
@@ -185,6 +188,7 @@ func cpus() string {
 type result struct {
 	ttfb, total []time.Duration
 	upstream    []time.Duration // the upstream's streams, first write to last
+	rounds      []time.Duration // own() − the reverse proxy's, in each round
 	wall, cpu   time.Duration
 }
 
@@ -197,6 +201,13 @@ func (r *result) merge(o *result) *result {
 	r.wall += o.wall
 	r.cpu += o.cpu
 	return r
+}
+
+// own is the total's p50 with the upstream's own stream time (p50) taken
+// out. The upstream shares the machine: its stream takes longer while a
+// proxy uses more CPU, which a remote provider's would not.
+func (r *result) own() time.Duration {
+	return r.pct(r.total, 50) - r.pct(r.upstream, 50)
 }
 
 func (r *result) pct(ds []time.Duration, p int) time.Duration {
