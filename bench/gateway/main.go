@@ -20,7 +20,15 @@
 // (before)"), interleaved with the others in the same run, so a change is
 // measured against what it replaced on the same machine at the same time.
 //
-// With GWBENCH_PROFILE=DIR in the environment, each proxy writes its CPU
+// Each round of each level starts the proxies anew (-fresh, the default):
+// on this 2-core machine a long-lived process kept a bias of its own — the
+// same code in two processes differed by 100 µs to the first byte over six
+// interleaved rounds — which fresh processes spread over the rounds. A
+// mode's RSS is the most of its processes' peaks at that level.
+// -fresh=false keeps one process per mode for the whole run.
+//
+// With GWBENCH_PROFILE=DIR in the environment (and -fresh=false, or the
+// last round's process overwrites the others'), each proxy writes its CPU
 // profile to DIR/MODE.cpu, its allocation profile to DIR/MODE.heap and its
 // heap profile at the peak of its heap in use to DIR/MODE.peak when it
 // ends, and prints its peak heap and stacks; the builds of -before write
@@ -81,20 +89,33 @@ func main() {
 	requests := flag.Int("requests", 2000, "exchanges per mode and level (at least 8 per stream)")
 	rounds := flag.Int("rounds", 1, "rounds, the modes interleaved in each")
 	before := flag.String("before", "", "a build of this program from an earlier commit: its gateway modes run too")
+	fresh := flag.Bool("fresh", true, "start every mode's process anew for each round and level, so that no process's luck (its placement on the machine) sways every round")
 	rate := flag.Float64("rate", 0, "open loop: start `R` exchanges a second, the upstream pacing its stream so that as many as the level are in flight (0: closed loop)")
 	flag.Parse()
 
 	up := spawn(os.Args[0], "upstream", "")
 	defer up.stop()
-	modes := []*proc{spawn(os.Args[0], "reverse", "", up.addr), spawn(os.Args[0], "passthrough", "", up.addr), spawn(os.Args[0], "translate", "", up.addr)}
+	specs := []modeSpec{{os.Args[0], "reverse", ""}, {os.Args[0], "passthrough", ""}, {os.Args[0], "translate", ""}}
 	if *before != "" {
-		modes = append(modes, spawn(*before, "passthrough", " (before)", up.addr), spawn(*before, "translate", " (before)", up.addr))
+		specs = append(specs, modeSpec{*before, "passthrough", " (before)"}, modeSpec{*before, "translate", " (before)"})
 	}
-	defer func() {
+	start := func() []*proc {
+		modes := make([]*proc, len(specs))
+		for i, sp := range specs {
+			modes[i] = spawn(sp.bin, sp.mode, sp.label, up.addr)
+		}
+		return modes
+	}
+	stop := func(modes []*proc) {
 		for _, m := range modes {
 			m.stop()
 		}
-	}()
+	}
+	var modes []*proc
+	if !*fresh {
+		modes = start()
+		defer func() { stop(modes) }()
+	}
 	fmt.Printf("GOMAXPROCS-visible CPUs: %s; requests per mode and level: %d; rounds: %d", cpus(), *requests, *rounds)
 	if *rate > 0 {
 		fmt.Printf("; open loop at %g exchanges/s, the upstream's stream lasting streams/rate", *rate)
@@ -116,44 +137,54 @@ func main() {
 			run = func(m *proc) *result { return loadOpen(m, *rate, n) }
 		}
 		res := map[string]*result{}
+		var names []string
 		for r := 0; r < *rounds; r++ {
+			if *fresh {
+				modes = start()
+			}
 			var base time.Duration
+			names = names[:0]
 			for i, m := range modes {
 				up.took() // another mode's, or none
 				r := run(m)
 				r.upstream = up.took()
+				r.rss = m.rss()
 				if i == 0 {
 					base = r.own()
 				}
 				own := r.own() - base
 				res[m.name] = res[m.name].merge(r)
 				res[m.name].rounds = append(res[m.name].rounds, own)
+				names = append(names, m.name)
+			}
+			if *fresh {
+				stop(modes)
 			}
 		}
-		report(c, modes, res)
+		report(c, names, res)
 	}
 }
 
 // report prints one level's rows; the differences are against the first
 // mode, the reverse proxy.
-func report(c int, modes []*proc, res map[string]*result) {
-	base := res[modes[0].name]
-	for _, m := range modes {
-		r := res[m.name]
+func report(c int, names []string, res map[string]*result) {
+	base := res[names[0]]
+	for _, name := range names {
+		r := res[name]
 		failMu.Lock()
-		failed := failures[m.name]
-		delete(failures, m.name)
+		failed := failures[name]
+		delete(failures, name)
 		failMu.Unlock()
 		if len(r.total) == 0 {
-			fmt.Printf("| %d | %s | | | | | | | | | | | | %s | %d |\n", c, m.name, mib(m.rss()), failed)
+			fmt.Printf("| %d | %s | | | | | | | | | | | | %s | %d |\n", c, name, mib(r.rss), failed)
 			continue
 		}
 		rs := slices.Sorted(slices.Values(r.rounds))
-		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %s | %d |\n", c, m.name,
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %s | %d |\n", c, name,
 			us(r.pct(r.ttfb, 50)), us(r.pct(r.ttfb, 99)), us(r.pct(r.total, 50)), us(r.pct(r.total, 99)),
 			signed(r.pct(r.ttfb, 50)-base.pct(base.ttfb, 50)), signed(r.pct(r.total, 50)-base.pct(base.total, 50)),
 			us(r.pct(r.upstream, 50)), signed(r.own()-base.own()), signed(rs[len(rs)/2]), signed(rs[0]), signed(rs[len(rs)-1]),
-			float64(len(r.total))/r.wall.Seconds(), us(r.cpu/time.Duration(len(r.total))), mib(m.rss()), failed)
+			float64(len(r.total))/r.wall.Seconds(), us(r.cpu/time.Duration(len(r.total))), mib(r.rss), failed)
 	}
 }
 
@@ -190,6 +221,7 @@ type result struct {
 	upstream    []time.Duration // the upstream's streams, first write to last
 	rounds      []time.Duration // own() − the reverse proxy's, in each round
 	wall, cpu   time.Duration
+	rss         int64 // the process's peak resident set, KiB (the most of the rounds)
 }
 
 func (r *result) merge(o *result) *result {
@@ -200,6 +232,7 @@ func (r *result) merge(o *result) *result {
 	r.upstream = append(r.upstream, o.upstream...)
 	r.wall += o.wall
 	r.cpu += o.cpu
+	r.rss = max(r.rss, o.rss)
 	return r
 }
 
@@ -331,6 +364,10 @@ func loadOpen(m *proc, rate float64, n int) *result {
 
 const anthropicRequest = `{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`
 const chatRequest = `{"model":"claude-bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Weather in Paris?"}]}`
+
+// modeSpec is how a mode's process starts: this program or the -before
+// build, the mode, and the label its results carry.
+type modeSpec struct{ bin, mode, label string }
 
 // proc is a child process serving one mode.
 type proc struct {
