@@ -95,26 +95,11 @@ func main() {
 
 	up := spawn(os.Args[0], "upstream", "")
 	defer up.stop()
-	specs := []modeSpec{{os.Args[0], "reverse", ""}, {os.Args[0], "passthrough", ""}, {os.Args[0], "translate", ""}}
-	if *before != "" {
-		specs = append(specs, modeSpec{*before, "passthrough", " (before)"}, modeSpec{*before, "translate", " (before)"})
-	}
-	start := func() []*proc {
-		modes := make([]*proc, len(specs))
-		for i, sp := range specs {
-			modes[i] = spawn(sp.bin, sp.mode, sp.label, up.addr)
-		}
-		return modes
-	}
-	stop := func(modes []*proc) {
-		for _, m := range modes {
-			m.stop()
-		}
-	}
+	start := starter(up, *before)
 	var modes []*proc
 	if !*fresh {
 		modes = start()
-		defer func() { stop(modes) }()
+		defer func() { stopAll(modes) }()
 	}
 	fmt.Printf("GOMAXPROCS-visible CPUs: %s; requests per mode and level: %d; rounds: %d", cpus(), *requests, *rounds)
 	if *rate > 0 {
@@ -158,7 +143,7 @@ func main() {
 				names = append(names, m.name)
 			}
 			if *fresh {
-				stop(modes)
+				stopAll(modes)
 			}
 		}
 		report(c, names, res)
@@ -368,6 +353,28 @@ const chatRequest = `{"model":"claude-bench","stream":true,"stream_options":{"in
 // modeSpec is how a mode's process starts: this program or the -before
 // build, the mode, and the label its results carry.
 type modeSpec struct{ bin, mode, label string }
+
+// starter returns what starts the modes' processes, in front of up: this
+// program's three modes, and before's gateway modes when it is set.
+func starter(up *proc, before string) func() []*proc {
+	specs := []modeSpec{{os.Args[0], "reverse", ""}, {os.Args[0], "passthrough", ""}, {os.Args[0], "translate", ""}}
+	if before != "" {
+		specs = append(specs, modeSpec{before, "passthrough", " (before)"}, modeSpec{before, "translate", " (before)"})
+	}
+	return func() []*proc {
+		modes := make([]*proc, len(specs))
+		for i, sp := range specs {
+			modes[i] = spawn(sp.bin, sp.mode, sp.label, up.addr)
+		}
+		return modes
+	}
+}
+
+func stopAll(modes []*proc) {
+	for _, m := range modes {
+		m.stop()
+	}
+}
 
 // proc is a child process serving one mode.
 type proc struct {
