@@ -893,10 +893,11 @@ var errCreateRaced = errors.New("created concurrently")
 // Batch applies writes in one transaction. It locks the conversations it
 // writes in the order of their tenant and id, so two batches that share
 // conversations cannot deadlock; writes to one conversation keep their
-// order. It first tries the writes without savepoints: a savepoint and
-// its release are two round trips per write, which cost more than the
-// commit itself on a quiet machine (bench/analysis.md, "Recording in
-// batches"), and a gateway's writes rarely fail. When one fails, that
+// order. It first tries the writes without savepoints, the conversations
+// locked and read in one query (batchPlain): a savepoint, its release and
+// a lock per write are three round trips, which cost more than the commit
+// itself on a quiet machine (bench/analysis.md, "Recording in batches"),
+// and a gateway's writes rarely fail. When one fails, that
 // transaction is rolled back and the batch is applied again with each
 // write in a savepoint of its own, so a failing write leaves the others
 // done.
@@ -915,16 +916,7 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	slices.SortStableFunc(order, func(a, b int) int {
 		return cmp.Or(strings.Compare(ws[a].Tenant, ws[b].Tenant), strings.Compare(ws[a].ID, ws[b].ID))
 	})
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, i := range order {
-			c, err := batchWrite(ctx, tx, &ws[i], ws[i].Create)
-			if err != nil {
-				return errRetry
-			}
-			res[i].Conversation = c
-		}
-		return nil
-	})
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return batchPlain(ctx, tx, ws, order, res) })
 	if err == nil {
 		return res
 	}
@@ -956,6 +948,61 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 		}
 	}
 	return res
+}
+
+// batchPlain is a batch's first attempt: the conversations it writes are
+// locked and read in one query, and the writes run without savepoints.
+// The first write that fails ends it with errRetry.
+func batchPlain(ctx context.Context, tx pgx.Tx, ws []backend.Write, order []int, res []store.WriteResult) error {
+	locked, err := lockConvs(ctx, tx, ws, order)
+	if err != nil {
+		return err
+	}
+	seen := map[[2]string]bool{}
+	for _, i := range order {
+		k := [2]string{ws[i].Tenant, ws[i].ID}
+		var c store.Conversation
+		if !seen[k] {
+			// The first write of this conversation: its row, if any, is
+			// locked and read already.
+			seen[k] = true
+			r, ok := locked[k]
+			c, err = writeLocked(ctx, tx, &ws[i], r, ok)
+		} else {
+			c, err = batchWrite(ctx, tx, &ws[i], ws[i].Create)
+		}
+		if err != nil {
+			return errRetry
+		}
+		res[i].Conversation = c
+	}
+	return nil
+}
+
+// lockConvs locks, in one round trip, the conversations of writes that
+// exist, in the order of their tenant and id (order's), and returns them
+// by tenant and id.
+func lockConvs(ctx context.Context, tx pgx.Tx, ws []backend.Write, order []int) (map[[2]string]row, error) {
+	tenants, ids := make([]string, len(order)), make([]string, len(order))
+	for j, i := range order {
+		tenants[j], ids[j] = ws[i].Tenant, ws[i].ID
+	}
+	rows, err := tx.Query(ctx, `SELECT `+convCols+` FROM conversations
+		WHERE (tenant, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+		ORDER BY tenant, id FOR UPDATE`, tenants, ids)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer rows.Close()
+	locked := map[[2]string]row{}
+	for rows.Next() {
+		r, err := scanConv(rows)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		locked[[2]string{r.Tenant, r.ID}] = r
+	}
+	return locked, wrap(rows.Err())
 }
 
 // errRetry ends a batch's first attempt, without savepoints, when one of
@@ -1005,6 +1052,24 @@ func batchWrite(ctx context.Context, tx pgx.Tx, w *backend.Write, create bool) (
 	if err != nil {
 		return store.Conversation{}, err
 	}
+	return appendIn(ctx, tx, w, r)
+}
+
+// writeLocked applies one write of a batch whose conversation's row r,
+// when it exists, is locked and read already.
+func writeLocked(ctx context.Context, tx pgx.Tx, w *backend.Write, r row, exists bool) (store.Conversation, error) {
+	switch {
+	case exists:
+		return appendIn(ctx, tx, w, r)
+	case w.Create:
+		return createIn(ctx, tx, w.New, w.H, w.Rows)
+	}
+	return store.Conversation{}, backend.NotFound(w.ID)
+}
+
+// appendIn appends a write's messages to the locked conversation r and sets
+// its metadata.
+func appendIn(ctx context.Context, tx pgx.Tx, w *backend.Write, r row) (store.Conversation, error) {
 	if err := backend.CheckVersion(r.ID, r.Version, w.Version); err != nil {
 		return store.Conversation{}, err
 	}
@@ -1031,7 +1096,7 @@ func batchWrite(ctx context.Context, tx pgx.Tx, w *backend.Write, create bool) (
 	}
 	if w.SetsMeta() {
 		out.Meta = w.Meta
-		err = tx.QueryRow(ctx, `UPDATE conversations SET meta = $2, updated = greatest(updated, $3) WHERE pk = $1 RETURNING updated`,
+		err := tx.QueryRow(ctx, `UPDATE conversations SET meta = $2, updated = greatest(updated, $3) WHERE pk = $1 RETURNING updated`,
 			r.pk, nullString(w.Meta), backend.Now()).Scan(&out.Updated)
 		if err != nil {
 			return store.Conversation{}, wrap(err)
