@@ -25,13 +25,36 @@ func TestBatchPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writes := []store.Write{
+	plain(t, s, []store.Write{
 		{Tenant: "t", ID: c.ID, Version: c.Version, Messages: []convo.Message{convo.Assistant("second")}},
 		{Tenant: "t", Create: true, Messages: []convo.Message{convo.User("another")}},
 		// The same conversation again: its row has changed since it was
 		// locked, and is read anew.
 		{Tenant: "t", ID: c.ID, Version: store.AnyVersion, Messages: []convo.Message{convo.User("third")}},
+	}, []int{2, 1, 3})
+	// Each conversation once: the writes' statements go in one batch, and
+	// their results reach the write results as that batch is read.
+	plain(t, s, []store.Write{
+		{Tenant: "t", ID: c.ID, Version: 3, Messages: []convo.Message{convo.Assistant("fourth")},
+			Meta: []byte(`{"k":"v"}`)},
+		{Tenant: "t", Create: true, Messages: []convo.Message{convo.User("yet another"), convo.Assistant("reply")}},
+	}, []int{4, 2})
+	h, got, err := s.Load(ctx, "t", c.ID, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(h) != 4 || h[1].Text() != "second" || h[2].Text() != "third" || h[3].Text() != "fourth" || string(got.Meta) != `{"k":"v"}` {
+		t.Fatalf("stored %d messages, meta %s: %v", len(h), got.Meta, h)
+	}
+}
+
+// plain applies writes with a batch's first attempt, which must take them
+// all, and checks how many messages each write's conversation has after
+// it.
+func plain(t *testing.T, s *Store, writes []store.Write, messages []int) {
+	t.Helper()
+	ctx := t.Context()
+	var err error
 	ws := make([]backend.Write, len(writes))
 	order := make([]int, len(writes))
 	for i, w := range writes {
@@ -52,14 +75,9 @@ func TestBatchPlain(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := []int{res[0].Conversation.Messages, res[1].Conversation.Messages, res[2].Conversation.Messages}; got[0] != 2 || got[1] != 1 || got[2] != 3 {
-		t.Fatalf("messages after each write: %v, want [2 1 3]", got)
-	}
-	h, _, err := s.Load(ctx, "t", c.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(h) != 3 || h[1].Text() != "second" || h[2].Text() != "third" {
-		t.Fatalf("stored %d messages: %v", len(h), h)
+	for i, r := range res {
+		if r.Conversation.Messages != messages[i] || r.Conversation.Version == 0 || r.Conversation.Updated.IsZero() {
+			t.Fatalf("writes[%d]: %+v, want %d messages", i, r.Conversation, messages[i])
+		}
 	}
 }

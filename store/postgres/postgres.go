@@ -950,31 +950,40 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	return res
 }
 
-// batchPlain is a batch's first attempt: the conversations it writes are
-// locked and read in one query, and the writes run without savepoints.
-// The first write that fails ends it with errRetry.
+// batchPlain is a batch's first attempt, without savepoints: the
+// conversations it writes are locked and read in one query, and the first
+// write of each goes in one more round trip. The first write that fails
+// ends it with errRetry.
 func batchPlain(ctx context.Context, tx pgx.Tx, ws []backend.Write, order []int, res []store.WriteResult) error {
 	locked, err := lockConvs(ctx, tx, ws, order)
 	if err != nil {
 		return err
 	}
+	// Each conversation's first write: all their statements go in one
+	// round trip. A conversation's later writes follow, one by one, each
+	// reading the row as the writes before it left it.
+	b := &pgx.Batch{}
 	seen := map[[2]string]bool{}
+	var later []int
 	for _, i := range order {
 		k := [2]string{ws[i].Tenant, ws[i].ID}
-		var c store.Conversation
-		if !seen[k] {
-			// The first write of this conversation: its row, if any, is
-			// locked and read already.
-			seen[k] = true
-			r, ok := locked[k]
-			c, err = writeLocked(ctx, tx, &ws[i], r, ok)
-		} else {
-			c, err = batchWrite(ctx, tx, &ws[i], ws[i].Create)
+		if seen[k] {
+			later = append(later, i)
+			continue
 		}
-		if err != nil {
+		seen[k] = true
+		r, ok := locked[k]
+		if writeLocked(inBatch(b), &ws[i], r, ok, &res[i].Conversation) != nil {
 			return errRetry
 		}
-		res[i].Conversation = c
+	}
+	if b.Len() > 0 && tx.SendBatch(ctx, b).Close() != nil {
+		return errRetry
+	}
+	for _, i := range later {
+		if res[i].Conversation, err = batchWrite(ctx, tx, &ws[i], ws[i].Create); err != nil {
+			return errRetry
+		}
 	}
 	return nil
 }
@@ -1047,68 +1056,96 @@ func batchOne(ctx context.Context, tx pgx.Tx, w *backend.Write) (store.Conversat
 func batchWrite(ctx context.Context, tx pgx.Tx, w *backend.Write, create bool) (store.Conversation, error) {
 	r, err := getConv(ctx, tx, selectConv+` FOR UPDATE`, w.Tenant, w.ID)
 	if errors.Is(err, store.ErrNotFound) && create {
-		return createIn(ctx, tx, w.New, w.H, w.Rows)
+		return createIn(atOnce(ctx, tx), w.New, w.H, w.Rows)
 	}
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	return appendIn(ctx, tx, w, r)
+	var out store.Conversation
+	err = appendIn(atOnce(ctx, tx), w, r, &out)
+	return out, err
+}
+
+// A rowQuery runs a statement that returns one row and scans the row with
+// scan: at once (atOnce), or queued in a batch of statements sent
+// together (inBatch), scan then running as the batch's results are read.
+type rowQuery func(sql string, args []any, scan func(pgx.Row) error) error
+
+func atOnce(ctx context.Context, tx pgx.Tx) rowQuery {
+	return func(sql string, args []any, scan func(pgx.Row) error) error {
+		return scan(tx.QueryRow(ctx, sql, args...))
+	}
+}
+
+func inBatch(b *pgx.Batch) rowQuery {
+	return func(sql string, args []any, scan func(pgx.Row) error) error {
+		b.Queue(sql, args...).QueryRow(scan)
+		return nil
+	}
 }
 
 // writeLocked applies one write of a batch whose conversation's row r,
-// when it exists, is locked and read already.
-func writeLocked(ctx context.Context, tx pgx.Tx, w *backend.Write, r row, exists bool) (store.Conversation, error) {
+// when it exists, is locked and read already; out is the conversation
+// after it, complete once q's statements have run.
+func writeLocked(q rowQuery, w *backend.Write, r row, exists bool, out *store.Conversation) error {
 	switch {
 	case exists:
-		return appendIn(ctx, tx, w, r)
+		return appendIn(q, w, r, out)
 	case w.Create:
-		return createIn(ctx, tx, w.New, w.H, w.Rows)
+		c, err := createIn(q, w.New, w.H, w.Rows)
+		*out = c
+		return err
 	}
-	return store.Conversation{}, backend.NotFound(w.ID)
+	return backend.NotFound(w.ID)
 }
 
 // appendIn appends a write's messages to the locked conversation r and sets
-// its metadata.
-func appendIn(ctx context.Context, tx pgx.Tx, w *backend.Write, r row) (store.Conversation, error) {
+// its metadata; out is the conversation after it, complete once q's
+// statements have run.
+func appendIn(q rowQuery, w *backend.Write, r row, out *store.Conversation) error {
 	if err := backend.CheckVersion(r.ID, r.Version, w.Version); err != nil {
-		return store.Conversation{}, err
+		return err
 	}
-	out := r.Conversation
+	*out = r.Conversation
 	if len(w.Rows) > 0 {
 		open, err := backend.UnmarshalCalls(r.open)
 		if err != nil {
-			return store.Conversation{}, err
+			return err
 		}
 		after, err := backend.Check(open, w.H)
 		if err != nil {
-			return store.Conversation{}, err
+			return err
 		}
 		cl := columns(w.Rows)
-		err = tx.QueryRow(ctx, appendRows, r.pk, r.Version, len(w.Rows), nullString(backend.MarshalCalls(after)),
+		err = q(appendRows, []any{r.pk, r.Version, len(w.Rows), nullString(backend.MarshalCalls(after)),
 			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
-			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&out.Version, &out.Messages, &out.Updated)
-		if uniqueViolation(err, "messages_conv_id") {
-			return store.Conversation{}, fmt.Errorf("a message id of conversation %q: %w", r.ID, store.ErrExists)
-		}
+			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash}, func(row pgx.Row) error {
+			err := row.Scan(&out.Version, &out.Messages, &out.Updated)
+			if uniqueViolation(err, "messages_conv_id") {
+				return fmt.Errorf("a message id of conversation %q: %w", r.ID, store.ErrExists)
+			}
+			out.Updated = out.Updated.UTC()
+			return wrap(err)
+		})
 		if err != nil {
-			return store.Conversation{}, wrap(err)
+			return err
 		}
 	}
 	if w.SetsMeta() {
 		out.Meta = w.Meta
-		err := tx.QueryRow(ctx, `UPDATE conversations SET meta = $2, updated = greatest(updated, $3) WHERE pk = $1 RETURNING updated`,
-			r.pk, nullString(w.Meta), backend.Now()).Scan(&out.Updated)
-		if err != nil {
-			return store.Conversation{}, wrap(err)
-		}
+		return q(`UPDATE conversations SET meta = $2, updated = greatest(updated, $3) WHERE pk = $1 RETURNING updated`,
+			[]any{r.pk, nullString(w.Meta), backend.Now()}, func(row pgx.Row) error {
+				err := row.Scan(&out.Updated)
+				out.Updated = out.Updated.UTC()
+				return wrap(err)
+			})
 	}
-	out.Updated = out.Updated.UTC()
-	return out, nil
+	return nil
 }
 
 // createIn creates the conversation c (checked by backend.NewConversation)
 // with the messages h, rows, for a write of a batch.
-func createIn(ctx context.Context, tx pgx.Tx, c store.Conversation, h convo.History, rows []backend.Row) (store.Conversation, error) {
+func createIn(q rowQuery, c store.Conversation, h convo.History, rows []backend.Row) (store.Conversation, error) {
 	open, err := backend.Check(nil, h)
 	if err != nil {
 		return store.Conversation{}, err
@@ -1116,17 +1153,21 @@ func createIn(ctx context.Context, tx pgx.Tx, c store.Conversation, h convo.Hist
 	now := backend.Now()
 	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
 	cl := columns(rows)
-	var pk int64
-	err = tx.QueryRow(ctx, createConv, c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
+	err = q(createConv, []any{c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
 		nullString(backend.MarshalCalls(open)), now, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
-		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&pk)
-	switch {
-	case uniqueViolation(err, "conversations_tenant_id"):
-		return store.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, errCreateRaced)
-	case uniqueViolation(err, "messages_conv_id"):
-		return store.Conversation{}, fmt.Errorf("a message id of conversation %q: %w", c.ID, store.ErrExists)
-	case err != nil:
-		return store.Conversation{}, wrap(err)
+		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash}, func(row pgx.Row) error {
+		var pk int64
+		err := row.Scan(&pk)
+		switch {
+		case uniqueViolation(err, "conversations_tenant_id"):
+			return fmt.Errorf("conversation %q: %w", c.ID, errCreateRaced)
+		case uniqueViolation(err, "messages_conv_id"):
+			return fmt.Errorf("a message id of conversation %q: %w", c.ID, store.ErrExists)
+		}
+		return wrap(err)
+	})
+	if err != nil {
+		return store.Conversation{}, err
 	}
 	return c, nil
 }
