@@ -893,14 +893,14 @@ var errCreateRaced = errors.New("created concurrently")
 // Batch applies writes in one transaction. It locks the conversations it
 // writes in the order of their tenant and id, so two batches that share
 // conversations cannot deadlock; writes to one conversation keep their
-// order. It first tries the writes without savepoints, the conversations
-// locked and read in one query (batchPlain): a savepoint, its release and
-// a lock per write are three round trips, which cost more than the commit
-// itself on a quiet machine (bench/analysis.md, "Recording in batches"),
-// and a gateway's writes rarely fail. When one fails, that
-// transaction is rolled back and the batch is applied again with each
-// write in a savepoint of its own, so a failing write leaves the others
-// done.
+// order. It first tries the writes plainly (batchPlain): the
+// conversations locked and read in one query, and the writes sent in one
+// more round trip. With a savepoint each, a write takes four or five round
+// trips, which cost more than the commit itself on a quiet machine
+// (bench/analysis.md, "Recording in batches"), and a gateway's writes
+// rarely fail. When one fails, that transaction is rolled back and the
+// batch is applied again with each write in a savepoint of its own, so a
+// failing write leaves the others done.
 func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
 	res := make([]store.WriteResult, len(writes))
 	ws := make([]backend.Write, len(writes))
