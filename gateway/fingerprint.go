@@ -230,8 +230,10 @@ func (c *canonChecker) value(depth int) bool {
 		return c.number()
 	}
 	for _, lit := range []string{"true", "false", "null"} {
-		if strings.HasPrefix(string(c.b[c.pos:]), lit) {
-			c.pos += len(lit)
+		// A comparison of the literal's length: no string is made of the
+		// rest of the value.
+		if end := c.pos + len(lit); end <= len(c.b) && string(c.b[c.pos:end]) == lit {
+			c.pos = end
 			return true
 		}
 	}

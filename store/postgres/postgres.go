@@ -207,6 +207,12 @@ type querier interface {
 
 const selectConv = `SELECT ` + convCols + ` FROM conversations WHERE tenant = $1 AND id = $2`
 
+// lockConvsQuery locks and reads the conversations of the tenants and ids
+// in $1 and $2 (pairs, by position), in the order of tenant and id.
+const lockConvsQuery = `SELECT ` + convCols + ` FROM conversations
+	WHERE (tenant, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+	ORDER BY tenant, id FOR UPDATE`
+
 func getConv(ctx context.Context, q querier, query, tenant, id string) (row, error) {
 	r, err := scanConv(q.QueryRow(ctx, query, tenant, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -996,9 +1002,7 @@ func lockConvs(ctx context.Context, tx pgx.Tx, ws []backend.Write, order []int) 
 	for j, i := range order {
 		tenants[j], ids[j] = ws[i].Tenant, ws[i].ID
 	}
-	rows, err := tx.Query(ctx, `SELECT `+convCols+` FROM conversations
-		WHERE (tenant, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-		ORDER BY tenant, id FOR UPDATE`, tenants, ids)
+	rows, err := tx.Query(ctx, lockConvsQuery, tenants, ids)
 	if err != nil {
 		return nil, wrap(err)
 	}
