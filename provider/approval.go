@@ -22,15 +22,19 @@ const Denied = "the tool call was denied"
 // the result, -1 for a message made here; nil orig means h is unchanged.
 func (p *preparer) approvals(h convo.History) (convo.History, []int) {
 	p.answers, p.gated = nil, nil
-	for _, m := range h {
-		for _, q := range m.Parts {
+	for i := range h {
+		for j := range h[i].Parts {
+			// By pointer: most histories have no approvals, and a copy of
+			// every part to find that out costs more than the rest of the
+			// look.
+			q := &h[i].Parts[j]
 			switch {
 			case q.Raw != nil:
 			case q.Type == convo.TypeApproval:
 				if p.answers == nil {
 					p.answers = map[string]convo.Part{}
 				}
-				p.answers[q.ID] = q
+				p.answers[q.ID] = *q
 			case q.Type == convo.TypeApprovalRequest && q.CallID != "":
 				if p.gated == nil {
 					p.gated = map[string]string{}
