@@ -350,12 +350,18 @@ func clip(s string) string {
 // changes.
 func (p *preparer) parts(l loc, ps []convo.Part, inResult bool) ([]convo.Part, error) {
 	var out []convo.Part // nil until something changes
-	for j, part := range ps {
-		np, keep, err := p.part(l.part(j), part, inResult)
+	for j := range ps {
+		if p.plain(&ps[j]) {
+			if out != nil {
+				out = append(out, ps[j])
+			}
+			continue
+		}
+		np, keep, err := p.part(l.part(j), ps[j], inResult)
 		if err != nil {
 			return nil, err
 		}
-		changed := !keep || !samePart(np, part)
+		changed := !keep || !samePart(np, ps[j])
 		if changed && out == nil {
 			out = make([]convo.Part, j, len(ps))
 			copy(out, ps[:j])
@@ -368,6 +374,33 @@ func (p *preparer) parts(l loc, ps []convo.Part, inResult bool) ([]convo.Part, e
 		return ps, nil
 	}
 	return out, nil
+}
+
+// plain reports whether part would keep q as it is, without a warning:
+// text and the other types its switch has no case for, and tool calls and
+// results when the target keeps ids and a result's parts are plain. parts skips
+// the call for them, as copying every part in and out of it (a Part is
+// half a kilobyte) cost more than the rest of the look at a long history.
+func (p *preparer) plain(q *convo.Part) bool {
+	if q.Raw != nil || !q.Type.Known() || q.Server != "" || q.Type.IsMedia() {
+		return false
+	}
+	switch q.Type {
+	case convo.TypeApprovalRequest, convo.TypeApproval, convo.TypeReasoning:
+		return false
+	case convo.TypeToolCall:
+		return p.t.ID == nil
+	case convo.TypeToolResult:
+		if p.t.ID != nil {
+			return false
+		}
+		for k := range q.Parts {
+			if !p.plain(&q.Parts[k]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // samePart is a cheap identity check for the parts rewrite: Prepare only
