@@ -1,10 +1,15 @@
 package all
 
 import (
+	"encoding/json"
+	"math"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/internal/codectest"
 )
@@ -44,5 +49,52 @@ func TestRequestMappings(t *testing.T) {
 				codectest.Golden(t, filepath.Join("testdata/requests", base+".to."+to.Name()+".txt"), out)
 			})
 		}
+	}
+}
+
+// TestEncodeRequestOneBody checks that every format builds a whole request
+// in one buffer: settings before the history (the model), the history, and
+// settings after it (tools, stop) without copying the history's encoding
+// into a body of its own, which doubles what a long conversation costs on
+// every turn. It counts the bytes one EncodeRequest allocates (the least of
+// three calls, as another test's allocations only add) against the body's
+// size; the room made for the settings must also hold a large tool schema.
+func TestEncodeRequestOneBody(t *testing.T) {
+	text := strings.Repeat("lorem ipsum dolor sit amet, ", 40)
+	var h convo.History
+	for range 400 {
+		h = append(h, convo.User(text), convo.Assistant(text))
+	}
+	schema := `{"type":"object","properties":{`
+	for i := range 8 {
+		schema += `"p` + strconv.Itoa(i) + `":{"type":"string","description":"` + text + `"},`
+	}
+	schema += `"q":{"type":"number"}}}`
+	r := &provider.Request{Model: "a-model", MaxTokens: 64, History: h, Stop: []string{"END"},
+		Tools: []provider.Tool{{Name: "look", Description: text, Parameters: json.RawMessage(schema)}}}
+	for _, c := range Formats() {
+		to, ok := c.(provider.RequestCodec)
+		if !ok {
+			continue
+		}
+		t.Run(to.Name(), func(t *testing.T) {
+			var body []byte
+			least := uint64(math.MaxUint64)
+			for range 3 {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				b, _, err := to.EncodeRequest(r, provider.Options{})
+				runtime.ReadMemStats(&after)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, least = b, min(least, after.TotalAlloc-before.TotalAlloc)
+			}
+			if ratio := float64(least) / float64(len(body)); ratio > 1.5 {
+				t.Errorf("allocated %d bytes for a body of %d (%.2f×): the body was copied", least, len(body), ratio)
+			} else {
+				t.Logf("allocated %.2f× the body", ratio)
+			}
+		})
 	}
 }

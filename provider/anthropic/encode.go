@@ -47,12 +47,17 @@ func joins(prev, next wireTurn, result bool) bool {
 // docs/providers.md for the mapping; everything dropped or changed
 // is a warning whose path names the place in h.
 func (messages) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return appendConv(nil, h, opts)
+}
+
+// appendConv is Encode appending to dst (see wire.Begin).
+func appendConv(dst []byte, h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	p, from, warns, err := provider.PrepareIndexed(h, target, opts)
 	if err != nil {
 		return nil, warns, err
 	}
 	e := encoder{orig: h, h: p, from: from, warns: warns}
-	e.buf = make([]byte, 0, estimate(p))
+	e.buf = wire.Begin(dst, estimate(p))
 	if err := e.encode(); err != nil {
 		return nil, e.warns, err
 	}
@@ -169,7 +174,6 @@ func (e *encoder) encode() error {
 		}
 	}
 	e.plan(lead)
-	e.buf = append(e.buf, '{')
 	if err := e.system(top); err != nil {
 		return err
 	}

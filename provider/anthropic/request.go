@@ -21,7 +21,7 @@ var request = &wire.Format{
 	Provider: ProviderID,
 	Name:     Name,
 	Conv:     []string{"system", "messages"},
-	Encode:   messages{}.Encode,
+	Append:   appendConv,
 	Decode:   messages{}.Decode,
 	Prefix:   []string{"model", "max_tokens"},
 	// Streams always end with usage.

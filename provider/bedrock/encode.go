@@ -26,6 +26,11 @@ import (
 // Warnings from the shared rules (provider.Prepare) and those about single
 // messages and parts name places in h (messages[3].parts[1]).
 func (converse) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return appendConv(nil, h, opts)
+}
+
+// appendConv is Encode appending to dst (see wire.Begin).
+func appendConv(dst []byte, h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	pre, err := precheck(h, opts)
 	if err != nil {
 		return nil, pre, err
@@ -37,7 +42,7 @@ func (converse) Encode(h convo.History, opts provider.Options) ([]byte, []provid
 		return nil, warns, err
 	}
 	warns = append(warns, pre...)
-	e := encoder{buf: make([]byte, 0, estimate(ph)), from: from}
+	e := encoder{buf: wire.Begin(dst, estimate(ph)), from: from}
 	if err := e.request(ph); err != nil {
 		return nil, warns, oneLine(err)
 	}
@@ -288,11 +293,10 @@ func (e *encoder) where() string {
 
 func (e *encoder) request(h convo.History) error {
 	lead := h.Leading()
-	e.buf = append(e.buf, '{')
 	if err := e.system(h[:lead]); err != nil {
 		return err
 	}
-	e.buf = append(e.buf, `"messages":[`...)
+	e.buf = append(jsonx.AppendKey(e.buf, "messages"), '[')
 	role := ""
 	var native convo.Native // of the first history message in the request message
 	e.msg = -1
@@ -374,7 +378,7 @@ func (e *encoder) startUser(path string) {
 // messages: their text (with cache points) and Bedrock's own system blocks.
 func (e *encoder) system(sys convo.History) error {
 	start := len(e.buf)
-	e.buf = append(e.buf, `"system":[`...)
+	e.buf = append(jsonx.AppendKey(e.buf, "system"), '[')
 	n := 0
 	for i := range sys {
 		for j := range sys[i].Parts {
@@ -410,7 +414,7 @@ func (e *encoder) system(sys convo.History) error {
 		e.buf = e.buf[:start]
 		return nil
 	}
-	e.buf = append(e.buf, "],"...)
+	e.buf = append(e.buf, ']')
 	return nil
 }
 

@@ -14,7 +14,7 @@ var request = &wire.Format{
 	Provider: ProviderID,
 	Name:     Name,
 	Conv:     []string{"system", "messages"},
-	Encode:   converse{}.Encode,
+	Append:   appendConv,
 	Decode:   converse{}.Decode,
 	// The model and streaming are in the URL (/model/M/converse,
 	// /converse-stream); streams always end with usage (metadata).

@@ -29,6 +29,11 @@ import (
 // (contents[3].parts[1]) for what this function drops or changes itself,
 // and places in h for what Prepare does.
 func (generateContent) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return appendConv(nil, h, opts)
+}
+
+// appendConv is Encode appending to dst (see wire.Begin).
+func appendConv(dst []byte, h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	ph, warns, err := provider.Prepare(h, target, opts)
 	if err != nil {
 		return nil, warns, err
@@ -37,7 +42,7 @@ func (generateContent) Encode(h convo.History, opts provider.Options) ([]byte, [
 	for i := range ph {
 		size += ph[i].EstimatedBytes()
 	}
-	e := encoder{buf: make([]byte, 0, size), warns: warns, opts: opts, content: -1,
+	e := encoder{buf: wire.Begin(dst, size), warns: warns, opts: opts, content: -1,
 		bypass: opts.GeminiBypass || Gemini3(opts.Model)}
 	if err := e.request(ph); err != nil {
 		return nil, e.warns, err
@@ -93,7 +98,6 @@ func (e *encoder) path() string {
 
 func (e *encoder) request(h convo.History) error {
 	sys, rest := provider.SplitSystem(h)
-	e.buf = append(e.buf, '{')
 	if len(sys) > 0 {
 		if err := e.system(sys); err != nil {
 			return err

@@ -13,7 +13,7 @@ var request = &wire.Format{
 	Provider: ProviderID,
 	Name:     Name,
 	Conv:     []string{"contents", "systemInstruction", "system_instruction"},
-	Encode:   generateContent{}.Encode,
+	Append:   appendConv,
 	Decode:   generateContent{}.Decode,
 	// The model and streaming are in the URL (models/M:generateContent,
 	// :streamGenerateContent); streams always carry usage.

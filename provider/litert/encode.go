@@ -17,17 +17,17 @@ import (
 // conversion rules of provider.Prepare. The bytes depend only on h and
 // opts.
 func (conversation) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	return wire.Encode(h, target, opts, warnings(h, opts), encodePrepared)
+	return wire.Encode(nil, h, target, opts, warnings(h, opts), encodePrepared)
 }
 
 // encodePrepared maps a history provider.PrepareIndexed has made ready for
 // LiteRT-LM; from maps its messages to the caller's, for error paths.
-func encodePrepared(ph convo.History, from []int) ([]byte, error) {
+func encodePrepared(dst []byte, ph convo.History, from []int) ([]byte, error) {
 	n := 2
 	for k := range ph {
 		n += ph[k].EstimatedBytes()
 	}
-	e := encoder{buf: make([]byte, 0, n)}
+	e := encoder{buf: slices.Grow(dst, n)}
 	e.buf = append(e.buf, '[')
 	for k := range ph {
 		if k > 0 {

@@ -18,7 +18,7 @@ func BenchmarkEncode(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := encodePrepared(ph, from); err != nil {
+			if _, err := encodePrepared(nil, ph, from); err != nil {
 				b.Fatal(err)
 			}
 			warnings(h, provider.Options{})

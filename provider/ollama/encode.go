@@ -16,14 +16,19 @@ import (
 // shared conversion rules of provider.Prepare. The bytes depend only on h
 // and opts.
 func (chat) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	return wire.Encode(h, target, opts, warnings(h, opts), encodePrepared)
+	return appendConv(nil, h, opts)
+}
+
+// appendConv is Encode appending to dst (see wire.Begin).
+func appendConv(dst []byte, h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return wire.Encode(dst, h, target, opts, warnings(h, opts), encodePrepared)
 }
 
 // encodePrepared maps a history provider.PrepareIndexed has made ready for
 // Ollama; from maps its messages to the caller's, for error paths.
-func encodePrepared(ph convo.History, from []int) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, estimate(ph))}
-	e.buf = append(e.buf, `{"messages":[`...)
+func encodePrepared(dst []byte, ph convo.History, from []int) ([]byte, error) {
+	e := encoder{buf: wire.Begin(dst, estimate(ph))}
+	e.buf = append(jsonx.AppendKey(e.buf, "messages"), '[')
 	for k := range ph {
 		if err := e.message(&ph[k]); err != nil {
 			return nil, convo.ErrorAt(err, wire.PlaceOf(from, k))

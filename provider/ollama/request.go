@@ -11,7 +11,7 @@ var request = &wire.Format{
 	Provider: ProviderID,
 	Name:     Name,
 	Conv:     []string{"messages"},
-	Encode:   chat{}.Encode,
+	Append:   appendConv,
 	Decode:   chat{}.Decode,
 	Prefix:   []string{"model"},
 	// The final chunk of a stream always has the token counts.

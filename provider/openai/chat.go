@@ -7,6 +7,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // ChatName is the Chat Completions format's name on the command line.
@@ -85,6 +86,11 @@ func chatMedia(p convo.Part, inResult bool) bool {
 // Encode writes h as a Chat Completions request fragment:
 // {"messages":[…]}. See docs/providers.md for the mapping.
 func (chat) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return appendChat(nil, h, opts)
+}
+
+// appendChat is Chat's Encode appending to dst (see wire.Begin).
+func appendChat(dst []byte, h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
 	switch opts.SystemRole {
 	case "", "system", "developer":
 	default:
@@ -95,8 +101,8 @@ func (chat) Encode(h convo.History, opts provider.Options) ([]byte, []provider.W
 		return nil, warns, err
 	}
 	e := chatEnc{opts: opts, warns: warns}
-	e.buf = make([]byte, 0, estimateSize(ph)+32)
-	e.buf = append(e.buf, `{"messages":[`...)
+	e.buf = wire.Begin(dst, estimateSize(ph)+32)
+	e.buf = append(jsonx.AppendKey(e.buf, "messages"), '[')
 	for i := range ph {
 		e.pl.set(h, ph, from, i)
 		if err := e.message(&ph[i]); err != nil {

@@ -14,7 +14,7 @@ var chatRequest = &wire.Format{
 	Provider: ProviderID,
 	Name:     "openai-chat",
 	Conv:     []string{"messages"},
-	Encode:   chat{}.Encode,
+	Append:   appendChat,
 	Decode:   chat{}.Decode,
 	Prefix:   []string{"model"},
 	API:      "chat",

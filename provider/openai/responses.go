@@ -9,6 +9,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // ResponsesName is the Responses format's name on the command line.
@@ -77,15 +78,19 @@ func respMedia(p convo.Part, _ bool) bool {
 // instructions became, and "input" as a string when that is how it came.
 // See docs/providers.md for the mapping.
 func (responses) Encode(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	e, ph, err := newRespEnc(h, opts)
+	return appendResponses(nil, h, opts)
+}
+
+// appendResponses is Responses' Encode appending to dst (see wire.Begin).
+func appendResponses(dst []byte, h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
+	e, ph, err := newRespEnc(dst, h, opts)
 	if err != nil {
 		return nil, e.warns, err
 	}
-	e.buf = append(e.buf, '{')
 	first := 0
 	if len(ph) > 0 {
 		if text, ok := instructionsText(&ph[0]); ok {
-			e.buf = append(e.buf, `"instructions":`...)
+			e.key("instructions")
 			if err := e.str(text); err != nil {
 				return nil, e.warns, err
 			}
@@ -119,10 +124,11 @@ func (responses) Encode(h convo.History, opts provider.Options) ([]byte, []provi
 // item; an assistant message becomes one item per reasoning part, tool call
 // and run of text. Item ids kept in Native come back on their items.
 func EncodeItems(h convo.History, opts provider.Options) ([]json.RawMessage, []provider.Warning, error) {
-	e, ph, err := newRespEnc(h, opts)
+	e, ph, err := newRespEnc(nil, h, opts)
 	if err != nil {
 		return nil, e.warns, err
 	}
+	e.buf = e.buf[:0] // items, not an object
 	e.track = true
 	for i := range ph {
 		if err := e.write(i); err != nil {
@@ -143,7 +149,8 @@ func EncodeItems(h convo.History, opts provider.Options) ([]json.RawMessage, []p
 	return items, e.warns, nil
 }
 
-func newRespEnc(h convo.History, opts provider.Options) (*respEnc, convo.History, error) {
+// newRespEnc prepares h and begins an object on dst (see wire.Begin).
+func newRespEnc(dst []byte, h convo.History, opts provider.Options) (*respEnc, convo.History, error) {
 	e := &respEnc{opts: opts}
 	switch opts.SystemRole {
 	case "", "system", "developer":
@@ -156,7 +163,7 @@ func newRespEnc(h convo.History, opts provider.Options) (*respEnc, convo.History
 		return e, nil, err
 	}
 	e.h, e.ph, e.from = h, ph, from
-	e.buf = make([]byte, 0, estimateSize(ph)+32)
+	e.buf = wire.Begin(dst, estimateSize(ph)+32)
 	return e, ph, nil
 }
 

@@ -17,7 +17,7 @@ var responsesRequest = &wire.Format{
 	Provider: ProviderID,
 	Name:     "openai-responses",
 	Conv:     []string{"input", "instructions"},
-	Encode:   responses{}.Encode,
+	Append:   appendResponses,
 	Decode:   responses{}.Decode,
 	Prefix:   []string{"model"},
 	API:      "responses",

@@ -2,20 +2,39 @@ package wire
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
 )
 
+// Begin starts the object a history codec writes into dst, with room for
+// about n bytes of it. An empty dst gets a new buffer and an opening brace.
+// Otherwise dst is a whole request's object, opened by the settings
+// written before the history (jsonx.AppendKey puts the comma before the
+// codec's first member), and the room it has spare stays spare for the
+// settings written after: the request is built in one buffer, never copied
+// whole.
+func Begin(dst []byte, n int) []byte {
+	// Estimates are close, not exact, and one byte too few would copy the
+	// whole body to grow it: a sixteenth more costs less.
+	n += n / 16
+	if len(dst) == 0 {
+		return append(make([]byte, 0, n), '{')
+	}
+	return slices.Grow(dst, cap(dst)-len(dst)+n)
+}
+
 // Encode runs the steps of a codec's Encode around its own mapping:
 // provider.PrepareIndexed makes h ready for t, enc maps the prepared
-// history (from maps its messages to h's, for error paths), and
+// history onto dst (see Begin; from maps its messages to h's, for error
+// paths), and
 // opts.Strict is checked against Prepare's warnings followed by own, the
 // format's warnings about h itself. Under Strict, a warning from Prepare
 // fails with all the warnings listed.
-func Encode(h convo.History, t provider.Target, opts provider.Options, own []provider.Warning,
-	enc func(ph convo.History, from []int) ([]byte, error)) ([]byte, []provider.Warning, error) {
+func Encode(dst []byte, h convo.History, t provider.Target, opts provider.Options, own []provider.Warning,
+	enc func(dst []byte, ph convo.History, from []int) ([]byte, error)) ([]byte, []provider.Warning, error) {
 	ph, from, warns, err := provider.PrepareIndexed(h, t, opts)
 	warns = append(warns, own...)
 	if err != nil {
@@ -25,7 +44,7 @@ func Encode(h convo.History, t provider.Target, opts provider.Options, own []pro
 		}
 		return nil, warns, err
 	}
-	out, err := enc(ph, from)
+	out, err := enc(dst, ph, from)
 	if err != nil {
 		return nil, warns, err
 	}

@@ -13,35 +13,35 @@ func TestEncode(t *testing.T) {
 	target := provider.Target{Provider: "p", PlainReasoning: true}
 	h := convo.History{convo.User("hi"), {Role: convo.RoleError, Parts: []convo.Part{convo.Text("boom")}}}
 	own := []provider.Warning{provider.Warnf("messages[0]", "own")}
-	enc := func(ph convo.History, from []int) ([]byte, error) {
+	enc := func(dst []byte, ph convo.History, from []int) ([]byte, error) {
 		if len(ph) != 1 || len(from) != 1 || from[0] != 0 {
 			return nil, errors.New("unexpected prepared history")
 		}
-		return []byte("body"), nil
+		return append(dst, "body"...), nil
 	}
-	out, warns, err := Encode(h, target, provider.Options{}, own, enc)
+	out, warns, err := Encode(nil, h, target, provider.Options{}, own, enc)
 	if err != nil || string(out) != "body" || len(warns) != 2 || warns[1].Msg != "own" {
 		t.Fatalf("lenient: %s, %v, %v", out, warns, err)
 	}
 	// Under Strict, Prepare's warning fails the encoding with the format's
 	// own listed after it; so does the format's own alone.
 	var se *provider.StrictError
-	_, warns, err = Encode(h, target, provider.Options{Strict: true}, own, enc)
+	_, warns, err = Encode(nil, h, target, provider.Options{Strict: true}, own, enc)
 	if !errors.As(err, &se) || len(se.Warnings) != 2 || len(warns) != 2 {
 		t.Errorf("strict with Prepare's warning: %v, %v", err, warns)
 	}
-	_, _, err = Encode(h[:1], target, provider.Options{Strict: true}, own, enc)
+	_, _, err = Encode(nil, h[:1], target, provider.Options{Strict: true}, own, enc)
 	if !errors.As(err, &se) || len(se.Warnings) != 1 {
 		t.Errorf("strict with the format's own warning: %v", err)
 	}
 	// The mapping's error comes back as it is.
-	failing := func(convo.History, []int) ([]byte, error) { return nil, errors.New("mapping failed") }
-	if _, _, err := Encode(h[:1], target, provider.Options{}, nil, failing); err == nil || err.Error() != "mapping failed" {
+	failing := func([]byte, convo.History, []int) ([]byte, error) { return nil, errors.New("mapping failed") }
+	if _, _, err := Encode(nil, h[:1], target, provider.Options{}, nil, failing); err == nil || err.Error() != "mapping failed" {
 		t.Errorf("mapping error: %v", err)
 	}
 	// As does an error of Prepare's own.
 	unpaired := convo.History{convo.User("q"), convo.Assistant("", convo.ToolCall("c1", "f", nil)), convo.User("next")}
-	if _, _, err := Encode(unpaired, target, provider.Options{}, nil, enc); err == nil || !strings.Contains(err.Error(), "messages[1]") {
+	if _, _, err := Encode(nil, unpaired, target, provider.Options{}, nil, enc); err == nil || !strings.Contains(err.Error(), "messages[1]") {
 		t.Errorf("Prepare error: %v", err)
 	}
 }

@@ -86,18 +86,31 @@ func (o *Obj) StrMap(k string, m map[string]string) {
 	o.Buf = AppendStrMap(o.Buf, m)
 }
 
-// Splice writes the members of the JSON object obj (compact, as a codec's
-// Encode returns it), whose keys are listed in keys.
-func (o *Obj) Splice(obj []byte, keys ...string) {
-	if len(obj) <= 2 {
-		return
+// Continue takes o's buffer back after a history codec appended its
+// members to it and closed the object (Format.Append), so that more members
+// follow; keys are the codec's members.
+func (o *Obj) Continue(body []byte, keys ...string) {
+	before := len(o.Buf)
+	o.Buf = body[:len(body)-1]
+	if len(o.Buf) > before {
+		o.n++
+		o.keys = append(o.keys, keys...)
 	}
-	if o.n > 0 {
-		o.Buf = append(o.Buf, ',')
+}
+
+// settingsSize is about the room a request's settings take: the room
+// EncodeRequest makes for them before the history, whose codec keeps it
+// spare (see Begin), so the body is never copied to grow.
+func settingsSize(r *provider.Request, providerID string) int {
+	n := 256 + len(r.Native[providerID])
+	for i := range r.Tools {
+		t := &r.Tools[i]
+		n += 64 + len(t.Name) + len(t.Description) + len(t.Parameters) + len(t.Native[providerID])
 	}
-	o.n++
-	o.keys = append(o.keys, keys...)
-	o.Buf = append(o.Buf, obj[1:len(obj)-1]...)
+	for _, s := range r.Stop {
+		n += len(s) + 3
+	}
+	return n
 }
 
 // Close ends the object and returns its bytes.
@@ -480,8 +493,9 @@ type Format struct {
 	Provider string   // provider id, the Native key
 	Name     string   // format name
 	Conv     []string // the members the history codec writes and reads
-	// Encode and Decode are the history codec's.
-	Encode   func(h convo.History, opts provider.Options) ([]byte, []provider.Warning, error)
+	// Append is the history codec's Encode appending to dst (see Begin);
+	// Decode is its Decode.
+	Append   func(dst []byte, h convo.History, opts provider.Options) ([]byte, []provider.Warning, error)
 	Decode   func(body []byte, opts provider.Options) (convo.History, []provider.Warning, error)
 	Settings []Setting
 	// Carried are fields the format carries outside the body (the model
@@ -513,17 +527,12 @@ func (f *Format) setting(key string) *Setting {
 // sub-members) is written as it was read while the fields it carries are
 // unchanged.
 func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
-	inner := opts
-	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
-	conv, warns, err := f.Encode(r.History, inner)
-	if err != nil {
-		return nil, warns, err
-	}
 	var rd jsonx.Reader
 	own, err := ReadNative(r.Native, f.Provider, &rd)
 	if err != nil {
-		return nil, warns, err
+		return nil, nil, err
 	}
+	var warns []provider.Warning
 	if len(r.Tools) == 0 && (r.ToolChoice.Mode != "" || r.ParallelToolCalls != nil) {
 		// The APIs refuse a tool choice without tools; without tools there
 		// is nothing to choose.
@@ -537,8 +546,8 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 		c.ToolChoice, c.ParallelToolCalls = provider.ToolChoice{}, nil
 		r = &c
 	}
-	e := &ReqEnc{R: r, Own: own, Warns: warns, Target: f.Name, Provider: f.Provider}
-	e.O = NewObj(make([]byte, 0, len(conv)+256+128*len(r.Tools)))
+	e := &ReqEnc{R: r, Own: own, Target: f.Name, Provider: f.Provider}
+	e.O = NewObj(make([]byte, 0, settingsSize(r, f.Provider)))
 	var carried Field
 	write := func(s *Setting) error {
 		carried |= s.Fields
@@ -549,7 +558,15 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 			return nil, e.Warns, err
 		}
 	}
-	e.O.Splice(conv, f.Conv...)
+	inner := opts
+	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
+	body, conv, err := f.Append(e.O.Buf, r.History, inner)
+	if err != nil {
+		return nil, conv, err
+	}
+	// Warnings about the history come before those about the settings.
+	e.Warns = append(append(conv, warns...), e.Warns...)
+	e.O.Continue(body, f.Conv...)
 	for i := range f.Settings {
 		s := &f.Settings[i]
 		if slices.Contains(f.Prefix, s.Key) {
@@ -581,12 +598,11 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 	if err := e.O.Native(r.Native, f.Provider, "native", &e.Warns); err != nil {
 		return nil, e.Warns, err
 	}
-	body := e.O.Close()
 	warns, err = opts.Finish(e.Warns)
 	if err != nil {
 		return nil, warns, err
 	}
-	return body, warns, nil
+	return e.O.Close(), warns, nil
 }
 
 // warnDropped warns about every field set in e.R that no member of the
