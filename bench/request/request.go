@@ -32,40 +32,24 @@ const (
 	MaxTokens      = 1024
 )
 
-// withSettings puts the request settings in front of the conversation
-// fields a convo codec returns (a JSON object), as a program sending it
+// AnthropicConvo builds a Messages API request body with convo: the
+// settings and the history in one provider.Request, as a program sending it
 // does.
-func withSettings(prefix string, conv []byte) []byte {
-	out := make([]byte, 0, len(prefix)+len(conv))
-	out = append(out, prefix...)
-	return append(out, conv[1:]...)
-}
-
-// AnthropicConvo builds a Messages API request body with convo.
 func AnthropicConvo(h convo.History) ([]byte, error) {
-	conv, _, err := canthropic.Messages().Encode(h, provider.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return withSettings(`{"model":"`+AnthropicModel+`","max_tokens":`+fmt.Sprint(MaxTokens)+`,`, conv), nil
+	body, _, err := canthropic.Messages().EncodeRequest(&provider.Request{Model: AnthropicModel, MaxTokens: MaxTokens, History: h}, provider.Options{})
+	return body, err
 }
 
 // OpenAIChatConvo builds a Chat Completions request body with convo.
 func OpenAIChatConvo(h convo.History) ([]byte, error) {
-	conv, _, err := copenai.Chat().Encode(h, provider.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return withSettings(`{"model":"`+OpenAIModel+`",`, conv), nil
+	body, _, err := copenai.Chat().EncodeRequest(&provider.Request{Model: OpenAIModel, History: h}, provider.Options{})
+	return body, err
 }
 
 // OpenAIResponsesConvo builds a Responses API request body with convo.
 func OpenAIResponsesConvo(h convo.History) ([]byte, error) {
-	conv, _, err := copenai.Responses().Encode(h, provider.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return withSettings(`{"model":"`+OpenAIModel+`",`, conv), nil
+	body, _, err := copenai.Responses().EncodeRequest(&provider.Request{Model: OpenAIModel, History: h}, provider.Options{})
+	return body, err
 }
 
 // AnthropicParams fills anthropic.MessageNewParams from h.
