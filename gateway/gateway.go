@@ -343,9 +343,12 @@ type exchange struct {
 	req      *provider.Request
 	reqWarns []provider.Warning
 	asked    int64 // the replies the request asked for (n, candidateCount)
-	rec      *record
-	start    time.Time
-	upStart  time.Time // when the upstream request was sent
+	// continued is how many messages of history the stored conversation
+	// holds, when the request continues one.
+	continued int
+	rec       *record
+	start     time.Time
+	upStart   time.Time // when the upstream request was sent
 }
 
 // endpoint serves the client endpoint of protocol name; x comes with its
@@ -480,6 +483,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		rec.req, rec.client, rec.skip = x.body, x.client, n
 	}
 	if rec.exists && n > 0 {
+		x.continued = n
 		g.pairResults(r.Context(), x, n)
 	}
 }
@@ -522,15 +526,11 @@ func (g *Gateway) pairResults(ctx context.Context, x *exchange, n int) {
 	if len(made) == 0 {
 		return
 	}
-	c, err := g.rec.st.Get(ctx, x.tenant, x.rec.conv)
-	if err != nil || c.Messages == 0 {
+	last, ok := g.rec.last(ctx, x.tenant, x.rec.conv)
+	if !ok {
 		return
 	}
-	tail, _, err := g.rec.st.Load(ctx, x.tenant, x.rec.conv, c.Messages-1)
-	if err != nil || len(tail) != 1 {
-		return
-	}
-	stored := tail[0].ToolCalls()
+	stored := last.ToolCalls()
 	if len(stored) != len(calls) {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -478,6 +480,31 @@ func TestExplicitConversation(t *testing.T) {
 	}
 }
 
+// TestExplicitConversationAtOnce: a client that names its conversation and
+// sends the next turn the moment the reply ends, before the first is
+// written, still continues it: the gateway waits for the tenant's queued
+// recordings before it looks the conversation up, as it does for one it
+// recognises.
+func TestExplicitConversationAtOnce(t *testing.T) {
+	rg := newRig(t, "openai-chat", nil)
+	hdr := map[string]string{"Convo-Conversation": "my-conv"}
+	h := convo.History{convo.User("hi")}
+	for turn := range 2 {
+		resp := rg.post(t, "openai-chat", "m", requestBody(t, "openai-chat", "m", h, false), false, hdr)
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		h = append(h, wantReply(t, "openai-chat", got, false), convo.User("turn "+strconv.Itoa(turn+2)))
+	}
+	rg.drain(t)
+	if s := rg.gw.Stats(); s.Recorded != 2 || s.Failed != 0 {
+		t.Errorf("stats %+v, want both exchanges recorded", s)
+	}
+	stored, _, err := rg.st.Load(context.Background(), tenant, "my-conv", 0)
+	if n := strings.Count(fmt.Sprint(roles(stored)), "assistant"); err != nil || n != 2 {
+		t.Errorf("stored %v, %v; want both replies", roles(stored), err)
+	}
+}
+
 // TestBadConversationHeader: a Convo-Conversation that cannot name a
 // conversation is refused before any upstream request.
 func TestBadConversationHeader(t *testing.T) {
@@ -692,6 +719,14 @@ func TestTranslate(t *testing.T) {
 					if c2 := resp2.Header.Get("Convo-Conversation"); c2 != conv {
 						t.Errorf("second turn recorded in %s, want %s", c2, conv)
 					}
+					// What the client's protocol could not carry back of
+					// the reply reaches the upstream from the record.
+					for _, tok := range opaque(want) {
+						if !bytes.Contains(*rg.up.lastBody.Load(), []byte(tok)) {
+							t.Errorf("the second request to the upstream lacks %.24q… of its first reply:\n%s", tok, *rg.up.lastBody.Load())
+						}
+					}
+					checkPaired(t, upstream, *rg.up.lastBody.Load())
 					rg.drain(t)
 					stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
 					if err != nil || len(stored) < 5 {
@@ -715,6 +750,51 @@ func TestTranslate(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkPaired checks that every tool result of a request body names a call
+// made before it.
+func checkPaired(t *testing.T, proto string, body []byte) {
+	t.Helper()
+	c, err := all.LookupRequest(proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := c.DecodeRequest(body, provider.Options{})
+	if err != nil {
+		t.Fatalf("the upstream's request: %v", err)
+	}
+	calls := map[string]bool{}
+	for _, m := range r.History {
+		for _, p := range m.Parts {
+			switch {
+			case p.Type == convo.TypeToolCall:
+				calls[p.ID] = true
+			case p.Type == convo.TypeToolResult && !calls[p.ID]:
+				t.Errorf("the upstream's request has a result for call %q, which it does not make:\n%s", p.ID, body)
+			case p.Type == convo.TypeToolResult && !strings.Contains(p.Text+fmt.Sprint(p.Parts), "temp_c"):
+				t.Errorf("the upstream's request lost the client's result for call %q:\n%s", p.ID, body)
+			}
+		}
+	}
+}
+
+// opaque returns what of m only its provider reads: reasoning signatures
+// and encrypted reasoning, and Gemini's signatures on other parts.
+func opaque(m convo.Message) []string {
+	var out []string
+	for _, p := range m.Parts {
+		if p.Signature != "" || p.Encrypted != "" {
+			out = append(out, p.Signature+p.Encrypted)
+		}
+		var g struct {
+			Sig string `json:"thoughtSignature"`
+		}
+		if json.Unmarshal(p.Native["gemini"], &g) == nil && g.Sig != "" {
+			out = append(out, g.Sig)
+		}
+	}
+	return out
 }
 
 // TestTranslateMidStreamFailure: an Anthropic stream that breaks reaches an

@@ -275,6 +275,7 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 	// An OpenAI Chat client gets the usage chunk only when it asked for
 	// it (stream_options.include_usage, read into StreamUsage).
 	omitUsage := x.client.name == "openai-chat" && !req.StreamUsage
+	g.restore(r.Context(), x, req)
 	req.Model, req.Stream = x.model, x.stream
 	if req.Stream {
 		req.StreamUsage = true // the recording wants the usage whatever the client asked

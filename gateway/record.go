@@ -247,9 +247,6 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 	if len(sums) == 0 {
 		return "", 0, nil // nothing a provider answered: a new conversation
 	}
-	// A client that sends its next turn the moment a reply ends can be
-	// quicker than the writer: while the tenant has records queued, wait
-	// for them (a short, bounded wait, before the upstream request).
 	deadline := time.NewTimer(waitPending)
 	defer deadline.Stop()
 	for {
@@ -261,24 +258,13 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 				return conv, lens[i], nil
 			}
 		}
-		rc.mu.Lock()
-		n, written := rc.pending[tenant], rc.written
-		rc.mu.Unlock()
-		if n == 0 {
+		again, err := rc.waitWritten(ctx, tenant, deadline)
+		if err != nil {
+			return "", 0, err
+		}
+		if !again {
 			break
 		}
-		select {
-		case rc.hurry <- struct{}{}:
-		default: // already asked
-		}
-		select {
-		case <-written:
-			continue
-		case <-deadline.C:
-		case <-ctx.Done():
-			return "", 0, ctx.Err()
-		}
-		break
 	}
 	// Not in memory (the gateway restarted, or another one recorded it):
 	// ask the store, for the two longest prefixes only.
@@ -295,9 +281,48 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 	return "", 0, nil
 }
 
+// waitWritten waits, while the tenant has records queued, until the writer
+// has written a batch, and reports whether it did: a client that sends its
+// next turn the moment a reply ends can be quicker than the writer. The
+// wait is short and bounded (deadline), and comes before the upstream
+// request.
+func (rc *recorder) waitWritten(ctx context.Context, tenant string, deadline *time.Timer) (bool, error) {
+	rc.mu.Lock()
+	n, written := rc.pending[tenant], rc.written
+	rc.mu.Unlock()
+	if n == 0 {
+		return false, nil
+	}
+	select {
+	case rc.hurry <- struct{}{}:
+	default: // already asked
+	}
+	select {
+	case <-written:
+		return true, nil
+	case <-deadline.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
 // stored returns how many messages of h the conversation conv holds, by its
-// recorded fingerprint; -1 when it does not exist.
+// recorded fingerprint; -1 when it does not exist. It waits for the
+// tenant's queued records first, as lookup does: the conversation may be
+// one of them.
 func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History) (int, error) {
+	deadline := time.NewTimer(waitPending)
+	defer deadline.Stop()
+	for {
+		again, err := rc.waitWritten(ctx, tenant, deadline)
+		if err != nil {
+			return 0, err
+		}
+		if !again {
+			break
+		}
+	}
 	c, err := rc.st.Get(ctx, tenant, conv)
 	if errors.Is(err, store.ErrNotFound) {
 		return -1, nil
@@ -322,6 +347,19 @@ func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.His
 		return lens[0], nil
 	}
 	return 0, nil
+}
+
+// last returns the last message stored in conversation conv.
+func (rc *recorder) last(ctx context.Context, tenant, conv string) (convo.Message, bool) {
+	c, err := rc.st.Get(ctx, tenant, conv)
+	if err != nil || c.Messages == 0 {
+		return convo.Message{}, false
+	}
+	tail, _, err := rc.st.Load(ctx, tenant, conv, c.Messages-1)
+	if err != nil || len(tail) != 1 {
+		return convo.Message{}, false
+	}
+	return tail[0], true
 }
 
 // maxBatch bounds the records written in one store batch: enough that a

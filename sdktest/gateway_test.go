@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -50,7 +51,11 @@ type gwRig struct {
 
 // newGatewayRig starts a fake upstream of protocol up replaying its
 // recorded stream, and a gateway routing every model to it.
-func newGatewayRig(t *testing.T, up string) *gwRig {
+func newGatewayRig(t *testing.T, up string) *gwRig { return newCheckedRig(t, up, nil) }
+
+// newCheckedRig is newGatewayRig with an upstream that refuses, as a 400
+// in Anthropic's error shape, a request check finds fault with.
+func newCheckedRig(t *testing.T, up string, check func(body []byte) error) *gwRig {
 	t.Helper()
 	files := gwRecorded[up]
 	plain, err := os.ReadFile(filepath.Join("..", "provider", files[0]))
@@ -63,6 +68,15 @@ func newGatewayRig(t *testing.T, up string) *gwRig {
 	}
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if check != nil {
+			if err := check(body); err != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				msg, _ := json.Marshal(err.Error())
+				w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":` + string(msg) + `}}`))
+				return
+			}
+		}
 		if !strings.Contains(r.URL.Path, "stream") && !bytes.Contains(body, []byte(`"stream":true`)) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(plain)
@@ -356,4 +370,66 @@ func testGenaiSDK(t *testing.T, up string) {
 		t.Fatalf("SDK got %q %v, upstream sent %q %v", text, calls, textOf(rg.want), want)
 	}
 	rg.checkStored(t, "Weather in Paris?")
+}
+
+// TestGatewayToolLoopSDK: openai-go runs a tool loop through the gateway
+// against an Anthropic upstream thinking with tools, whose fake refuses, as
+// the API does, a request whose assistant tool_use turn does not start with
+// its signed thinking block. Chat Completions has no place for that block,
+// so the client's second request cannot carry it: the gateway puts back
+// the reply it recorded, and the loop goes on.
+func TestGatewayToolLoopSDK(t *testing.T) {
+	var want string // the recorded reply's signature
+	rg := newCheckedRig(t, "anthropic", func(body []byte) error {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content []struct {
+					Type      string `json:"type"`
+					Signature string `json:"signature"`
+				} `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return err
+		}
+		for i, m := range req.Messages {
+			for _, b := range m.Content {
+				if m.Role == "assistant" && b.Type == "tool_use" && (m.Content[0].Type != "thinking" || m.Content[0].Signature != want) {
+					return fmt.Errorf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`", i, m.Content[0].Type)
+				}
+			}
+		}
+		return nil
+	})
+	for _, p := range rg.want.Parts {
+		want += p.Signature
+	}
+	client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{
+		Model:    "claude-test",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
+	}
+	first, err := client.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := first.Choices[0].Message
+	if len(reply.ToolCalls) == 0 {
+		t.Fatalf("no tool call in %+v", reply)
+	}
+	params.Messages = append(params.Messages, reply.ToParam())
+	for _, c := range reply.ToolCalls {
+		params.Messages = append(params.Messages, openai.ToolMessage(`{"temp_c":18}`, c.ID))
+	}
+	if _, err := client.Chat.Completions.New(context.Background(), params); err != nil {
+		t.Fatalf("the tool loop's second request: %v", err)
+	}
+	var roles []convo.Role
+	for _, m := range rg.stored(t) {
+		roles = append(roles, m.Role)
+	}
+	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
+		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
+	}
 }

@@ -1,0 +1,135 @@
+package gateway_test
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/gateway"
+)
+
+// signature is that of the thinking block in the recorded Anthropic reply
+// the fake upstream sends (tool_use.json).
+const signature = "EqQBCkYIBxgCKkBq2nEa1vBv7c3mTzLf3Yw9x1bq"
+
+// toolTurn sends an OpenAI Chat client's first request to the rig's
+// Anthropic upstream and returns the history of its second: the request,
+// the reply as the client saw it, and the results of its tool calls.
+func toolTurn(t *testing.T, rg *rig, edit func(*convo.Message)) (convo.History, string) {
+	t.Helper()
+	h := convo.History{convo.User("Weather in Paris?")}
+	resp := rg.post(t, "openai-chat", "m-1", requestBody(t, "openai-chat", "m-1", h, false), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("first turn: status %d: %s", resp.StatusCode, got)
+	}
+	seen := wantReply(t, "openai-chat", got, false)
+	if edit != nil {
+		edit(&seen)
+	}
+	var results []convo.Part
+	for _, c := range seen.ToolCalls() {
+		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
+	}
+	return append(h, seen, convo.ToolResults(results...)), resp.Header.Get("Convo-Conversation")
+}
+
+// secondBody sends h and returns the body the upstream received.
+func secondBody(t *testing.T, rg *rig, h convo.History, hdr map[string]string) []byte {
+	t.Helper()
+	resp := rg.post(t, "openai-chat", "m-1", requestBody(t, "openai-chat", "m-1", h, false), false, hdr)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("second turn: status %d: %s", resp.StatusCode, got)
+	}
+	return *rg.up.lastBody.Load()
+}
+
+// TestRestoreRedacted: a reply recorded redacted is not what the model
+// said, and its signature no longer matches its thinking: the next request
+// goes with the client's copy, as if nothing were stored.
+func TestRestoreRedacted(t *testing.T) {
+	rg := newRig(t, "anthropic", func(o *gateway.Options) {
+		o.Config.Record = gateway.RecordConfig{Redact: gateway.RedactConfig{Rules: []gateway.RedactRule{{Name: "tool", Pattern: "get_weather"}}}}
+	})
+	h, _ := toolTurn(t, rg, nil)
+	body := secondBody(t, rg, h, nil)
+	if bytes.Contains(body, []byte(signature)) || bytes.Contains(body, []byte("REDACTED")) {
+		t.Errorf("the redacted record reached the upstream:\n%s", body)
+	}
+	if !bytes.Contains(body, []byte(`"tool_use"`)) || !bytes.Contains(body, []byte(`"tool_result"`)) {
+		t.Errorf("the client's tool call and result are not in the upstream's request:\n%s", body)
+	}
+}
+
+// TestRestoreEdited: a client that changed its copy of the reply, naming
+// the conversation itself, sends what it changed, not the record.
+func TestRestoreEdited(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	h, conv := toolTurn(t, rg, func(m *convo.Message) {
+		for i := range m.Parts {
+			if m.Parts[i].Type == convo.TypeText {
+				m.Parts[i].Text = "Checking Paris."
+			}
+		}
+	})
+	body := secondBody(t, rg, h, map[string]string{"Convo-Conversation": conv})
+	if bytes.Contains(body, []byte(signature)) || !bytes.Contains(body, []byte("Checking Paris.")) {
+		t.Errorf("the upstream did not get the client's edited reply:\n%s", body)
+	}
+}
+
+// TestRestoreMadeUpIDs: a Gemini reply's function calls have no ids, so
+// convo makes some up, and an Ollama client that sends them back without
+// ids gets others made up. When the next turn goes to an upstream that
+// pairs results with calls by id (the route changed to Anthropic), the
+// stored reply restored in place of the client's copy must take the ids
+// the client's results name.
+func TestRestoreMadeUpIDs(t *testing.T) {
+	rg := newRig(t, "gemini", nil)
+	var err error
+	if rg.up.plain, err = os.ReadFile("../provider/gemini/testdata/replies/tools.json"); err != nil {
+		t.Fatal(err)
+	}
+	claude := newFake(t, "anthropic")
+	gw, err := gateway.New(gateway.Options{
+		Config: gateway.Config{
+			Upstreams: []gateway.Upstream{{Name: "g", Protocol: "gemini", URL: rg.up.URL}, {Name: "a", Protocol: "anthropic", URL: claude.URL}},
+			Routes:    []gateway.Route{{Model: "gemini-*", Upstream: "g"}, {Model: "*", Upstream: "a"}},
+		},
+		Store:  rg.st,
+		Tokens: map[string]string{token: tenant},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	rg.gw, rg.srv = gw, srv
+
+	h := convo.History{convo.User("Weather and time in Paris?")}
+	resp := rg.post(t, "ollama", "gemini-3-flash", requestBody(t, "ollama", "gemini-3-flash", h, false), false, nil)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	second := `{"model":"claude-sonnet-4-5","stream":false,"messages":[{"role":"user","content":"Weather and time in Paris?"},` +
+		`{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Paris"}}},{"function":{"name":"get_time","arguments":{"zone":"Europe/Paris"}}}]},` +
+		`{"role":"tool","content":"{\"temp_c\":18}","tool_name":"get_weather"},{"role":"tool","content":"{\"time\":\"10:00\",\"temp_c\":18}","tool_name":"get_time"}]}`
+	resp = rg.post(t, "ollama", "claude-sonnet-4-5", []byte(second), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("second turn: status %d: %s", resp.StatusCode, got)
+	}
+	if c := resp.Header.Get("Convo-Conversation"); c == "" {
+		t.Fatal("no conversation")
+	}
+	checkPaired(t, "anthropic", *claude.lastBody.Load())
+}
