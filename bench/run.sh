@@ -26,11 +26,17 @@ mkdir -p "$results"
 if [ -z "${REPORT_ONLY:-}" ]; then
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-rm -f "$results"/*.txt "$results"/fidelity.jsonl "$results"/machine.env
 
 # module dir : package dir, relative to bench/. growth is not among them: it
 # is measured by its own interleaved test, below.
 pkgs=(".:persist" ".:request" ".:stream" ".:tokencount" "genkit:.")
+# Only what this script writes goes: gateway.txt (bench/gateway), record.txt
+# (the store's Record benchmark) and tools.txt come from their own commands,
+# named in their first lines or in docs/benchmarks.md.
+for p in "${pkgs[@]}"; do
+	rm -f "$results/$(basename "$(cd "${p%%:*}/${p#*:}" && pwd)").txt"
+done
+rm -f "$results"/growth.txt "$results"/fidelity.jsonl "$results"/machine.env
 
 echo "== tests (the equality and fidelity checks behind the numbers)"
 go test -count=1 ./...
