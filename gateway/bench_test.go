@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,7 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/cputime"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
 
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/store"
@@ -72,14 +76,18 @@ func BenchmarkGateway(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer gw.Close(context.Background())
-	// The requests of bench/gateway.
-	bodies := map[string]string{
-		"openai-chat": `{"model":"claude-bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Weather in Paris?"}]}`,
-		"anthropic":   `{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`,
+	// The requests of bench/gateway, and a Chat client's next turn of a
+	// conversation stored beforehand (the reply, with its signed thinking,
+	// then the tool's result): the gateway finds it, restores the reply
+	// from the store and translates.
+	bodies := map[string][]byte{
+		"translate":   []byte(`{"model":"claude-bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Weather in Paris?"}]}`),
+		"passthrough": []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`),
+		"continue":    continued(b, st, data),
 	}
-	for _, mode := range []string{"translate", "passthrough"} {
-		client := map[string]string{"translate": "openai-chat", "passthrough": "anthropic"}[mode]
-		body := []byte(bodies[client])
+	for _, mode := range []string{"translate", "passthrough", "continue"} {
+		client := map[string]string{"translate": "openai-chat", "passthrough": "anthropic", "continue": "openai-chat"}[mode]
+		body := bodies[mode]
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cputime.Process()
@@ -99,4 +107,29 @@ func BenchmarkGateway(b *testing.B) {
 			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// continued stores a conversation — a question and the Anthropic reply in
+// data — as the gateway records it, and returns an OpenAI Chat client's
+// next request: the reply as the client got it and its tool call's result.
+func continued(b *testing.B, st store.Store, data []byte) []byte {
+	acc, err := all.Lookup("anthropic")
+	if err != nil {
+		b.Fatal(err)
+	}
+	reply, _, err := acc.ReadStream(bytes.NewReader(data), provider.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := convo.History{convo.User("Weather in Paris?"), reply}
+	meta, _ := json.Marshal(map[string]string{"convo_gateway_fingerprint": gateway.Fingerprint(h)})
+	res := st.Batch(context.Background(), []store.Write{{Tenant: tenant, ID: "conv-bench", Create: true, Messages: h, Meta: meta}})
+	if res[0].Err != nil {
+		b.Fatal(res[0].Err)
+	}
+	var results []convo.Part
+	for _, c := range reply.ToolCalls() {
+		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
+	}
+	return requestBody(b, "openai-chat", "claude-bench", append(h, convo.ToolResults(results...)), true)
 }

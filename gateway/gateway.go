@@ -344,11 +344,14 @@ type exchange struct {
 	reqWarns []provider.Warning
 	asked    int64 // the replies the request asked for (n, candidateCount)
 	// continued is how many messages of history the stored conversation
-	// holds, when the request continues one.
-	continued int
-	rec       *record
-	start     time.Time
-	upStart   time.Time // when the upstream request was sent
+	// holds, when the request continues one; continuedFP is their
+	// fingerprint when the conversation was found by it ("" when the
+	// request does not extend what is stored).
+	continued   int
+	continuedFP string
+	rec         *record
+	start       time.Time
+	upStart     time.Time // when the upstream request was sent
 }
 
 // endpoint serves the client endpoint of protocol name; x comes with its
@@ -450,20 +453,20 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 	n := 0
 	if id := r.Header.Get("Convo-Conversation"); id != "" {
 		rec.conv = id
-		stored, err := g.rec.stored(r.Context(), x.tenant, id, x.history)
+		stored, fp, err := g.rec.stored(r.Context(), x.tenant, id, x.history)
 		switch {
 		case err != nil:
 			g.log.Warn("gateway: conversation lookup failed", "err", err)
 		case stored >= 0:
-			rec.exists, n = true, stored
+			rec.exists, n, x.continuedFP = true, stored, fp
 		}
 	} else {
-		conv, stored, err := g.rec.lookup(r.Context(), x.tenant, x.history)
+		conv, stored, fp, err := g.rec.lookup(r.Context(), x.tenant, x.history)
 		if err != nil {
 			g.log.Warn("gateway: conversation lookup failed", "err", err)
 		}
 		if conv != "" {
-			rec.conv, rec.exists, n = conv, true, stored
+			rec.conv, rec.exists, n, x.continuedFP = conv, true, stored, fp
 		} else {
 			rec.conv = store.NewID("conv")
 		}
@@ -526,7 +529,7 @@ func (g *Gateway) pairResults(ctx context.Context, x *exchange, n int) {
 	if len(made) == 0 {
 		return
 	}
-	last, ok := g.rec.last(ctx, x.tenant, x.rec.conv)
+	last, _, ok := g.rec.last(ctx, x.tenant, x.rec.conv)
 	if !ok {
 		return
 	}

@@ -168,6 +168,7 @@ type recorder struct {
 
 	cacheMu sync.Mutex
 	cache   map[string]string // tenant \x00 fingerprint -> conversation id
+	replies replies           // the reply each conversation's last write ended with
 
 	recorded, dropped, failed atomic.Int64
 }
@@ -240,12 +241,12 @@ func (rc *recorder) remember(tenant, fp, conv string) {
 
 // lookup finds the stored conversation a request continues: the one whose
 // fingerprint is that of the longest prefix of h ending with an assistant
-// message. It returns the conversation's id and how many messages of h it
-// holds.
-func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) (string, int, error) {
+// message. It returns the conversation's id, how many messages of h it
+// holds and that prefix's fingerprint.
+func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) (conv string, n int, fp string, err error) {
 	sums, lens := prefixes(h)
 	if len(sums) == 0 {
-		return "", 0, nil // nothing a provider answered: a new conversation
+		return "", 0, "", nil // nothing a provider answered: a new conversation
 	}
 	deadline := time.NewTimer(waitPending)
 	defer deadline.Stop()
@@ -255,12 +256,12 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 			conv, ok := rc.cache[tenant+"\x00"+fp]
 			rc.cacheMu.Unlock()
 			if ok {
-				return conv, lens[i], nil
+				return conv, lens[i], fp, nil
 			}
 		}
 		again, err := rc.waitWritten(ctx, tenant, deadline)
 		if err != nil {
-			return "", 0, err
+			return "", 0, "", err
 		}
 		if !again {
 			break
@@ -271,14 +272,14 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 	for i, fp := range sums[:min(2, len(sums))] {
 		cs, _, err := rc.st.List(ctx, tenant, store.ListOptions{Limit: 1, Meta: fingerprintMeta(fp)})
 		if err != nil {
-			return "", 0, err
+			return "", 0, "", err
 		}
 		if len(cs) > 0 {
 			rc.remember(tenant, fp, cs[0].ID)
-			return cs[0].ID, lens[i], nil
+			return cs[0].ID, lens[i], fp, nil
 		}
 	}
-	return "", 0, nil
+	return "", 0, "", nil
 }
 
 // waitWritten waits, while the tenant has records queued, until the writer
@@ -308,16 +309,17 @@ func (rc *recorder) waitWritten(ctx context.Context, tenant string, deadline *ti
 }
 
 // stored returns how many messages of h the conversation conv holds, by its
-// recorded fingerprint; -1 when it does not exist. It waits for the
-// tenant's queued records first, as lookup does: the conversation may be
-// one of them.
-func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History) (int, error) {
+// recorded fingerprint, and the fingerprint when it is that of those
+// messages (not when h does not extend what is stored); -1 when the
+// conversation does not exist. It waits for the tenant's queued records
+// first, as lookup does: the conversation may be one of them.
+func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History) (int, string, error) {
 	deadline := time.NewTimer(waitPending)
 	defer deadline.Stop()
 	for {
 		again, err := rc.waitWritten(ctx, tenant, deadline)
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		if !again {
 			break
@@ -325,41 +327,49 @@ func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.His
 	}
 	c, err := rc.st.Get(ctx, tenant, conv)
 	if errors.Is(err, store.ErrNotFound) {
-		return -1, nil
+		return -1, "", nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	var meta map[string]json.RawMessage
-	_ = json.Unmarshal(c.Meta, &meta)
-	var fp string
-	_ = json.Unmarshal(meta[metaKey], &fp)
+	fp := metaFingerprint(c.Meta)
 	sums, lens := prefixes(h)
 	for i, s := range sums {
 		if s == fp {
-			return lens[i], nil
+			return lens[i], fp, nil
 		}
 	}
 	// The request does not extend what is stored (the client edited its
 	// history): its last turn — the messages after its last assistant
 	// message — is what is new.
 	if len(lens) > 0 {
-		return lens[0], nil
+		return lens[0], "", nil
 	}
-	return 0, nil
+	return 0, "", nil
 }
 
-// last returns the last message stored in conversation conv.
-func (rc *recorder) last(ctx context.Context, tenant, conv string) (convo.Message, bool) {
+// metaFingerprint is the fingerprint a conversation's metadata records, or
+// "".
+func metaFingerprint(meta json.RawMessage) string {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(meta, &m)
+	var fp string
+	_ = json.Unmarshal(m[metaKey], &fp)
+	return fp
+}
+
+// last returns the last message stored in conversation conv, and the
+// conversation's fingerprint.
+func (rc *recorder) last(ctx context.Context, tenant, conv string) (convo.Message, string, bool) {
 	c, err := rc.st.Get(ctx, tenant, conv)
 	if err != nil || c.Messages == 0 {
-		return convo.Message{}, false
+		return convo.Message{}, "", false
 	}
 	tail, _, err := rc.st.Load(ctx, tenant, conv, c.Messages-1)
 	if err != nil || len(tail) != 1 {
-		return convo.Message{}, false
+		return convo.Message{}, "", false
 	}
-	return tail[0], true
+	return tail[0], metaFingerprint(c.Meta), true
 }
 
 // maxBatch bounds the records written in one store batch: enough that a
@@ -456,6 +466,7 @@ func (rc *recorder) writeBatch(batch []*record) {
 		if fps[i] != "" {
 			rc.remember(rec.tenant, fps[i], rec.conv)
 		}
+		rc.replies.put(rec.tenant, rec.conv, fps[i], writes[i].Messages)
 		if len(forks[i]) > 0 {
 			// The reply, and the failure recorded after it if any, end
 			// the conversation as this write left it.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -25,11 +26,17 @@ import (
 // reasoning is left out).
 func (g *Gateway) restore(ctx context.Context, x *exchange, req *provider.Request) {
 	n := x.continued
-	if n == 0 || n > len(req.History) || req.History[n-1].Role != convo.RoleAssistant {
+	if n == 0 || x.continuedFP == "" || n > len(req.History) || req.History[n-1].Role != convo.RoleAssistant {
 		return
 	}
-	stored, ok := g.rec.last(ctx, x.tenant, x.rec.conv)
-	if !ok || stored.Role != convo.RoleAssistant || redacted(stored.Native, stored.Parts) {
+	stored, fp, ok := g.rec.replies.take(x.tenant, x.rec.conv)
+	if !ok {
+		stored, fp, ok = g.rec.last(ctx, x.tenant, x.rec.conv)
+	}
+	// The conversation must end where the request's stored part does: a
+	// client sending an older turn again (a retry, another branch) gets no
+	// later reply in its place.
+	if !ok || fp != x.continuedFP || stored.Role != convo.RoleAssistant || redacted(stored.Native, stored.Parts) {
 		return
 	}
 	start := n - 1
@@ -47,6 +54,7 @@ func (g *Gateway) restore(ctx context.Context, x *exchange, req *provider.Reques
 		calls = append(calls, sent[i].ToolCalls()...)
 	}
 	k := 0
+	stored.Parts = slices.Clone(stored.Parts) // the cached or loaded copy stays as stored
 	for i := range stored.Parts {
 		if p := &stored.Parts[i]; p.Type == convo.TypeToolCall && !p.IsServerTool() && k < len(calls) {
 			p.ID = calls[k].ID
@@ -70,4 +78,70 @@ func redacted(n convo.Native, parts []convo.Part) bool {
 		}
 	}
 	return false
+}
+
+// replies keeps, per conversation, the reply its last recorded write ended
+// with, as stored: the next request of a conversation translated through a
+// tool loop restores it without reading the store back (a read of the last
+// message cost about 90 µs of CPU, as much as the rest of the exchange). A
+// request takes the entry it uses; a miss (another gateway recorded it, a
+// retry, a write that ended with a failure) reads the store. Bounded in
+// bytes, cleared when full, as the fingerprint cache is.
+type replies struct {
+	mu    sync.Mutex
+	m     map[string]kept // by tenant \x00 conversation
+	bytes int
+}
+
+// kept is a conversation's reply and the conversation's fingerprint with it.
+type kept struct {
+	reply convo.Message
+	fp    string
+}
+
+// maxReplyCache bounds the bytes (estimated) replies keeps; one reply
+// larger than maxReplyEntry is not kept.
+const (
+	maxReplyCache = 32 << 20
+	maxReplyEntry = 1 << 20
+)
+
+// put notes the messages a write stored in a conversation, whose
+// fingerprint is now fp: its reply when they end with one, or that there is
+// none to restore.
+func (r *replies) put(tenant, conv, fp string, msgs []convo.Message) {
+	key := tenant + "\x00" + conv
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.m[key]; ok {
+		r.bytes -= old.reply.EstimatedBytes()
+		delete(r.m, key)
+	}
+	if fp == "" || len(msgs) == 0 || msgs[len(msgs)-1].Role != convo.RoleAssistant {
+		return
+	}
+	m := msgs[len(msgs)-1]
+	n := m.EstimatedBytes()
+	if n > maxReplyEntry {
+		return
+	}
+	if r.m == nil || r.bytes+n > maxReplyCache {
+		r.m, r.bytes = map[string]kept{}, 0
+	}
+	r.m[key] = kept{m, fp}
+	r.bytes += n
+}
+
+// take returns and forgets the reply kept for a conversation, and the
+// conversation's fingerprint with it.
+func (r *replies) take(tenant, conv string) (convo.Message, string, bool) {
+	key := tenant + "\x00" + conv
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k, ok := r.m[key]
+	if ok {
+		r.bytes -= k.reply.EstimatedBytes()
+		delete(r.m, key)
+	}
+	return k.reply, k.fp, ok
 }

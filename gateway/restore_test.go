@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/gateway"
@@ -132,4 +133,36 @@ func TestRestoreMadeUpIDs(t *testing.T) {
 		t.Fatal("no conversation")
 	}
 	checkPaired(t, "anthropic", *claude.lastBody.Load())
+}
+
+// TestRestoreOlderTurn: a client that sends an earlier turn again (a retry
+// after the conversation went on, or another branch) continues the
+// conversation at that turn, and gets no later reply in place of its copy,
+// even one that reads the same: the second reply here has the first's text
+// and tool call with another signature.
+func TestRestoreOlderTurn(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	h, _ := toolTurn(t, rg, nil)
+	const later = "EqQBsecondTurnSignature0000000000000000"
+	rg.up.plain = bytes.ReplaceAll(rg.up.plain, []byte(signature), []byte(later))
+	secondBody(t, rg, h, nil)
+	for i := 0; rg.gw.Stats().Recorded < 2 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond) // the second reply recorded, and kept for a next turn
+	}
+	if body := secondBody(t, rg, h, nil); bytes.Contains(body, []byte(later)) {
+		t.Errorf("the later reply was put in place of the earlier one:\n%s", body)
+	}
+}
+
+// TestRestoreAfterRestart: a gateway that did not record the reply itself
+// (restarted, or another one behind the same load balancer) reads it from
+// the store.
+func TestRestoreAfterRestart(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	h, _ := toolTurn(t, rg, nil)
+	rg.drain(t)
+	rg2 := newRig(t, "anthropic", func(o *gateway.Options) { o.Store = rg.st })
+	if body := secondBody(t, rg2, h, nil); !bytes.Contains(body, []byte(signature)) {
+		t.Errorf("the stored reply was not restored:\n%s", body)
+	}
 }
