@@ -73,7 +73,7 @@ func replyParts(m *convo.Message) ([]byte, []citedPart) {
 			if p.Type == convo.TypeText {
 				textAt += len(p.Text)
 			}
-			add(append(jsonx.AppendString([]byte(`{"text":`), p.Text), '}'))
+			add(withSignature(jsonx.AppendString([]byte(`{"text":`), p.Text), p))
 		case convo.TypeReasoning:
 			if b := thoughtPart(p); b != nil {
 				add(b)
@@ -122,5 +122,20 @@ func functionCall(p *convo.Part) []byte {
 	b = jsonx.AppendString(b, p.Name)
 	b = append(b, `,"args":`...)
 	b = append(b, args...)
-	return append(b, "}}"...)
+	return withSignature(append(b, '}'), p)
+}
+
+// withSignature closes a part object with the thoughtSignature the part
+// kept from Gemini (Decode keeps it in Native on any part but a thought),
+// so that it goes back on the part it came on: Gemini 3 wants the
+// signatures of a turn's function calls returned with them.
+func withSignature(b []byte, p *convo.Part) []byte {
+	sig := nativeMember(p.Native, "thoughtSignature")
+	if sig == nil {
+		sig = nativeMember(p.Native, "thought_signature")
+	}
+	if len(sig) > 1 && sig[0] == '"' {
+		b = append(append(b, `,"thoughtSignature":`...), sig...)
+	}
+	return append(b, '}')
 }
