@@ -159,7 +159,7 @@ type recorder struct {
 	done     chan struct{}
 	mu       sync.Mutex // guards closed, the send side of q, pending, bytes and written
 	closed   bool
-	pending  map[string]int // records queued and not written, by tenant
+	pending  map[string]int // records queued and not written, by tenant and by tenant \x00 conversation
 	bytes    int64          // the footprint of the records queued and not written
 	maxBytes int64          // the bound on bytes
 	written  chan struct{}  // closed (and replaced) whenever a record is written
@@ -223,6 +223,7 @@ func (rc *recorder) offer(rec *record) (dropped string) {
 	select {
 	case rc.q <- rec:
 		rc.pending[rec.tenant]++
+		rc.pending[rec.tenant+"\x00"+rec.conv]++
 		rc.bytes += rec.size
 		return ""
 	default:
@@ -282,14 +283,15 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 	return "", 0, "", nil
 }
 
-// waitWritten waits, while the tenant has records queued, until the writer
-// has written a batch, and reports whether it did: a client that sends its
-// next turn the moment a reply ends can be quicker than the writer. The
-// wait is short and bounded (deadline), and comes before the upstream
-// request.
-func (rc *recorder) waitWritten(ctx context.Context, tenant string, deadline *time.Timer) (bool, error) {
+// waitWritten waits, while a tenant (key: its name) or one of its
+// conversations (tenant \x00 conversation) has records queued, until the
+// writer has written a batch, and reports whether it did: a client that
+// sends its next turn the moment a reply ends can be quicker than the
+// writer. The wait is short and bounded (deadline), and comes before the
+// upstream request.
+func (rc *recorder) waitWritten(ctx context.Context, key string, deadline *time.Timer) (bool, error) {
 	rc.mu.Lock()
-	n, written := rc.pending[tenant], rc.written
+	n, written := rc.pending[key], rc.written
 	rc.mu.Unlock()
 	if n == 0 {
 		return false, nil
@@ -311,20 +313,29 @@ func (rc *recorder) waitWritten(ctx context.Context, tenant string, deadline *ti
 // stored returns how many messages of h the conversation conv holds, by its
 // recorded fingerprint, and the fingerprint when it is that of those
 // messages (not when h does not extend what is stored); -1 when the
-// conversation does not exist. It waits for the tenant's queued records
-// first, as lookup does: the conversation may be one of them.
+// conversation does not exist. When h does not extend what is stored yet
+// and the conversation has records queued, it waits for them, as lookup
+// does, and looks again.
 func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History) (int, string, error) {
 	deadline := time.NewTimer(waitPending)
 	defer deadline.Stop()
 	for {
-		again, err := rc.waitWritten(ctx, tenant, deadline)
+		n, fp, err := rc.storedNow(ctx, tenant, conv, h)
+		if err != nil || fp != "" {
+			return n, fp, err
+		}
+		again, err := rc.waitWritten(ctx, tenant+"\x00"+conv, deadline)
 		if err != nil {
 			return 0, "", err
 		}
 		if !again {
-			break
+			return n, fp, nil
 		}
 	}
+}
+
+// storedNow is stored without the wait.
+func (rc *recorder) storedNow(ctx context.Context, tenant, conv string, h convo.History) (int, string, error) {
 	c, err := rc.st.Get(ctx, tenant, conv)
 	if errors.Is(err, store.ErrNotFound) {
 		return -1, "", nil
@@ -391,8 +402,10 @@ func (rc *recorder) run() {
 		rc.mu.Lock()
 		for _, rec := range batch {
 			rc.bytes -= rec.size
-			if rc.pending[rec.tenant]--; rc.pending[rec.tenant] <= 0 {
-				delete(rc.pending, rec.tenant)
+			for _, key := range [...]string{rec.tenant, rec.tenant + "\x00" + rec.conv} {
+				if rc.pending[key]--; rc.pending[key] <= 0 {
+					delete(rc.pending, key)
+				}
 			}
 		}
 		close(rc.written)
