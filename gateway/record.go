@@ -63,6 +63,7 @@ type record struct {
 	span *exchangeSpan // for the exchange's span, when the gateway makes spans
 	mode RecordMode    // "" is full
 	size int64         // what it holds, counted against the queue's bytes (footprint)
+	seq  uint64        // its place in the queue: records are written in this order
 }
 
 // Sizes of what a queued record holds besides its bytes.
@@ -157,14 +158,16 @@ type recorder struct {
 	policy   policy            // what is kept: modes and redaction
 	q        chan *record
 	done     chan struct{}
-	mu       sync.Mutex // guards closed, the send side of q, pending, bytes and written
+	mu       sync.Mutex // guards closed, the send side of q, seq, queued, wrote, bytes and written
 	closed   bool
-	pending  map[string]int // records queued and not written, by tenant and by tenant \x00 conversation
-	bytes    int64          // the footprint of the records queued and not written
-	maxBytes int64          // the bound on bytes
-	written  chan struct{}  // closed (and replaced) whenever a record is written
-	delay    time.Duration  // how long an idle writer waits to fill a batch (≤ 0: not at all)
-	hurry    chan struct{}  // a lookup waits for a batch: write it now
+	seq      uint64            // the last record queued
+	queued   map[string]uint64 // the last record queued and not written, by tenant and by tenant \x00 conversation
+	wrote    uint64            // the last record written (records are written in queue order)
+	bytes    int64             // the footprint of the records queued and not written
+	maxBytes int64             // the bound on bytes
+	written  chan struct{}     // closed (and replaced) whenever a record is written
+	delay    time.Duration     // how long an idle writer waits to fill a batch (≤ 0: not at all)
+	hurry    chan struct{}     // a lookup waits for a batch: write it now
 
 	cacheMu sync.Mutex
 	cache   map[string]string // tenant \x00 fingerprint -> conversation id
@@ -183,7 +186,7 @@ const maxCache = 1 << 16
 
 func newRecorder(st store.Store, size int, maxBytes int64, delay time.Duration, log *slog.Logger) *recorder {
 	rc := &recorder{st: st, log: log, q: make(chan *record, size), done: make(chan struct{}), cache: map[string]string{},
-		pending: map[string]int{}, maxBytes: maxBytes, written: make(chan struct{}), delay: delay, hurry: make(chan struct{}, 1)}
+		queued: map[string]uint64{}, maxBytes: maxBytes, written: make(chan struct{}), delay: delay, hurry: make(chan struct{}, 1)}
 	go rc.run()
 	return rc
 }
@@ -222,8 +225,10 @@ func (rc *recorder) offer(rec *record) (dropped string) {
 	}
 	select {
 	case rc.q <- rec:
-		rc.pending[rec.tenant]++
-		rc.pending[rec.tenant+"\x00"+rec.conv]++
+		rc.seq++
+		rec.seq = rc.seq
+		rc.queued[rec.tenant] = rec.seq
+		rc.queued[rec.tenant+"\x00"+rec.conv] = rec.seq
 		rc.bytes += rec.size
 		return ""
 	default:
@@ -249,6 +254,7 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 	if len(sums) == 0 {
 		return "", 0, "", nil // nothing a provider answered: a new conversation
 	}
+	target := rc.queuedBefore(tenant)
 	deadline := time.NewTimer(waitPending)
 	defer deadline.Stop()
 	for {
@@ -260,7 +266,9 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 				return conv, lens[i], fp, nil
 			}
 		}
-		again, err := rc.waitWritten(ctx, tenant, deadline)
+		// The conversation may be among the tenant's records queued
+		// before this request: look again once they are written.
+		again, err := rc.waitWritten(ctx, target, deadline)
 		if err != nil {
 			return "", 0, "", err
 		}
@@ -283,30 +291,42 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 	return "", 0, "", nil
 }
 
-// waitWritten waits, while a tenant (key: its name) or one of its
-// conversations (tenant \x00 conversation) has records queued, until the
-// writer has written a batch, and reports whether it did: a client that
-// sends its next turn the moment a reply ends can be quicker than the
-// writer. The wait is short and bounded (deadline), and comes before the
-// upstream request.
-func (rc *recorder) waitWritten(ctx context.Context, key string, deadline *time.Timer) (bool, error) {
+// queuedBefore is the last record a tenant (key: its name) or one of its
+// conversations (tenant \x00 conversation) has queued and not written,
+// or 0.
+func (rc *recorder) queuedBefore(key string) uint64 {
 	rc.mu.Lock()
-	n, written := rc.pending[key], rc.written
-	rc.mu.Unlock()
-	if n == 0 {
-		return false, nil
-	}
-	select {
-	case rc.hurry <- struct{}{}:
-	default: // already asked
-	}
-	select {
-	case <-written:
-		return true, nil
-	case <-deadline.C:
-		return false, nil
-	case <-ctx.Done():
-		return false, ctx.Err()
+	defer rc.mu.Unlock()
+	return rc.queued[key]
+}
+
+// waitWritten waits until record target (see queuedBefore) and those before
+// it are written, and reports whether it waited: a client that sends its
+// next turn the moment a reply ends can be quicker than the writer. Records
+// queued after target are not waited for, so a tenant's steady traffic
+// holds no request up. The wait is short and bounded (deadline), and comes
+// before the upstream request.
+func (rc *recorder) waitWritten(ctx context.Context, target uint64, deadline *time.Timer) (bool, error) {
+	waited := false
+	for {
+		rc.mu.Lock()
+		wrote, written := rc.wrote, rc.written
+		rc.mu.Unlock()
+		if wrote >= target {
+			return waited, nil
+		}
+		waited = true
+		select {
+		case rc.hurry <- struct{}{}:
+		default: // already asked
+		}
+		select {
+		case <-written:
+		case <-deadline.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
 	}
 }
 
@@ -317,6 +337,7 @@ func (rc *recorder) waitWritten(ctx context.Context, key string, deadline *time.
 // and the conversation has records queued, it waits for them, as lookup
 // does, and looks again.
 func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History) (int, string, error) {
+	target := rc.queuedBefore(tenant + "\x00" + conv)
 	deadline := time.NewTimer(waitPending)
 	defer deadline.Stop()
 	for {
@@ -324,7 +345,7 @@ func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.His
 		if err != nil || fp != "" {
 			return n, fp, err
 		}
-		again, err := rc.waitWritten(ctx, tenant+"\x00"+conv, deadline)
+		again, err := rc.waitWritten(ctx, target, deadline)
 		if err != nil {
 			return 0, "", err
 		}
@@ -402,9 +423,10 @@ func (rc *recorder) run() {
 		rc.mu.Lock()
 		for _, rec := range batch {
 			rc.bytes -= rec.size
+			rc.wrote = rec.seq
 			for _, key := range [...]string{rec.tenant, rec.tenant + "\x00" + rec.conv} {
-				if rc.pending[key]--; rc.pending[key] <= 0 {
-					delete(rc.pending, key)
+				if rc.queued[key] == rec.seq {
+					delete(rc.queued, key)
 				}
 			}
 		}

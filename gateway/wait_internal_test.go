@@ -1,0 +1,71 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store"
+)
+
+// gatedStore holds each Batch until the test lets it through.
+type gatedStore struct {
+	store.Store
+	entered chan int // the number of writes of each Batch that starts
+	release chan struct{}
+}
+
+func (g *gatedStore) Batch(_ context.Context, writes []store.Write) []store.WriteResult {
+	g.entered <- len(writes)
+	<-g.release
+	return make([]store.WriteResult, len(writes))
+}
+
+// TestWaitWrittenOnlyEarlier: a request waits for the records its tenant
+// queued before it, not for those queued while it waits, so a tenant's
+// steady traffic holds no request up until the bound.
+func TestWaitWrittenOnlyEarlier(t *testing.T) {
+	st := &gatedStore{entered: make(chan int), release: make(chan struct{})}
+	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() {
+		close(st.release)
+		go func() {
+			for range st.entered {
+			}
+		}()
+		_ = rc.close(context.Background())
+	})
+	rec := func(conv string) *record {
+		m := convo.Assistant("hi")
+		return &record{tenant: "t", conv: conv, mode: RecordFull, reply: &m}
+	}
+	rc.enqueue(rec("c1"))
+	target := rc.queuedBefore("t")
+	if target == 0 {
+		t.Fatal("nothing queued")
+	}
+	done := make(chan bool)
+	go func() {
+		deadline := time.NewTimer(waitPending)
+		defer deadline.Stop()
+		waited, _ := rc.waitWritten(context.Background(), target, deadline)
+		done <- waited
+	}()
+	if n := <-st.entered; n != 1 { // c1 alone: c2 comes after
+		t.Fatalf("first batch of %d writes", n)
+	}
+	rc.enqueue(rec("c2")) // queued after the request: its batch is held
+	st.release <- struct{}{}
+	select {
+	case waited := <-done:
+		if !waited {
+			t.Error("the wait ended at its bound, not when the earlier record was written")
+		}
+	case <-time.After(waitPending / 2):
+		t.Fatal("the request waited for a record queued after it")
+	}
+	<-st.entered // c2's batch, held until cleanup
+}
