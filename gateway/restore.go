@@ -21,7 +21,8 @@ import (
 // message is restored — the one those rules ask for, which a client's
 // protocol may have split into several (a Responses client sends an item
 // each) — and only from a stored reply that is its whole self: the same
-// content as the client's copy (one fingerprint) and nothing redacted.
+// content as the client's copy (one fingerprint), the end of what is
+// stored, and nothing redacted.
 // The upstream's codec applies the usual rules to it (another provider's
 // reasoning is left out).
 func (g *Gateway) restore(ctx context.Context, x *exchange, req *provider.Request) {
@@ -30,7 +31,9 @@ func (g *Gateway) restore(ctx context.Context, x *exchange, req *provider.Reques
 		return
 	}
 	stored, fp, ok := g.rec.replies.take(x.tenant, x.rec.conv)
-	if !ok {
+	if !ok || fp != x.continuedFP {
+		// Not kept, or kept before another gateway wrote the
+		// conversation: the store says.
 		stored, fp, ok = g.rec.last(ctx, x.tenant, x.rec.conv)
 	}
 	// The conversation must end where the request's stored part does: a

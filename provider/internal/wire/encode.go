@@ -29,10 +29,9 @@ func Begin(dst []byte, n int) []byte {
 // Encode runs the steps of a codec's Encode around its own mapping:
 // provider.PrepareIndexed makes h ready for t, enc maps the prepared
 // history onto dst (see Begin; from maps its messages to h's, for error
-// paths), and
-// opts.Strict is checked against Prepare's warnings followed by own, the
-// format's warnings about h itself. Under Strict, a warning from Prepare
-// fails with all the warnings listed.
+// paths), and opts.Strict is checked against Prepare's warnings followed
+// by own, the format's warnings about h itself. Under Strict, a warning
+// from Prepare fails with all the warnings listed.
 func Encode(dst []byte, h convo.History, t provider.Target, opts provider.Options, own []provider.Warning,
 	enc func(dst []byte, ph convo.History, from []int) ([]byte, error)) ([]byte, []provider.Warning, error) {
 	ph, from, warns, err := provider.PrepareIndexed(h, t, opts)
