@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,31 +77,51 @@ func BenchmarkGateway(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer gw.Close(context.Background())
-	// The requests of bench/gateway, and a Chat client's next turn of a
+	serve := func(b *testing.B, client string, body []byte) {
+		req := httptest.NewRequest("POST", clientPath(client, "claude-bench", true), bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("X-Api-Key", token)
+		w := httptest.NewRecorder()
+		gw.ServeHTTP(w, req)
+		if w.Code != 200 || !strings.Contains(w.Body.String(), "get_weather") {
+			b.Fatalf("status %d: %s", w.Code, w.Body.String())
+		}
+	}
+	// The requests of bench/gateway; a Chat client's next turn of a
 	// conversation stored beforehand (the reply, with its signed thinking,
-	// then the tool's result): the gateway finds it, restores the reply
-	// from the store and translates.
+	// then the tool's result): the gateway finds it, reads the reply back
+	// from the store and translates; and a Chat client's two steps of a
+	// new tool loop each operation, the second restoring the reply the
+	// gateway kept from the first.
+	continues, loop := continued(b, st, data)
 	bodies := map[string][]byte{
 		"translate":   []byte(`{"model":"claude-bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Weather in Paris?"}]}`),
 		"passthrough": []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`),
-		"continue":    continued(b, st, data),
+		"continue":    continues,
 	}
-	for _, mode := range []string{"translate", "passthrough", "continue"} {
-		client := map[string]string{"translate": "openai-chat", "passthrough": "anthropic", "continue": "openai-chat"}[mode]
-		body := bodies[mode]
+	for _, mode := range []string{"translate", "passthrough", "continue", "loop"} {
+		client := map[string]string{"passthrough": "anthropic"}[mode]
+		if client == "" {
+			client = "openai-chat"
+		}
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cputime.Process()
-			for range b.N {
-				req := httptest.NewRequest("POST", clientPath(client, "claude-bench", true), bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Authorization", "Bearer "+token)
-				req.Header.Set("X-Api-Key", token)
-				w := httptest.NewRecorder()
-				gw.ServeHTTP(w, req)
-				if w.Code != 200 || !strings.Contains(w.Body.String(), "get_weather") {
-					b.Fatalf("status %d: %s", w.Code, w.Body.String())
+			var steps [][2][]byte
+			if mode == "loop" {
+				for i := range b.N {
+					steps = append(steps, loop(i))
 				}
+			}
+			b.ResetTimer()
+			cpu0 := cputime.Process()
+			for i := range b.N {
+				if mode != "loop" {
+					serve(b, client, bodies[mode])
+					continue
+				}
+				serve(b, client, steps[i][0])
+				serve(b, client, steps[i][1])
 			}
 			// The recording is written by another goroutine, at the
 			// same time: its CPU is counted, as in the gateway's process.
@@ -111,8 +132,9 @@ func BenchmarkGateway(b *testing.B) {
 
 // continued stores a conversation — a question and the Anthropic reply in
 // data — as the gateway records it, and returns an OpenAI Chat client's
-// next request: the reply as the client got it and its tool call's result.
-func continued(b *testing.B, st store.Store, data []byte) []byte {
+// next request: the reply as the client got it and its tool call's result;
+// and a function giving the two requests of such a loop on question i.
+func continued(b *testing.B, st store.Store, data []byte) ([]byte, func(i int) [2][]byte) {
 	acc, err := all.Lookup("anthropic")
 	if err != nil {
 		b.Fatal(err)
@@ -131,5 +153,11 @@ func continued(b *testing.B, st store.Store, data []byte) []byte {
 	for _, c := range reply.ToolCalls() {
 		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
 	}
-	return requestBody(b, "openai-chat", "claude-bench", append(h, convo.ToolResults(results...)), true)
+	next := func(h convo.History) []byte {
+		return requestBody(b, "openai-chat", "claude-bench", append(h, convo.ToolResults(results...)), true)
+	}
+	return next(h), func(i int) [2][]byte {
+		q := convo.History{convo.User("Weather in Paris? (" + strconv.Itoa(i) + ")")}
+		return [2][]byte{requestBody(b, "openai-chat", "claude-bench", q, true), next(append(q, reply))}
+	}
 }
