@@ -9,7 +9,10 @@
 // model to an upstream (Config). When the client's protocol is the
 // upstream's, the request and reply bytes pass through unchanged, the
 // reply streamed to the client chunk by chunk as it arrives while a copy
-// is kept for the recording.
+// is kept for the recording. Otherwise the request and the reply are
+// translated, and a request that continues a recorded conversation gets
+// back the recorded reply where the client's protocol could not carry it
+// (reasoning signatures, encrypted reasoning).
 //
 // Recording happens off the request path: a handler hands the exchange to
 // a bounded queue that one writer drains into the store. A request whose
