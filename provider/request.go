@@ -199,6 +199,20 @@ type RequestCodec interface {
 	DecodeRequest(body []byte, opts Options) (*Request, []Warning, error)
 }
 
+// RequestAppender is a RequestCodec that also writes a whole request body
+// into a buffer the caller hands back. Every codec convo ships implements
+// it.
+type RequestAppender interface {
+	RequestCodec
+	// AppendRequest appends the body EncodeRequest returns for r to dst and
+	// returns the extended buffer; on an error it returns dst as it was.
+	// A program that sends a long conversation again and again can hand
+	// the same buffer back (buf[:0]) once the request it was sent with is
+	// done: the body is then written into memory already in use rather
+	// than a new buffer its size, which the runtime must clear first.
+	AppendRequest(dst []byte, r *Request, opts Options) ([]byte, []Warning, error)
+}
+
 // Float returns a pointer to f, for Request's optional settings.
 func Float(f float64) *float64 { return &f }
 

@@ -1,9 +1,11 @@
 package all
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -95,6 +97,73 @@ func TestEncodeRequestOneBody(t *testing.T) {
 			} else {
 				t.Logf("allocated %.2f× the body", ratio)
 			}
+			// Handed back a buffer large enough, the body takes no new memory.
+			buf := make([]byte, 0, 2*len(body))
+			least = math.MaxUint64
+			for range 3 {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				b, _, err := to.(provider.RequestAppender).AppendRequest(buf[:0], r, provider.Options{})
+				runtime.ReadMemStats(&after)
+				if err != nil || !bytes.Equal(b, body) || &b[0] != &buf[:1][0] {
+					t.Fatalf("AppendRequest into a buffer handed back: %v, same body %v, same buffer %v", err, bytes.Equal(b, body), &b[0] == &buf[:1][0])
+				}
+				least = min(least, after.TotalAlloc-before.TotalAlloc)
+			}
+			if ratio := float64(least) / float64(len(body)); ratio > 0.5 {
+				t.Errorf("AppendRequest into a buffer handed back allocated %.2f× the body", ratio)
+			} else {
+				t.Logf("handed a buffer back: %.2f× the body", ratio)
+			}
 		})
+	}
+}
+
+// TestAppendRequest: every format appends to a buffer the very body and
+// warnings EncodeRequest returns, leaves the buffer as it was on an error,
+// and written into a buffer handed back allocates a fraction of the body
+// (every request in testdata/requests, to every format; the large request
+// of TestEncodeRequestOneBody for the allocations).
+func TestAppendRequest(t *testing.T) {
+	var reqs []*provider.Request
+	for _, path := range codectest.Files(t, "testdata/requests/*.json") {
+		base := strings.TrimSuffix(filepath.Base(path), ".json")
+		if strings.Contains(base, ".to.") {
+			continue
+		}
+		from, err := LookupRequest(strings.SplitN(base, ".", 2)[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := from.DecodeRequest(codectest.ReadFile(t, path), provider.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		reqs = append(reqs, r)
+	}
+	failed := 0
+	for _, c := range Formats() {
+		to, ok := c.(provider.RequestAppender)
+		if !ok {
+			t.Errorf("%s is no RequestAppender", c.Name())
+			continue
+		}
+		for i, r := range reqs {
+			want, wantWarns, wantErr := to.EncodeRequest(r, provider.Options{Strict: i%2 == 1})
+			got, warns, err := to.AppendRequest([]byte("kept"), r, provider.Options{Strict: i%2 == 1})
+			if wantErr != nil {
+				failed++
+				if err == nil || err.Error() != wantErr.Error() || string(got) != "kept" {
+					t.Errorf("%s, request %d: %q, %v; want the buffer as it was and %v", to.Name(), i, got, err, wantErr)
+				}
+				continue
+			}
+			if err != nil || string(got) != "kept"+string(want) || !reflect.DeepEqual(warns, wantWarns) {
+				t.Errorf("%s, request %d: %v\n got %s\nwant kept%s", to.Name(), i, err, got, want)
+			}
+		}
+	}
+	if failed == 0 {
+		t.Error("no request failed: the error case went untested")
 	}
 }

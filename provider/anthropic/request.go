@@ -51,6 +51,12 @@ func (messages) EncodeRequest(r *provider.Request, opts provider.Options) ([]byt
 	return request.EncodeRequest(r, opts)
 }
 
+// AppendRequest appends the body EncodeRequest returns to dst (see
+// provider.RequestAppender); on an error it returns dst as it was.
+func (messages) AppendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return request.AppendRequest(dst, r, opts)
+}
+
 // DecodeRequest reads a whole Messages request body. Members with no
 // Request field are kept in Native["anthropic"]; server tools (web search,
 // code execution, …) are kept whole as tools of type "anthropic:<type>".

@@ -48,6 +48,12 @@ func (converse) EncodeRequest(r *provider.Request, opts provider.Options) ([]byt
 	return request.EncodeRequest(r, opts)
 }
 
+// AppendRequest appends the body EncodeRequest returns to dst (see
+// provider.RequestAppender); on an error it returns dst as it was.
+func (converse) AppendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return request.AppendRequest(dst, r, opts)
+}
+
 // DecodeRequest reads a whole Converse request body. Members with no
 // Request field are kept in Native["bedrock"].
 func (converse) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {

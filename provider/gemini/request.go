@@ -38,6 +38,12 @@ func (generateContent) EncodeRequest(r *provider.Request, opts provider.Options)
 	return request.EncodeRequest(r, opts)
 }
 
+// AppendRequest appends the body EncodeRequest returns to dst (see
+// provider.RequestAppender); on an error it returns dst as it was.
+func (generateContent) AppendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return request.AppendRequest(dst, r, opts)
+}
+
 // DecodeRequest reads a whole generateContent request body. Members with
 // no Request field are kept in Native["gemini"]; tools other than function
 // declarations (googleSearch, codeExecution, …) are kept whole as tools of

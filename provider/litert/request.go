@@ -2,6 +2,7 @@ package litert
 
 import (
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // EncodeRequest returns the messages array for r's history. A LiteRT-LM
@@ -11,11 +12,17 @@ import (
 // warning (CodeSettingDropped; CodeCandidatesDropped for several
 // candidates), as are r's native members.
 func (conversation) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return conversation{}.AppendRequest(nil, r, opts)
+}
+
+// AppendRequest appends the body EncodeRequest returns to dst (see
+// provider.RequestAppender); on an error it returns dst as it was.
+func (conversation) AppendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	inner := opts
 	inner.Strict, inner.OnWarning, inner.Accept = false, nil, nil
-	out, warns, err := conversation{}.Encode(r.History, inner)
+	out, warns, err := wire.Encode(dst, r.History, target, inner, warnings(r.History, inner), encodePrepared)
 	if err != nil {
-		return nil, warns, err
+		return dst, warns, err
 	}
 	for _, s := range r.Settings() {
 		switch {
@@ -31,7 +38,7 @@ func (conversation) EncodeRequest(r *provider.Request, opts provider.Options) ([
 	}
 	warns, err = opts.Finish(warns)
 	if err != nil {
-		return nil, warns, err
+		return dst, warns, err
 	}
 	return out, warns, nil
 }

@@ -44,6 +44,12 @@ func (chat) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, [
 	return request.EncodeRequest(r, opts)
 }
 
+// AppendRequest appends the body EncodeRequest returns to dst (see
+// provider.RequestAppender); on an error it returns dst as it was.
+func (chat) AppendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return request.AppendRequest(dst, r, opts)
+}
+
 // DecodeRequest reads a whole /api/chat request body. A body without
 // "stream" streams, as Ollama does, and encodes back with "stream":true.
 func (chat) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {

@@ -51,6 +51,12 @@ func (chat) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, [
 	return chatRequest.EncodeRequest(r, opts)
 }
 
+// AppendRequest appends the body EncodeRequest returns to dst (see
+// provider.RequestAppender); on an error it returns dst as it was.
+func (chat) AppendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return chatRequest.AppendRequest(dst, r, opts)
+}
+
 // DecodeRequest reads a whole Chat Completions request body. Members with
 // no Request field (service_tier, store, logit_bias, …) are kept in
 // Native["openai"].

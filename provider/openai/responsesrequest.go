@@ -51,6 +51,12 @@ func (responses) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 	return responsesRequest.EncodeRequest(r, opts)
 }
 
+// AppendRequest appends the body EncodeRequest returns to dst (see
+// provider.RequestAppender); on an error it returns dst as it was.
+func (responses) AppendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return responsesRequest.AppendRequest(dst, r, opts)
+}
+
 // DecodeRequest reads a whole Responses request body. Members with no
 // Request field are kept in Native["openai"]; hosted tools (web_search,
 // file_search, mcp, …) are kept whole as tools of type "openai:<type>".

@@ -13,17 +13,22 @@ import (
 // about n bytes of it. An empty dst gets a new buffer and an opening brace.
 // Otherwise dst is a whole request's object, opened by the settings
 // written before the history (jsonx.AppendKey puts the comma before the
-// codec's first member), and the room it has spare stays spare for the
-// settings written after: the request is built in one buffer, never copied
-// whole.
+// codec's first member), and up to 64 KiB of the room it has spare stays
+// spare for the settings written after: the request is built in one
+// buffer, never copied whole, and a buffer handed back (AppendRequest)
+// large enough is not replaced.
 func Begin(dst []byte, n int) []byte {
 	// Estimates are close, not exact, and one byte too few would copy the
 	// whole body to grow it: a sixteenth more costs less.
-	n += n / 16
+	spare := cap(dst) - len(dst)
+	need := n + n/16 + min(spare, 64<<10)
 	if len(dst) == 0 {
-		return append(make([]byte, 0, n), '{')
+		return append(slices.Grow(dst, need), '{')
 	}
-	return slices.Grow(dst, cap(dst)-len(dst)+n)
+	if spare >= need {
+		return dst
+	}
+	return slices.Grow(dst, need)
 }
 
 // Encode runs the steps of a codec's Encode around its own mapping:

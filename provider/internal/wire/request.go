@@ -527,6 +527,20 @@ func (f *Format) setting(key string) *Setting {
 // sub-members) is written as it was read while the fields it carries are
 // unchanged.
 func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	return f.AppendRequest(nil, r, opts)
+}
+
+// AppendRequest is EncodeRequest appending the body to dst (see
+// provider.RequestAppender); on an error it returns dst as it was.
+func (f *Format) AppendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
+	body, warns, err := f.appendRequest(dst, r, opts)
+	if err != nil {
+		return dst, warns, err
+	}
+	return body, warns, nil
+}
+
+func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Options) ([]byte, []provider.Warning, error) {
 	var rd jsonx.Reader
 	own, err := ReadNative(r.Native, f.Provider, &rd)
 	if err != nil {
@@ -547,7 +561,7 @@ func (f *Format) EncodeRequest(r *provider.Request, opts provider.Options) ([]by
 		r = &c
 	}
 	e := &ReqEnc{R: r, Own: own, Target: f.Name, Provider: f.Provider}
-	e.O = NewObj(make([]byte, 0, settingsSize(r, f.Provider)))
+	e.O = NewObj(slices.Grow(dst, settingsSize(r, f.Provider)))
 	var carried Field
 	write := func(s *Setting) error {
 		carried |= s.Fields
