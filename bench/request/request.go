@@ -35,20 +35,36 @@ const (
 // AnthropicConvo builds a Messages API request body with convo: the
 // settings and the history in one provider.Request, as a program sending it
 // does.
-func AnthropicConvo(h convo.History) ([]byte, error) {
-	body, _, err := canthropic.Messages().EncodeRequest(&provider.Request{Model: AnthropicModel, MaxTokens: MaxTokens, History: h}, provider.Options{})
-	return body, err
-}
+func AnthropicConvo(h convo.History) ([]byte, error) { return AnthropicAppend(nil, h) }
 
 // OpenAIChatConvo builds a Chat Completions request body with convo.
-func OpenAIChatConvo(h convo.History) ([]byte, error) {
-	body, _, err := copenai.Chat().EncodeRequest(&provider.Request{Model: OpenAIModel, History: h}, provider.Options{})
-	return body, err
-}
+func OpenAIChatConvo(h convo.History) ([]byte, error) { return OpenAIChatAppend(nil, h) }
 
 // OpenAIResponsesConvo builds a Responses API request body with convo.
-func OpenAIResponsesConvo(h convo.History) ([]byte, error) {
-	body, _, err := copenai.Responses().EncodeRequest(&provider.Request{Model: OpenAIModel, History: h}, provider.Options{})
+func OpenAIResponsesConvo(h convo.History) ([]byte, error) { return OpenAIResponsesAppend(nil, h) }
+
+// AnthropicAppend is AnthropicConvo appending to dst: a program that sends
+// a long conversation again and again can hand its buffer back.
+func AnthropicAppend(dst []byte, h convo.History) ([]byte, error) {
+	return appendRequest(canthropic.Messages(), dst, &provider.Request{Model: AnthropicModel, MaxTokens: MaxTokens, History: h})
+}
+
+// OpenAIChatAppend is OpenAIChatConvo appending to dst.
+func OpenAIChatAppend(dst []byte, h convo.History) ([]byte, error) {
+	return appendRequest(copenai.Chat(), dst, &provider.Request{Model: OpenAIModel, History: h})
+}
+
+// OpenAIResponsesAppend is OpenAIResponsesConvo appending to dst.
+func OpenAIResponsesAppend(dst []byte, h convo.History) ([]byte, error) {
+	return appendRequest(copenai.Responses(), dst, &provider.Request{Model: OpenAIModel, History: h})
+}
+
+func appendRequest(c provider.Codec, dst []byte, r *provider.Request) ([]byte, error) {
+	a, ok := c.(provider.RequestAppender)
+	if !ok {
+		return nil, fmt.Errorf("%s cannot append a request", c.Name())
+	}
+	body, _, err := a.AppendRequest(dst, r, provider.Options{})
 	return body, err
 }
 

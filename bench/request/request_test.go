@@ -1,6 +1,7 @@
 package request
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strconv"
@@ -25,16 +26,17 @@ type api struct {
 	history func(n int) convo.History
 	convo   func(convo.History) ([]byte, error)
 	params  func(convo.History) (any, error)
+	reuse   func([]byte, convo.History) ([]byte, error)
 }
 
 func apis() []api {
 	return []api{
 		{"anthropic", func(n int) convo.History { return benchkit.History(n, benchkit.Options{}) }, AnthropicConvo,
-			func(h convo.History) (any, error) { return AnthropicParams(h) }},
+			func(h convo.History) (any, error) { return AnthropicParams(h) }, AnthropicAppend},
 		{"openai-chat", chatHistory, OpenAIChatConvo,
-			func(h convo.History) (any, error) { return OpenAIChatParams(h) }},
+			func(h convo.History) (any, error) { return OpenAIChatParams(h) }, OpenAIChatAppend},
 		{"openai-responses", func(n int) convo.History { return benchkit.History(n, benchkit.Options{Flavor: benchkit.OpenAI}) }, OpenAIResponsesConvo,
-			func(h convo.History) (any, error) { return OpenAIResponsesParams(h) }},
+			func(h convo.History) (any, error) { return OpenAIResponsesParams(h) }, OpenAIResponsesAppend},
 	}
 }
 
@@ -153,5 +155,48 @@ func BenchmarkRequest(b *testing.B) {
 				run("sdk-marshal", func() error { _, err := Marshal(p); return err })
 			}
 		})
+	}
+}
+
+// BenchmarkRequestReuse builds convo's request of BenchmarkRequest into a
+// buffer handed back from one request to the next (AppendRequest), as a
+// program sending a long conversation again and again can: no new body to
+// clear each time. TestReuseSameBytes checks it is the same request.
+func BenchmarkRequestReuse(b *testing.B) {
+	for _, a := range apis() {
+		b.Run(a.name, func(b *testing.B) {
+			for _, n := range benchkit.Sizes {
+				h := a.history(n)
+				var buf []byte
+				b.Run("convo/n="+strconv.Itoa(n), func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						var err error
+						if buf, err = a.reuse(buf[:0], h); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.SetBytes(int64(len(buf)))
+				})
+			}
+		})
+	}
+}
+
+// TestReuseSameBytes: a request appended into a buffer handed back is the
+// one built anew.
+func TestReuseSameBytes(t *testing.T) {
+	for _, a := range apis() {
+		h := a.history(50)
+		want, err := a.convo(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := []byte("old request")
+		for range 2 {
+			if buf, err = a.reuse(buf[:0], h); err != nil || !bytes.Equal(buf, want) {
+				t.Fatalf("%s: %v, same bytes %v", a.name, err, bytes.Equal(buf, want))
+			}
+		}
 	}
 }
