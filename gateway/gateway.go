@@ -438,7 +438,7 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 // so the response headers can name the conversation and message ids before
 // the reply starts.
 func (g *Gateway) prepare(r *http.Request, x *exchange) {
-	rec := &record{tenant: x.tenant, upstream: x.up.proto, streamed: x.stream, replyID: store.NewID("msg")}
+	rec := &record{tenant: x.tenant, upstream: x.up.proto, translated: x.up.proto != x.client, streamed: x.stream, replyID: store.NewID("msg")}
 	x.rec = rec
 	if x.asked > 1 && severalReplies(x.up.proto.name) {
 		rec.cands = &candidates{forks: make([]fork, min(x.asked, maxCandidates)-1)}

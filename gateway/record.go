@@ -46,8 +46,11 @@ type record struct {
 	reply    *convo.Message
 	body     []byte
 	upstream *protocol
-	streamed bool
-	fail     string // an error message to record instead of (or after) the reply
+	// translated is set when the client spoke another protocol: its next
+	// request may need the reply restored (Gateway.restore).
+	translated bool
+	streamed   bool
+	fail       string // an error message to record instead of (or after) the reply
 
 	// The request's new messages are msgs or, when that is smaller, the
 	// request's bytes (req, in the client's protocol) decoded again by the
@@ -501,7 +504,9 @@ func (rc *recorder) writeBatch(batch []*record) {
 		if fps[i] != "" {
 			rc.remember(rec.tenant, fps[i], rec.conv)
 		}
-		rc.replies.put(rec.tenant, rec.conv, fps[i], writes[i].Messages)
+		if rec.translated {
+			rc.replies.put(rec.tenant, rec.conv, fps[i], writes[i].Messages)
+		}
 		if len(forks[i]) > 0 {
 			// The reply, and the failure recorded after it if any, end
 			// the conversation as this write left it.

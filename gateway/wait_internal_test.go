@@ -69,3 +69,31 @@ func TestWaitWrittenOnlyEarlier(t *testing.T) {
 	}
 	<-st.entered // c2's batch, held until cleanup
 }
+
+// okStore takes every write.
+type okStore struct{ store.Store }
+
+func (okStore) Batch(_ context.Context, writes []store.Write) []store.WriteResult {
+	return make([]store.WriteResult, len(writes))
+}
+
+// TestRepliesKeptWhenTranslated: the writer keeps the reply of a
+// translated exchange for the next request, and not that of a pass-through
+// one, whose next request has nothing to restore.
+func TestRepliesKeptWhenTranslated(t *testing.T) {
+	rc := newRecorder(okStore{}, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for _, translated := range []bool{false, true} {
+		m := convo.Assistant("hi")
+		conv := map[bool]string{false: "passed", true: "translated"}[translated]
+		rc.enqueue(&record{tenant: "t", conv: conv, mode: RecordFull, reply: &m, fp: &fingerprinter{}, translated: translated})
+	}
+	if err := rc.close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := rc.replies.take("t", "passed"); ok {
+		t.Error("a pass-through exchange's reply was kept")
+	}
+	if _, _, ok := rc.replies.take("t", "translated"); !ok {
+		t.Error("a translated exchange's reply was not kept")
+	}
+}
