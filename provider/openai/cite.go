@@ -56,17 +56,11 @@ func readAnnotations(raw []byte) ([]convo.Citation, bool) {
 // appendAnnotations writes cs, the citations of a part with text text, as
 // an annotations array, leaving out (and reporting through drop) each
 // citation Responses has no form for. Spans count characters: one Gemini
-// counted in bytes is converted against the text. A URL citation without
-// a span (Anthropic's: it supports the whole part) gets the part's
-// stretch, as a url_citation requires start_index and end_index.
+// counted in bytes is converted against the text.
 func appendAnnotations(dst []byte, cs []convo.Citation, text string, r *jsonx.Reader, drop func(i int, c *convo.Citation)) []byte {
 	conv := cs // cloned before the first span it converts
 	for i := range cs {
-		s := wire.CharSpan(&cs[i], text)
-		if s == nil && cs[i].Kind == convo.CiteURL {
-			s = &convo.Span{End: utf8.RuneCountInString(text)}
-		}
-		if s != cs[i].Span {
+		if s := wire.CharSpan(&cs[i], text); s != cs[i].Span {
 			if len(conv) > 0 && &conv[0] == &cs[0] {
 				conv = slices.Clone(cs)
 			}

@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -160,50 +159,4 @@ func TestCitationsToOpenAI(t *testing.T) {
 	if bytes.Contains(out, []byte("annotations")) || len(warns) != 1 || warns[0].Code != provider.CodeCitationDropped {
 		t.Errorf("chat: %s %v", out, warns)
 	}
-}
-
-// TestSpanlessURLCitation: a URL citation without a span (Anthropic's web
-// search citations support a whole text block) reaches Responses with the
-// part's stretch, since a url_citation requires start_index and end_index:
-// in a request, a reply and a stream, each read back by Responses' own
-// reader.
-func TestSpanlessURLCitation(t *testing.T) {
-	p := convo.Text("Paris is sunny, ☀.")
-	p.Citations = []convo.Citation{{Kind: convo.CiteURL, URL: "https://example.com/w", Title: "Weather"}}
-	m := convo.Assistant("", p)
-	want := &convo.Span{Start: 0, End: 18} // characters, not bytes
-	out, _, err := Responses().Encode(convo.History{convo.User("q"), m}, provider.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, _, err := Responses().Decode(out, provider.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	check := func(what string, got convo.Message) {
-		t.Helper()
-		for _, q := range got.Parts {
-			if len(q.Citations) == 1 && reflect.DeepEqual(q.Citations[0].Span, want) && q.Citations[0].URL == "https://example.com/w" {
-				return
-			}
-		}
-		t.Errorf("%s: no citation spanning the part in %+v", what, got.Parts)
-	}
-	check("request", h[len(h)-1])
-	got, _, err := Responses().DecodeReply(EncodeResponsesReply(m, provider.StreamOptions{}), provider.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("reply", got)
-	var buf bytes.Buffer
-	se := NewResponsesStreamEncoder(&buf, provider.StreamOptions{})
-	for _, d := range provider.MessageDeltas(m) {
-		if err := se.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got, _, err = Responses().ReadStream(&buf, provider.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	check("stream", got)
 }
