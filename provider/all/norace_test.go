@@ -1,0 +1,5 @@
+//go:build !race
+
+package all
+
+const raceEnabled = false
