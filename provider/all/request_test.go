@@ -21,19 +21,8 @@ import (
 // and compares the body and its warnings with golden files: the mapping of
 // every setting, and what each target says it could not carry.
 func TestRequestMappings(t *testing.T) {
-	for _, path := range codectest.Files(t, "testdata/requests/*.json") {
-		base := strings.TrimSuffix(filepath.Base(path), ".json")
-		if strings.Contains(base, ".to.") {
-			continue
-		}
-		from, err := LookupRequest(strings.SplitN(base, ".", 2)[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _, err := from.DecodeRequest(codectest.ReadFile(t, path), provider.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+	for _, tr := range testRequests(t) {
+		base, r := tr.base, tr.r
 		for _, c := range Formats() {
 			to, ok := c.(provider.RequestCodec)
 			if !ok {
@@ -52,6 +41,33 @@ func TestRequestMappings(t *testing.T) {
 			})
 		}
 	}
+}
+
+// testRequest is a request of testdata/requests, decoded by its format.
+type testRequest struct {
+	base string // the file's name without .json: <format>.<name>
+	r    *provider.Request
+}
+
+func testRequests(t *testing.T) []testRequest {
+	t.Helper()
+	var out []testRequest
+	for _, path := range codectest.Files(t, "testdata/requests/*.json") {
+		base := strings.TrimSuffix(filepath.Base(path), ".json")
+		if strings.Contains(base, ".to.") {
+			continue
+		}
+		from, err := LookupRequest(strings.SplitN(base, ".", 2)[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := from.DecodeRequest(codectest.ReadFile(t, path), provider.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, testRequest{base, r})
+	}
+	return out
 }
 
 // TestEncodeRequestOneBody checks that every format builds a whole request
@@ -123,27 +139,12 @@ func TestEncodeRequestOneBody(t *testing.T) {
 }
 
 // TestAppendRequest: every format appends to a buffer the very body and
-// warnings EncodeRequest returns, leaves the buffer as it was on an error,
-// and written into a buffer handed back allocates a fraction of the body
-// (every request in testdata/requests, to every format; the large request
-// of TestEncodeRequestOneBody for the allocations).
+// warnings EncodeRequest returns, and leaves the buffer as it was on an
+// error (every request in testdata/requests, to every format, every other
+// one Strict so that some fail). TestEncodeRequestOneBody counts what a
+// buffer handed back saves.
 func TestAppendRequest(t *testing.T) {
-	var reqs []*provider.Request
-	for _, path := range codectest.Files(t, "testdata/requests/*.json") {
-		base := strings.TrimSuffix(filepath.Base(path), ".json")
-		if strings.Contains(base, ".to.") {
-			continue
-		}
-		from, err := LookupRequest(strings.SplitN(base, ".", 2)[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _, err := from.DecodeRequest(codectest.ReadFile(t, path), provider.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		reqs = append(reqs, r)
-	}
+	reqs := testRequests(t)
 	failed := 0
 	for _, c := range Formats() {
 		to, ok := c.(provider.RequestAppender)
@@ -151,18 +152,18 @@ func TestAppendRequest(t *testing.T) {
 			t.Errorf("%s is no RequestAppender", c.Name())
 			continue
 		}
-		for i, r := range reqs {
-			want, wantWarns, wantErr := to.EncodeRequest(r, provider.Options{Strict: i%2 == 1})
-			got, warns, err := to.AppendRequest([]byte("kept"), r, provider.Options{Strict: i%2 == 1})
+		for i, tr := range reqs {
+			want, wantWarns, wantErr := to.EncodeRequest(tr.r, provider.Options{Strict: i%2 == 1})
+			got, warns, err := to.AppendRequest([]byte("kept"), tr.r, provider.Options{Strict: i%2 == 1})
 			if wantErr != nil {
 				failed++
 				if err == nil || err.Error() != wantErr.Error() || string(got) != "kept" {
-					t.Errorf("%s, request %d: %q, %v; want the buffer as it was and %v", to.Name(), i, got, err, wantErr)
+					t.Errorf("%s, %s: %q, %v; want the buffer as it was and %v", to.Name(), tr.base, got, err, wantErr)
 				}
 				continue
 			}
 			if err != nil || string(got) != "kept"+string(want) || !reflect.DeepEqual(warns, wantWarns) {
-				t.Errorf("%s, request %d: %v\n got %s\nwant kept%s", to.Name(), i, err, got, want)
+				t.Errorf("%s, %s: %v\n got %s\nwant kept%s", to.Name(), tr.base, err, got, want)
 			}
 		}
 	}
