@@ -166,3 +166,24 @@ func TestRestoreAfterRestart(t *testing.T) {
 		t.Errorf("the stored reply was not restored:\n%s", body)
 	}
 }
+
+// TestRestoreNamedConversation: a client that names its conversation
+// (Convo-Conversation) gets the reply restored as one the gateway
+// recognises does.
+func TestRestoreNamedConversation(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	hdr := map[string]string{"Convo-Conversation": "loop-1"}
+	h := convo.History{convo.User("Weather in Paris?")}
+	resp := rg.post(t, "openai-chat", "m-1", requestBody(t, "openai-chat", "m-1", h, false), false, hdr)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	seen := wantReply(t, "openai-chat", got, false)
+	var results []convo.Part
+	for _, c := range seen.ToolCalls() {
+		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
+	}
+	body := secondBody(t, rg, append(h, seen, convo.ToolResults(results...)), hdr)
+	if !bytes.Contains(body, []byte(signature)) {
+		t.Errorf("the stored reply was not restored:\n%s", body)
+	}
+}
