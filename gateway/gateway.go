@@ -438,7 +438,7 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 // so the response headers can name the conversation and message ids before
 // the reply starts.
 func (g *Gateway) prepare(r *http.Request, x *exchange) {
-	rec := &record{tenant: x.tenant, upstream: x.up.proto, translated: x.up.proto != x.client, streamed: x.stream, replyID: store.NewID("msg")}
+	rec := &record{tenant: x.tenant, client: x.client, upstream: x.up.proto, streamed: x.stream, replyID: store.NewID("msg")}
 	x.rec = rec
 	if x.asked > 1 && severalReplies(x.up.proto.name) {
 		rec.cands = &candidates{forks: make([]fork, min(x.asked, maxCandidates)-1)}
@@ -486,7 +486,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		rec.msgs = append(rec.msgs, m)
 	}
 	if len(x.history) > 0 {
-		rec.req, rec.client, rec.skip = x.body, x.client, n
+		rec.req, rec.skip = x.body, n
 	}
 	if rec.exists && n > 0 {
 		x.continued = n

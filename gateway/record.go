@@ -45,21 +45,18 @@ type record struct {
 	// upstream's protocol (the tap's copy of a pass-through), or fail.
 	reply    *convo.Message
 	body     []byte
+	client   *protocol // the client's protocol, req's
 	upstream *protocol
-	// translated is set when the client spoke another protocol: its next
-	// request may need the reply restored (Gateway.restore).
-	translated bool
-	streamed   bool
-	fail       string // an error message to record instead of (or after) the reply
+	streamed bool
+	fail     string // an error message to record instead of (or after) the reply
 
 	// The request's new messages are msgs or, when that is smaller, the
 	// request's bytes (req, in the client's protocol) decoded again by the
 	// writer: the messages after the first skip, stored under ids. See
 	// compact.
-	req    []byte
-	client *protocol
-	skip   int
-	ids    []string
+	req  []byte
+	skip int
+	ids  []string
 
 	cands *candidates // nil unless the request asked for several replies
 
@@ -258,26 +255,17 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 		return "", 0, "", nil // nothing a provider answered: a new conversation
 	}
 	target := rc.queuedBefore(tenant)
-	deadline := time.NewTimer(waitPending)
-	defer deadline.Stop()
-	for {
-		for i, fp := range sums {
-			rc.cacheMu.Lock()
-			conv, ok := rc.cache[tenant+"\x00"+fp]
-			rc.cacheMu.Unlock()
-			if ok {
-				return conv, lens[i], fp, nil
-			}
-		}
-		// The conversation may be among the tenant's records queued
-		// before this request: look again once they are written.
-		again, err := rc.waitWritten(ctx, target, deadline)
-		if err != nil {
-			return "", 0, "", err
-		}
-		if !again {
-			break
-		}
+	if i, conv := rc.cached(tenant, sums); conv != "" {
+		return conv, lens[i], sums[i], nil
+	}
+	// The conversation may be among the tenant's records queued before
+	// this request: look again once they are written.
+	waited, err := rc.waitWritten(ctx, target)
+	if err != nil {
+		return "", 0, "", err
+	}
+	if i, conv := rc.cached(tenant, sums); waited && conv != "" {
+		return conv, lens[i], sums[i], nil
 	}
 	// Not in memory (the gateway restarted, or another one recorded it):
 	// ask the store, for the two longest prefixes only.
@@ -294,6 +282,19 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 	return "", 0, "", nil
 }
 
+// cached returns the conversation the fingerprint cache has for the first
+// of sums it knows, and that one's index.
+func (rc *recorder) cached(tenant string, sums []string) (int, string) {
+	rc.cacheMu.Lock()
+	defer rc.cacheMu.Unlock()
+	for i, fp := range sums {
+		if conv, ok := rc.cache[tenant+"\x00"+fp]; ok {
+			return i, conv
+		}
+	}
+	return 0, ""
+}
+
 // queuedBefore is the last record a tenant (key: its name) or one of its
 // conversations (tenant \x00 conversation) has queued and not written,
 // or 0.
@@ -307,9 +308,10 @@ func (rc *recorder) queuedBefore(key string) uint64 {
 // it are written, and reports whether it waited: a client that sends its
 // next turn the moment a reply ends can be quicker than the writer. Records
 // queued after target are not waited for, so a tenant's steady traffic
-// holds no request up. The wait is short and bounded (deadline), and comes
-// before the upstream request.
-func (rc *recorder) waitWritten(ctx context.Context, target uint64, deadline *time.Timer) (bool, error) {
+// holds no request up. The wait is short and bounded (waitPending), and
+// comes before the upstream request.
+func (rc *recorder) waitWritten(ctx context.Context, target uint64) (bool, error) {
+	var deadline <-chan time.Time
 	waited := false
 	for {
 		rc.mu.Lock()
@@ -318,14 +320,19 @@ func (rc *recorder) waitWritten(ctx context.Context, target uint64, deadline *ti
 		if wrote >= target {
 			return waited, nil
 		}
-		waited = true
+		if !waited {
+			waited = true
+			t := time.NewTimer(waitPending)
+			defer t.Stop()
+			deadline = t.C
+		}
 		select {
 		case rc.hurry <- struct{}{}:
 		default: // already asked
 		}
 		select {
 		case <-written:
-		case <-deadline.C:
+		case <-deadline:
 			return false, nil
 		case <-ctx.Done():
 			return false, ctx.Err()
@@ -341,21 +348,18 @@ func (rc *recorder) waitWritten(ctx context.Context, target uint64, deadline *ti
 // does, and looks again.
 func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History) (int, string, error) {
 	target := rc.queuedBefore(tenant + "\x00" + conv)
-	deadline := time.NewTimer(waitPending)
-	defer deadline.Stop()
-	for {
-		n, fp, err := rc.storedNow(ctx, tenant, conv, h)
-		if err != nil || fp != "" {
-			return n, fp, err
-		}
-		again, err := rc.waitWritten(ctx, target, deadline)
-		if err != nil {
-			return 0, "", err
-		}
-		if !again {
-			return n, fp, nil
-		}
+	n, fp, err := rc.storedNow(ctx, tenant, conv, h)
+	if err != nil || fp != "" {
+		return n, fp, err
 	}
+	waited, err := rc.waitWritten(ctx, target)
+	if err != nil {
+		return 0, "", err
+	}
+	if !waited {
+		return n, fp, nil
+	}
+	return rc.storedNow(ctx, tenant, conv, h)
 }
 
 // storedNow is stored without the wait.
@@ -504,7 +508,7 @@ func (rc *recorder) writeBatch(batch []*record) {
 		if fps[i] != "" {
 			rc.remember(rec.tenant, fps[i], rec.conv)
 		}
-		if rec.translated {
+		if rec.client != rec.upstream { // translated: the next request may need the reply (Gateway.restore)
 			rc.replies.put(rec.tenant, rec.conv, fps[i], writes[i].Messages)
 		}
 		if len(forks[i]) > 0 {

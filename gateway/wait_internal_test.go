@@ -49,9 +49,7 @@ func TestWaitWrittenOnlyEarlier(t *testing.T) {
 	}
 	done := make(chan bool)
 	go func() {
-		deadline := time.NewTimer(waitPending)
-		defer deadline.Stop()
-		waited, _ := rc.waitWritten(context.Background(), target, deadline)
+		waited, _ := rc.waitWritten(context.Background(), target)
 		done <- waited
 	}()
 	if n := <-st.entered; n != 1 { // c1 alone: c2 comes after
@@ -85,7 +83,12 @@ func TestRepliesKeptWhenTranslated(t *testing.T) {
 	for _, translated := range []bool{false, true} {
 		m := convo.Assistant("hi")
 		conv := map[bool]string{false: "passed", true: "translated"}[translated]
-		rc.enqueue(&record{tenant: "t", conv: conv, mode: RecordFull, reply: &m, fp: &fingerprinter{}, translated: translated})
+		rec := &record{tenant: "t", conv: conv, mode: RecordFull, reply: &m, fp: &fingerprinter{},
+			client: protocols["openai-chat"], upstream: protocols["openai-chat"]}
+		if translated {
+			rec.upstream = protocols["anthropic"]
+		}
+		rc.enqueue(rec)
 	}
 	if err := rc.close(context.Background()); err != nil {
 		t.Fatal(err)

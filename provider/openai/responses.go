@@ -83,10 +83,11 @@ func (responses) Encode(h convo.History, opts provider.Options) ([]byte, []provi
 
 // appendResponses is Responses' Encode appending to dst (see wire.Begin).
 func appendResponses(dst []byte, h convo.History, opts provider.Options) ([]byte, []provider.Warning, error) {
-	e, ph, err := newRespEnc(dst, h, opts)
+	e, ph, err := newRespEnc(h, opts)
 	if err != nil {
 		return nil, e.warns, err
 	}
+	e.buf = wire.Begin(dst, estimateSize(ph)+32)
 	first := 0
 	if len(ph) > 0 {
 		if text, ok := instructionsText(&ph[0]); ok {
@@ -124,11 +125,11 @@ func appendResponses(dst []byte, h convo.History, opts provider.Options) ([]byte
 // item; an assistant message becomes one item per reasoning part, tool call
 // and run of text. Item ids kept in Native come back on their items.
 func EncodeItems(h convo.History, opts provider.Options) ([]json.RawMessage, []provider.Warning, error) {
-	e, ph, err := newRespEnc(nil, h, opts)
+	e, ph, err := newRespEnc(h, opts)
 	if err != nil {
 		return nil, e.warns, err
 	}
-	e.buf = e.buf[:0] // items, not an object
+	e.buf = make([]byte, 0, estimateSize(ph)+32)
 	e.track = true
 	for i := range ph {
 		if err := e.write(i); err != nil {
@@ -149,8 +150,8 @@ func EncodeItems(h convo.History, opts provider.Options) ([]json.RawMessage, []p
 	return items, e.warns, nil
 }
 
-// newRespEnc prepares h and begins an object on dst (see wire.Begin).
-func newRespEnc(dst []byte, h convo.History, opts provider.Options) (*respEnc, convo.History, error) {
+// newRespEnc prepares h for an encoder, which then has a buffer to get.
+func newRespEnc(h convo.History, opts provider.Options) (*respEnc, convo.History, error) {
 	e := &respEnc{opts: opts}
 	switch opts.SystemRole {
 	case "", "system", "developer":
@@ -163,7 +164,6 @@ func newRespEnc(dst []byte, h convo.History, opts provider.Options) (*respEnc, c
 		return e, nil, err
 	}
 	e.h, e.ph, e.from = h, ph, from
-	e.buf = wire.Begin(dst, estimateSize(ph)+32)
 	return e, ph, nil
 }
 
