@@ -36,7 +36,7 @@ pkgs=(".:persist" ".:request" ".:stream" ".:tokencount" "genkit:.")
 for p in "${pkgs[@]}"; do
 	rm -f "$results/$(basename "$(cd "${p%%:*}/${p#*:}" && pwd)").txt"
 done
-rm -f "$results"/growth.txt "$results"/fidelity.jsonl "$results"/machine.env
+rm -f "$results"/growth.txt "$results"/growth-alone.txt "$results"/fidelity.jsonl "$results"/machine.env
 
 echo "== tests (the equality and fidelity checks behind the numbers)"
 go test -count=1 ./...
@@ -72,10 +72,14 @@ done
 # The growth of the canonical encoder and decoder from 100 to 100,000
 # messages: every size interleaved in one process, GROWTH_ROUNDS rounds
 # (bench/growth TestInterleaved; sizes measured tens of seconds apart
-# drift by more than the 10% the target allows).
+# drift by more than the 10% the target allows). Then convo alone in its
+# process, whose heap is a fraction of the run with every engine: the run
+# convo's own growth is judged by.
 if echo GrowthInterleaved | grep -qE -- "$BENCH"; then
 	echo "== growth, interleaved"
 	(cd growth && "$bin/growth.test" -test.run '^TestInterleaved$' -growth.rounds "${GROWTH_ROUNDS:-11}") >"$results/growth.txt"
+	echo "== growth, convo alone"
+	(cd growth && "$bin/growth.test" -test.run '^TestInterleaved$' -growth.rounds "${GROWTH_ROUNDS:-11}" -growth.engines convo) >"$results/growth-alone.txt"
 fi
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "")
 {

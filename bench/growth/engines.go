@@ -54,6 +54,12 @@ var v2Engines []Engine
 // by "/n=<size>/<engine>/<op>"; bench/cmd/report reads them.
 const InterleavedName = "BenchmarkGrowthInterleaved"
 
+// AloneName is the benchmark name of the same measurement with one engine
+// alone in its process (-growth.engines naming one engine): its heap holds
+// only that engine's inputs, so a collection cycle costs its slices less
+// and the rounds spread less.
+const AloneName = "BenchmarkGrowthAlone"
+
 // Sizes are the history lengths of the growth benchmark: three decades, so
 // that a cost per message that rises with the length shows.
 var Sizes = []int{100, 1000, 10000, 100000}

@@ -26,6 +26,7 @@ var (
 
 // A job is one operation of one engine at one size, ready to run.
 type job struct {
+	run    string // InterleavedName, or AloneName for one engine alone
 	n      int
 	engine string
 	op     string
@@ -38,7 +39,7 @@ type job struct {
 }
 
 func (j *job) name() string {
-	return InterleavedName + "/n=" + strconv.Itoa(j.n) + "/" + j.engine + "/" + j.op
+	return j.run + "/n=" + strconv.Itoa(j.n) + "/" + j.engine + "/" + j.op
 }
 
 // A sample is what one slice of a job measured.
@@ -73,7 +74,8 @@ type sample struct {
 // timing rather than of what they allocated.
 //
 // It prints one line per slice in the Go benchmark format, named
-// InterleavedName/n=<size>/<engine>/<op>, with the usual ns/op, MB/s, B/op
+// InterleavedName/n=<size>/<engine>/<op> (AloneName/… when -growth.engines
+// names one engine), with the usual ns/op, MB/s, B/op
 // and allocs/op and, per message, wall time (ns/msg), CPU time as above
 // (cpu-ns/msg), the process's CPU time during the slice (proc-ns/msg),
 // page faults and the document's bytes (docB/msg); then, as comment lines
@@ -146,6 +148,10 @@ func interleavedJobs(t *testing.T) []*job {
 			want[e] = true
 		}
 	}
+	run := InterleavedName
+	if len(want) == 1 {
+		run = AloneName
+	}
 	var jobs []*job
 	for _, n := range Sizes {
 		h := benchkit.History(n, benchkit.Options{})
@@ -165,7 +171,7 @@ func interleavedJobs(t *testing.T) []*job {
 				if op == "encode" && e.Encode == nil {
 					continue
 				}
-				jobs = append(jobs, &job{n: n, engine: e.Name, op: op, docLen: len(doc), f: jobFunc(t, e, op, h, doc)})
+				jobs = append(jobs, &job{run: run, n: n, engine: e.Name, op: op, docLen: len(doc), f: jobFunc(t, e, op, h, doc)})
 			}
 		}
 	}

@@ -20,17 +20,29 @@ var growthEngines = []struct{ name, label string }{
 	{"sonic-any", "sonic into `any`"},
 }
 
-// growthName is the name of the interleaved growth measurement's samples
-// (growth.TestInterleaved) of engine's op at n messages.
-func growthName(engine string, n int, op string) string {
-	return growth.InterleavedName + "/n=" + strconv.Itoa(n) + "/" + engine + "/" + op
+// growthName is the name of the samples of engine's op at n messages in a
+// run of the growth measurement (growth.TestInterleaved): every engine in
+// one process (growth.InterleavedName) or one engine alone
+// (growth.AloneName).
+func growthName(run, engine string, n int, op string) string {
+	return run + "/n=" + strconv.Itoa(n) + "/" + engine + "/" + op
+}
+
+// growthRun is the run convo's growth is judged by: convo alone in its
+// process when the results have it, else the run with every engine.
+func (r *report) growthRun() string {
+	if _, ok := r.stat(growthName(growth.AloneName, "convo", growth.Sizes[0], "decode"), "cpu-ns/msg"); ok {
+		return growth.AloneName
+	}
+	return growth.InterleavedName
 }
 
 // growthTable writes the per-message cost of every engine at every size of
 // growth.Sizes: wall time and the process's CPU time per message, and how
 // the cost at the largest size compares with the smallest.
 func (r *report) growthTable(b *strings.Builder) {
-	if _, ok := r.stat(growthName("convo", growth.Sizes[0], "decode"), "ns/msg"); !ok {
+	const run = growth.InterleavedName
+	if _, ok := r.stat(growthName(run, "convo", growth.Sizes[0], "decode"), "ns/msg"); !ok {
 		return
 	}
 	sizes := growth.Sizes
@@ -47,34 +59,61 @@ func (r *report) growthTable(b *strings.Builder) {
 		"two cycles, and then each round runs every size for a slice of about 75 ms of each operation (one operation at least), " +
 		"the sizes in a different order each round, so a change in the machine's load falls on every size alike. This is the cost " +
 		"of a program that decodes or encodes again and again, with a heap that holds every size's history; the cold cost of a " +
-		"first load is in the analysis below. Each cell is the median over " + r.growthRounds() + " rounds of wall time / CPU time " +
+		"first load is in the analysis below. Each cell is the median over " + r.growthRounds(run) + " rounds of wall time / CPU time " +
 		"per message in ns, ± the spread of the CPU time as above. CPU time is the measuring thread's (the codec, and the garbage " +
 		"collector's assists and sweeping its allocation causes) plus the collector's background work on the other threads, charged " +
 		"by bytes allocated (the run's background CPU time over the bytes it allocated; a background cycle over the gigabyte heap " +
 		"outlasts most slices, and charged where it ran it made a size's median a matter of timing). The last columns are the cost per message at " +
 		commas(float64(last)) + " messages relative to " + commas(float64(first)) + " (1.00× is linear), and allocations per message " +
 		"at " + commas(float64(last)) + " (the fewest of the rounds).\n\n")
-	b.WriteString("| op | engine |")
-	for _, n := range sizes {
-		fmt.Fprintf(b, " %s |", commas(float64(n)))
-	}
-	b.WriteString(" growth (wall / CPU) | allocs/msg |\n|---|---|" + strings.Repeat("---:|", len(sizes)+2) + "\n")
+	r.growthHeader(b)
 	for _, op := range []string{"decode", "encode"} {
 		for _, e := range growthEngines {
-			r.growthRow(b, op, e.name, e.label)
+			r.growthRow(b, run, op, e.name, e.label)
 		}
 	}
-	r.growthRow(b, "append", "convo", "**convo**, into a buffer handed back (`AppendHistory`)")
+	r.growthRow(b, run, "append", "convo", appendLabel)
 	b.WriteString("\n")
 	r.growthRatios(b)
+	r.growthAlone(b)
 }
 
-func (r *report) growthRow(b *strings.Builder, op, engine, label string) {
+const appendLabel = "**convo**, into a buffer handed back (`AppendHistory`)"
+
+// growthHeader writes the header of a growth table.
+func (r *report) growthHeader(b *strings.Builder) {
+	b.WriteString("| op | engine |")
+	for _, n := range growth.Sizes {
+		fmt.Fprintf(b, " %s |", commas(float64(n)))
+	}
+	b.WriteString(" growth (wall / CPU) | allocs/msg |\n|---|---|" + strings.Repeat("---:|", len(growth.Sizes)+2) + "\n")
+}
+
+// growthAlone writes the table of the run with convo alone in its process,
+// when the results have it.
+func (r *report) growthAlone(b *strings.Builder) {
+	const run = growth.AloneName
+	if _, ok := r.stat(growthName(run, "convo", growth.Sizes[0], "decode"), "cpu-ns/msg"); !ok {
+		return
+	}
+	b.WriteString("The same measurement with convo alone in its process (`-growth.engines convo`, run by `run.sh` after the one " +
+		"above, " + r.growthRounds(run) + " rounds): the heap holds only convo's histories and documents, a few hundred MB " +
+		"instead of a gigabyte, so a collection cycle is shorter than a slice and the rounds spread less. It is the run the " +
+		"targets judge convo's growth by; the table above is for comparing engines measured side by side.\n\n")
+	r.growthHeader(b)
+	for _, op := range []string{"decode", "encode"} {
+		r.growthRow(b, run, op, "convo", "**convo**")
+	}
+	r.growthRow(b, run, "append", "convo", appendLabel)
+	b.WriteString("\n")
+}
+
+func (r *report) growthRow(b *strings.Builder, run, op, engine, label string) {
 	sizes := growth.Sizes
 	var cells []string
 	for _, n := range sizes {
-		wall, ok1 := r.stat(growthName(engine, n, op), "ns/msg")
-		cpu, ok2 := r.stat(growthName(engine, n, op), "cpu-ns/msg")
+		wall, ok1 := r.stat(growthName(run, engine, n, op), "ns/msg")
+		cpu, ok2 := r.stat(growthName(run, engine, n, op), "cpu-ns/msg")
 		if !ok1 || !ok2 {
 			if n == sizes[0] {
 				return
@@ -85,18 +124,18 @@ func (r *report) growthRow(b *strings.Builder, op, engine, label string) {
 		cells = append(cells, fmt.Sprintf("%s / %s ±%.0f%%", commas(wall.Median), commas(cpu.Median), cpu.Spread*100))
 	}
 	first, last := sizes[0], sizes[len(sizes)-1]
-	wg := r.growthOf(engine, op, "ns/msg", first, last)
-	cg := r.growthOf(engine, op, "cpu-ns/msg", first, last)
+	wg := r.growthOf(run, engine, op, "ns/msg", first, last)
+	cg := r.growthOf(run, engine, op, "cpu-ns/msg", first, last)
 	// The fewest of the rounds: a slice of one operation during which the
 	// collector ran counts the runtime's own few allocations too.
-	al := slices.Min(append([]float64{math.Inf(1)}, r.set.Get(growthName(engine, last, op)).samples("allocs/op")...))
+	al := slices.Min(append([]float64{math.Inf(1)}, r.set.Get(growthName(run, engine, last, op)).samples("allocs/op")...))
 	allocs := fmt.Sprintf("%.1f", al/float64(last))
 	if al/float64(last) < 0.05 {
 		allocs = commas(al) + " a document"
 	}
 	fmt.Fprintf(b, "| %s | %s | %s | %s / %s | %s |\n", strings.Replace(op, "append", "encode", 1), label, strings.Join(cells, " | "), ratioOrBlank(wg), ratioOrBlank(cg), allocs)
-	if engine == "convo" {
-		r.growthMisses(op)
+	if engine == "convo" && run == r.growthRun() {
+		r.growthMisses(run, op)
 	}
 }
 
@@ -104,12 +143,12 @@ func (r *report) growthRow(b *strings.Builder, op, engine, label string) {
 // not flat within 10% across the sizes: the target is every size within
 // 10% of the others, so one that rises with the length misses it, and so
 // does one that falls (small documents then cost more).
-func (r *report) growthMisses(op string) {
+func (r *report) growthMisses(run, op string) {
 	for _, unit := range []struct{ unit, label string }{{"cpu-ns/msg", "CPU"}, {"ns/msg", "wall"}} {
 		lo, hi := 0, 0
 		var loV, hiV float64
 		for _, n := range growth.Sizes {
-			st, ok := r.stat(growthName("convo", n, op), unit.unit)
+			st, ok := r.stat(growthName(run, "convo", n, op), unit.unit)
 			if !ok || st.Median == 0 {
 				continue
 			}
@@ -132,18 +171,18 @@ func (r *report) growthMisses(op string) {
 	}
 }
 
-// growthRounds is how many rounds convo's decode at the smallest size has,
-// as text.
-func (r *report) growthRounds() string {
-	st, _ := r.stat(growthName("convo", growth.Sizes[0], "decode"), "cpu-ns/msg")
+// growthRounds is how many rounds convo's decode at the smallest size has
+// in run, as text.
+func (r *report) growthRounds(run string) string {
+	st, _ := r.stat(growthName(run, "convo", growth.Sizes[0], "decode"), "cpu-ns/msg")
 	return strconv.Itoa(st.N)
 }
 
 // growthOf is the cost per message at size to over the cost at size from,
 // or 0 when either is missing.
-func (r *report) growthOf(engine, op, unit string, from, to int) float64 {
-	a, ok1 := r.stat(growthName(engine, from, op), unit)
-	z, ok2 := r.stat(growthName(engine, to, op), unit)
+func (r *report) growthOf(run, engine, op, unit string, from, to int) float64 {
+	a, ok1 := r.stat(growthName(run, engine, from, op), unit)
+	z, ok2 := r.stat(growthName(run, engine, to, op), unit)
 	if !ok1 || !ok2 || a.Median == 0 {
 		return 0
 	}
@@ -170,8 +209,8 @@ func (r *report) growthRatios(b *strings.Builder) {
 		for _, e := range growthEngines[1:] {
 			var cells []string
 			for _, n := range growth.Sizes {
-				base, _ := r.stat(growthName("convo", n, op), "cpu-ns/msg")
-				v, ok := r.stat(growthName(e.name, n, op), "cpu-ns/msg")
+				base, _ := r.stat(growthName(growth.InterleavedName, "convo", n, op), "cpu-ns/msg")
+				v, ok := r.stat(growthName(growth.InterleavedName, e.name, n, op), "cpu-ns/msg")
 				if !ok {
 					cells = append(cells, "")
 					continue

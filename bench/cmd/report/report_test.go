@@ -158,3 +158,40 @@ func TestGrowthTable(t *testing.T) {
 		t.Errorf("misses:\n%s\nwant\n%s", strings.Join(r.misses, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestGrowthAlone: with a run of convo alone in its process, the report
+// gives its table and judges convo's growth by it, not by the run beside
+// the other engines.
+func TestGrowthAlone(t *testing.T) {
+	var in strings.Builder
+	for _, n := range growth.Sizes {
+		// Beside the other engines decode grows 1.5×; alone, 1.05×.
+		fmt.Fprintf(&in, "%s/n=%d/convo/decode-2\t5\t1 ns/op\t3 allocs/op\t%d ns/msg\t%d cpu-ns/msg\n",
+			growth.InterleavedName, n, 1000+n/200, 1000+n/200)
+		fmt.Fprintf(&in, "%s/n=%d/convo/decode-2\t5\t1 ns/op\t3 allocs/op\t%d ns/msg\t%d cpu-ns/msg\n",
+			growth.AloneName, n, 1000+n/2000, 1000+n/2000)
+	}
+	var s Set
+	if err := s.Parse(strings.NewReader(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	r := &report{set: &s}
+	var b strings.Builder
+	r.growthTable(&b)
+	md := b.String()
+	for _, want := range []string{
+		"| decode | **convo** | 1,000 / 1,000 ±0% | 1,005 / 1,005 ±0% | 1,050 / 1,050 ±0% | 1,500 / 1,500 ±0% | 1.50× / 1.50× |",
+		"convo alone in its process",
+		"| decode | **convo** | 1,000 / 1,000 ±0% | 1,000 / 1,000 ±0% | 1,005 / 1,005 ±0% | 1,050 / 1,050 ±0% | 1.05× / 1.05× |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("growth tables lack %q:\n%s", want, md)
+		}
+	}
+	if len(r.misses) != 0 {
+		t.Errorf("misses judged by the run beside the other engines: %q", r.misses)
+	}
+	if got := r.growthSummary(); len(got) != 1 || !strings.Contains(got[0], "1.05× (wall) and 1.05× (CPU)") {
+		t.Errorf("summary: %q", got)
+	}
+}

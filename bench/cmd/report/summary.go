@@ -66,7 +66,8 @@ func (r *report) growthSummary() []string {
 	sizes := growth.Sizes
 	first, last := sizes[0], sizes[len(sizes)-1]
 	for _, op := range []string{"decode", "encode"} {
-		if _, ok := r.stat(growthName("convo", first, op), "cpu-ns/msg"); !ok {
+		const run = growth.InterleavedName
+		if _, ok := r.stat(growthName(run, "convo", first, op), "cpu-ns/msg"); !ok {
 			continue
 		}
 		s := fmt.Sprintf("canonical JSON %s, %s to %s messages, CPU time: convo is", op, commas(float64(first)), commas(float64(last)))
@@ -74,7 +75,7 @@ func (r *report) growthSummary() []string {
 		for _, e := range []struct{ name, label string }{{"encoding-json", "`encoding/json`"}, {"json-v2", "encoding/json/v2"}, {"sonic", "sonic"}} {
 			lo, hi := r.span(func(yield func(a, b string)) {
 				for _, n := range sizes {
-					yield(growthName(e.name, n, op), growthName("convo", n, op))
+					yield(growthName(run, e.name, n, op), growthName(run, "convo", n, op))
 				}
 			}, "cpu-ns/msg")
 			if lo > 0 {
@@ -82,8 +83,9 @@ func (r *report) growthSummary() []string {
 				sep = ", "
 			}
 		}
-		wg := r.growthOf("convo", op, "ns/msg", first, last)
-		cg := r.growthOf("convo", op, "cpu-ns/msg", first, last)
+		grun := r.growthRun()
+		wg := r.growthOf(grun, "convo", op, "ns/msg", first, last)
+		cg := r.growthOf(grun, "convo", op, "cpu-ns/msg", first, last)
 		s += fmt.Sprintf("; cost per message at %s messages %s (wall) and %s (CPU) of that at %s",
 			commas(float64(last)), ratioOrBlank(wg), ratioOrBlank(cg), commas(float64(first)))
 		out = append(out, s)
