@@ -1,0 +1,46 @@
+package growth
+
+import (
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/bench/benchkit"
+)
+
+// BenchmarkColdHistory separates what a long history costs per message
+// from its length: convo.AppendHistory of the same 100-message history into
+// a buffer handed back, "hot" the one history again and again (it stays in
+// the processor's caches), "cold" 1,000 copies of it decoded one by one
+// (the memory of a 100,000-message history) encoded in turn, so each is
+// read from memory. The work per message is the same; what differs is
+// where the history is.
+func BenchmarkColdHistory(b *testing.B) {
+	const n, copies = 100, 1000
+	doc, err := convo.Marshal(benchkit.History(n, benchkit.Options{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := make([]convo.History, copies)
+	for i := range hs {
+		if hs[i], err = convo.Unmarshal(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		hs   []convo.History
+	}{{"hot", hs[:1]}, {"cold", hs}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			i := 0
+			for b.Loop() {
+				if buf, err = convo.AppendHistory(buf[:0], c.hs[i%len(c.hs)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
+		})
+	}
+}
