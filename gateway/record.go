@@ -255,16 +255,23 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) 
 		return "", 0, "", nil // nothing a provider answered: a new conversation
 	}
 	target := rc.queuedBefore(tenant)
-	if i, conv := rc.cached(tenant, sums); conv != "" {
-		return conv, lens[i], sums[i], nil
+	i, conv := rc.cached(tenant, sums)
+	if conv != "" {
+		if i == 0 {
+			return conv, lens[i], sums[i], nil
+		}
+		// A shorter prefix is known: the conversation's record of a
+		// longer one, the step before this request in a tool loop, may
+		// still be queued (a client sends its next step the moment a
+		// reply ends). Wait for that conversation's records only.
+		target = rc.queuedBefore(tenant + "\x00" + conv)
 	}
-	// The conversation may be among the tenant's records queued before
-	// this request: look again once they are written.
-	waited, err := rc.waitWritten(ctx, target)
-	if err != nil {
+	// The conversation may be among the records queued before this
+	// request: look again once they are written.
+	if _, err := rc.waitWritten(ctx, target); err != nil {
 		return "", 0, "", err
 	}
-	if i, conv := rc.cached(tenant, sums); waited && conv != "" {
+	if i, conv := rc.cached(tenant, sums); conv != "" {
 		return conv, lens[i], sums[i], nil
 	}
 	// Not in memory (the gateway restarted, or another one recorded it):

@@ -100,3 +100,52 @@ func TestRepliesKeptWhenTranslated(t *testing.T) {
 		t.Error("a translated exchange's reply was not kept")
 	}
 }
+
+// TestLookupLongerPrefixQueued: a tool loop's next step, sent the moment
+// the step before it was answered, continues the conversation where that
+// step's record leaves it, not where the fingerprint cache last saw it: the
+// lookup that knows a shorter prefix waits for the conversation's queued
+// record.
+func TestLookupLongerPrefixQueued(t *testing.T) {
+	st := &gatedStore{entered: make(chan int), release: make(chan struct{})}
+	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() {
+		close(st.release)
+		_ = rc.close(context.Background())
+	})
+	call := convo.ToolCall("c1", "get_weather", []byte(`{"city":"Paris"}`))
+	step1 := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{call}}
+	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
+	step2 := convo.Assistant("Sunny, 18°C.")
+	h := convo.History{convo.User("Weather in Paris?"), step1, results, step2, convo.User("Thanks")}
+	sums, _ := prefixes(h[:2])
+	rc.remember("t", sums[0], "conv")
+	fp := &fingerprinter{}
+	for i := range h[:3] {
+		fp.add(&h[i])
+	}
+	rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3], reply: &step2, fp: fp,
+		client: protocols["openai-chat"], upstream: protocols["anthropic"]})
+	<-st.entered // the second step's record, held
+	type found struct {
+		conv string
+		n    int
+	}
+	done := make(chan found)
+	go func() {
+		conv, n, _, err := rc.lookup(context.Background(), "t", h)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- found{conv, n}
+	}()
+	select {
+	case f := <-done:
+		t.Fatalf("the lookup did not wait for the queued step: %s at %d messages", f.conv, f.n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	st.release <- struct{}{}
+	if f := <-done; f.conv != "conv" || f.n != 4 {
+		t.Errorf("found %s at %d messages, want conv at 4", f.conv, f.n)
+	}
+}
