@@ -714,19 +714,23 @@ func TestTranslate(t *testing.T) {
 						h2 = append(h[:len(h):len(h)], seen, convo.ToolResults(results...))
 					}
 					resp2 := rg.post(t, client, model, requestBody(t, client, model, h2, stream), stream, nil)
-					io.Copy(io.Discard, resp2.Body)
+					got2, _ := io.ReadAll(resp2.Body)
 					resp2.Body.Close()
 					if c2 := resp2.Header.Get("Convo-Conversation"); c2 != conv {
 						t.Errorf("second turn recorded in %s, want %s", c2, conv)
 					}
 					// What the client's protocol could not carry back of
 					// the reply reaches the upstream from the record.
+					body2 := *rg.up.lastBody.Load()
 					for _, tok := range opaque(want) {
-						if !bytes.Contains(*rg.up.lastBody.Load(), []byte(tok)) {
-							t.Errorf("the second request to the upstream lacks %.24q… of its first reply:\n%s", tok, *rg.up.lastBody.Load())
+						if !bytes.Contains(body2, []byte(tok)) {
+							t.Errorf("the second request to the upstream lacks %.24q… of its first reply:\n%s", tok, body2)
 						}
 					}
-					checkPaired(t, upstream, *rg.up.lastBody.Load())
+					checkPaired(t, upstream, body2)
+					if seen.HasToolCalls() {
+						thirdStep(t, rg, client, upstream, model, stream, append(h2, wantReply(t, client, got2, stream)), want, body2)
+					}
 					rg.drain(t)
 					stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
 					if err != nil || len(stored) < 5 {
@@ -750,6 +754,33 @@ func TestTranslate(t *testing.T) {
 			}
 		}
 	}
+}
+
+// thirdStep sends a tool loop's third step, h with the results of its last
+// reply's calls: every step of the turn, the first one's as much as the
+// second's, reaches the upstream with what the client's protocol could not
+// carry back of it (the upstream replays the same reply at each step, so
+// each of its opaque values is in the third request twice as often as in
+// the second, body2).
+func thirdStep(t *testing.T, rg *rig, client, upstream, model string, stream bool, h convo.History, want convo.Message, body2 []byte) {
+	t.Helper()
+	var results []convo.Part
+	for _, c := range h[len(h)-1].ToolCalls() {
+		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":19}`))
+	}
+	resp := rg.post(t, client, model, requestBody(t, client, model, append(h, convo.ToolResults(results...)), stream), stream, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("third step: status %d: %s", resp.StatusCode, got)
+	}
+	body3 := *rg.up.lastBody.Load()
+	for _, tok := range opaque(want) {
+		if n2, n3 := bytes.Count(body2, []byte(tok)), bytes.Count(body3, []byte(tok)); n3 < 2*n2 {
+			t.Errorf("the third request to the upstream has %.24q… %d times, want %d (twice the second's):\n%s", tok, n3, 2*n2, body3)
+		}
+	}
+	checkPaired(t, upstream, body3)
 }
 
 // checkPaired checks that every tool result of a request body names a call

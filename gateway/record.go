@@ -60,6 +60,11 @@ type record struct {
 
 	cands *candidates // nil unless the request asked for several replies
 
+	// turn holds the stored replies of the current turn restored into the
+	// request (Gateway.restore), which the turn kept after this write
+	// starts with.
+	turn []convo.Message
+
 	span *exchangeSpan // for the exchange's span, when the gateway makes spans
 	mode RecordMode    // "" is full
 	size int64         // what it holds, counted against the queue's bytes (footprint)
@@ -126,8 +131,9 @@ func (r *record) messages() ([]convo.Message, error) {
 }
 
 // footprint estimates the memory a queued record keeps alive: the record,
-// the reply's bytes, and the messages it carries — their structs, parts and
-// (by their canonical JSON's estimated size) contents.
+// the reply's bytes, and the messages it carries (the turn restored
+// included) — their structs, parts and (by their canonical JSON's
+// estimated size) contents.
 func (r *record) footprint() int64 {
 	n := recordSize + int64(cap(r.body)) + int64(cap(r.req))
 	for _, id := range r.ids {
@@ -141,6 +147,9 @@ func (r *record) footprint() int64 {
 	}
 	for i := range r.others() {
 		n += messageFootprint(&r.cands.others[i])
+	}
+	for i := range r.turn {
+		n += messageFootprint(&r.turn[i])
 	}
 	return n
 }
@@ -418,6 +427,27 @@ func (rc *recorder) last(ctx context.Context, tenant, conv string) (convo.Messag
 	return tail[0], metaFingerprint(c.Meta), true
 }
 
+// turn returns the replies of conversation conv's current turn (the
+// assistant messages after its last user message, among its last
+// maxTurnLoad messages), and the conversation's fingerprint as of the same
+// read.
+func (rc *recorder) turn(ctx context.Context, tenant, conv string) ([]convo.Message, string, bool) {
+	c, err := rc.st.Get(ctx, tenant, conv)
+	if err != nil || c.Messages == 0 {
+		return nil, "", false
+	}
+	tail, c, err := rc.st.Load(ctx, tenant, conv, max(0, c.Messages-maxTurnLoad))
+	if err != nil || len(tail) == 0 {
+		return nil, "", false
+	}
+	return turnOf(nil, tail), metaFingerprint(c.Meta), true
+}
+
+// maxTurnLoad bounds the messages a restore reads back from the store: a
+// tool loop longer than that has only its last steps restored when the
+// gateway did not keep them.
+const maxTurnLoad = 32
+
 // maxBatch bounds the records written in one store batch: enough that a
 // burst costs few commits, few enough that a lookup waiting for its
 // tenant's records does not wait long.
@@ -516,7 +546,7 @@ func (rc *recorder) writeBatch(batch []*record) {
 			rc.remember(rec.tenant, fps[i], rec.conv)
 		}
 		if rec.client != rec.upstream { // translated: the next request may need the reply (Gateway.restore)
-			rc.replies.put(rec.tenant, rec.conv, fps[i], writes[i].Messages)
+			rc.replies.put(rec.tenant, rec.conv, fps[i], rec.turn, writes[i].Messages)
 		}
 		if len(forks[i]) > 0 {
 			// The reply, and the failure recorded after it if any, end

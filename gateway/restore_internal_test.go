@@ -7,20 +7,32 @@ import (
 	"github.com/convo-go/convo"
 )
 
-// TestReplies: the reply a write ended with is kept for one taker, none is
-// kept for a write that ended otherwise, and the bytes stay bounded.
+// TestReplies: the replies of a conversation's current turn are kept for
+// one taker, a user message starts the turn again, none is kept for a write
+// that ended otherwise, and the bytes stay bounded.
 func TestReplies(t *testing.T) {
 	var r replies
-	reply := convo.Assistant("sunny")
-	r.put("t", "c", "fp1", []convo.Message{convo.User("weather?"), reply})
-	if m, fp, ok := r.take("t", "c"); !ok || fp != "fp1" || m.Text() != "sunny" {
-		t.Fatalf("take: %v %q %v", m, fp, ok)
+	step1, step2 := convo.Assistant("checking"), convo.Assistant("sunny")
+	r.put("t", "c", "fp1", nil, []convo.Message{convo.User("weather?"), step1})
+	turn, fp, ok := r.take("t", "c")
+	if !ok || fp != "fp1" || texts(turn) != "checking" {
+		t.Fatalf("take: %q %q %v", texts(turn), fp, ok)
 	}
 	if _, _, ok := r.take("t", "c"); ok {
-		t.Error("a reply was taken twice")
+		t.Error("a turn was taken twice")
 	}
-	r.put("t", "c", "fp1", []convo.Message{reply})
-	r.put("t", "c", "fp2", []convo.Message{reply, convo.ErrorMessage("upstream failed")})
+	// The next step's write: the tool's result and the reply, after the
+	// restored first step.
+	r.put("t", "c", "fp2", turn, []convo.Message{convo.ToolResults(convo.ToolResult("1", "w", "{}")), step2})
+	if turn, _, _ := r.take("t", "c"); texts(turn) != "checking|sunny" {
+		t.Errorf("the turn after two steps is %q", texts(turn))
+	}
+	r.put("t", "c", "fp3", []convo.Message{step1, step2}, []convo.Message{convo.User("and tomorrow?"), convo.Assistant("rain")})
+	if turn, _, _ := r.take("t", "c"); texts(turn) != "rain" {
+		t.Errorf("a user message did not start the turn again: %q", texts(turn))
+	}
+	r.put("t", "c", "fp1", nil, []convo.Message{step2})
+	r.put("t", "c", "fp2", nil, []convo.Message{step2, convo.ErrorMessage("upstream failed")})
 	if _, _, ok := r.take("t", "c"); ok {
 		t.Error("a write that ended with a failure left a reply to restore")
 	}
@@ -29,13 +41,25 @@ func TestReplies(t *testing.T) {
 	}
 	big := convo.Assistant(strings.Repeat("x", maxReplyEntry/2))
 	for i := range 2 * maxReplyCache / maxReplyEntry {
-		r.put("t", strings.Repeat("c", i+1), "fp", []convo.Message{big})
+		r.put("t", strings.Repeat("c", i+1), "fp", nil, []convo.Message{big})
 		if r.bytes > maxReplyCache {
 			t.Fatalf("%d bytes kept, more than %d", r.bytes, maxReplyCache)
 		}
 	}
-	r.put("t", "huge", "fp", []convo.Message{convo.Assistant(strings.Repeat("x", maxReplyEntry+1))})
+	r.put("t", "long", "fp", []convo.Message{big, big}, []convo.Message{step2})
+	if turn, _, _ := r.take("t", "long"); len(turn) != 2 || turn[1].Text() != "sunny" {
+		t.Errorf("a turn larger than an entry kept %d replies, want its last two", len(turn))
+	}
+	r.put("t", "huge", "fp", nil, []convo.Message{convo.Assistant(strings.Repeat("x", maxReplyEntry+1))})
 	if _, _, ok := r.take("t", "huge"); ok {
 		t.Error("a reply larger than an entry may be was kept")
 	}
+}
+
+func texts(h []convo.Message) string {
+	var s []string
+	for _, m := range h {
+		s = append(s, m.Text())
+	}
+	return strings.Join(s, "|")
 }

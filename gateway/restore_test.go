@@ -178,3 +178,25 @@ func TestRestoreNamedConversation(t *testing.T) {
 		t.Errorf("the stored reply was not restored:\n%s", body)
 	}
 }
+
+// TestRestoreTurnAfterRestart: a gateway that did not record a tool loop's
+// steps reads every step of the current turn back from the store, not the
+// last one only.
+func TestRestoreTurnAfterRestart(t *testing.T) {
+	rg := newRig(t, "anthropic", nil)
+	h, _ := toolTurn(t, rg, nil, nil)
+	resp := rg.post(t, "openai-chat", "m-1", requestBody(t, "openai-chat", "m-1", h, false), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	seen := wantReply(t, "openai-chat", got, false)
+	var results []convo.Part
+	for _, c := range seen.ToolCalls() {
+		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":19}`))
+	}
+	h = append(h, seen, convo.ToolResults(results...))
+	rg.drain(t)
+	rg2 := newRig(t, "anthropic", func(o *gateway.Options) { o.Store = rg.st })
+	if body := secondBody(t, rg2, h, nil); bytes.Count(body, []byte(signature)) != 2 {
+		t.Errorf("the third step's request does not have both steps' signed thinking:\n%s", body)
+	}
+}

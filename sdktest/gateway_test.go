@@ -422,14 +422,26 @@ func TestGatewayToolLoopSDK(t *testing.T) {
 	for _, c := range reply.ToolCalls {
 		params.Messages = append(params.Messages, openai.ToolMessage(`{"temp_c":18}`, c.ID))
 	}
-	if _, err := client.Chat.Completions.New(context.Background(), params); err != nil {
-		t.Fatalf("the tool loop's second request: %v", err)
+	// Two more steps: each request carries every step of the loop so far,
+	// and each step's tool_use turn goes to the upstream with its thinking.
+	for step := 2; step <= 3; step++ {
+		next, err := client.Chat.Completions.New(context.Background(), params)
+		if err != nil {
+			t.Fatalf("the tool loop's request %d: %v", step, err)
+		}
+		if step == 3 {
+			break
+		}
+		params.Messages = append(params.Messages, next.Choices[0].Message.ToParam())
+		for _, c := range next.Choices[0].Message.ToolCalls {
+			params.Messages = append(params.Messages, openai.ToolMessage(`{"temp_c":19}`, c.ID))
+		}
 	}
 	var roles []convo.Role
 	for _, m := range rg.stored(t) {
 		roles = append(roles, m.Role)
 	}
-	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
+	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
 		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
 	}
 }
