@@ -26,7 +26,12 @@ import (
 // messages of one role run together, since protocols split and merge them
 // differently (Anthropic puts tool results in a user turn; Chat sends one
 // tool message per result).
+//
+// A loose fingerprinter leaves tool-call ids out too: it serves clients of
+// a protocol whose ids are optional (Ollama), many of which drop the ids
+// they are sent, so their next request names none.
 type fingerprinter struct {
+	loose bool
 	h     [sha256.Size]byte
 	role  convo.Role
 	text  []byte // the pending text of the current role
@@ -85,7 +90,7 @@ func (f *fingerprinter) add(m *convo.Message) {
 			f.text = append(f.text, p.Text...)
 		case p.Type == convo.TypeToolCall:
 			f.flush()
-			f.item("call", realID(p.ID), p.Name, canonicalJSON(p.Args, p.ArgsRaw))
+			f.item("call", f.id(p.ID), p.Name, canonicalJSON(p.Args, p.ArgsRaw))
 		case p.Type == convo.TypeToolResult:
 			f.flush()
 			var out []byte
@@ -96,7 +101,7 @@ func (f *fingerprinter) add(m *convo.Message) {
 					out = append(out, mediaKey(&q)...)
 				}
 			}
-			f.item("result", realID(p.ID), string(out))
+			f.item("result", f.id(p.ID), string(out))
 		case p.Type.IsMedia():
 			f.flush()
 			f.item("media", mediaKey(p))
@@ -110,6 +115,14 @@ func (f *fingerprinter) sum() string {
 	g.text = append([]byte(nil), f.text...)
 	g.flush()
 	return hex.EncodeToString(g.h[:16])
+}
+
+// id is what a tool-call id adds to the fingerprint.
+func (f *fingerprinter) id(id string) string {
+	if f.loose {
+		return ""
+	}
+	return realID(id)
 }
 
 // realID is a tool-call id as the provider gave it, or "" for one convo
@@ -156,8 +169,11 @@ func canonicalJSON(args json.RawMessage, raw string) string {
 
 // Fingerprint returns the fingerprint of a history, as the gateway stores
 // it beside each recorded conversation.
-func Fingerprint(h convo.History) string {
-	var f fingerprinter
+func Fingerprint(h convo.History) string { return fingerprint(h, false) }
+
+// fingerprint returns the fingerprint of a history, loose or not.
+func fingerprint(h convo.History, loose bool) string {
+	f := fingerprinter{loose: loose}
 	for i := range h {
 		f.add(&h[i])
 	}
@@ -167,8 +183,8 @@ func Fingerprint(h convo.History) string {
 // prefixes returns the fingerprints of the prefixes of h that end with an
 // assistant message — the places where a stored conversation can end —
 // longest first, with their lengths.
-func prefixes(h convo.History) (sums []string, lens []int) {
-	var f fingerprinter
+func prefixes(h convo.History, loose bool) (sums []string, lens []int) {
+	f := fingerprinter{loose: loose}
 	for i := range h {
 		f.add(&h[i])
 		if h[i].Role == convo.RoleAssistant && (i+1 == len(h) || h[i+1].Role != convo.RoleAssistant) {

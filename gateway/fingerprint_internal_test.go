@@ -3,6 +3,9 @@ package gateway
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
 )
 
 // canonicalJSON keeps the arguments that are canonical already as they
@@ -57,4 +60,28 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("%q: canonical, but the round trip gives %q", b, out)
 		}
 	})
+}
+
+// TestFingerprintLooseIDs: a loose fingerprint is the same whether the
+// tool calls have their provider's ids or ones convo made up (a client
+// that dropped them); a strict one tells them apart. Both still see the
+// calls' content.
+func TestFingerprintLooseIDs(t *testing.T) {
+	h := func(id, city string) convo.History {
+		return convo.History{
+			convo.User("Weather in Paris?"),
+			{Role: convo.RoleAssistant, Parts: []convo.Part{convo.ToolCall(id, "get_weather", []byte(`{"city":"`+city+`"}`))}},
+			convo.ToolResults(convo.ToolResult(id, "get_weather", `{"temp_c":18}`)),
+		}
+	}
+	given, made := h("call_Xa81bQ2", "Paris"), h(provider.SynthID(1, 0, "get_weather"), "Paris")
+	if fingerprint(given, false) == fingerprint(made, false) {
+		t.Error("strict: the provider's ids and made-up ones give one fingerprint")
+	}
+	if fingerprint(given, true) != fingerprint(made, true) {
+		t.Error("loose: the ids changed the fingerprint")
+	}
+	if fingerprint(given, true) == fingerprint(h("call_Xa81bQ2", "Oslo"), true) {
+		t.Error("loose: other arguments gave the same fingerprint")
+	}
 }

@@ -456,7 +456,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 	n := 0
 	if id := r.Header.Get("Convo-Conversation"); id != "" {
 		rec.conv = id
-		stored, fp, err := g.rec.stored(r.Context(), x.tenant, id, x.history)
+		stored, fp, err := g.rec.stored(r.Context(), x.tenant, id, x.history, x.client.looseIDs)
 		switch {
 		case err != nil:
 			g.log.Warn("gateway: conversation lookup failed", "err", err)
@@ -464,7 +464,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 			rec.exists, n, x.continuedFP = true, stored, fp
 		}
 	} else {
-		conv, stored, fp, err := g.rec.lookup(r.Context(), x.tenant, x.history)
+		conv, stored, fp, err := g.rec.lookup(r.Context(), x.tenant, x.history, x.client.looseIDs)
 		if err != nil {
 			g.log.Warn("gateway: conversation lookup failed", "err", err)
 		}
@@ -474,7 +474,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 			rec.conv = store.NewID("conv")
 		}
 	}
-	rec.fp = &fingerprinter{}
+	rec.fp = &fingerprinter{loose: x.client.looseIDs}
 	for i := range x.history {
 		rec.fp.add(&x.history[i])
 	}

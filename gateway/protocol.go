@@ -28,6 +28,10 @@ type protocol struct {
 	errorBody func(status int, msg string) []byte
 	// forward lists the client headers a same-protocol request keeps.
 	forward []string
+	// looseIDs: tool-call ids are optional in the protocol, and many of
+	// its clients drop the ones they are sent, so a client's
+	// conversations are fingerprinted without them (see fingerprinter).
+	looseIDs bool
 }
 
 var protocols = map[string]*protocol{
@@ -85,6 +89,7 @@ var protocols = map[string]*protocol{
 	"ollama": {
 		name:      "ollama",
 		ndjson:    true,
+		looseIDs:  true,
 		endpoint:  func(base, _ string, _ bool) string { return strings.TrimRight(base, "/") + "/api/chat" },
 		auth:      bearer,
 		errorBody: ollamaError,

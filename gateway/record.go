@@ -258,8 +258,8 @@ func (rc *recorder) remember(tenant, fp, conv string) {
 // fingerprint is that of the longest prefix of h ending with an assistant
 // message. It returns the conversation's id, how many messages of h it
 // holds and that prefix's fingerprint.
-func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History) (conv string, n int, fp string, err error) {
-	sums, lens := prefixes(h)
+func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History, loose bool) (conv string, n int, fp string, err error) {
+	sums, lens := prefixes(h, loose)
 	if len(sums) == 0 {
 		return "", 0, "", nil // nothing a provider answered: a new conversation
 	}
@@ -362,9 +362,9 @@ func (rc *recorder) waitWritten(ctx context.Context, target uint64) (bool, error
 // conversation does not exist. When h does not extend what is stored yet
 // and the conversation has records queued, it waits for them, as lookup
 // does, and looks again.
-func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History) (int, string, error) {
+func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History, loose bool) (int, string, error) {
 	target := rc.queuedBefore(tenant + "\x00" + conv)
-	n, fp, err := rc.storedNow(ctx, tenant, conv, h)
+	n, fp, err := rc.storedNow(ctx, tenant, conv, h, loose)
 	if err != nil || fp != "" {
 		return n, fp, err
 	}
@@ -375,11 +375,11 @@ func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.His
 	if !waited {
 		return n, fp, nil
 	}
-	return rc.storedNow(ctx, tenant, conv, h)
+	return rc.storedNow(ctx, tenant, conv, h, loose)
 }
 
 // storedNow is stored without the wait.
-func (rc *recorder) storedNow(ctx context.Context, tenant, conv string, h convo.History) (int, string, error) {
+func (rc *recorder) storedNow(ctx context.Context, tenant, conv string, h convo.History, loose bool) (int, string, error) {
 	c, err := rc.st.Get(ctx, tenant, conv)
 	if errors.Is(err, store.ErrNotFound) {
 		return -1, "", nil
@@ -388,7 +388,7 @@ func (rc *recorder) storedNow(ctx context.Context, tenant, conv string, h convo.
 		return 0, "", err
 	}
 	fp := metaFingerprint(c.Meta)
-	sums, lens := prefixes(h)
+	sums, lens := prefixes(h, loose)
 	for i, s := range sums {
 		if s == fp {
 			return lens[i], fp, nil

@@ -47,7 +47,7 @@ func (g *Gateway) restore(ctx context.Context, x *exchange, req *provider.Reques
 	k := 0
 	for k < len(runs) && k < len(turn) {
 		s, r := &turn[len(turn)-1-k], runs[len(runs)-1-k]
-		if redacted(s.Native, s.Parts) || Fingerprint(convo.History{*s}) != Fingerprint(req.History[r[0]:r[1]]) {
+		if redacted(s.Native, s.Parts) || fingerprint(convo.History{*s}, x.client.looseIDs) != fingerprint(req.History[r[0]:r[1]], x.client.looseIDs) {
 			break
 		}
 		k++

@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -199,4 +201,75 @@ func TestRestoreTurnAfterRestart(t *testing.T) {
 	if body := secondBody(t, rg2, h, nil); bytes.Count(body, []byte(signature)) != 2 {
 		t.Errorf("the third step's request does not have both steps' signed thinking:\n%s", body)
 	}
+}
+
+// TestContinueClientWithoutIDs: many Ollama clients keep a tool call's
+// function and drop its id. Their next request still continues the
+// conversation the gateway recorded, whose calls have the upstream's ids,
+// and its results are recorded under those ids.
+func TestContinueClientWithoutIDs(t *testing.T) {
+	rg := newRig(t, "openai-chat", nil)
+	h := convo.History{convo.User("Weather in Paris?")}
+	resp := rg.post(t, "ollama", "m-1", requestBody(t, "ollama", "m-1", h, false), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	conv := resp.Header.Get("Convo-Conversation")
+	seen := wantReply(t, "ollama", got, false)
+	var results []convo.Part
+	for _, c := range seen.ToolCalls() {
+		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
+	}
+	if len(results) == 0 {
+		t.Fatalf("no tool call in %s", got)
+	}
+	body := dropIDs(t, requestBody(t, "ollama", "m-1", append(h, seen, convo.ToolResults(results...)), false))
+	resp = rg.post(t, "ollama", "m-1", body, false, nil)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if c := resp.Header.Get("Convo-Conversation"); c != conv {
+		t.Fatalf("the next request was recorded in %s, want %s", c, conv)
+	}
+	rg.drain(t)
+	stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
+	if err != nil || len(stored) < 4 || stored[len(stored)-1].Role != convo.RoleAssistant {
+		t.Fatalf("stored %v, %v", roles(stored), err)
+	}
+	calls := stored[1].ToolCalls()
+	var ids []string
+	for _, m := range stored[2 : len(stored)-1] {
+		for _, r := range m.Parts {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) != len(calls) {
+		t.Fatalf("%d results recorded for %d calls", len(ids), len(calls))
+	}
+	for i, id := range ids {
+		if id != calls[i].ID {
+			t.Errorf("result %d recorded under %q, want its call's %q", i, id, calls[i].ID)
+		}
+	}
+}
+
+// dropIDs removes the tool-call ids from an Ollama request body, as a
+// client whose tool calls keep only their function sends it.
+func dropIDs(t *testing.T, body []byte) []byte {
+	t.Helper()
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range req["messages"].([]any) {
+		m := m.(map[string]any)
+		delete(m, "tool_call_id")
+		calls, _ := m["tool_calls"].([]any)
+		for _, c := range calls {
+			delete(c.(map[string]any), "id")
+		}
+	}
+	out, err := json.Marshal(req)
+	if err != nil || bytes.Contains(out, []byte(`"id"`)) {
+		t.Fatalf("ids left in %s (%v)", out, err)
+	}
+	return out
 }

@@ -118,7 +118,7 @@ func TestLookupLongerPrefixQueued(t *testing.T) {
 	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
 	step2 := convo.Assistant("Sunny, 18°C.")
 	h := convo.History{convo.User("Weather in Paris?"), step1, results, step2, convo.User("Thanks")}
-	sums, _ := prefixes(h[:2])
+	sums, _ := prefixes(h[:2], false)
 	rc.remember("t", sums[0], "conv")
 	fp := &fingerprinter{}
 	for i := range h[:3] {
@@ -133,7 +133,7 @@ func TestLookupLongerPrefixQueued(t *testing.T) {
 	}
 	done := make(chan found)
 	go func() {
-		conv, n, _, err := rc.lookup(context.Background(), "t", h)
+		conv, n, _, err := rc.lookup(context.Background(), "t", h, false)
 		if err != nil {
 			t.Error(err)
 		}
