@@ -891,3 +891,34 @@ func TestModels(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, got)
 	}
 }
+
+// TestTranslateStatefulResponses: a Responses client that asks for state
+// the upstream would hold (previous_response_id, conversation) cannot have
+// it from a translated route: it gets a clear error in its own shape, and
+// nothing reaches the upstream. Passed through, OpenAI resolves it.
+func TestTranslateStatefulResponses(t *testing.T) {
+	for _, member := range []string{`"previous_response_id":"resp_68af0c2a"`, `"conversation":"conv_68af0c2a"`} {
+		rg := newRig(t, "anthropic", nil)
+		body := []byte(`{"model":"m-1",` + member + `,"input":[{"type":"function_call_output","call_id":"call_1","output":"18"}]}`)
+		resp := rg.post(t, "openai-responses", "m-1", body, false, nil)
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var e struct {
+			Error struct{ Message, Type string }
+		}
+		name := member[1 : strings.Index(member[1:], `"`)+1]
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(got, &e) != nil || !strings.Contains(e.Error.Message, name) {
+			t.Errorf("%s: status %d: %s", name, resp.StatusCode, got)
+		}
+		if rg.up.lastBody.Load() != nil {
+			t.Errorf("%s: the request reached the upstream: %s", name, *rg.up.lastBody.Load())
+		}
+		same := newRig(t, "openai-responses", nil)
+		resp = same.post(t, "openai-responses", "m-1", body, false, nil)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(*same.up.lastBody.Load(), body) {
+			t.Errorf("%s: passed through with status %d", name, resp.StatusCode)
+		}
+	}
+}

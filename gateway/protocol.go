@@ -28,6 +28,9 @@ type protocol struct {
 	errorBody func(status int, msg string) []byte
 	// forward lists the client headers a same-protocol request keeps.
 	forward []string
+	// stateful lists the request members that ask the provider for what
+	// it stored (a response to go on from), which no other upstream holds.
+	stateful []string
 	// looseIDs: tool-call ids are optional in the protocol, and many of
 	// its clients drop the ones they are sent, so a client's
 	// conversations are fingerprinted without them (see fingerprinter).
@@ -48,6 +51,7 @@ var protocols = map[string]*protocol{
 		auth:      bearer,
 		errorBody: openaiError,
 		forward:   []string{"OpenAI-Organization", "OpenAI-Project", "OpenAI-Beta"},
+		stateful:  []string{"previous_response_id", "conversation"},
 	},
 	"anthropic": {
 		name:     "anthropic",

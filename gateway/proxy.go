@@ -272,6 +272,12 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 			return
 		}
 	}
+	if k := statefulMember(x.client, req); k != "" {
+		// Sent on, the request would reach the upstream without the
+		// conversation it continues.
+		writeError(w, x.client, http.StatusBadRequest, fmt.Sprintf("%s: model %q is routed to a %s upstream, which cannot go on from what %s stored: send the conversation as input instead", k, x.model, x.up.proto.name, x.client.name))
+		return
+	}
 	// An OpenAI Chat client gets the usage chunk only when it asked for
 	// it (stream_options.include_usage, read into StreamUsage).
 	omitUsage := x.client.name == "openai-chat" && !req.StreamUsage
@@ -309,6 +315,23 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 		g.translateStream(w, r, x, resp, replies, enc, sopts)
 	}
 	g.rec.enqueue(x.rec)
+}
+
+// statefulMember returns the first of the client protocol's stateful
+// members the request sets (kept in its Native members), or "".
+func statefulMember(p *protocol, req *provider.Request) string {
+	for _, raw := range req.Native {
+		var members map[string]json.RawMessage
+		if len(p.stateful) == 0 || json.Unmarshal(raw, &members) != nil {
+			continue
+		}
+		for _, k := range p.stateful {
+			if v, ok := members[k]; ok && string(v) != "null" {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // translateReply answers a non-streamed reply in the client's protocol:
