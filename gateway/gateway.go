@@ -138,6 +138,7 @@ type Gateway struct {
 	mux     *http.ServeMux
 	policy  policy
 	metrics *metrics // nil without Options.Metrics
+	handed  handed   // Responses ids given before their exchange was recorded
 }
 
 // upstream is a configured upstream with its key.
@@ -352,9 +353,16 @@ type exchange struct {
 	// request does not extend what is stored).
 	continued   int
 	continuedFP string
-	rec         *record
-	start       time.Time
-	upStart     time.Time // when the upstream request was sent
+	// refused is the answer the request gets instead of going upstream
+	// (a previous_response_id the gateway cannot resolve), or nil.
+	refused *refusal
+	// rebuilt: history is more than the body reads as (a
+	// previous_response_id resolved), so the recording keeps the messages
+	// rather than the body.
+	rebuilt bool
+	rec     *record
+	start   time.Time
+	upStart time.Time // when the upstream request was sent
 }
 
 // endpoint serves the client endpoint of protocol name; x comes with its
@@ -447,6 +455,9 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		}
 	}
 	err := g.decodeRequest(x)
+	if x.req != nil && len(x.client.stateful) > 0 {
+		x.refused = g.previous(r.Context(), x)
+	}
 	if err != nil {
 		// The upstream may still take what convo cannot read: the
 		// exchange goes through and is recorded as what was understood.
@@ -485,7 +496,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		}
 		rec.msgs = append(rec.msgs, m)
 	}
-	if len(x.history) > 0 {
+	if len(x.history) > 0 && !x.rebuilt {
 		rec.req, rec.skip = x.body, n
 	}
 	if rec.exists && n > 0 {

@@ -272,6 +272,10 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 			return
 		}
 	}
+	if x.refused != nil {
+		writeError(w, x.client, x.refused.status, x.refused.msg)
+		return
+	}
 	if k := statefulMember(x.client, req); k != "" {
 		// Sent on, the request would reach the upstream without the
 		// conversation it continues.
@@ -308,6 +312,11 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 		return
 	}
 	sopts := provider.StreamOptions{Model: x.model, OmitUsage: omitUsage}
+	if len(x.client.stateful) > 0 {
+		// An id the client's previous_response_id can name (previous).
+		sopts.ResponseID = responseID(x.rec.conv, x.rec.replyID)
+		defer g.handed.add(x.rec.replyID)()
+	}
 	x.headers(w.Header())
 	if !x.stream {
 		g.translateReply(w, x, resp, replies, enc, sopts)
@@ -315,23 +324,6 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 		g.translateStream(w, r, x, resp, replies, enc, sopts)
 	}
 	g.rec.enqueue(x.rec)
-}
-
-// statefulMember returns the first of the client protocol's stateful
-// members the request sets (kept in its Native members), or "".
-func statefulMember(p *protocol, req *provider.Request) string {
-	for _, raw := range req.Native {
-		var members map[string]json.RawMessage
-		if len(p.stateful) == 0 || json.Unmarshal(raw, &members) != nil {
-			continue
-		}
-		for _, k := range p.stateful {
-			if v, ok := members[k]; ok && string(v) != "null" {
-				return k
-			}
-		}
-	}
-	return ""
 }
 
 // translateReply answers a non-streamed reply in the client's protocol:

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -272,4 +274,73 @@ func dropIDs(t *testing.T, body []byte) []byte {
 		t.Fatalf("ids left in %s (%v)", out, err)
 	}
 	return out
+}
+
+// TestPreviousResponseID: a Responses client on a translated route goes on
+// from a response with previous_response_id, as it would with OpenAI: the
+// upstream gets the whole conversation from the record (the question, the
+// reply with its signed thinking, the tool's result) and the recording
+// continues it. Streamed, the next request may come before the first
+// exchange is recorded. An id the gateway gave for a reply it has not
+// recorded is answered 404.
+func TestPreviousResponseID(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		rg := newRig(t, "anthropic", nil)
+		body := fmt.Sprintf(`{"model":"m-1","stream":%t,"input":"Weather in Paris?"}`, stream)
+		resp := rg.post(t, "openai-responses", "m-1", []byte(body), stream, nil)
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		conv := resp.Header.Get("Convo-Conversation")
+		id := responseIDOf(t, got, stream)
+		call := wantReply(t, "openai-responses", got, stream).ToolCalls()[0]
+		next := fmt.Sprintf(`{"model":"m-1","stream":%t,"previous_response_id":%q,"input":[{"type":"function_call_output","call_id":%q,"output":"{\"temp_c\":18}"}]}`, stream, id, call.ID)
+		resp = rg.post(t, "openai-responses", "m-1", []byte(next), stream, nil)
+		got, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %v: status %d: %s", stream, resp.StatusCode, got)
+		}
+		up := *rg.up.lastBody.Load()
+		for _, want := range []string{"Weather in Paris?", signature, `"tool_use"`, `"tool_result"`} {
+			if !bytes.Contains(up, []byte(want)) {
+				t.Errorf("stream %v: the upstream's request lacks %s:\n%s", stream, want, up)
+			}
+		}
+		checkPaired(t, "anthropic", up)
+		if c := resp.Header.Get("Convo-Conversation"); c != conv {
+			t.Errorf("stream %v: recorded in %s, want %s", stream, c, conv)
+		}
+		rg.drain(t)
+		stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
+		if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; err != nil || !slices.Equal(roles(stored), want) {
+			t.Errorf("stream %v: stored %v (%v), want %v", stream, roles(stored), err, want)
+		}
+	}
+	rg := newRig(t, "anthropic", nil)
+	missing := `{"model":"m-1","previous_response_id":"resp_Y29udl94.msg_0123","input":"Go on."}`
+	resp := rg.post(t, "openai-responses", "m-1", []byte(missing), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !bytes.Contains(got, []byte("previous_response_id")) {
+		t.Errorf("an unrecorded response: status %d: %s", resp.StatusCode, got)
+	}
+}
+
+// responseIDOf returns the id of a Responses reply, plain or streamed.
+func responseIDOf(t *testing.T, body []byte, stream bool) string {
+	t.Helper()
+	if stream {
+		_, data, _ := bytes.Cut(body, []byte("data: "))
+		data, _, _ = bytes.Cut(data, []byte("\n"))
+		var ev struct{ Response struct{ ID string } }
+		if err := json.Unmarshal(data, &ev); err != nil || ev.Response.ID == "" {
+			t.Fatalf("no response id in %s (%v)", data, err)
+		}
+		return ev.Response.ID
+	}
+	var r struct{ ID string }
+	if err := json.Unmarshal(body, &r); err != nil || r.ID == "" {
+		t.Fatalf("no response id in %s (%v)", body, err)
+	}
+	return r.ID
 }

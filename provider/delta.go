@@ -659,4 +659,7 @@ type StreamOptions struct {
 	// OmitUsage leaves out the OpenAI Chat usage chunk, which clients get
 	// only when they ask for it (stream_options.include_usage).
 	OmitUsage bool
+	// ResponseID is the id an OpenAI Responses reply is given; empty: the
+	// id of the response the deltas' Origin names, or a new one.
+	ResponseID string
 }

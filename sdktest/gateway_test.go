@@ -372,13 +372,10 @@ func testGenaiSDK(t *testing.T, up string) {
 	rg.checkStored(t, "Weather in Paris?")
 }
 
-// TestGatewayToolLoopSDK: openai-go runs a tool loop through the gateway
-// against an Anthropic upstream thinking with tools, whose fake refuses, as
-// the API does, a request whose assistant tool_use turn does not start with
-// its signed thinking block. Chat Completions has no place for that block,
-// so the client's second request cannot carry it: the gateway puts back
-// the reply it recorded, and the loop goes on.
-func TestGatewayToolLoopSDK(t *testing.T) {
+// thinkingRig is a gateway in front of an Anthropic upstream thinking with
+// tools, whose fake refuses, as the API does, a request whose assistant
+// tool_use turn does not start with the signed thinking block it came with.
+func thinkingRig(t *testing.T) *gwRig {
 	var want string // the recorded reply's signature
 	rg := newCheckedRig(t, "anthropic", func(body []byte) error {
 		var req struct {
@@ -405,6 +402,17 @@ func TestGatewayToolLoopSDK(t *testing.T) {
 	for _, p := range rg.want.Parts {
 		want += p.Signature
 	}
+	return rg
+}
+
+// TestGatewayToolLoopSDK: openai-go runs a tool loop through the gateway
+// against an Anthropic upstream thinking with tools, whose fake refuses, as
+// the API does, a request whose assistant tool_use turn does not start with
+// its signed thinking block. Chat Completions has no place for that block,
+// so the client's second request cannot carry it: the gateway puts back
+// the reply it recorded, and the loop goes on.
+func TestGatewayToolLoopSDK(t *testing.T) {
+	rg := thinkingRig(t)
 	client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
 	params := openai.ChatCompletionNewParams{
 		Model:    "claude-test",
@@ -442,6 +450,48 @@ func TestGatewayToolLoopSDK(t *testing.T) {
 		roles = append(roles, m.Role)
 	}
 	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
+		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
+	}
+}
+
+// TestGatewayPreviousResponseSDK: openai-go goes on from a response with
+// PreviousResponseID, as it would with OpenAI, through a gateway that
+// translates to an Anthropic upstream: the gateway puts the recorded
+// conversation in front of the function call's output, the thinking with
+// its signature included, and the loop is recorded as one conversation.
+func TestGatewayPreviousResponseSDK(t *testing.T) {
+	rg := thinkingRig(t)
+	client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
+	first, err := client.Responses.New(context.Background(), responses.ResponseNewParams{
+		Model: "claude-test",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Weather in Paris?")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outputs responses.ResponseInputParam
+	for _, it := range first.Output {
+		if it.Type == "function_call" {
+			out := responses.ResponseInputItemParamOfFunctionCallOutput(`{"temp_c":18}`)
+			out.OfFunctionCallOutput.CallID = openai.String(it.CallID)
+			outputs = append(outputs, out)
+		}
+	}
+	if len(outputs) == 0 {
+		t.Fatalf("no function call in %+v", first.Output)
+	}
+	if _, err := client.Responses.New(context.Background(), responses.ResponseNewParams{
+		Model:              "claude-test",
+		PreviousResponseID: openai.String(first.ID),
+		Input:              responses.ResponseNewParamsInputUnion{OfInputItemList: outputs},
+	}); err != nil {
+		t.Fatalf("going on from %s: %v", first.ID, err)
+	}
+	var roles []convo.Role
+	for _, m := range rg.stored(t) {
+		roles = append(roles, m.Role)
+	}
+	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
 		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
 	}
 }

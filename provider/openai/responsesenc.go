@@ -126,6 +126,9 @@ func (e *respEncoder) Write(d provider.Delta) error {
 				e.model = d.Origin.Model
 			}
 		}
+		if e.opts.ResponseID != "" {
+			e.id = e.opts.ResponseID
+		}
 		e.event("response.created", e.response("in_progress", false))
 		e.event("response.in_progress", e.response("in_progress", false))
 	case provider.DeltaPartStart:

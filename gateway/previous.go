@@ -1,0 +1,211 @@
+package gateway
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/all"
+)
+
+// responseID is the id a translated reply is given for an OpenAI Responses
+// client: it names the conversation the exchange is recorded in and the
+// reply's message id, so that the client's previous_response_id leads
+// back to them (Gateway.previous) on any gateway sharing the store.
+func responseID(conv, replyID string) string {
+	return "resp_" + base64.RawURLEncoding.EncodeToString([]byte(conv)) + "." + replyID
+}
+
+// parseResponseID returns the conversation and message a responseID
+// names; ok is false for any other id (OpenAI's own, for one).
+func parseResponseID(id string) (conv, replyID string, ok bool) {
+	rest, ok := strings.CutPrefix(id, "resp_")
+	if !ok {
+		return "", "", false
+	}
+	enc, replyID, ok := strings.Cut(rest, ".")
+	if !ok || !strings.HasPrefix(replyID, "msg_") {
+		return "", "", false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || len(b) == 0 {
+		return "", "", false
+	}
+	return string(b), replyID, true
+}
+
+// A refusal is the answer a request gets instead of going upstream.
+type refusal struct {
+	status int
+	msg    string
+}
+
+// previous resolves the previous_response_id of a translated Responses
+// request that names a response the gateway gave (responseID): the stored
+// conversation up to that response goes in front of the request's input,
+// and the member is set to null, so the upstream gets the whole
+// conversation and the recording continues it. An id the gateway did not
+// give is left as it is (translate refuses it); one it gave but has not
+// recorded, or recorded other than whole (redacted, or as metadata), is
+// refused: the client sends the conversation as input then.
+func (g *Gateway) previous(ctx context.Context, x *exchange) *refusal {
+	var id string
+	if raw := nativeMember(x.req.Native, "previous_response_id"); raw == nil || json.Unmarshal(raw, &id) != nil {
+		return nil
+	}
+	conv, replyID, ok := parseResponseID(id)
+	if !ok {
+		return nil
+	}
+	// The client may send its next request the moment the response
+	// ended: before its exchange was recorded.
+	g.handed.wait(ctx, replyID)
+	if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(x.tenant+"\x00"+conv)); err != nil {
+		return &refusal{http.StatusServiceUnavailable, "previous_response_id: " + err.Error()}
+	}
+	h, _, err := g.rec.st.Load(ctx, x.tenant, conv, 0)
+	i := slices.IndexFunc(h, func(m convo.Message) bool { return m.ID == replyID })
+	if err != nil || i < 0 {
+		return &refusal{http.StatusNotFound, fmt.Sprintf("previous_response_id: response %q is not recorded for this key", id)}
+	}
+	h = h[:i+1]
+	if len(h[i].Parts) == 0 || slices.ContainsFunc(h, func(m convo.Message) bool { return redacted(m.Native, m.Parts) }) {
+		return &refusal{http.StatusBadRequest, fmt.Sprintf("previous_response_id: response %q was recorded without all of its conversation (redacted, or as metadata): send the conversation as input", id)}
+	}
+	input := x.req.History
+	if calls := h[i].ToolCalls(); len(calls) > 0 {
+		// The input's function_call_output items answer calls that are
+		// not in it: read it again after those calls, so that they read
+		// as their results rather than as items no upstream pairs.
+		if req, warns, ok := withCalls(x, calls); ok {
+			x.req, x.reqWarns, input = req, warns, req.History[1:]
+		}
+	}
+	x.req.History = slices.Concat(h, input)
+	x.history, x.rebuilt = x.req.History, true
+	for p, raw := range x.req.Native {
+		if member(raw, "previous_response_id") != nil {
+			x.req.Native = x.req.Native.With(p, "previous_response_id", json.RawMessage("null"))
+		}
+	}
+	return nil
+}
+
+// withCalls reads x's Responses request again with function_call items
+// for calls in front of its input; ok when its history then starts with
+// one assistant message holding exactly those calls.
+func withCalls(x *exchange, calls []convo.Part) (*provider.Request, []provider.Warning, bool) {
+	var top map[string]json.RawMessage
+	var input []json.RawMessage
+	if json.Unmarshal(x.body, &top) != nil || json.Unmarshal(top["input"], &input) != nil {
+		return nil, nil, false // a string input answers no call
+	}
+	items := make([]json.RawMessage, 0, len(calls)+len(input))
+	for _, c := range calls {
+		args := c.ArgsRaw
+		if c.Args != nil {
+			args = string(c.Args)
+		}
+		item, err := json.Marshal(map[string]string{"type": "function_call", "call_id": c.ID, "name": c.Name, "arguments": args})
+		if err != nil {
+			return nil, nil, false
+		}
+		items = append(items, item)
+	}
+	var err error
+	if top["input"], err = json.Marshal(append(items, input...)); err != nil {
+		return nil, nil, false
+	}
+	body, err := json.Marshal(top)
+	from, err2 := all.LookupRequest(x.client.name)
+	if err != nil || err2 != nil {
+		return nil, nil, false
+	}
+	req, warns, err := from.DecodeRequest(body, provider.Options{Repair: true})
+	if err != nil || len(req.History) == 0 || req.History[0].Role != convo.RoleAssistant || len(req.History[0].ToolCalls()) != len(calls) {
+		return nil, nil, false
+	}
+	return req, warns, true
+}
+
+// nativeMember returns the member key of the first of n's objects that has
+// it, or nil.
+func nativeMember(n convo.Native, key string) json.RawMessage {
+	for _, raw := range n {
+		if v := member(raw, key); v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// member returns the member key of the JSON object obj, or nil.
+func member(obj json.RawMessage, key string) json.RawMessage {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(obj, &members) != nil {
+		return nil
+	}
+	return members[key]
+}
+
+// statefulMember returns the first of the client protocol's stateful
+// members the request sets (kept in its Native members), or "".
+func statefulMember(p *protocol, req *provider.Request) string {
+	for _, k := range p.stateful {
+		if v := nativeMember(req.Native, k); v != nil && string(v) != "null" {
+			return k
+		}
+	}
+	return ""
+}
+
+// handed tracks the replies whose ids went to a client before their
+// exchange was recorded.
+type handed struct {
+	mu sync.Mutex
+	m  map[string]chan struct{} // by reply id, closed once recorded
+}
+
+// add notes that reply id was handed out; the returned function ends it,
+// once the exchange is queued for recording or given up.
+func (h *handed) add(id string) func() {
+	ch := make(chan struct{})
+	h.mu.Lock()
+	if h.m == nil {
+		h.m = map[string]chan struct{}{}
+	}
+	h.m[id] = ch
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.m, id)
+		h.mu.Unlock()
+		close(ch)
+	}
+}
+
+// wait waits, at most waitPending, until reply id's exchange is queued for
+// recording, when it is still under way.
+func (h *handed) wait(ctx context.Context, id string) {
+	h.mu.Lock()
+	ch := h.m[id]
+	h.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(waitPending)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
