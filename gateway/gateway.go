@@ -34,6 +34,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -356,6 +357,9 @@ type exchange struct {
 	// refused is the answer the request gets instead of going upstream
 	// (a previous_response_id the gateway cannot resolve), or nil.
 	refused *refusal
+	// previousID is the request's previous_response_id (OpenAI
+	// Responses), or "".
+	previousID string
 	// rebuilt: history is more than the body reads as (a
 	// previous_response_id resolved), so the recording keeps the messages
 	// rather than the body.
@@ -455,8 +459,8 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		}
 	}
 	err := g.decodeRequest(x)
-	if x.req != nil && len(x.client.stateful) > 0 {
-		x.refused = g.previous(r.Context(), x)
+	if x.previousID != "" {
+		x.refused = g.previous(r.Context(), x, x.previousID)
 	}
 	if err != nil {
 		// The upstream may still take what convo cannot read: the
@@ -511,10 +515,17 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 // conversion.
 func (g *Gateway) decodeRequest(x *exchange) error {
 	opts := provider.Options{Repair: true}
-	if x.up.proto != x.client {
+	translated := x.up.proto != x.client
+	if translated || len(x.client.stateful) > 0 {
 		if from, err := all.LookupRequest(x.client.name); err == nil {
 			if req, warns, err := from.DecodeRequest(x.body, opts); err == nil {
-				x.req, x.reqWarns, x.history = req, warns, req.History
+				x.history = req.History
+				if translated {
+					x.req, x.reqWarns = req, warns
+				}
+				if raw := nativeMember(req.Native, "previous_response_id"); raw != nil {
+					_ = json.Unmarshal(raw, &x.previousID) // null or not a string: none
+				}
 				return nil
 			}
 			// translate reports the error; the history may still be

@@ -48,52 +48,77 @@ type refusal struct {
 	msg    string
 }
 
-// previous resolves the previous_response_id of a translated Responses
-// request that names a response the gateway gave (responseID): the stored
-// conversation up to that response goes in front of the request's input,
-// and the member is set to null, so the upstream gets the whole
-// conversation and the recording continues it. An id the gateway did not
-// give is left as it is (translate refuses it); one it gave but has not
-// recorded, or recorded other than whole (redacted, or as metadata), is
-// refused: the client sends the conversation as input then.
-func (g *Gateway) previous(ctx context.Context, x *exchange) *refusal {
-	var id string
-	if raw := nativeMember(x.req.Native, "previous_response_id"); raw == nil || json.Unmarshal(raw, &id) != nil {
-		return nil
+// previous resolves a Responses request's previous_response_id, id, where
+// the gateway recorded the response it names: the recorded conversation up
+// to that response goes in front of the request's history (its
+// function_call_output items read as the results of the response's calls),
+// so the recording continues that conversation.
+//
+// Translated (x.req set), the id must be one the gateway gave
+// (responseID); the upstream then gets the whole conversation, and the
+// member is set to null. An id the gateway did not give is left as it is
+// (translate refuses it); one it gave but has not recorded, or recorded
+// other than whole (redacted, or as metadata), is refused here. Passed
+// through, OpenAI resolves the id itself and the body goes as it came; the
+// gateway looks the id up among the replies it recorded (Origin.ResponseID)
+// and, not finding it, records the exchange as a conversation of its own,
+// as before.
+func (g *Gateway) previous(ctx context.Context, x *exchange, id string) *refusal {
+	translated := x.req != nil
+	var conv string
+	var match func(convo.Message) bool
+	if c, replyID, ok := parseResponseID(id); ok && translated {
+		// The client may send its next request the moment the response
+		// ended: before its exchange was recorded.
+		g.handed.wait(ctx, replyID)
+		if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(x.tenant+"\x00"+c)); err != nil {
+			return &refusal{http.StatusServiceUnavailable, "previous_response_id: " + err.Error()}
+		}
+		conv, match = c, func(m convo.Message) bool { return m.ID == replyID }
+	} else if !translated {
+		conv = g.rec.byResponse(ctx, x.tenant, id)
+		match = func(m convo.Message) bool { return m.Origin != nil && m.Origin.ResponseID == id }
 	}
-	conv, replyID, ok := parseResponseID(id)
-	if !ok {
+	if conv == "" {
 		return nil
-	}
-	// The client may send its next request the moment the response
-	// ended: before its exchange was recorded.
-	g.handed.wait(ctx, replyID)
-	if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(x.tenant+"\x00"+conv)); err != nil {
-		return &refusal{http.StatusServiceUnavailable, "previous_response_id: " + err.Error()}
 	}
 	h, _, err := g.rec.st.Load(ctx, x.tenant, conv, 0)
-	i := slices.IndexFunc(h, func(m convo.Message) bool { return m.ID == replyID })
+	i := len(h) - 1 // the latest reply matching, should an id repeat
+	for i >= 0 && !match(h[i]) {
+		i--
+	}
 	if err != nil || i < 0 {
+		if !translated {
+			return nil
+		}
 		return &refusal{http.StatusNotFound, fmt.Sprintf("previous_response_id: response %q is not recorded for this key", id)}
 	}
 	h = h[:i+1]
 	if len(h[i].Parts) == 0 || slices.ContainsFunc(h, func(m convo.Message) bool { return redacted(m.Native, m.Parts) }) {
+		if !translated {
+			return nil
+		}
 		return &refusal{http.StatusBadRequest, fmt.Sprintf("previous_response_id: response %q was recorded without all of its conversation (redacted, or as metadata): send the conversation as input", id)}
 	}
-	input := x.req.History
+	input := x.history
 	if calls := h[i].ToolCalls(); len(calls) > 0 {
 		// The input's function_call_output items answer calls that are
 		// not in it: read it again after those calls, so that they read
 		// as their results rather than as items no upstream pairs.
 		if req, warns, ok := withCalls(x, calls); ok {
-			x.req, x.reqWarns, input = req, warns, req.History[1:]
+			input = req.History[1:]
+			if translated {
+				x.req, x.reqWarns = req, warns
+			}
 		}
 	}
-	x.req.History = slices.Concat(h, input)
-	x.history, x.rebuilt = x.req.History, true
-	for p, raw := range x.req.Native {
-		if member(raw, "previous_response_id") != nil {
-			x.req.Native = x.req.Native.With(p, "previous_response_id", json.RawMessage("null"))
+	x.history, x.rebuilt = slices.Concat(h, input), true
+	if translated {
+		x.req.History = x.history
+		for p, raw := range x.req.Native {
+			if member(raw, "previous_response_id") != nil {
+				x.req.Native = x.req.Native.With(p, "previous_response_id", json.RawMessage("null"))
+			}
 		}
 	}
 	return nil

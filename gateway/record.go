@@ -22,13 +22,26 @@ import (
 )
 
 // metaKey is the conversation metadata member holding the fingerprint of
-// the recorded conversation.
-const metaKey = "convo_gateway_fingerprint"
+// the recorded conversation; responseKey the one holding the id of the
+// OpenAI response that a passed-through Responses exchange recorded last
+// (see Gateway.previous).
+const (
+	metaKey     = "convo_gateway_fingerprint"
+	responseKey = "convo_gateway_response"
+)
 
 // fingerprintMeta is the conversation metadata that records fp: what a
 // recording writes and what a lookup lists by.
-func fingerprintMeta(fp string) json.RawMessage {
-	meta, _ := json.Marshal(map[string]string{metaKey: fp}) // strings cannot fail
+func fingerprintMeta(fp string) json.RawMessage { return recordMeta(fp, "") }
+
+// recordMeta is the metadata of a recorded conversation: its fingerprint
+// and, when not "", the id of the OpenAI response it ends with.
+func recordMeta(fp, response string) json.RawMessage {
+	m := map[string]string{metaKey: fp}
+	if response != "" {
+		m[responseKey] = response
+	}
+	meta, _ := json.Marshal(m) // strings cannot fail
 	return meta
 }
 
@@ -59,6 +72,10 @@ type record struct {
 	ids  []string
 
 	cands *candidates // nil unless the request asked for several replies
+
+	// response is the id of the OpenAI response a passed-through
+	// Responses exchange recorded, set by the writer.
+	response string
 
 	// turn holds the stored replies of the current turn restored into the
 	// request (Gateway.restore), which the turn kept after this write
@@ -443,6 +460,29 @@ func (rc *recorder) turn(ctx context.Context, tenant, conv string) ([]convo.Mess
 	return turnOf(nil, tail), metaFingerprint(c.Meta), true
 }
 
+// byResponse returns the conversation whose recording ended with the
+// OpenAI response id (a passed-through Responses exchange), or "": from
+// the cache, after the records queued before this request are written,
+// or from the store.
+func (rc *recorder) byResponse(ctx context.Context, tenant, id string) string {
+	key := []string{responseKey + "\x00" + id}
+	if _, conv := rc.cached(tenant, key); conv != "" {
+		return conv
+	}
+	if _, err := rc.waitWritten(ctx, rc.queuedBefore(tenant)); err != nil {
+		return ""
+	}
+	if _, conv := rc.cached(tenant, key); conv != "" {
+		return conv
+	}
+	meta, _ := json.Marshal(map[string]string{responseKey: id}) // strings cannot fail
+	cs, _, err := rc.st.List(ctx, tenant, store.ListOptions{Limit: 1, Meta: meta})
+	if err != nil || len(cs) == 0 {
+		return ""
+	}
+	return cs[0].ID
+}
+
 // maxTurnLoad bounds the messages a restore reads back from the store: a
 // tool loop longer than that has only its last steps restored when the
 // gateway did not keep them.
@@ -544,6 +584,9 @@ func (rc *recorder) writeBatch(batch []*record) {
 		// Known once stored: a lookup that finds it can load it.
 		if fps[i] != "" {
 			rc.remember(rec.tenant, fps[i], rec.conv)
+		}
+		if rec.response != "" {
+			rc.remember(rec.tenant, responseKey+"\x00"+rec.response, rec.conv)
 		}
 		if rec.client != rec.upstream { // translated: the next request may need the reply (Gateway.restore)
 			rc.replies.put(rec.tenant, rec.conv, fps[i], rec.turn, writes[i].Messages)
@@ -672,6 +715,12 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 	if rec.fp != nil {
 		fp = rec.fp.sum()
 		w.Meta = fingerprintMeta(fp)
+	}
+	if reply != nil && reply.Origin != nil && len(rec.client.stateful) > 0 && rec.client == rec.upstream {
+		// A passed-through Responses reply: the client may go on from
+		// it by its id.
+		rec.response = reply.Origin.ResponseID
+		w.Meta = recordMeta(fp, rec.response)
 	}
 	return w, fp, forks
 }

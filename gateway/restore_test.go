@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -343,4 +344,52 @@ func responseIDOf(t *testing.T, body []byte, stream bool) string {
 		t.Fatalf("no response id in %s (%v)", body, err)
 	}
 	return r.ID
+}
+
+// TestPreviousResponseIDPassedThrough: a Responses client passed through
+// to OpenAI that goes on from a response with previous_response_id sends
+// its request as it came (OpenAI resolves the id), and the gateway records
+// the exchange as the next one of the conversation it recorded that
+// response in, its function_call_output items as the results they are.
+func TestPreviousResponseIDPassedThrough(t *testing.T) {
+	rg := newRig(t, "openai-responses", nil)
+	resp := rg.post(t, "openai-responses", "m-1", []byte(`{"model":"m-1","input":"Weather in Paris?"}`), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	conv := resp.Header.Get("Convo-Conversation")
+	id := responseIDOf(t, got, false)
+	calls := wantReply(t, "openai-responses", got, false).ToolCalls()
+	var outputs []string
+	for _, c := range calls {
+		outputs = append(outputs, fmt.Sprintf(`{"type":"function_call_output","call_id":%q,"output":"{\"temp_c\":18}"}`, c.ID))
+	}
+	next := []byte(fmt.Sprintf(`{"model":"m-1","previous_response_id":%q,"input":[%s]}`, id, strings.Join(outputs, ",")))
+	resp = rg.post(t, "openai-responses", "m-1", next, false, nil)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if !bytes.Equal(*rg.up.lastBody.Load(), next) {
+		t.Errorf("the request was not passed through as it came:\n%s", *rg.up.lastBody.Load())
+	}
+	if c := resp.Header.Get("Convo-Conversation"); c != conv {
+		t.Fatalf("recorded in %s, want %s", c, conv)
+	}
+	rg.drain(t)
+	stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
+	if err != nil || len(stored) != 3+len(calls) || stored[len(stored)-1].Role != convo.RoleAssistant {
+		t.Fatalf("stored %v (%v), want the question, the reply, %d results and the next reply", roles(stored), err, len(calls))
+	}
+	for i, m := range stored[2 : 2+len(calls)] {
+		if r := m.Parts[0]; m.Role != convo.RoleTool || r.Type != convo.TypeToolResult || r.ID != calls[i].ID {
+			t.Errorf("output %d was recorded as %s %s %q, want the result of %q", i, m.Role, r.Type, r.ID, calls[i].ID)
+		}
+	}
+	// A gateway that did not record it finds it in the store.
+	rg2 := newRig(t, "openai-responses", func(o *gateway.Options) { o.Store = rg.st })
+	id2 := wantReply(t, "openai-responses", rg2.up.plain, false).Origin.ResponseID
+	resp = rg2.post(t, "openai-responses", "m-1", []byte(fmt.Sprintf(`{"model":"m-1","previous_response_id":%q,"input":"Thanks"}`, id2)), false, nil)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if c := resp.Header.Get("Convo-Conversation"); c != conv {
+		t.Errorf("after a restart, recorded in %s, want %s", c, conv)
+	}
 }
