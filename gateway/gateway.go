@@ -516,7 +516,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 func (g *Gateway) decodeRequest(x *exchange) error {
 	opts := provider.Options{Repair: true}
 	translated := x.up.proto != x.client
-	if translated || len(x.client.stateful) > 0 {
+	if translated || x.client.namesReplies {
 		if from, err := all.LookupRequest(x.client.name); err == nil {
 			if req, warns, err := from.DecodeRequest(x.body, opts); err == nil {
 				x.history = req.History

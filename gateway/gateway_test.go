@@ -892,33 +892,40 @@ func TestModels(t *testing.T) {
 	}
 }
 
-// TestTranslateStatefulResponses: a Responses client that asks for state
-// the upstream would hold (previous_response_id, conversation) cannot have
-// it from a translated route: it gets a clear error in its own shape, and
-// nothing reaches the upstream. Passed through, OpenAI resolves it.
-func TestTranslateStatefulResponses(t *testing.T) {
-	for _, member := range []string{`"previous_response_id":"resp_68af0c2a"`, `"conversation":"conv_68af0c2a"`} {
+// TestTranslateStateful: a client that asks for state its provider stored
+// — a Responses client's previous response (one the gateway did not give),
+// conversation or stored prompt, a Gemini client's cached content — cannot
+// have it from a translated route: it gets a clear error in its own shape,
+// naming the member, and nothing reaches the upstream (which would get the
+// request without that part of its context). Passed through, the provider
+// resolves it.
+func TestTranslateStateful(t *testing.T) {
+	outputs := `"input":[{"type":"function_call_output","call_id":"call_1","output":"18"}]`
+	for _, c := range []struct{ client, member, body string }{
+		{"openai-responses", "previous_response_id", `{"model":"m-1","previous_response_id":"resp_68af0c2a",` + outputs + `}`},
+		{"openai-responses", "conversation", `{"model":"m-1","conversation":"conv_68af0c2a",` + outputs + `}`},
+		{"openai-responses", "prompt", `{"model":"m-1","prompt":{"id":"pmpt_68af0c2a","version":"2"},"input":"Paris"}`},
+		{"gemini", "cachedContent", `{"cachedContent":"cachedContents/68af0c2a","contents":[{"role":"user","parts":[{"text":"And Paris?"}]}]}`},
+	} {
 		rg := newRig(t, "anthropic", nil)
-		body := []byte(`{"model":"m-1",` + member + `,"input":[{"type":"function_call_output","call_id":"call_1","output":"18"}]}`)
-		resp := rg.post(t, "openai-responses", "m-1", body, false, nil)
+		resp := rg.post(t, c.client, "m-1", []byte(c.body), false, nil)
 		got, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		var e struct {
-			Error struct{ Message, Type string }
+			Error struct{ Message string }
 		}
-		name := member[1 : strings.Index(member[1:], `"`)+1]
-		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(got, &e) != nil || !strings.Contains(e.Error.Message, name) {
-			t.Errorf("%s: status %d: %s", name, resp.StatusCode, got)
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(got, &e) != nil || !strings.Contains(e.Error.Message, c.member) {
+			t.Errorf("%s: status %d: %s", c.member, resp.StatusCode, got)
 		}
 		if rg.up.lastBody.Load() != nil {
-			t.Errorf("%s: the request reached the upstream: %s", name, *rg.up.lastBody.Load())
+			t.Errorf("%s: the request reached the upstream: %s", c.member, *rg.up.lastBody.Load())
 		}
-		same := newRig(t, "openai-responses", nil)
-		resp = same.post(t, "openai-responses", "m-1", body, false, nil)
+		same := newRig(t, c.client, nil)
+		resp = same.post(t, c.client, "m-1", []byte(c.body), false, nil)
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !bytes.Equal(*same.up.lastBody.Load(), body) {
-			t.Errorf("%s: passed through with status %d", name, resp.StatusCode)
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(*same.up.lastBody.Load(), []byte(c.body)) {
+			t.Errorf("%s: passed through with status %d", c.member, resp.StatusCode)
 		}
 	}
 }

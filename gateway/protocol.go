@@ -29,8 +29,13 @@ type protocol struct {
 	// forward lists the client headers a same-protocol request keeps.
 	forward []string
 	// stateful lists the request members that ask the provider for what
-	// it stored (a response to go on from), which no other upstream holds.
+	// it stored (a response to go on from, a stored prompt, cached
+	// content), which no other upstream holds.
 	stateful []string
+	// namesReplies: a request may name the reply it goes on from by the
+	// reply's id (OpenAI Responses' previous_response_id), which the
+	// gateway resolves from its record (Gateway.previous).
+	namesReplies bool
 	// looseIDs: tool-call ids are optional in the protocol, and many of
 	// its clients drop the ones they are sent, so a client's
 	// conversations are fingerprinted without them (see fingerprinter).
@@ -46,12 +51,13 @@ var protocols = map[string]*protocol{
 		forward:   []string{"OpenAI-Organization", "OpenAI-Project", "OpenAI-Beta"},
 	},
 	"openai-responses": {
-		name:      "openai-responses",
-		endpoint:  func(base, _ string, _ bool) string { return strings.TrimRight(base, "/") + "/responses" },
-		auth:      bearer,
-		errorBody: openaiError,
-		forward:   []string{"OpenAI-Organization", "OpenAI-Project", "OpenAI-Beta"},
-		stateful:  []string{"previous_response_id", "conversation"},
+		name:         "openai-responses",
+		endpoint:     func(base, _ string, _ bool) string { return strings.TrimRight(base, "/") + "/responses" },
+		auth:         bearer,
+		errorBody:    openaiError,
+		forward:      []string{"OpenAI-Organization", "OpenAI-Project", "OpenAI-Beta"},
+		stateful:     []string{"previous_response_id", "conversation", "prompt"},
+		namesReplies: true,
 	},
 	"anthropic": {
 		name:     "anthropic",
@@ -76,6 +82,7 @@ var protocols = map[string]*protocol{
 		},
 		auth:      func(h http.Header, key string) { h.Set("X-Goog-Api-Key", key) },
 		errorBody: geminiError,
+		stateful:  []string{"cachedContent"},
 	},
 	"bedrock": {
 		name:        "bedrock",

@@ -312,7 +312,7 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 		return
 	}
 	sopts := provider.StreamOptions{Model: x.model, OmitUsage: omitUsage}
-	if len(x.client.stateful) > 0 {
+	if x.client.namesReplies {
 		// An id the client's previous_response_id can name (previous).
 		sopts.ResponseID = responseID(x.rec.conv, x.rec.replyID)
 		defer g.handed.add(x.rec.replyID)()

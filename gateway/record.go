@@ -716,7 +716,7 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		fp = rec.fp.sum()
 		w.Meta = fingerprintMeta(fp)
 	}
-	if reply != nil && reply.Origin != nil && len(rec.client.stateful) > 0 && rec.client == rec.upstream {
+	if reply != nil && reply.Origin != nil && rec.client.namesReplies && rec.client == rec.upstream {
 		// A passed-through Responses reply: the client may go on from
 		// it by its id.
 		rec.response = reply.Origin.ResponseID
