@@ -226,10 +226,7 @@ func TestContinueClientWithoutIDs(t *testing.T) {
 		t.Fatalf("no tool call in %s", got)
 	}
 	body := dropIDs(t, requestBody(t, "ollama", "m-1", append(h, seen, convo.ToolResults(results...)), false))
-	resp = rg.post(t, "ollama", "m-1", body, false, nil)
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if c := resp.Header.Get("Convo-Conversation"); c != conv {
+	if c := rg.conversation(t, "ollama", "m-1", body); c != conv {
 		t.Fatalf("the next request was recorded in %s, want %s", c, conv)
 	}
 	rg.drain(t)
@@ -364,13 +361,11 @@ func TestPreviousResponseIDPassedThrough(t *testing.T) {
 		outputs = append(outputs, fmt.Sprintf(`{"type":"function_call_output","call_id":%q,"output":"{\"temp_c\":18}"}`, c.ID))
 	}
 	next := []byte(fmt.Sprintf(`{"model":"m-1","previous_response_id":%q,"input":[%s]}`, id, strings.Join(outputs, ",")))
-	resp = rg.post(t, "openai-responses", "m-1", next, false, nil)
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	c := rg.conversation(t, "openai-responses", "m-1", next)
 	if !bytes.Equal(*rg.up.lastBody.Load(), next) {
 		t.Errorf("the request was not passed through as it came:\n%s", *rg.up.lastBody.Load())
 	}
-	if c := resp.Header.Get("Convo-Conversation"); c != conv {
+	if c != conv {
 		t.Fatalf("recorded in %s, want %s", c, conv)
 	}
 	rg.drain(t)
@@ -386,10 +381,18 @@ func TestPreviousResponseIDPassedThrough(t *testing.T) {
 	// A gateway that did not record it finds it in the store.
 	rg2 := newRig(t, "openai-responses", func(o *gateway.Options) { o.Store = rg.st })
 	id2 := wantReply(t, "openai-responses", rg2.up.plain, false).Origin.ResponseID
-	resp = rg2.post(t, "openai-responses", "m-1", []byte(fmt.Sprintf(`{"model":"m-1","previous_response_id":%q,"input":"Thanks"}`, id2)), false, nil)
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if c := resp.Header.Get("Convo-Conversation"); c != conv {
+	if c := rg2.conversation(t, "openai-responses", "m-1", []byte(fmt.Sprintf(`{"model":"m-1","previous_response_id":%q,"input":"Thanks"}`, id2))); c != conv {
 		t.Errorf("after a restart, recorded in %s, want %s", c, conv)
 	}
+}
+
+// conversation sends a plain request and returns the conversation the
+// gateway recorded it in (Convo-Conversation); the reply is read and
+// dropped.
+func (rg *rig) conversation(t testing.TB, proto, model string, body []byte) string {
+	t.Helper()
+	resp := rg.post(t, proto, model, body, false, nil)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.Header.Get("Convo-Conversation")
 }

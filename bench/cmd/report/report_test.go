@@ -132,14 +132,7 @@ func TestGrowthTable(t *testing.T) {
 	// allocations too; the table gives the fewest.
 	fmt.Fprintf(&in, "%s/n=100000/convo/decode-2\t1\t1 ns/op\t1006 allocs/op\t1100 ns/msg\t860 cpu-ns/msg\n", growth.InterleavedName)
 	in.WriteString("# n=100 convo/decode: a summary line the parser leaves out\n")
-	var s Set
-	if err := s.Parse(strings.NewReader(in.String())); err != nil {
-		t.Fatal(err)
-	}
-	r := &report{set: &s}
-	var b strings.Builder
-	r.growthTable(&b)
-	md := b.String()
+	r, md := growthReport(t, in.String())
 	for _, want := range []string{
 		"median over 3 rounds",
 		"| decode | **convo** | 1,000 / 800 ±12% | 1,250 / 850 ±0% | 1,000 / 820 ±0% | 1,100 / 860 ±0% | 1.10× / 1.07× | 1,000 a document |",
@@ -171,14 +164,7 @@ func TestGrowthAlone(t *testing.T) {
 		fmt.Fprintf(&in, "%s/n=%d/convo/decode-2\t5\t1 ns/op\t3 allocs/op\t%d ns/msg\t%d cpu-ns/msg\n",
 			growth.AloneName, n, 1000+n/2000, 1000+n/2000)
 	}
-	var s Set
-	if err := s.Parse(strings.NewReader(in.String())); err != nil {
-		t.Fatal(err)
-	}
-	r := &report{set: &s}
-	var b strings.Builder
-	r.growthTable(&b)
-	md := b.String()
+	r, md := growthReport(t, in.String())
 	for _, want := range []string{
 		"| decode | **convo** | 1,000 / 1,000 ±0% | 1,005 / 1,005 ±0% | 1,050 / 1,050 ±0% | 1,500 / 1,500 ±0% | 1.50× / 1.50× |",
 		"convo alone in its process",
@@ -194,4 +180,18 @@ func TestGrowthAlone(t *testing.T) {
 	if got := r.growthSummary(); len(got) != 1 || !strings.Contains(got[0], "1.05× (wall) and 1.05× (CPU)") {
 		t.Errorf("summary: %q", got)
 	}
+}
+
+// growthReport reads benchmark lines and returns the report and its growth
+// tables.
+func growthReport(t *testing.T, in string) (*report, string) {
+	t.Helper()
+	var s Set
+	if err := s.Parse(strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	r := &report{set: &s}
+	var b strings.Builder
+	r.growthTable(&b)
+	return r, b.String()
 }
