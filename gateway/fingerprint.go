@@ -182,10 +182,15 @@ func fingerprint(h convo.History, loose bool) string {
 
 // prefixes returns the fingerprints of the prefixes of h that end with an
 // assistant message — the places where a stored conversation can end —
-// longest first, with their lengths.
-func prefixes(h convo.History, loose bool) (sums []string, lens []int) {
+// longest first, with their lengths; and asked, the fingerprints of the
+// prefixes that those assistant messages answered (each run's messages
+// before it), the requests of the exchanges h continues.
+func prefixes(h convo.History, loose bool) (sums []string, lens []int, asked []string) {
 	f := fingerprinter{loose: loose}
 	for i := range h {
+		if i > 0 && h[i].Role == convo.RoleAssistant && h[i-1].Role != convo.RoleAssistant {
+			asked = append(asked, f.sum())
+		}
 		f.add(&h[i])
 		if h[i].Role == convo.RoleAssistant && (i+1 == len(h) || h[i+1].Role != convo.RoleAssistant) {
 			sums = append(sums, f.sum())
@@ -196,7 +201,7 @@ func prefixes(h convo.History, loose bool) (sums []string, lens []int) {
 		sums[i], sums[j] = sums[j], sums[i]
 		lens[i], lens[j] = lens[j], lens[i]
 	}
-	return sums, lens
+	return sums, lens, asked
 }
 
 // canonical reports whether b is a JSON value exactly as canonicalJSON's

@@ -80,7 +80,7 @@ func FuzzFingerprint(f *testing.F) {
 				continue
 			}
 			loose := protocols[name].looseIDs
-			sums, lens := prefixes(h, loose)
+			sums, lens, _ := prefixes(h, loose)
 			if len(sums) != len(lens) {
 				t.Fatal("prefixes and lengths differ in number")
 			}

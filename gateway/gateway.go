@@ -364,6 +364,9 @@ type exchange struct {
 	// previous_response_id resolved), so the recording keeps the messages
 	// rather than the body.
 	rebuilt bool
+	// flight is the fingerprint of the request's history, under which the
+	// exchange is noted as under way (recorder.flights) until it ends.
+	flight  string
 	rec     *record
 	start   time.Time
 	upStart time.Time // when the upstream request was sent
@@ -431,6 +434,9 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			return
 		}
 		g.prepare(r, x)
+		if x.flight != "" {
+			defer g.rec.flights.end(x.tenant, x.flight) // once queued for recording (or not recorded)
+		}
 		x.rec.mode = mode
 		g.startSpan(r, x)
 		if x.up.proto == cp {
@@ -492,6 +498,10 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 	rec.fp = &fingerprinter{loose: x.client.looseIDs}
 	for i := range x.history {
 		rec.fp.add(&x.history[i])
+	}
+	if len(x.history) > 0 {
+		x.flight = rec.fp.sum()
+		g.rec.flights.start(x.tenant, x.flight)
 	}
 	for i := n; i < len(x.history); i++ {
 		m := x.history[i]

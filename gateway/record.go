@@ -182,6 +182,7 @@ type recorder struct {
 	log      *slog.Logger
 	tel      *telemetry.Tracer // nil: no spans
 	policy   policy            // what is kept: modes and redaction
+	flights  flights           // the exchanges under way, for lookups that continue them
 	q        chan *record
 	done     chan struct{}
 	mu       sync.Mutex // guards closed, the send side of q, seq, queued, wrote, bytes and written
@@ -276,10 +277,11 @@ func (rc *recorder) remember(tenant, fp, conv string) {
 // message. It returns the conversation's id, how many messages of h it
 // holds and that prefix's fingerprint.
 func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History, loose bool) (conv string, n int, fp string, err error) {
-	sums, lens := prefixes(h, loose)
+	sums, lens, asked := prefixes(h, loose)
 	if len(sums) == 0 {
 		return "", 0, "", nil // nothing a provider answered: a new conversation
 	}
+	rc.flights.wait(ctx, tenant, asked)
 	target := rc.queuedBefore(tenant)
 	i, conv := rc.cached(tenant, sums)
 	if conv != "" {
@@ -380,8 +382,10 @@ func (rc *recorder) waitWritten(ctx context.Context, target uint64) (bool, error
 // and the conversation has records queued, it waits for them, as lookup
 // does, and looks again.
 func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History, loose bool) (int, string, error) {
+	sums, lens, asked := prefixes(h, loose)
+	rc.flights.wait(ctx, tenant, asked)
 	target := rc.queuedBefore(tenant + "\x00" + conv)
-	n, fp, err := rc.storedNow(ctx, tenant, conv, h, loose)
+	n, fp, err := rc.storedNow(ctx, tenant, conv, sums, lens)
 	if err != nil || fp != "" {
 		return n, fp, err
 	}
@@ -392,11 +396,12 @@ func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.His
 	if !waited {
 		return n, fp, nil
 	}
-	return rc.storedNow(ctx, tenant, conv, h, loose)
+	return rc.storedNow(ctx, tenant, conv, sums, lens)
 }
 
-// storedNow is stored without the wait.
-func (rc *recorder) storedNow(ctx context.Context, tenant, conv string, h convo.History, loose bool) (int, string, error) {
+// storedNow is stored without the wait, given the prefixes of the
+// request's history.
+func (rc *recorder) storedNow(ctx context.Context, tenant, conv string, sums []string, lens []int) (int, string, error) {
 	c, err := rc.st.Get(ctx, tenant, conv)
 	if errors.Is(err, store.ErrNotFound) {
 		return -1, "", nil
@@ -405,7 +410,6 @@ func (rc *recorder) storedNow(ctx context.Context, tenant, conv string, h convo.
 		return 0, "", err
 	}
 	fp := metaFingerprint(c.Meta)
-	sums, lens := prefixes(h, loose)
 	for i, s := range sums {
 		if s == fp {
 			return lens[i], fp, nil
@@ -481,6 +485,76 @@ func (rc *recorder) byResponse(ctx context.Context, tenant, id string) string {
 		return ""
 	}
 	return cs[0].ID
+}
+
+// flights are the exchanges under way, by tenant and the fingerprint of
+// their request: a client may send the next request of a conversation the
+// moment a reply ends, before its exchange is queued for recording, and
+// that request's lookup waits for it (see lookup).
+type flights struct {
+	mu sync.Mutex
+	m  map[string]*flight
+}
+
+// A flight is the exchanges under way with one request.
+type flight struct {
+	n    int
+	done chan struct{} // closed when the last of them ends
+}
+
+// start notes an exchange under way with request fingerprint fp.
+func (f *flights) start(tenant, fp string) {
+	key := tenant + "\x00" + fp
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]*flight{}
+	}
+	if fl := f.m[key]; fl != nil {
+		fl.n++
+		return
+	}
+	f.m[key] = &flight{n: 1, done: make(chan struct{})}
+}
+
+// end notes that an exchange start noted is queued for recording, or given
+// up.
+func (f *flights) end(tenant, fp string) {
+	key := tenant + "\x00" + fp
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl := f.m[key]; fl != nil {
+		if fl.n--; fl.n == 0 {
+			close(fl.done)
+			delete(f.m, key)
+		}
+	}
+}
+
+// wait waits, at most waitPending in all, for the exchanges under way
+// whose request fingerprint is among asked: those a request with those
+// prefixes continues.
+func (f *flights) wait(ctx context.Context, tenant string, asked []string) {
+	var t *time.Timer
+	for _, fp := range asked {
+		f.mu.Lock()
+		fl := f.m[tenant+"\x00"+fp]
+		f.mu.Unlock()
+		if fl == nil {
+			continue
+		}
+		if t == nil {
+			t = time.NewTimer(waitPending)
+			defer t.Stop()
+		}
+		select {
+		case <-fl.done:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // maxTurnLoad bounds the messages a restore reads back from the store: a

@@ -118,7 +118,7 @@ func TestLookupLongerPrefixQueued(t *testing.T) {
 	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
 	step2 := convo.Assistant("Sunny, 18°C.")
 	h := convo.History{convo.User("Weather in Paris?"), step1, results, step2, convo.User("Thanks")}
-	sums, _ := prefixes(h[:2], false)
+	sums, _, _ := prefixes(h[:2], false)
 	rc.remember("t", sums[0], "conv")
 	fp := &fingerprinter{}
 	for i := range h[:3] {
@@ -147,5 +147,53 @@ func TestLookupLongerPrefixQueued(t *testing.T) {
 	st.release <- struct{}{}
 	if f := <-done; f.conv != "conv" || f.n != 4 {
 		t.Errorf("found %s at %d messages, want conv at 4", f.conv, f.n)
+	}
+}
+
+// TestLookupWaitsForFlight: a request sent the moment a reply ended may
+// reach the gateway before that exchange is queued for recording. Its
+// lookup waits for the exchange whose request it continues, then for its
+// record; a request that does not continue it (the same request again, a
+// fan-out) does not wait.
+func TestLookupWaitsForFlight(t *testing.T) {
+	st := &gatedStore{entered: make(chan int), release: make(chan struct{})}
+	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() {
+		close(st.release)
+		_ = rc.close(context.Background())
+	})
+	call := convo.ToolCall("c1", "get_weather", []byte(`{"city":"Paris"}`))
+	step1 := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{call}}
+	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
+	step2 := convo.Assistant("Sunny, 18°C.")
+	h := convo.History{convo.User("Weather in Paris?"), step1, results, step2, convo.User("Thanks")}
+	sums, _, _ := prefixes(h[:2], false)
+	rc.remember("t", sums[0], "conv")
+	asked := fingerprint(h[:3], false) // the second step's request
+	rc.flights.start("t", asked)
+	if conv, n, _, _ := rc.lookup(context.Background(), "t", h[:3], false); conv != "conv" || n != 2 {
+		t.Fatalf("the request under way itself, sent again, found %q at %d", conv, n)
+	}
+	done := make(chan int)
+	go func() {
+		_, n, _, _ := rc.lookup(context.Background(), "t", h, false)
+		done <- n
+	}()
+	select {
+	case n := <-done:
+		t.Fatalf("the lookup did not wait for the step under way: found %d messages", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	fp := &fingerprinter{}
+	for i := range h[:3] {
+		fp.add(&h[i])
+	}
+	rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3], reply: &step2, fp: fp,
+		client: protocols["openai-chat"], upstream: protocols["anthropic"]})
+	rc.flights.end("t", asked)
+	<-st.entered
+	st.release <- struct{}{}
+	if n := <-done; n != 4 {
+		t.Errorf("found %d messages, want 4", n)
 	}
 }
