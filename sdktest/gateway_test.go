@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/ollama/ollama/api"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -492,6 +494,58 @@ func TestGatewayPreviousResponseSDK(t *testing.T) {
 		roles = append(roles, m.Role)
 	}
 	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
+		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
+	}
+}
+
+// bearer adds the gateway token to every request of a client that has no
+// option for one (the Ollama SDK).
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestGatewayOllamaSDK: the Ollama SDK streams a tool loop through the
+// gateway to an Anthropic upstream thinking with tools, whose fake refuses
+// a tool_use turn without its signed thinking. Ollama's messages carry the
+// thinking's text but not its signature: the gateway puts back the reply it
+// recorded at each step, and the loop is recorded as one conversation.
+func TestGatewayOllamaSDK(t *testing.T) {
+	rg := thinkingRig(t)
+	base, err := url.Parse(rg.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := api.NewClient(base, &http.Client{Transport: bearer{gwToken}})
+	msgs := []api.Message{{Role: "user", Content: "Weather in Paris?"}}
+	for step := 1; step <= 3; step++ {
+		var reply api.Message
+		err := client.Chat(context.Background(), &api.ChatRequest{Model: "claude-test", Messages: msgs}, func(r api.ChatResponse) error {
+			reply.Role = r.Message.Role
+			reply.Content += r.Message.Content
+			reply.Thinking += r.Message.Thinking
+			reply.ToolCalls = append(reply.ToolCalls, r.Message.ToolCalls...)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if len(reply.ToolCalls) == 0 {
+			t.Fatalf("step %d: no tool call in %+v", step, reply)
+		}
+		msgs = append(msgs, reply)
+		for _, c := range reply.ToolCalls {
+			msgs = append(msgs, api.Message{Role: "tool", ToolName: c.Function.Name, ToolCallID: c.ID, Content: `{"temp_c":18}`})
+		}
+	}
+	var roles []convo.Role
+	for _, m := range rg.stored(t) {
+		roles = append(roles, m.Role)
+	}
+	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
 		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
 	}
 }

@@ -171,3 +171,45 @@ func TestAppendRequest(t *testing.T) {
 		t.Error("no request failed: the error case went untested")
 	}
 }
+
+// TestRequestNullSettings: a setting whose value is null is absent, as
+// JSON APIs read it — SDKs write members they have no value for as null
+// (the Ollama SDK's "options") — and the request encodes back as read
+// without them.
+func TestRequestNullSettings(t *testing.T) {
+	for format, body := range map[string]string{
+		"ollama":           `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":null,"format":null,"options":null,"stream":false}`,
+		"openai-chat":      `{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":null,"tools":null,"stop":null}`,
+		"openai-responses": `{"model":"m","input":"hi","temperature":null,"tools":null,"reasoning":null}`,
+		"anthropic":        `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"temperature":null,"tools":null}`,
+		"gemini":           `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"tools":null,"generationConfig":null}`,
+		"bedrock":          `{"messages":[{"role":"user","content":[{"text":"hi"}]}],"inferenceConfig":null,"toolConfig":null}`,
+	} {
+		c, err := LookupRequest(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := c.DecodeRequest([]byte(body), provider.Options{})
+		if err != nil {
+			t.Errorf("%s: %v", format, err)
+			continue
+		}
+		if r.Temperature != nil || r.Tools != nil || r.MaxTokens > 5 {
+			t.Errorf("%s: a null read as a value: %+v", format, r)
+		}
+		out, _, err := c.EncodeRequest(r, provider.Options{})
+		var got any
+		want := map[string]any{}
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range want {
+			if v == nil {
+				delete(want, k)
+			}
+		}
+		if err != nil || json.Unmarshal(out, &got) != nil || !reflect.DeepEqual(got, any(want)) {
+			t.Errorf("%s: encoded back as %s (%v), read %s", format, out, err, body)
+		}
+	}
+}

@@ -685,7 +685,8 @@ func stripComma(b []byte) []byte {
 // DecodeRequest reads a whole request body: the history with f.Decode, the
 // settings with their Dec, and everything else into Native. A setting whose
 // value the encoder would not write back the same is also kept in Native as
-// it was read, so that encoding the request again gives the same JSON.
+// it was read, so that encoding the request again gives the same JSON; a
+// setting that is null is absent, and not written back.
 func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
 	l, err := opts.CheckSize(body, f.Name+" request")
 	if err != nil {
@@ -709,6 +710,11 @@ func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Re
 		s := f.setting(k)
 		if s == nil {
 			return false, nil
+		}
+		if string(bytes.TrimSpace(v)) == "null" {
+			// Absent, as JSON APIs read it: SDKs write a member they
+			// have no value for as null (Ollama's options).
+			return true, nil
 		}
 		d.Lost = false
 		if err := s.Dec(d, v); err != nil {
