@@ -95,3 +95,22 @@ func FuzzFingerprint(f *testing.F) {
 		}
 	})
 }
+
+// FuzzResponseID: the id of a translated Responses reply gives back the
+// conversation and message it was made of, whatever the conversation's id,
+// and reading any string as one never panics.
+func FuzzResponseID(f *testing.F) {
+	f.Add("conv_0193a7c1e5f24b6c8d9e0f1a2b3c4d5e", "msg_0193a7c1e5f24b6c")
+	f.Add("loop.1", "msg_x.y")
+	f.Add("", "resp_68af0c2a")
+	f.Fuzz(func(t *testing.T, conv, msg string) {
+		parseResponseID(conv) // any string
+		if conv == "" || !strings.HasPrefix(msg, "msg_") {
+			return
+		}
+		c, m, ok := parseResponseID(responseID(conv, msg))
+		if !ok || c != conv || m != msg {
+			t.Fatalf("%q %q came back as %q %q %v", conv, msg, c, m, ok)
+		}
+	})
+}
