@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
+	"pgregory.net/rapid"
 )
 
 // TestReplies: the replies of a conversation's current turn are kept for
@@ -62,4 +65,59 @@ func texts(h []convo.Message) string {
 		s = append(s, m.Text())
 	}
 	return strings.Join(s, "|")
+}
+
+// TestAssistantRunsProperty: the runs of a history's current turn cover
+// every assistant message after its last user message and nothing else,
+// in order, each run as long as it can be; turnOf keeps the same messages
+// of a conversation's current turn.
+func TestAssistantRunsProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		roles := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleSystem}
+		h := make(convo.History, rapid.IntRange(0, 12).Draw(t, "n"))
+		for i := range h {
+			h[i] = convo.Message{Role: rapid.SampledFrom(roles).Draw(t, "role"), ID: strconv.Itoa(i)}
+		}
+		last := -1
+		for i := range h {
+			if h[i].Role == convo.RoleUser {
+				last = i
+			}
+		}
+		var want, got []int
+		for i := last + 1; i < len(h); i++ {
+			if h[i].Role == convo.RoleAssistant {
+				want = append(want, i)
+			}
+		}
+		prevEnd := last + 1
+		for _, r := range assistantRuns(h) {
+			if r[0] < prevEnd || r[0] >= r[1] || (r[0] > 0 && h[r[0]-1].Role == convo.RoleAssistant) || (r[1] < len(h) && h[r[1]].Role == convo.RoleAssistant) {
+				t.Fatalf("run %v of %v", r, roleList(h))
+			}
+			for i := r[0]; i < r[1]; i++ {
+				got = append(got, i)
+			}
+			prevEnd = r[1]
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("runs cover %v, want %v, of %v", got, want, roleList(h))
+		}
+		var ids []int
+		for _, m := range turnOf(nil, h) {
+			id, _ := strconv.Atoi(m.ID)
+			ids = append(ids, id)
+		}
+		if !slices.Equal(ids, want) {
+			t.Fatalf("turnOf kept %v, want %v, of %v", ids, want, roleList(h))
+		}
+	})
+}
+
+func roleList(h convo.History) []convo.Role {
+	var rs []convo.Role
+	for _, m := range h {
+		rs = append(rs, m.Role)
+	}
+	return rs
 }
