@@ -47,20 +47,22 @@ func TestWaitWrittenOnlyEarlier(t *testing.T) {
 	if target == 0 {
 		t.Fatal("nothing queued")
 	}
-	done := make(chan bool)
+	done := make(chan error)
 	go func() {
-		waited, _ := rc.waitWritten(context.Background(), target)
-		done <- waited
+		_, err := rc.waitWritten(context.Background(), target)
+		done <- err
 	}()
 	if n := <-st.entered; n != 1 { // c1 alone: c2 comes after
 		t.Fatalf("first batch of %d writes", n)
 	}
 	rc.enqueue(rec("c2")) // queued after the request: its batch is held
 	st.release <- struct{}{}
+	// Whether the wait began before c1 was written is the scheduler's
+	// choice; either way it must end without c2, well before its bound.
 	select {
-	case waited := <-done:
-		if !waited {
-			t.Error("the wait ended at its bound, not when the earlier record was written")
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
 		}
 	case <-time.After(waitPending / 2):
 		t.Fatal("the request waited for a record queued after it")
@@ -124,7 +126,7 @@ func TestLookupLongerPrefixQueued(t *testing.T) {
 	for i := range h[:3] {
 		fp.add(&h[i])
 	}
-	rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3], reply: &step2, fp: fp,
+	rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3:3], reply: &step2, fp: fp,
 		client: protocols["openai-chat"], upstream: protocols["anthropic"]})
 	<-st.entered // the second step's record, held
 	type found struct {
@@ -188,7 +190,7 @@ func TestLookupWaitsForFlight(t *testing.T) {
 	for i := range h[:3] {
 		fp.add(&h[i])
 	}
-	rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3], reply: &step2, fp: fp,
+	rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3:3], reply: &step2, fp: fp,
 		client: protocols["openai-chat"], upstream: protocols["anthropic"]})
 	rc.flights.end("t", asked)
 	<-st.entered
