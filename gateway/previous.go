@@ -70,7 +70,7 @@ func (g *Gateway) previous(ctx context.Context, x *exchange, id string) *refusal
 	if c, replyID, ok := parseResponseID(id); ok && translated {
 		// The client may send its next request the moment the response
 		// ended: before its exchange was recorded.
-		g.handed.wait(ctx, replyID)
+		g.handed.wait(ctx, x.tenant+"\x00"+replyID)
 		if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(x.tenant+"\x00"+c)); err != nil {
 			return &refusal{http.StatusServiceUnavailable, "previous_response_id: " + err.Error()}
 		}
@@ -196,11 +196,12 @@ func statefulMember(p *protocol, req *provider.Request) string {
 // exchange was recorded.
 type handed struct {
 	mu sync.Mutex
-	m  map[string]chan struct{} // by reply id, closed once recorded
+	m  map[string]chan struct{} // by tenant \x00 reply id, closed once recorded
 }
 
-// add notes that reply id was handed out; the returned function ends it,
-// once the exchange is queued for recording or given up.
+// add notes that reply id (tenant \x00 reply id) was handed out; the
+// returned function ends it, once the exchange is queued for recording or
+// given up.
 func (h *handed) add(id string) func() {
 	ch := make(chan struct{})
 	h.mu.Lock()
@@ -217,8 +218,8 @@ func (h *handed) add(id string) func() {
 	}
 }
 
-// wait waits, at most waitPending, until reply id's exchange is queued for
-// recording, when it is still under way.
+// wait waits, at most waitPending, until reply id's (tenant \x00 reply
+// id) exchange is queued for recording, when it is still under way.
 func (h *handed) wait(ctx context.Context, id string) {
 	h.mu.Lock()
 	ch := h.m[id]
