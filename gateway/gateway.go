@@ -34,7 +34,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -357,9 +356,9 @@ type exchange struct {
 	// refused is the answer the request gets instead of going upstream
 	// (a previous_response_id the gateway cannot resolve), or nil.
 	refused *refusal
-	// previousID is the request's previous_response_id (OpenAI
-	// Responses), or "".
-	previousID string
+	// previousID and openaiConv are the request's previous_response_id
+	// and the id of its conversation (OpenAI Responses), or "".
+	previousID, openaiConv string
 	// rebuilt: history is more than the body reads as (a
 	// previous_response_id resolved), so the recording keeps the messages
 	// rather than the body.
@@ -465,8 +464,11 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		}
 	}
 	err := g.decodeRequest(x)
-	if x.previousID != "" {
-		x.refused = g.previous(r.Context(), x, x.previousID)
+	if x.up.proto == x.client {
+		rec.openaiConv = x.openaiConv // noted with the recording (recorder.byName)
+	}
+	if x.previousID != "" || (x.openaiConv != "" && x.up.proto == x.client) {
+		x.refused = g.previous(r.Context(), x)
 	}
 	if err != nil {
 		// The upstream may still take what convo cannot read: the
@@ -533,9 +535,7 @@ func (g *Gateway) decodeRequest(x *exchange) error {
 				if translated {
 					x.req, x.reqWarns = req, warns
 				}
-				if raw := nativeMember(req.Native, "previous_response_id"); raw != nil {
-					_ = json.Unmarshal(raw, &x.previousID) // null or not a string: none
-				}
+				x.previousID, x.openaiConv = nativeString(req.Native, "previous_response_id"), openaiConversation(req.Native)
 				return nil
 			}
 			// translate reports the error; the history may still be

@@ -48,11 +48,12 @@ type refusal struct {
 	msg    string
 }
 
-// previous resolves a Responses request's previous_response_id, id, where
-// the gateway recorded the response it names: the recorded conversation up
-// to that response goes in front of the request's history (its
-// function_call_output items read as the results of the response's calls),
-// so the recording continues that conversation.
+// previous resolves a Responses request's previous_response_id where the
+// gateway recorded the response it names, or, passed through, the OpenAI
+// conversation it names: the recorded conversation up to that response
+// (or all of it) goes in front of the request's history (its
+// function_call_output items read as the results of the last reply's
+// calls), so the recording continues that conversation.
 //
 // Translated (x.req set), the id must be one the gateway gave
 // (responseID); the upstream then gets the whole conversation, and the
@@ -63,8 +64,8 @@ type refusal struct {
 // gateway looks the id up among the replies it recorded (Origin.ResponseID)
 // and, not finding it, records the exchange as a conversation of its own,
 // as before.
-func (g *Gateway) previous(ctx context.Context, x *exchange, id string) *refusal {
-	translated := x.req != nil
+func (g *Gateway) previous(ctx context.Context, x *exchange) *refusal {
+	translated, id := x.req != nil, x.previousID
 	var conv string
 	var match func(convo.Message) bool
 	if c, replyID, ok := parseResponseID(id); ok && translated {
@@ -75,9 +76,13 @@ func (g *Gateway) previous(ctx context.Context, x *exchange, id string) *refusal
 			return &refusal{http.StatusServiceUnavailable, "previous_response_id: " + err.Error()}
 		}
 		conv, match = c, func(m convo.Message) bool { return m.ID == replyID }
-	} else if !translated {
-		conv = g.rec.byResponse(ctx, x.tenant, id)
+	} else if !translated && id != "" {
+		conv = g.rec.byName(ctx, x.tenant, responseKey, id)
 		match = func(m convo.Message) bool { return m.Origin != nil && m.Origin.ResponseID == id }
+	} else if !translated {
+		// An OpenAI conversation: what its exchanges recorded, whole.
+		conv = g.rec.byName(ctx, x.tenant, conversationKey, x.openaiConv)
+		match = func(convo.Message) bool { return true }
 	}
 	if conv == "" {
 		return nil
@@ -170,6 +175,28 @@ func nativeMember(n convo.Native, key string) json.RawMessage {
 		}
 	}
 	return nil
+}
+
+// nativeString returns the string member key of n's objects, or "" when
+// it is absent, null or not a string.
+func nativeString(n convo.Native, key string) string {
+	var s string
+	_ = json.Unmarshal(nativeMember(n, key), &s)
+	return s
+}
+
+// openaiConversation returns the id of the OpenAI conversation a Responses
+// request names ("conversation": an id, or an object with one), or "".
+func openaiConversation(n convo.Native) string {
+	raw := nativeMember(n, "conversation")
+	if s := ""; json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(raw, &o)
+	return o.ID
 }
 
 // member returns the member key of the JSON object obj, or nil.

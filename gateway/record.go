@@ -21,25 +21,28 @@ import (
 	"github.com/convo-go/convo/telemetry"
 )
 
-// metaKey is the conversation metadata member holding the fingerprint of
-// the recorded conversation; responseKey the one holding the id of the
-// OpenAI response that a passed-through Responses exchange recorded last
-// (see Gateway.previous).
+// Members of a recorded conversation's metadata: metaKey holds its
+// fingerprint; for a conversation of passed-through OpenAI Responses
+// exchanges, responseKey holds the id of the OpenAI response the last one
+// ended with and conversationKey the OpenAI conversation they named (see
+// Gateway.previous).
 const (
-	metaKey     = "convo_gateway_fingerprint"
-	responseKey = "convo_gateway_response"
+	metaKey         = "convo_gateway_fingerprint"
+	responseKey     = "convo_gateway_response"
+	conversationKey = "convo_gateway_openai_conversation"
 )
 
-// fingerprintMeta is the conversation metadata that records fp: what a
-// recording writes and what a lookup lists by.
-func fingerprintMeta(fp string) json.RawMessage { return recordMeta(fp, "") }
+func fingerprintMeta(fp string) json.RawMessage { return recordMeta(fp, nil) }
 
 // recordMeta is the metadata of a recorded conversation: its fingerprint
-// and, when not "", the id of the OpenAI response it ends with.
-func recordMeta(fp, response string) json.RawMessage {
+// and, for rec's conversation when not nil, the OpenAI names it carries.
+func recordMeta(fp string, rec *record) json.RawMessage {
 	m := map[string]string{metaKey: fp}
-	if response != "" {
-		m[responseKey] = response
+	if rec != nil && rec.response != "" {
+		m[responseKey] = rec.response
+	}
+	if rec != nil && rec.openaiConv != "" {
+		m[conversationKey] = rec.openaiConv
 	}
 	meta, _ := json.Marshal(m) // strings cannot fail
 	return meta
@@ -74,8 +77,9 @@ type record struct {
 	cands *candidates // nil unless the request asked for several replies
 
 	// response is the id of the OpenAI response a passed-through
-	// Responses exchange recorded, set by the writer.
-	response string
+	// Responses exchange recorded, set by the writer; openaiConv the
+	// OpenAI conversation its request named.
+	response, openaiConv string
 
 	// turn holds the stored replies of the current turn restored into the
 	// request (Gateway.restore), which the turn kept after this write
@@ -464,12 +468,13 @@ func (rc *recorder) turn(ctx context.Context, tenant, conv string) ([]convo.Mess
 	return turnOf(nil, tail), metaFingerprint(c.Meta), true
 }
 
-// byResponse returns the conversation whose recording ended with the
-// OpenAI response id (a passed-through Responses exchange), or "": from
-// the cache, after the records queued before this request are written,
-// or from the store.
-func (rc *recorder) byResponse(ctx context.Context, tenant, id string) string {
-	key := []string{responseKey + "\x00" + id}
+// byName returns the conversation of passed-through Responses exchanges
+// whose metadata member name (responseKey, conversationKey) is id, or "":
+// from the cache, after the records queued before this request are
+// written, or from the store (which has a conversation's last response
+// only).
+func (rc *recorder) byName(ctx context.Context, tenant, name, id string) string {
+	key := []string{name + "\x00" + id}
 	if _, conv := rc.cached(tenant, key); conv != "" {
 		return conv
 	}
@@ -479,7 +484,7 @@ func (rc *recorder) byResponse(ctx context.Context, tenant, id string) string {
 	if _, conv := rc.cached(tenant, key); conv != "" {
 		return conv
 	}
-	meta, _ := json.Marshal(map[string]string{responseKey: id}) // strings cannot fail
+	meta, _ := json.Marshal(map[string]string{name: id}) // strings cannot fail
 	cs, _, err := rc.st.List(ctx, tenant, store.ListOptions{Limit: 1, Meta: meta})
 	if err != nil || len(cs) == 0 {
 		return ""
@@ -659,8 +664,10 @@ func (rc *recorder) writeBatch(batch []*record) {
 		if fps[i] != "" {
 			rc.remember(rec.tenant, fps[i], rec.conv)
 		}
-		if rec.response != "" {
-			rc.remember(rec.tenant, responseKey+"\x00"+rec.response, rec.conv)
+		for _, n := range [...][2]string{{responseKey, rec.response}, {conversationKey, rec.openaiConv}} {
+			if n[1] != "" {
+				rc.remember(rec.tenant, n[0]+"\x00"+n[1], rec.conv)
+			}
 		}
 		if rec.client != rec.upstream { // translated: the next request may need the reply (Gateway.restore)
 			rc.replies.put(rec.tenant, rec.conv, fps[i], rec.turn, writes[i].Messages)
@@ -790,11 +797,13 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		fp = rec.fp.sum()
 		w.Meta = fingerprintMeta(fp)
 	}
-	if reply != nil && reply.Origin != nil && rec.client.namesReplies && rec.client == rec.upstream {
-		// A passed-through Responses reply: the client may go on from
-		// it by its id.
-		rec.response = reply.Origin.ResponseID
-		w.Meta = recordMeta(fp, rec.response)
+	if rec.client != nil && rec.client.namesReplies && rec.client == rec.upstream {
+		// A passed-through Responses exchange: the client may go on
+		// from its reply by the reply's id, or name the conversation.
+		if reply != nil && reply.Origin != nil {
+			rec.response = reply.Origin.ResponseID
+		}
+		w.Meta = recordMeta(fp, rec)
 	}
 	return w, fp, forks
 }

@@ -356,11 +356,7 @@ func TestPreviousResponseIDPassedThrough(t *testing.T) {
 	conv := resp.Header.Get("Convo-Conversation")
 	id := responseIDOf(t, got, false)
 	calls := wantReply(t, "openai-responses", got, false).ToolCalls()
-	var outputs []string
-	for _, c := range calls {
-		outputs = append(outputs, fmt.Sprintf(`{"type":"function_call_output","call_id":%q,"output":"{\"temp_c\":18}"}`, c.ID))
-	}
-	next := []byte(fmt.Sprintf(`{"model":"m-1","previous_response_id":%q,"input":[%s]}`, id, strings.Join(outputs, ",")))
+	next := []byte(fmt.Sprintf(`{"model":"m-1","previous_response_id":%q,"input":%s}`, id, outputsFor(calls)))
 	c := rg.conversation(t, "openai-responses", "m-1", next)
 	if !bytes.Equal(*rg.up.lastBody.Load(), next) {
 		t.Errorf("the request was not passed through as it came:\n%s", *rg.up.lastBody.Load())
@@ -368,16 +364,7 @@ func TestPreviousResponseIDPassedThrough(t *testing.T) {
 	if c != conv {
 		t.Fatalf("recorded in %s, want %s", c, conv)
 	}
-	rg.drain(t)
-	stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
-	if err != nil || len(stored) != 3+len(calls) || stored[len(stored)-1].Role != convo.RoleAssistant {
-		t.Fatalf("stored %v (%v), want the question, the reply, %d results and the next reply", roles(stored), err, len(calls))
-	}
-	for i, m := range stored[2 : 2+len(calls)] {
-		if r := m.Parts[0]; m.Role != convo.RoleTool || r.Type != convo.TypeToolResult || r.ID != calls[i].ID {
-			t.Errorf("output %d was recorded as %s %s %q, want the result of %q", i, m.Role, r.Type, r.ID, calls[i].ID)
-		}
-	}
+	checkLoop(t, rg, conv, calls)
 	// A gateway that did not record it finds it in the store.
 	rg2 := newRig(t, "openai-responses", func(o *gateway.Options) { o.Store = rg.st })
 	id2 := wantReply(t, "openai-responses", rg2.up.plain, false).Origin.ResponseID
@@ -395,4 +382,54 @@ func (rg *rig) conversation(t testing.TB, proto, model string, body []byte) stri
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.Header.Get("Convo-Conversation")
+}
+
+// outputsFor is a Responses input answering calls.
+func outputsFor(calls []convo.Part) string {
+	var outputs []string
+	for _, c := range calls {
+		outputs = append(outputs, fmt.Sprintf(`{"type":"function_call_output","call_id":%q,"output":"{\"temp_c\":18}"}`, c.ID))
+	}
+	return "[" + strings.Join(outputs, ",") + "]"
+}
+
+// checkLoop checks that conversation conv holds a question, a reply with
+// calls, their results as results, and the next reply.
+func checkLoop(t *testing.T, rg *rig, conv string, calls []convo.Part) {
+	t.Helper()
+	rg.drain(t)
+	stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
+	if err != nil || len(stored) != 3+len(calls) || stored[len(stored)-1].Role != convo.RoleAssistant {
+		t.Fatalf("stored %v (%v), want the question, the reply, %d results and the next reply", roles(stored), err, len(calls))
+	}
+	for i, m := range stored[2 : 2+len(calls)] {
+		if r := m.Parts[0]; m.Role != convo.RoleTool || r.Type != convo.TypeToolResult || r.ID != calls[i].ID {
+			t.Errorf("output %d was recorded as %s %s %q, want the result of %q", i, m.Role, r.Type, r.ID, calls[i].ID)
+		}
+	}
+}
+
+// TestOpenAIConversationPassedThrough: Responses requests passed through
+// to OpenAI that name an OpenAI conversation (as an id, or an object with
+// one) are recorded as one conversation, the outputs of a step as the
+// results of the calls before them, by a gateway started anew too.
+func TestOpenAIConversationPassedThrough(t *testing.T) {
+	rg := newRig(t, "openai-responses", nil)
+	resp := rg.post(t, "openai-responses", "m-1", []byte(`{"model":"m-1","conversation":"conv_68b0","input":"Weather in Paris?"}`), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	conv := resp.Header.Get("Convo-Conversation")
+	calls := wantReply(t, "openai-responses", got, false).ToolCalls()
+	next := fmt.Sprintf(`{"model":"m-1","conversation":{"id":"conv_68b0"},"input":%s}`, outputsFor(calls))
+	if c := rg.conversation(t, "openai-responses", "m-1", []byte(next)); c != conv {
+		t.Fatalf("recorded in %s, want %s", c, conv)
+	}
+	checkLoop(t, rg, conv, calls)
+	rg2 := newRig(t, "openai-responses", func(o *gateway.Options) { o.Store = rg.st })
+	if c := rg2.conversation(t, "openai-responses", "m-1", []byte(`{"model":"m-1","conversation":"conv_68b0","input":"Thanks"}`)); c != conv {
+		t.Errorf("after a restart, recorded in %s, want %s", c, conv)
+	}
+	if c := rg2.conversation(t, "openai-responses", "m-1", []byte(`{"model":"m-1","conversation":"conv_other","input":"Hi"}`)); c == conv {
+		t.Error("another OpenAI conversation was recorded in the same one")
+	}
 }
