@@ -109,25 +109,8 @@ func TestRepliesKeptWhenTranslated(t *testing.T) {
 // lookup that knows a shorter prefix waits for the conversation's queued
 // record.
 func TestLookupLongerPrefixQueued(t *testing.T) {
-	st := &gatedStore{entered: make(chan int), release: make(chan struct{})}
-	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() {
-		close(st.release)
-		_ = rc.close(context.Background())
-	})
-	call := convo.ToolCall("c1", "get_weather", []byte(`{"city":"Paris"}`))
-	step1 := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{call}}
-	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
-	step2 := convo.Assistant("Sunny, 18°C.")
-	h := convo.History{convo.User("Weather in Paris?"), step1, results, step2, convo.User("Thanks")}
-	sums, _, _ := prefixes(h[:2], false)
-	rc.remember("t", sums[0], "conv")
-	fp := &fingerprinter{}
-	for i := range h[:3] {
-		fp.add(&h[i])
-	}
-	rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3:3], reply: &step2, fp: fp,
-		client: protocols["openai-chat"], upstream: protocols["anthropic"]})
+	rc, st, h, queueStep := toolLoop(t)
+	queueStep()
 	<-st.entered // the second step's record, held
 	type found struct {
 		conv string
@@ -158,19 +141,7 @@ func TestLookupLongerPrefixQueued(t *testing.T) {
 // record; a request that does not continue it (the same request again, a
 // fan-out) does not wait.
 func TestLookupWaitsForFlight(t *testing.T) {
-	st := &gatedStore{entered: make(chan int), release: make(chan struct{})}
-	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() {
-		close(st.release)
-		_ = rc.close(context.Background())
-	})
-	call := convo.ToolCall("c1", "get_weather", []byte(`{"city":"Paris"}`))
-	step1 := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{call}}
-	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
-	step2 := convo.Assistant("Sunny, 18°C.")
-	h := convo.History{convo.User("Weather in Paris?"), step1, results, step2, convo.User("Thanks")}
-	sums, _, _ := prefixes(h[:2], false)
-	rc.remember("t", sums[0], "conv")
+	rc, st, h, queueStep := toolLoop(t)
 	asked := fingerprint(h[:3], false) // the second step's request
 	rc.flights.start("t", asked)
 	if conv, n, _, _ := rc.lookup(context.Background(), "t", h[:3], false); conv != "conv" || n != 2 {
@@ -186,16 +157,40 @@ func TestLookupWaitsForFlight(t *testing.T) {
 		t.Fatalf("the lookup did not wait for the step under way: found %d messages", n)
 	case <-time.After(50 * time.Millisecond):
 	}
-	fp := &fingerprinter{}
-	for i := range h[:3] {
-		fp.add(&h[i])
-	}
-	rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3:3], reply: &step2, fp: fp,
-		client: protocols["openai-chat"], upstream: protocols["anthropic"]})
+	queueStep()
 	rc.flights.end("t", asked)
 	<-st.entered
 	st.release <- struct{}{}
 	if n := <-done; n != 4 {
 		t.Errorf("found %d messages, want 4", n)
+	}
+}
+
+// toolLoop is a recorder whose store holds each batch until the test lets
+// it through, and a tool loop's history: a question, a call, its result,
+// the answer, thanks. The recorder knows the conversation "conv" up to the
+// call; queueStep queues the record of the loop's second step (the result
+// and the answer).
+func toolLoop(t *testing.T) (rc *recorder, st *gatedStore, h convo.History, queueStep func()) {
+	st = &gatedStore{entered: make(chan int), release: make(chan struct{})}
+	rc = newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() {
+		close(st.release)
+		_ = rc.close(context.Background())
+	})
+	call := convo.ToolCall("c1", "get_weather", []byte(`{"city":"Paris"}`))
+	step1 := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{call}}
+	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
+	step2 := convo.Assistant("Sunny, 18°C.")
+	h = convo.History{convo.User("Weather in Paris?"), step1, results, step2, convo.User("Thanks")}
+	sums, _, _ := prefixes(h[:2], false)
+	rc.remember("t", sums[0], "conv")
+	return rc, st, h, func() {
+		fp := &fingerprinter{}
+		for i := range h[:3] {
+			fp.add(&h[i])
+		}
+		rc.enqueue(&record{tenant: "t", conv: "conv", exists: true, mode: RecordFull, msgs: h[2:3:3], reply: &step2, fp: fp,
+			client: protocols["openai-chat"], upstream: protocols["anthropic"]})
 	}
 }
