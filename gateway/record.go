@@ -32,6 +32,8 @@ const (
 	conversationKey = "convo_gateway_openai_conversation"
 )
 
+// fingerprintMeta is the conversation metadata that records fp: what a
+// recording writes and what a lookup lists by.
 func fingerprintMeta(fp string) json.RawMessage { return recordMeta(fp, nil) }
 
 // recordMeta is the metadata of a recorded conversation: its fingerprint
