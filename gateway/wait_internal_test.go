@@ -194,3 +194,41 @@ func toolLoop(t *testing.T) (rc *recorder, st *gatedStore, h convo.History, queu
 			client: protocols["openai-chat"], upstream: protocols["anthropic"]})
 	}
 }
+
+// countingStore counts the store's List calls: each reads every
+// conversation of the tenant.
+type countingStore struct {
+	okStore
+	lists int
+}
+
+func (c *countingStore) List(context.Context, string, store.ListOptions) ([]store.Conversation, string, error) {
+	c.lists++
+	return nil, "", nil
+}
+
+// TestLookupMissNotAskedAgain: a prefix the store did not have (few-shot
+// examples at the head of every request) is not asked for again at once;
+// once recorded, it is found in memory.
+func TestLookupMissNotAskedAgain(t *testing.T) {
+	st := &countingStore{}
+	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { _ = rc.close(context.Background()) })
+	h := convo.History{convo.System("Answer in one word."), convo.User("Capital of France?"), convo.Assistant("Paris"), convo.User("Of Italy?")}
+	for range 3 {
+		if conv, _, _, err := rc.lookup(context.Background(), "t", h, false); conv != "" || err != nil {
+			t.Fatalf("found %q (%v)", conv, err)
+		}
+	}
+	if st.lists != 1 {
+		t.Errorf("the store was asked %d times for one unknown prefix, want once", st.lists)
+	}
+	sums, _, _ := prefixes(h, false)
+	rc.remember("t", sums[0], "conv")
+	if conv, n, _, _ := rc.lookup(context.Background(), "t", h, false); conv != "conv" || n != 3 {
+		t.Errorf("after it was recorded, found %q at %d", conv, n)
+	}
+	if conv, _ := rc.listed(context.Background(), "other tenant", metaKey, sums[0]); conv != "" || st.lists != 2 {
+		t.Errorf("another tenant's lookup found %q, or was not asked of the store (%d)", conv, st.lists)
+	}
+}
