@@ -464,10 +464,10 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		}
 	}
 	err := g.decodeRequest(x)
-	if x.up.proto == x.client {
-		rec.openaiConv = x.openaiConv // noted with the recording (recorder.byName)
+	if x.up.proto != x.client {
+		x.openaiConv = "" // translate refuses it
 	}
-	if x.previousID != "" || (x.openaiConv != "" && x.up.proto == x.client) {
+	if x.previousID != "" || x.openaiConv != "" {
 		x.refused = g.previous(r.Context(), x)
 	}
 	if err != nil {
@@ -477,7 +477,11 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		x.history = nil
 	}
 	n := 0
-	if id := r.Header.Get("Convo-Conversation"); id != "" {
+	id := r.Header.Get("Convo-Conversation")
+	if id == "" && x.openaiConv != "" {
+		id = openaiConvID(x.openaiConv)
+	}
+	if id != "" {
 		rec.conv = id
 		stored, fp, err := g.rec.stored(r.Context(), x.tenant, id, x.history, x.client.looseIDs)
 		switch {

@@ -77,12 +77,14 @@ func (g *Gateway) previous(ctx context.Context, x *exchange) *refusal {
 		}
 		conv, match = c, func(m convo.Message) bool { return m.ID == replyID }
 	} else if !translated && id != "" {
-		conv = g.rec.byName(ctx, x.tenant, responseKey, id)
+		conv = g.rec.byResponse(ctx, x.tenant, id)
 		match = func(m convo.Message) bool { return m.Origin != nil && m.Origin.ResponseID == id }
 	} else if !translated {
 		// An OpenAI conversation: what its exchanges recorded, whole.
-		conv = g.rec.byName(ctx, x.tenant, conversationKey, x.openaiConv)
-		match = func(convo.Message) bool { return true }
+		conv, match = openaiConvID(x.openaiConv), func(convo.Message) bool { return true }
+		if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(x.tenant+"\x00"+conv)); err != nil {
+			return nil
+		}
 	}
 	if conv == "" {
 		return nil
@@ -185,18 +187,33 @@ func nativeString(n convo.Native, key string) string {
 	return s
 }
 
+// openaiConvID is the id of the conversation the exchanges of a passed-
+// through OpenAI conversation are recorded in, as if the client had named
+// it (Convo-Conversation): found by its id, without a search.
+func openaiConvID(id string) string { return "openai:" + id }
+
 // openaiConversation returns the id of the OpenAI conversation a Responses
-// request names ("conversation": an id, or an object with one), or "".
+// request names ("conversation": an id, or an object with one), or "" for
+// none or one that is not a plain id.
 func openaiConversation(n convo.Native) string {
 	raw := nativeMember(n, "conversation")
-	if s := ""; json.Unmarshal(raw, &s) == nil {
-		return s
+	var id string
+	if json.Unmarshal(raw, &id) != nil {
+		var o struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(raw, &o)
+		id = o.ID
 	}
-	var o struct {
-		ID string `json:"id"`
+	if len(id) > 200 || strings.ContainsFunc(id, func(r rune) bool { return !plainID(r) }) {
+		return ""
 	}
-	_ = json.Unmarshal(raw, &o)
-	return o.ID
+	return id
+}
+
+// plainID reports whether r may be in an OpenAI id as the gateway takes it.
+func plainID(r rune) bool {
+	return r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
 }
 
 // member returns the member key of the JSON object obj, or nil.

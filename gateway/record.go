@@ -24,27 +24,22 @@ import (
 // Members of a recorded conversation's metadata: metaKey holds its
 // fingerprint; for a conversation of passed-through OpenAI Responses
 // exchanges, responseKey holds the id of the OpenAI response the last one
-// ended with and conversationKey the OpenAI conversation they named (see
-// Gateway.previous).
+// ended with (see Gateway.previous).
 const (
-	metaKey         = "convo_gateway_fingerprint"
-	responseKey     = "convo_gateway_response"
-	conversationKey = "convo_gateway_openai_conversation"
+	metaKey     = "convo_gateway_fingerprint"
+	responseKey = "convo_gateway_response"
 )
 
 // fingerprintMeta is the conversation metadata that records fp: what a
 // recording writes and what a lookup lists by.
-func fingerprintMeta(fp string) json.RawMessage { return recordMeta(fp, nil) }
+func fingerprintMeta(fp string) json.RawMessage { return recordMeta(fp, "") }
 
 // recordMeta is the metadata of a recorded conversation: its fingerprint
-// and, for rec's conversation when not nil, the OpenAI names it carries.
-func recordMeta(fp string, rec *record) json.RawMessage {
+// and, when not "", the id of the OpenAI response it ends with.
+func recordMeta(fp, response string) json.RawMessage {
 	m := map[string]string{metaKey: fp}
-	if rec != nil && rec.response != "" {
-		m[responseKey] = rec.response
-	}
-	if rec != nil && rec.openaiConv != "" {
-		m[conversationKey] = rec.openaiConv
+	if response != "" {
+		m[responseKey] = response
 	}
 	meta, _ := json.Marshal(m) // strings cannot fail
 	return meta
@@ -79,9 +74,8 @@ type record struct {
 	cands *candidates // nil unless the request asked for several replies
 
 	// response is the id of the OpenAI response a passed-through
-	// Responses exchange recorded, set by the writer; openaiConv the
-	// OpenAI conversation its request named.
-	response, openaiConv string
+	// Responses exchange recorded, set by the writer.
+	response string
 
 	// turn holds the stored replies of the current turn restored into the
 	// request (Gateway.restore), which the turn kept after this write
@@ -325,12 +319,12 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History, 
 }
 
 // listed returns the conversation of the tenant whose metadata member
-// name (metaKey, responseKey, conversationKey) is value, from the store,
+// name (metaKey, responseKey) is value, from the store,
 // and notes it in the cache. To answer, the store reads every
 // conversation of the tenant (about 120 ms for 20,000 in SQLite), so a
 // value it did not have is not asked again for missTTL: a request whose
-// history starts with few-shot examples, or a new OpenAI conversation,
-// would otherwise cost that read every time.
+// history starts with few-shot examples would otherwise cost that read
+// every time.
 func (rc *recorder) listed(ctx context.Context, tenant, name, value string) (string, error) {
 	key := value
 	if name != metaKey {
@@ -512,13 +506,12 @@ func (rc *recorder) turn(ctx context.Context, tenant, conv string) ([]convo.Mess
 	return turnOf(nil, tail), metaFingerprint(c.Meta), true
 }
 
-// byName returns the conversation of passed-through Responses exchanges
-// whose metadata member name (responseKey, conversationKey) is id, or "":
-// from the cache, after the records queued before this request are
-// written, or from the store (which has a conversation's last response
-// only).
-func (rc *recorder) byName(ctx context.Context, tenant, name, id string) string {
-	key := []string{name + "\x00" + id}
+// byResponse returns the conversation whose recording ended with OpenAI
+// response id (a passed-through Responses exchange), or "": from the
+// cache, after the records queued before this request are written, or
+// from the store (which has a conversation's last response only).
+func (rc *recorder) byResponse(ctx context.Context, tenant, id string) string {
+	key := []string{responseKey + "\x00" + id}
 	if _, conv := rc.cached(tenant, key); conv != "" {
 		return conv
 	}
@@ -528,7 +521,7 @@ func (rc *recorder) byName(ctx context.Context, tenant, name, id string) string 
 	if _, conv := rc.cached(tenant, key); conv != "" {
 		return conv
 	}
-	conv, _ := rc.listed(ctx, tenant, name, id)
+	conv, _ := rc.listed(ctx, tenant, responseKey, id)
 	return conv
 }
 
@@ -704,10 +697,8 @@ func (rc *recorder) writeBatch(batch []*record) {
 		if fps[i] != "" {
 			rc.remember(rec.tenant, fps[i], rec.conv)
 		}
-		for _, n := range [...][2]string{{responseKey, rec.response}, {conversationKey, rec.openaiConv}} {
-			if n[1] != "" {
-				rc.remember(rec.tenant, n[0]+"\x00"+n[1], rec.conv)
-			}
+		if rec.response != "" {
+			rc.remember(rec.tenant, responseKey+"\x00"+rec.response, rec.conv)
 		}
 		if rec.client != rec.upstream { // translated: the next request may need the reply (Gateway.restore)
 			rc.replies.put(rec.tenant, rec.conv, fps[i], rec.turn, writes[i].Messages)
@@ -837,13 +828,11 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		fp = rec.fp.sum()
 		w.Meta = fingerprintMeta(fp)
 	}
-	if rec.client != nil && rec.client.namesReplies && rec.client == rec.upstream {
-		// A passed-through Responses exchange: the client may go on
-		// from its reply by the reply's id, or name the conversation.
-		if reply != nil && reply.Origin != nil {
-			rec.response = reply.Origin.ResponseID
-		}
-		w.Meta = recordMeta(fp, rec)
+	if reply != nil && reply.Origin != nil && rec.client != nil && rec.client.namesReplies && rec.client == rec.upstream {
+		// A passed-through Responses reply: the client may go on from
+		// it by its id.
+		rec.response = reply.Origin.ResponseID
+		w.Meta = recordMeta(fp, rec.response)
 	}
 	return w, fp, forks
 }

@@ -411,14 +411,18 @@ func checkLoop(t *testing.T, rg *rig, conv string, calls []convo.Part) {
 
 // TestOpenAIConversationPassedThrough: Responses requests passed through
 // to OpenAI that name an OpenAI conversation (as an id, or an object with
-// one) are recorded as one conversation, the outputs of a step as the
-// results of the calls before them, by a gateway started anew too.
+// one) are recorded as one conversation, named after it, the outputs of a
+// step as the results of the calls before them, by a gateway started anew
+// too.
 func TestOpenAIConversationPassedThrough(t *testing.T) {
 	rg := newRig(t, "openai-responses", nil)
 	resp := rg.post(t, "openai-responses", "m-1", []byte(`{"model":"m-1","conversation":"conv_68b0","input":"Weather in Paris?"}`), false, nil)
 	got, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	conv := resp.Header.Get("Convo-Conversation")
+	if conv != "openai:conv_68b0" {
+		t.Errorf("recorded in %s, want openai:conv_68b0", conv)
+	}
 	calls := wantReply(t, "openai-responses", got, false).ToolCalls()
 	next := fmt.Sprintf(`{"model":"m-1","conversation":{"id":"conv_68b0"},"input":%s}`, outputsFor(calls))
 	if c := rg.conversation(t, "openai-responses", "m-1", []byte(next)); c != conv {
