@@ -568,7 +568,12 @@ func (g *Gateway) pairResults(ctx context.Context, x *exchange, n int) {
 	if len(made) == 0 {
 		return
 	}
-	last, _, ok := g.rec.last(ctx, x.tenant, x.rec.conv)
+	// The reply kept for a translated exchange's next request is the
+	// stored conversation's last message when their fingerprints agree.
+	last, fp, ok := g.rec.replies.peek(x.tenant, x.rec.conv)
+	if !ok || fp == "" || fp != x.continuedFP {
+		last, _, ok = g.rec.last(ctx, x.tenant, x.rec.conv)
+	}
 	if !ok {
 		return
 	}

@@ -199,6 +199,18 @@ func (r *replies) put(tenant, conv, fp string, prior, msgs []convo.Message) {
 	r.bytes += n
 }
 
+// peek returns the last reply kept for a conversation, and the
+// conversation's fingerprint with it, leaving it kept.
+func (r *replies) peek(tenant, conv string) (convo.Message, string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k, ok := r.m[tenant+"\x00"+conv]
+	if !ok || len(k.turn) == 0 {
+		return convo.Message{}, "", false
+	}
+	return k.turn[len(k.turn)-1], k.fp, true
+}
+
 // take returns and forgets the turn kept for a conversation, and the
 // conversation's fingerprint with it.
 func (r *replies) take(tenant, conv string) ([]convo.Message, string, bool) {

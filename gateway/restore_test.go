@@ -12,11 +12,13 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/store"
 )
 
 // signature is that of the thinking block in the recorded Anthropic reply
@@ -436,4 +438,52 @@ func TestOpenAIConversationPassedThrough(t *testing.T) {
 	if c := rg2.conversation(t, "openai-responses", "m-1", []byte(`{"model":"m-1","conversation":"conv_other","input":"Hi"}`)); c == conv {
 		t.Error("another OpenAI conversation was recorded in the same one")
 	}
+}
+
+// loadCounting counts the messages reads of a store.
+type loadCounting struct {
+	store.Store
+	loads atomic.Int64
+}
+
+func (l *loadCounting) Load(ctx context.Context, tenant, id string, from int) (convo.History, store.Conversation, error) {
+	l.loads.Add(1)
+	return l.Store.Load(ctx, tenant, id, from)
+}
+
+func (l *loadCounting) LoadRange(ctx context.Context, tenant, id string, from, n int) (convo.History, store.Conversation, error) {
+	l.loads.Add(1)
+	return l.Store.LoadRange(ctx, tenant, id, from, n)
+}
+
+// TestMadeUpIDsFromMemory: the next step of an Ollama client whose calls
+// had ids made up, on a translated route, has its results paired and its
+// reply restored from what the gateway kept, without reading the
+// conversation back from the store.
+func TestMadeUpIDsFromMemory(t *testing.T) {
+	var counted *loadCounting
+	rg := newRig(t, "openai-chat", func(o *gateway.Options) {
+		counted = &loadCounting{Store: o.Store}
+		o.Store = counted
+	})
+	h := convo.History{convo.User("Weather in Paris?")}
+	resp := rg.post(t, "ollama", "m-1", requestBody(t, "ollama", "m-1", h, false), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	conv := resp.Header.Get("Convo-Conversation")
+	seen := wantReply(t, "ollama", got, false)
+	var results []convo.Part
+	for _, c := range seen.ToolCalls() {
+		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
+	}
+	rg.drain(t)
+	before := counted.loads.Load()
+	body := dropIDs(t, requestBody(t, "ollama", "m-1", append(h, seen, convo.ToolResults(results...)), false))
+	if c := rg.conversation(t, "ollama", "m-1", body); c != conv {
+		t.Fatalf("recorded in %s, want %s", c, conv)
+	}
+	if n := counted.loads.Load() - before; n != 0 {
+		t.Errorf("the next step read the conversation back %d times", n)
+	}
+	checkPaired(t, "openai-chat", *rg.up.lastBody.Load())
 }
