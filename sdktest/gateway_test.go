@@ -549,3 +549,43 @@ func TestGatewayOllamaSDK(t *testing.T) {
 		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
 	}
 }
+
+// TestGatewayGenaiToolLoopSDK: genai runs a three-step function-calling
+// loop through the gateway, non-streamed, to an Anthropic upstream thinking
+// with tools, whose fake refuses a tool_use turn without its signed
+// thinking: genai sends back the model's content as it got it (no
+// signature of Anthropic's), and the gateway restores every step.
+func TestGatewayGenaiToolLoopSDK(t *testing.T) {
+	rg := thinkingRig(t)
+	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey: gwToken, Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: rg.url},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contents := genai.Text("Weather in Paris?")
+	for step := 1; step <= 3; step++ {
+		resp, err := c.Models.GenerateContent(context.Background(), "gemini-test", contents, nil)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		model := resp.Candidates[0].Content
+		calls := resp.FunctionCalls()
+		if len(calls) == 0 {
+			t.Fatalf("step %d: no function call in %+v", step, model)
+		}
+		results := &genai.Content{Role: "user"}
+		for _, fc := range calls {
+			results.Parts = append(results.Parts, genai.NewPartFromFunctionResponse(fc.Name, map[string]any{"temp_c": 18}))
+			results.Parts[len(results.Parts)-1].FunctionResponse.ID = fc.ID
+		}
+		contents = append(contents, model, results)
+	}
+	var roles []convo.Role
+	for _, m := range rg.stored(t) {
+		roles = append(roles, m.Role)
+	}
+	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
+		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
+	}
+}
