@@ -1348,13 +1348,35 @@ var registerFuncs = sync.OnceFunc(func() {
 	msqlite.MustRegisterDeterministicScalarFunction("convo_meta_match", 2, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		meta, _ := args[0].(string)
 		filter, _ := args[1].(string)
-		f, err := backend.ParseFilter(json.RawMessage(filter))
+		f, err := parsedFilter(filter)
 		if err != nil {
 			return nil, err
 		}
 		return f.Match([]byte(meta)), nil
 	})
 })
+
+// lastFilter is the filter convo_meta_match parsed last: a List calls it
+// once per conversation of the tenant, with the same filter.
+var lastFilter atomic.Pointer[struct {
+	src string
+	f   backend.Filter
+}]
+
+// parsedFilter is backend.ParseFilter, parsing each filter once in a row.
+func parsedFilter(src string) (backend.Filter, error) {
+	if l := lastFilter.Load(); l != nil && l.src == src {
+		return l.f, nil
+	}
+	f, err := backend.ParseFilter(json.RawMessage(src))
+	if err == nil {
+		lastFilter.Store(&struct {
+			src string
+			f   backend.Filter
+		}{src, f})
+	}
+	return f, err
+}
 
 // ExpireContent replaces the conversation's messages by their metadata
 // (store.WithoutContent), removes them from the search index and records
