@@ -677,15 +677,17 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 
 // The two list queries, from the start and after a cursor, so that each can
 // use the index on (tenant, created, id). The metadata filter keeps rows
-// whose metadata has every member of $3 with an equal jsonb value.
+// whose metadata has every member of $3 with an equal jsonb value; rows
+// whose text lacks the filter's needle $5 (backend.Filter.Needle), and has
+// no backslash, are turned down before their metadata is parsed.
 const (
 	listWhere = `tenant = $1 AND ($2 = '' OR strpos(lower(title), lower($2)) > 0)
-		AND ($3::text IS NULL OR NOT EXISTS (
-			SELECT 1 FROM jsonb_each($3::jsonb) f WHERE (meta::jsonb) -> f.key IS DISTINCT FROM f.value))`
+		AND ($3::text IS NULL OR (($5 = '' OR strpos(meta, $5) > 0 OR strpos(meta, '\') > 0) AND NOT EXISTS (
+			SELECT 1 FROM jsonb_each($3::jsonb) f WHERE (meta::jsonb) -> f.key IS DISTINCT FROM f.value)))`
 	listFirst = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
 		ORDER BY created DESC, id DESC LIMIT $4`
 	listAfter = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
-		AND (created, id) < ($5, $6)
+		AND (created, id) < ($6, $7)
 		ORDER BY created DESC, id DESC LIMIT $4`
 )
 
@@ -711,7 +713,7 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 		m, _, _ := backend.Meta(opts.Meta)
 		meta = nullString(m)
 	}
-	args := []any{tenant, opts.Title, meta, limit + 1}
+	args := []any{tenant, opts.Title, meta, limit + 1, filter.Needle()}
 	query := listFirst
 	if after {
 		query = listAfter

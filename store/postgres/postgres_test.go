@@ -199,6 +199,10 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
+func BenchmarkListMeta(b *testing.B) {
+	storetest.BenchListMeta(b, benchStore(b, 4), 20000)
+}
+
 func BenchmarkAppendLong(b *testing.B) {
 	for _, n := range []int{0, 10000, 50000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {

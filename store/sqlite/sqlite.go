@@ -1160,11 +1160,11 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 // The two list queries, from the start and after a cursor, so that each can
 // use the index on (tenant, created, id).
 const (
-	listFirst = `SELECT ` + convCols + ` FROM conversations
-		WHERE tenant = ?1 AND (?2 = '' OR instr(convo_lower(title), convo_lower(?2)) > 0) AND (?3 IS NULL OR convo_meta_match(meta, ?3))
+	listWhere = `tenant = ?1 AND (?2 = '' OR instr(convo_lower(title), convo_lower(?2)) > 0)
+		AND (?3 IS NULL OR ((?7 = '' OR instr(meta, ?7) > 0 OR instr(meta, '\') > 0) AND convo_meta_match(meta, ?3)))`
+	listFirst = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
 		ORDER BY created DESC, id DESC LIMIT ?4`
-	listAfter = `SELECT ` + convCols + ` FROM conversations
-		WHERE tenant = ?1 AND (?2 = '' OR instr(convo_lower(title), convo_lower(?2)) > 0) AND (?3 IS NULL OR convo_meta_match(meta, ?3))
+	listAfter = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
 		AND (created, id) < (?5, ?6)
 		ORDER BY created DESC, id DESC LIMIT ?4`
 )
@@ -1191,12 +1191,14 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 		m, _, _ := backend.Meta(opts.Meta)
 		meta = string(m)
 	}
-	// One more than the page, to know whether another page follows.
-	args := []any{tenant, opts.Title, meta, limit + 1}
+	// One more than the page, to know whether another page follows; the
+	// cursor, when there is one; the filter's needle, which turns most
+	// rows down before convo_meta_match is called on them.
+	args := []any{tenant, opts.Title, meta, limit + 1, nil, nil, filter.Needle()}
 	query := listFirst
 	if after {
 		query = listAfter
-		args = append(args, cur.Created.UnixMicro(), cur.ID)
+		args[4], args[5] = cur.Created.UnixMicro(), cur.ID
 	}
 	rows, err := ppool{s.r, s.rp}.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -218,6 +218,10 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
+func BenchmarkListMeta(b *testing.B) {
+	storetest.BenchListMeta(b, benchStore(b, sqlite.Options{}), 20000)
+}
+
 // TestGroupCommit sends many writes at once, so that they share
 // transactions, half of them failing after they have inserted rows: a
 // failing write must leave nothing behind and take no other write with it.

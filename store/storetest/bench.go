@@ -201,3 +201,35 @@ func recordOne(ctx context.Context, s store.Store, w store.Write) error {
 	_, err := s.Update(ctx, w.Tenant, w.ID, nil, w.Meta)
 	return err
 }
+
+// BenchListMeta lists by metadata among n conversations of one tenant,
+// none of which matches, so the store reads every one: what the gateway's
+// lookups by fingerprint cost when they miss. "member=every" asks for a
+// member every conversation has, with another value; "member=none" for one
+// none has.
+func BenchListMeta(b *testing.B, s store.Store, n int) {
+	ctx := b.Context()
+	var writes []store.Write
+	for i := range n {
+		writes = append(writes, store.Write{Tenant: "bench-list", ID: fmt.Sprintf("c%d", i), Create: true, Version: store.AnyVersion,
+			Meta: json.RawMessage(fmt.Sprintf(`{"convo_gateway_fingerprint":"%032x"}`, i)), Messages: []convo.Message{convo.User("hi")}})
+		if len(writes) == 500 || i == n-1 {
+			for _, r := range s.Batch(ctx, writes) {
+				if r.Err != nil {
+					b.Fatal(r.Err)
+				}
+			}
+			writes = writes[:0]
+		}
+	}
+	for _, c := range []struct{ name, key string }{{"every", "convo_gateway_fingerprint"}, {"none", "convo_gateway_response"}} {
+		meta := json.RawMessage(fmt.Sprintf(`{%q:"resp_missing"}`, c.key))
+		b.Run("member="+c.name, func(b *testing.B) {
+			for b.Loop() {
+				if cs, _, err := s.List(ctx, "bench-list", store.ListOptions{Limit: 1, Meta: meta}); err != nil || len(cs) > 0 {
+					b.Fatal(cs, err)
+				}
+			}
+		})
+	}
+}

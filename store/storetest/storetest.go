@@ -797,6 +797,8 @@ func testListFilters(t *testing.T, s store.Store) {
 		{"d", "Trip to Rome", ``},
 		{"e", "Tripe recipes 100%_", `{"project":"food","tags":["y","x"],"o":{"j":2,"k":1}}`},
 		{"f", "Notes d'été", ``},
+		{"g", "Escaped", `{"project":"tr\u0061vel","name":"travel"}`},
+		{"h", "Key", `{"travel":"project","project":"<&>"}`},
 	}
 	for _, c := range convs {
 		var meta json.RawMessage
@@ -817,7 +819,10 @@ func testListFilters(t *testing.T, s store.Store) {
 		{"TRIP", "", []string{"a", "d", "e"}},
 		{"100%_", "", []string{"e"}}, // no LIKE wildcards
 		{"%", "", []string{"e"}},
-		{"", `{"project":"travel"}`, []string{"a", "b"}},
+		{"", `{"project":"travel"}`, []string{"a", "b", "g"}}, // escaped in g's text
+		{"", `{"project":"<&>"}`, []string{"h"}},
+		{"", `{"project":"\u003c\u0026\u003e"}`, []string{"h"}},
+		{"", `{"name":"travel","project":"travel"}`, []string{"g"}},
 		{"", `{"n":1}`, []string{"a", "b"}}, // numbers by value
 		{"", `{"n":1e0}`, []string{"a", "b"}},
 		{"", `{"project":"travel","n":2}`, nil},
@@ -825,7 +830,7 @@ func testListFilters(t *testing.T, s store.Store) {
 		{"", `{"o":{"j":2,"k":1}}`, []string{"a", "e"}},
 		{"", `{"o":{"k":1}}`, nil}, // members compare whole
 		{"", `{"missing":null}`, nil},
-		{"", `{}`, []string{"a", "b", "c", "d", "e", "f"}},
+		{"", `{}`, []string{"a", "b", "c", "d", "e", "f", "g", "h"}},
 		{"Trip", `{"project":"travel"}`, []string{"a"}},
 	}
 	for _, tc := range tests {

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -206,6 +208,19 @@ func (f Filter) Match(meta []byte) bool {
 		}
 	}
 	return f.match(meta)
+}
+
+// Needle is a text that metadata matching f has, unless it has a
+// backslash: the first (by key) of f's string values that JSON writes as
+// they are, quoted; "" when f has none. A store can turn down rows whose
+// metadata lacks it (and has no backslash) before it decodes any.
+func (f Filter) Needle() string {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		if s, ok := f[k].(string); ok && plainString(s) {
+			return `"` + s + `"`
+		}
+	}
+	return ""
 }
 
 // plainString reports whether JSON writes s as it is between its quotes.
