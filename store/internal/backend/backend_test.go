@@ -339,3 +339,29 @@ func TestLoader(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedle: the needle is the first plain string value of a filter by
+// key, quoted, and every metadata the filter matches without a backslash
+// has it.
+func TestNeedle(t *testing.T) {
+	for _, tc := range []struct{ filter, want string }{
+		{`{"b":"x","a":"y"}`, `"y"`},
+		{`{"a":1,"b":"x"}`, `"x"`},
+		{`{"a":"q\"uote","b":"x"}`, `"x"`},
+		{`{"a":"tab\t"}`, ``},
+		{`{"a":1,"b":[1]}`, ``},
+		{`{"a":"é<&>"}`, `"é<&>"`},
+	} {
+		f, err := ParseFilter(json.RawMessage(tc.filter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Needle(); got != tc.want {
+			t.Errorf("%s: needle %q, want %q", tc.filter, got, tc.want)
+		}
+	}
+	var none Filter
+	if none.Needle() != "" {
+		t.Error("no filter has a needle")
+	}
+}
