@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -60,6 +61,9 @@ func FuzzFilter(f *testing.F) {
 		}
 		if f.Match(other) != (len(f) == 0 || f.match(other)) {
 			t.Fatalf("%s on %s: the quick refusal disagrees with decoding", meta, other)
+		}
+		if n := f.Needle(); n != "" && f.Match(other) && !bytes.Contains(other, []byte(n)) && !bytes.Contains(other, []byte(`\`)) {
+			t.Fatalf("%s matches %s, which lacks its needle %s", meta, other, n)
 		}
 	})
 }
