@@ -434,6 +434,7 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 		}
 		g.prepare(r, x)
 		if x.flight != "" {
+			g.rec.flights.start(x.tenant, x.flight)
 			defer g.rec.flights.end(x.tenant, x.flight) // once queued for recording (or not recorded)
 		}
 		x.rec.mode = mode
@@ -507,7 +508,6 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 	}
 	if len(x.history) > 0 {
 		x.flight = rec.fp.sum()
-		g.rec.flights.start(x.tenant, x.flight)
 	}
 	for i := n; i < len(x.history); i++ {
 		m := x.history[i]
