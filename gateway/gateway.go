@@ -242,6 +242,7 @@ func New(opts Options) (*Gateway, error) {
 		g.mux.HandleFunc(e.route, g.metered(e.route, e.protocol, g.endpoint(e.protocol)))
 	}
 	g.mux.HandleFunc("GET /v1/models", g.models)
+	g.mux.HandleFunc("GET /v1/responses/{id}", g.response)
 	return g, nil
 }
 

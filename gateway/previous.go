@@ -131,6 +131,42 @@ func (g *Gateway) previous(ctx context.Context, x *exchange) *refusal {
 	return nil
 }
 
+// response answers GET /v1/responses/{id} for a reply the gateway gave a
+// Responses client on a translated route (responseID): the recorded reply
+// as the response object it was. Responses passed through to OpenAI are
+// OpenAI's to give.
+func (g *Gateway) response(w http.ResponseWriter, r *http.Request) {
+	p := protocols["openai-responses"]
+	tenant, ok := g.tenant(r)
+	if !ok {
+		writeError(w, p, http.StatusUnauthorized, "invalid gateway token")
+		return
+	}
+	id := r.PathValue("id")
+	conv, replyID, ok := parseResponseID(id)
+	var h convo.History
+	if ok {
+		// Asked for the moment it was answered, it may not be recorded
+		// yet.
+		g.handed.wait(r.Context(), tenant+"\x00"+replyID)
+		if _, err := g.rec.waitWritten(r.Context(), g.rec.queuedBefore(tenant+"\x00"+conv)); err == nil {
+			h, _, _ = g.rec.st.Load(r.Context(), tenant, conv, 0)
+		}
+	}
+	i := slices.IndexFunc(h, func(m convo.Message) bool { return m.ID == replyID })
+	enc, err := all.Encoder(p.name)
+	if i < 0 || h[i].Role != convo.RoleAssistant || err != nil {
+		writeError(w, p, http.StatusNotFound, fmt.Sprintf("response %q is not recorded by this gateway for this key", id))
+		return
+	}
+	opts := provider.StreamOptions{ResponseID: id}
+	if o := h[i].Origin; o != nil {
+		opts.Model = o.Model
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(enc.EncodeReply(h[i], opts))
+}
+
 // withCalls reads x's Responses request again with function_call items
 // for calls in front of its input; ok when its history then starts with
 // one assistant message holding exactly those calls.

@@ -487,3 +487,45 @@ func TestMadeUpIDsFromMemory(t *testing.T) {
 	}
 	checkPaired(t, "openai-chat", *rg.up.lastBody.Load())
 }
+
+// TestGetResponse: a Responses client retrieves a translated reply by the
+// id the gateway gave it (GET /v1/responses/{id}, as openai-go's
+// Responses.Get does), even the moment it was answered; another key, or an
+// id the gateway did not give, gets 404.
+func TestGetResponse(t *testing.T) {
+	rg := newRig(t, "anthropic", func(o *gateway.Options) { o.Tokens["tok-other"] = "other" })
+	resp := rg.post(t, "openai-responses", "m-1", []byte(`{"model":"m-1","input":"Weather in Paris?"}`), false, nil)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	id := responseIDOf(t, got, false)
+	// Asked for at once: before the writer has stored it.
+	get := func(id, tok string) (int, []byte) {
+		req, _ := http.NewRequest("GET", rg.srv.URL+"/v1/responses/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, body
+	}
+	status, body := get(id, token)
+	if status != http.StatusOK || responseIDOf(t, body, false) != id {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	calls := func(b []byte) (out []string) {
+		for _, c := range wantReply(t, "openai-responses", b, false).ToolCalls() {
+			out = append(out, c.ID+" "+c.Name+" "+string(c.Args))
+		}
+		return out
+	}
+	if g, w := calls(body), calls(got); len(w) == 0 || !slices.Equal(g, w) {
+		t.Errorf("retrieved calls %v, answered %v", g, w)
+	}
+	for _, c := range []struct{ id, tok string }{{id, "tok-other"}, {"resp_68af0c2a", token}, {"resp_bm9wZQ.msg_0", token}} {
+		if status, body := get(c.id, c.tok); status != http.StatusNotFound {
+			t.Errorf("%s with %s: status %d: %s", c.id, c.tok, status, body)
+		}
+	}
+}

@@ -456,8 +456,9 @@ func TestGatewayToolLoopSDK(t *testing.T) {
 	}
 }
 
-// TestGatewayPreviousResponseSDK: openai-go goes on from a response with
-// PreviousResponseID, as it would with OpenAI, through a gateway that
+// TestGatewayPreviousResponseSDK: openai-go gets a response back by its id
+// and goes on from it with PreviousResponseID, as it would with OpenAI,
+// through a gateway that
 // translates to an Anthropic upstream: the gateway puts the recorded
 // conversation in front of the function call's output, the thinking with
 // its signature included, and the loop is recorded as one conversation.
@@ -481,6 +482,10 @@ func TestGatewayPreviousResponseSDK(t *testing.T) {
 	}
 	if len(outputs) == 0 {
 		t.Fatalf("no function call in %+v", first.Output)
+	}
+	// The response is the gateway's to give back, as OpenAI would.
+	if again, err := client.Responses.Get(context.Background(), first.ID, responses.ResponseGetParams{}); err != nil || again.ID != first.ID || len(again.Output) != len(first.Output) {
+		t.Fatalf("Get(%s): %v, %+v", first.ID, err, again)
 	}
 	if _, err := client.Responses.New(context.Background(), responses.ResponseNewParams{
 		Model:              "claude-test",
