@@ -149,12 +149,8 @@ func continued(b *testing.B, st store.Store, data []byte) ([]byte, func(i int) [
 	if res[0].Err != nil {
 		b.Fatal(res[0].Err)
 	}
-	var results []convo.Part
-	for _, c := range reply.ToolCalls() {
-		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
-	}
 	next := func(h convo.History) []byte {
-		return requestBody(b, "openai-chat", "claude-bench", append(h, convo.ToolResults(results...)), true)
+		return requestBody(b, "openai-chat", "claude-bench", append(h, answers(reply, `{"temp_c":18}`)), true)
 	}
 	return next(h), func(i int) [2][]byte {
 		q := convo.History{convo.User("Weather in Paris? (" + strconv.Itoa(i) + ")")}

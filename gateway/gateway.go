@@ -138,7 +138,7 @@ type Gateway struct {
 	mux     *http.ServeMux
 	policy  policy
 	metrics *metrics // nil without Options.Metrics
-	handed  handed   // Responses ids given before their exchange was recorded
+	handed  flights  // the exchanges under way by the Responses reply id they gave
 }
 
 // upstream is a configured upstream with its key.
@@ -573,7 +573,10 @@ func (g *Gateway) pairResults(ctx context.Context, x *exchange, n int) {
 	// stored conversation's last message when their fingerprints agree.
 	last, fp, ok := g.rec.replies.peek(x.tenant, x.rec.conv)
 	if !ok || fp == "" || fp != x.continuedFP {
-		last, _, ok = g.rec.last(ctx, x.tenant, x.rec.conv)
+		var h convo.History
+		if h, _, ok = g.rec.tail(ctx, x.tenant, x.rec.conv, 1); ok {
+			last = h[0]
+		}
 	}
 	if !ok {
 		return

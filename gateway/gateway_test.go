@@ -297,11 +297,7 @@ func TestPassThrough(t *testing.T) {
 				reply := wantReply(t, proto, want, stream)
 				h2 := append(append(h[:len(h):len(h)], reply), convo.User("And tomorrow?"))
 				if reply.HasToolCalls() {
-					var results []convo.Part
-					for _, c := range reply.ToolCalls() {
-						results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
-					}
-					h2 = append(h[:len(h):len(h)], reply, convo.ToolResults(results...))
+					h2 = append(h[:len(h):len(h)], reply, answers(reply, `{"temp_c":18}`))
 				}
 				body2 := requestBody(t, proto, model, h2, stream)
 				resp2 := rg.post(t, proto, model, body2, stream, nil)
@@ -707,11 +703,7 @@ func TestTranslate(t *testing.T) {
 
 					h2 := append(h[:len(h):len(h)], seen, convo.User("And tomorrow?"))
 					if seen.HasToolCalls() {
-						var results []convo.Part
-						for _, c := range seen.ToolCalls() {
-							results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
-						}
-						h2 = append(h[:len(h):len(h)], seen, convo.ToolResults(results...))
+						h2 = append(h[:len(h):len(h)], seen, answers(seen, `{"temp_c":18}`))
 					}
 					resp2 := rg.post(t, client, model, requestBody(t, client, model, h2, stream), stream, nil)
 					got2, _ := io.ReadAll(resp2.Body)
@@ -764,11 +756,7 @@ func TestTranslate(t *testing.T) {
 // the second, body2).
 func thirdStep(t *testing.T, rg *rig, client, upstream, model string, stream bool, h convo.History, want convo.Message, body2 []byte) {
 	t.Helper()
-	var results []convo.Part
-	for _, c := range h[len(h)-1].ToolCalls() {
-		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":19}`))
-	}
-	resp := rg.post(t, client, model, requestBody(t, client, model, append(h, convo.ToolResults(results...)), stream), stream, nil)
+	resp := rg.post(t, client, model, requestBody(t, client, model, append(h, answers(h[len(h)-1], `{"temp_c":19}`)), stream), stream, nil)
 	got, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -781,6 +769,15 @@ func thirdStep(t *testing.T, rg *rig, client, upstream, model string, stream boo
 		}
 	}
 	checkPaired(t, upstream, body3)
+}
+
+// answers is the results of m's tool calls, each out.
+func answers(m convo.Message, out string) convo.Message {
+	var results []convo.Part
+	for _, c := range m.ToolCalls() {
+		results = append(results, convo.ToolResult(c.ID, c.Name, out))
+	}
+	return convo.ToolResults(results...)
 }
 
 // checkPaired checks that every tool result of a request body names a call

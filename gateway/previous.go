@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -66,30 +64,23 @@ type refusal struct {
 // as before.
 func (g *Gateway) previous(ctx context.Context, x *exchange) *refusal {
 	translated, id := x.req != nil, x.previousID
-	var conv string
+	var conv, replyID string
 	var match func(convo.Message) bool
-	if c, replyID, ok := parseResponseID(id); ok && translated {
-		// The client may send its next request the moment the response
-		// ended: before its exchange was recorded.
-		g.handed.wait(ctx, x.tenant+"\x00"+replyID)
-		if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(x.tenant+"\x00"+c)); err != nil {
-			return &refusal{http.StatusServiceUnavailable, "previous_response_id: " + err.Error()}
-		}
-		conv, match = c, func(m convo.Message) bool { return m.ID == replyID }
-	} else if !translated && id != "" {
+	switch c, r, ours := parseResponseID(id); {
+	case ours && translated:
+		conv, replyID = c, r
+		match = func(m convo.Message) bool { return m.ID == r }
+	case !translated && id != "":
 		conv = g.rec.byResponse(ctx, x.tenant, id)
 		match = func(m convo.Message) bool { return m.Origin != nil && m.Origin.ResponseID == id }
-	} else if !translated {
+	case !translated:
 		// An OpenAI conversation: what its exchanges recorded, whole.
 		conv, match = openaiConvID(x.openaiConv), func(convo.Message) bool { return true }
-		if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(x.tenant+"\x00"+conv)); err != nil {
-			return nil
-		}
 	}
 	if conv == "" {
 		return nil
 	}
-	h, _, err := g.rec.st.Load(ctx, x.tenant, conv, 0)
+	h, err := g.recorded(ctx, x.tenant, conv, replyID)
 	i := len(h) - 1 // the latest reply matching, should an id repeat
 	for i >= 0 && !match(h[i]) {
 		i--
@@ -146,12 +137,7 @@ func (g *Gateway) response(w http.ResponseWriter, r *http.Request) {
 	conv, replyID, ok := parseResponseID(id)
 	var h convo.History
 	if ok {
-		// Asked for the moment it was answered, it may not be recorded
-		// yet.
-		g.handed.wait(r.Context(), tenant+"\x00"+replyID)
-		if _, err := g.rec.waitWritten(r.Context(), g.rec.queuedBefore(tenant+"\x00"+conv)); err == nil {
-			h, _, _ = g.rec.st.Load(r.Context(), tenant, conv, 0)
-		}
+		h, _ = g.recorded(r.Context(), tenant, conv, replyID)
 	}
 	i := slices.IndexFunc(h, func(m convo.Message) bool { return m.ID == replyID })
 	enc, err := all.Encoder(p.name)
@@ -165,6 +151,21 @@ func (g *Gateway) response(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(enc.EncodeReply(h[i], opts))
+}
+
+// recorded returns what conversation conv of tenant holds once the
+// records queued for it are written and, when replyID is not "", once the
+// exchange that gave that reply (handed out, perhaps still under way) is
+// queued: a client may name a reply the moment it was answered.
+func (g *Gateway) recorded(ctx context.Context, tenant, conv, replyID string) (convo.History, error) {
+	if replyID != "" {
+		g.handed.wait(ctx, tenant, []string{replyID})
+	}
+	if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(tenant+"\x00"+conv)); err != nil {
+		return nil, err
+	}
+	h, _, err := g.rec.st.Load(ctx, tenant, conv, 0)
+	return h, err
 }
 
 // withCalls reads x's Responses request again with function_call items
@@ -270,48 +271,4 @@ func statefulMember(p *protocol, req *provider.Request) string {
 		}
 	}
 	return ""
-}
-
-// handed tracks the replies whose ids went to a client before their
-// exchange was recorded.
-type handed struct {
-	mu sync.Mutex
-	m  map[string]chan struct{} // by tenant \x00 reply id, closed once recorded
-}
-
-// add notes that reply id (tenant \x00 reply id) was handed out; the
-// returned function ends it, once the exchange is queued for recording or
-// given up.
-func (h *handed) add(id string) func() {
-	ch := make(chan struct{})
-	h.mu.Lock()
-	if h.m == nil {
-		h.m = map[string]chan struct{}{}
-	}
-	h.m[id] = ch
-	h.mu.Unlock()
-	return func() {
-		h.mu.Lock()
-		delete(h.m, id)
-		h.mu.Unlock()
-		close(ch)
-	}
-}
-
-// wait waits, at most waitPending, until reply id's (tenant \x00 reply
-// id) exchange is queued for recording, when it is still under way.
-func (h *handed) wait(ctx context.Context, id string) {
-	h.mu.Lock()
-	ch := h.m[id]
-	h.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	t := time.NewTimer(waitPending)
-	defer t.Stop()
-	select {
-	case <-ch:
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }

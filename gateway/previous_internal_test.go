@@ -25,23 +25,30 @@ func TestResponseID(t *testing.T) {
 }
 
 // TestHandedWait: a request naming a reply still under way waits until its
-// exchange is queued for recording, and one naming any other does not.
+// exchange is queued for recording, and one naming any other, or the same
+// of another tenant, does not.
 func TestHandedWait(t *testing.T) {
-	var h handed
-	end := h.add("msg_1")
+	var h flights
+	h.start("t", "msg_1")
+	h.start("t", "msg_1") // the same key twice: ends with the last
 	done := make(chan struct{})
 	go func() {
-		h.wait(context.Background(), "msg_1")
+		h.wait(context.Background(), "t", []string{"msg_1"})
 		close(done)
 	}()
-	select {
-	case <-done:
-		t.Fatal("the wait ended before the exchange did")
-	case <-time.After(20 * time.Millisecond):
+	for range 2 {
+		select {
+		case <-done:
+			t.Fatal("the wait ended before the exchange did")
+		case <-time.After(20 * time.Millisecond):
+		}
+		h.end("t", "msg_1")
 	}
-	end()
 	<-done
-	h.wait(context.Background(), "msg_2") // nothing under way: returns at once
+	h.start("t", "msg_3")
+	h.wait(context.Background(), "t", []string{"msg_2"})     // nothing under way: at once
+	h.wait(context.Background(), "other", []string{"msg_3"}) // another tenant's: at once
+	h.end("t", "msg_3")
 	if len(h.m) != 0 {
 		t.Errorf("%d replies still noted", len(h.m))
 	}

@@ -315,7 +315,8 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 	if x.client.namesReplies {
 		// An id the client's previous_response_id can name (previous).
 		sopts.ResponseID = responseID(x.rec.conv, x.rec.replyID)
-		defer g.handed.add(x.tenant + "\x00" + x.rec.replyID)()
+		g.handed.start(x.tenant, x.rec.replyID)
+		defer g.handed.end(x.tenant, x.rec.replyID)
 	}
 	x.headers(w.Header())
 	if !x.stream {

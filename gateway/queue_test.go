@@ -181,12 +181,8 @@ func TestBatchDelay(t *testing.T) {
 		h := convo.History{convo.User("Weather in Paris?")}
 		resp := ask(rg, h)
 		reply := wantReply(t, "anthropic", rg.up.stream, true)
-		var results []convo.Part
-		for _, c := range reply.ToolCalls() {
-			results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
-		}
 		start := time.Now()
-		resp2 := ask(rg, append(h, reply, convo.ToolResults(results...)))
+		resp2 := ask(rg, append(h, reply, answers(reply, `{"temp_c":18}`)))
 		if c1, c2 := resp.Header.Get("Convo-Conversation"), resp2.Header.Get("Convo-Conversation"); c1 != c2 {
 			t.Fatalf("the next turn went to %s after %v, want %s: it did not cut the delay short", c2, time.Since(start), c1)
 		}

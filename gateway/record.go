@@ -476,34 +476,19 @@ func metaFingerprint(meta json.RawMessage) string {
 	return fp
 }
 
-// last returns the last message stored in conversation conv, and the
-// conversation's fingerprint.
-func (rc *recorder) last(ctx context.Context, tenant, conv string) (convo.Message, string, bool) {
-	c, err := rc.st.Get(ctx, tenant, conv)
-	if err != nil || c.Messages == 0 {
-		return convo.Message{}, "", false
-	}
-	tail, _, err := rc.st.Load(ctx, tenant, conv, c.Messages-1)
-	if err != nil || len(tail) != 1 {
-		return convo.Message{}, "", false
-	}
-	return tail[0], metaFingerprint(c.Meta), true
-}
-
-// turn returns the replies of conversation conv's current turn (the
-// assistant messages after its last user message, among its last
-// maxTurnLoad messages), and the conversation's fingerprint as of the same
+// tail returns the last n messages stored in conversation conv (fewer
+// when it holds fewer), and the conversation's fingerprint as of the same
 // read.
-func (rc *recorder) turn(ctx context.Context, tenant, conv string) ([]convo.Message, string, bool) {
+func (rc *recorder) tail(ctx context.Context, tenant, conv string, n int) (convo.History, string, bool) {
 	c, err := rc.st.Get(ctx, tenant, conv)
 	if err != nil || c.Messages == 0 {
 		return nil, "", false
 	}
-	tail, c, err := rc.st.Load(ctx, tenant, conv, max(0, c.Messages-maxTurnLoad))
-	if err != nil || len(tail) == 0 {
+	h, c, err := rc.st.Load(ctx, tenant, conv, max(0, c.Messages-n))
+	if err != nil || len(h) == 0 {
 		return nil, "", false
 	}
-	return turnOf(nil, tail), metaFingerprint(c.Meta), true
+	return h, metaFingerprint(c.Meta), true
 }
 
 // byResponse returns the conversation whose recording ended with OpenAI
@@ -525,24 +510,26 @@ func (rc *recorder) byResponse(ctx context.Context, tenant, id string) string {
 	return conv
 }
 
-// flights are the exchanges under way, by tenant and the fingerprint of
-// their request: a client may send the next request of a conversation the
-// moment a reply ends, before its exchange is queued for recording, and
-// that request's lookup waits for it (see lookup).
+// flights are the exchanges under way, by tenant and a key: the
+// fingerprint of their request (recorder.flights), or the id of the reply
+// they gave (Gateway.handed). A client may send the next request of a
+// conversation the moment a reply ends, before its exchange is queued for
+// recording, and that request waits for it (see lookup and
+// Gateway.recorded).
 type flights struct {
 	mu sync.Mutex
 	m  map[string]*flight
 }
 
-// A flight is the exchanges under way with one request.
+// A flight is the exchanges under way with one key.
 type flight struct {
 	n    int
 	done chan struct{} // closed when the last of them ends
 }
 
-// start notes an exchange under way with request fingerprint fp.
-func (f *flights) start(tenant, fp string) {
-	key := tenant + "\x00" + fp
+// start notes an exchange under way with key.
+func (f *flights) start(tenant, key string) {
+	key = tenant + "\x00" + key
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
@@ -557,8 +544,8 @@ func (f *flights) start(tenant, fp string) {
 
 // end notes that an exchange start noted is queued for recording, or given
 // up.
-func (f *flights) end(tenant, fp string) {
-	key := tenant + "\x00" + fp
+func (f *flights) end(tenant, key string) {
+	key = tenant + "\x00" + key
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fl := f.m[key]; fl != nil {
@@ -570,13 +557,13 @@ func (f *flights) end(tenant, fp string) {
 }
 
 // wait waits, at most waitPending in all, for the exchanges under way
-// whose request fingerprint is among asked: those a request with those
-// prefixes continues.
-func (f *flights) wait(ctx context.Context, tenant string, asked []string) {
+// with one of keys: for lookup, those a request with those prefixes
+// continues.
+func (f *flights) wait(ctx context.Context, tenant string, keys []string) {
 	var t *time.Timer
-	for _, fp := range asked {
+	for _, key := range keys {
 		f.mu.Lock()
-		fl := f.m[tenant+"\x00"+fp]
+		fl := f.m[tenant+"\x00"+key]
 		f.mu.Unlock()
 		if fl == nil {
 			continue
@@ -594,11 +581,6 @@ func (f *flights) wait(ctx context.Context, tenant string, asked []string) {
 		}
 	}
 }
-
-// maxTurnLoad bounds the messages a restore reads back from the store: a
-// tool loop longer than that has only its last steps restored when the
-// gateway did not keep them.
-const maxTurnLoad = 32
 
 // maxBatch bounds the records written in one store batch: enough that a
 // burst costs few commits, few enough that a lookup waiting for its

@@ -35,7 +35,9 @@ func (g *Gateway) restore(ctx context.Context, x *exchange, req *provider.Reques
 	if !ok || fp != x.continuedFP {
 		// Not kept, or kept before another gateway wrote the
 		// conversation: the store says.
-		turn, fp, ok = g.rec.turn(ctx, x.tenant, x.rec.conv)
+		var h convo.History
+		h, fp, ok = g.rec.tail(ctx, x.tenant, x.rec.conv, maxTurnLoad)
+		turn = turnOf(nil, h)
 	}
 	// The conversation must end where the request's stored part does: a
 	// client sending an older turn again (a retry, another branch) gets no
@@ -67,6 +69,11 @@ func (g *Gateway) restore(ctx context.Context, x *exchange, req *provider.Reques
 	}
 	req.History = append(out, req.History[next:]...)
 }
+
+// maxTurnLoad bounds the messages a restore reads back from the store: a
+// tool loop longer than that has only its last steps restored when the
+// gateway did not keep them.
+const maxTurnLoad = 32
 
 // assistantRuns returns where the runs of consecutive assistant messages
 // of h's current turn (after its last user message) start and end.

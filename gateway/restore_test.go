@@ -25,27 +25,27 @@ import (
 // the fake upstream sends (tool_use.json).
 const signature = "EqQBCkYIBxgCKkBq2nEa1vBv7c3mTzLf3Yw9x1bq"
 
-// toolTurn sends an OpenAI Chat client's first request to the rig's
-// Anthropic upstream and returns the history of its second: the request,
-// the reply as the client saw it, and the results of its tool calls.
-func toolTurn(t *testing.T, rg *rig, edit func(*convo.Message), hdr map[string]string) (convo.History, string) {
+// toolTurn sends a client's first request to the rig's upstream and
+// returns the history of its second: the request, the reply as the client
+// saw it (after edit, when not nil), and the results of its tool calls;
+// and the conversation it was recorded in.
+func toolTurn(t *testing.T, rg *rig, client string, edit func(*convo.Message), hdr map[string]string) (convo.History, string) {
 	t.Helper()
 	h := convo.History{convo.User("Weather in Paris?")}
-	resp := rg.post(t, "openai-chat", "m-1", requestBody(t, "openai-chat", "m-1", h, false), false, hdr)
+	resp := rg.post(t, client, "m-1", requestBody(t, client, "m-1", h, false), false, hdr)
 	got, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("first turn: status %d: %s", resp.StatusCode, got)
 	}
-	seen := wantReply(t, "openai-chat", got, false)
+	seen := wantReply(t, client, got, false)
+	if !seen.HasToolCalls() {
+		t.Fatalf("no tool call in %s", got)
+	}
 	if edit != nil {
 		edit(&seen)
 	}
-	var results []convo.Part
-	for _, c := range seen.ToolCalls() {
-		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
-	}
-	return append(h, seen, convo.ToolResults(results...)), resp.Header.Get("Convo-Conversation")
+	return append(h, seen, answers(seen, `{"temp_c":18}`)), resp.Header.Get("Convo-Conversation")
 }
 
 // secondBody sends h and returns the body the upstream received.
@@ -67,7 +67,7 @@ func TestRestoreRedacted(t *testing.T) {
 	rg := newRig(t, "anthropic", func(o *gateway.Options) {
 		o.Config.Record = gateway.RecordConfig{Redact: gateway.RedactConfig{Rules: []gateway.RedactRule{{Name: "tool", Pattern: "get_weather"}}}}
 	})
-	h, _ := toolTurn(t, rg, nil, nil)
+	h, _ := toolTurn(t, rg, "openai-chat", nil, nil)
 	body := secondBody(t, rg, h, nil)
 	if bytes.Contains(body, []byte(signature)) || bytes.Contains(body, []byte("REDACTED")) {
 		t.Errorf("the redacted record reached the upstream:\n%s", body)
@@ -81,7 +81,7 @@ func TestRestoreRedacted(t *testing.T) {
 // the conversation itself, sends what it changed, not the record.
 func TestRestoreEdited(t *testing.T) {
 	rg := newRig(t, "anthropic", nil)
-	h, conv := toolTurn(t, rg, func(m *convo.Message) {
+	h, conv := toolTurn(t, rg, "openai-chat", func(m *convo.Message) {
 		for i := range m.Parts {
 			if m.Parts[i].Type == convo.TypeText {
 				m.Parts[i].Text = "Checking Paris."
@@ -149,7 +149,7 @@ func TestRestoreMadeUpIDs(t *testing.T) {
 // and tool call with another signature.
 func TestRestoreOlderTurn(t *testing.T) {
 	rg := newRig(t, "anthropic", nil)
-	h, _ := toolTurn(t, rg, nil, nil)
+	h, _ := toolTurn(t, rg, "openai-chat", nil, nil)
 	const later = "EqQBsecondTurnSignature0000000000000000"
 	rg.up.plain = bytes.ReplaceAll(rg.up.plain, []byte(signature), []byte(later))
 	secondBody(t, rg, h, nil)
@@ -166,7 +166,7 @@ func TestRestoreOlderTurn(t *testing.T) {
 // the store.
 func TestRestoreAfterRestart(t *testing.T) {
 	rg := newRig(t, "anthropic", nil)
-	h, _ := toolTurn(t, rg, nil, nil)
+	h, _ := toolTurn(t, rg, "openai-chat", nil, nil)
 	rg.drain(t)
 	rg2 := newRig(t, "anthropic", func(o *gateway.Options) { o.Store = rg.st })
 	if body := secondBody(t, rg2, h, nil); !bytes.Contains(body, []byte(signature)) {
@@ -180,7 +180,7 @@ func TestRestoreAfterRestart(t *testing.T) {
 func TestRestoreNamedConversation(t *testing.T) {
 	rg := newRig(t, "anthropic", nil)
 	hdr := map[string]string{"Convo-Conversation": "loop-1"}
-	h, _ := toolTurn(t, rg, nil, hdr)
+	h, _ := toolTurn(t, rg, "openai-chat", nil, hdr)
 	if body := secondBody(t, rg, h, hdr); !bytes.Contains(body, []byte(signature)) {
 		t.Errorf("the stored reply was not restored:\n%s", body)
 	}
@@ -191,16 +191,12 @@ func TestRestoreNamedConversation(t *testing.T) {
 // last one only.
 func TestRestoreTurnAfterRestart(t *testing.T) {
 	rg := newRig(t, "anthropic", nil)
-	h, _ := toolTurn(t, rg, nil, nil)
+	h, _ := toolTurn(t, rg, "openai-chat", nil, nil)
 	resp := rg.post(t, "openai-chat", "m-1", requestBody(t, "openai-chat", "m-1", h, false), false, nil)
 	got, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	seen := wantReply(t, "openai-chat", got, false)
-	var results []convo.Part
-	for _, c := range seen.ToolCalls() {
-		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":19}`))
-	}
-	h = append(h, seen, convo.ToolResults(results...))
+	h = append(h, seen, answers(seen, `{"temp_c":19}`))
 	rg.drain(t)
 	rg2 := newRig(t, "anthropic", func(o *gateway.Options) { o.Store = rg.st })
 	if body := secondBody(t, rg2, h, nil); bytes.Count(body, []byte(signature)) != 2 {
@@ -214,43 +210,17 @@ func TestRestoreTurnAfterRestart(t *testing.T) {
 // and its results are recorded under those ids.
 func TestContinueClientWithoutIDs(t *testing.T) {
 	rg := newRig(t, "openai-chat", nil)
-	h := convo.History{convo.User("Weather in Paris?")}
-	resp := rg.post(t, "ollama", "m-1", requestBody(t, "ollama", "m-1", h, false), false, nil)
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	conv := resp.Header.Get("Convo-Conversation")
-	seen := wantReply(t, "ollama", got, false)
-	var results []convo.Part
-	for _, c := range seen.ToolCalls() {
-		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
-	}
-	if len(results) == 0 {
-		t.Fatalf("no tool call in %s", got)
-	}
-	body := dropIDs(t, requestBody(t, "ollama", "m-1", append(h, seen, convo.ToolResults(results...)), false))
+	h, conv := toolTurn(t, rg, "ollama", nil, nil)
+	body := dropIDs(t, requestBody(t, "ollama", "m-1", h, false))
 	if c := rg.conversation(t, "ollama", "m-1", body); c != conv {
 		t.Fatalf("the next request was recorded in %s, want %s", c, conv)
 	}
 	rg.drain(t)
 	stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
-	if err != nil || len(stored) < 4 || stored[len(stored)-1].Role != convo.RoleAssistant {
+	if err != nil || len(stored) < 2 {
 		t.Fatalf("stored %v, %v", roles(stored), err)
 	}
-	calls := stored[1].ToolCalls()
-	var ids []string
-	for _, m := range stored[2 : len(stored)-1] {
-		for _, r := range m.Parts {
-			ids = append(ids, r.ID)
-		}
-	}
-	if len(ids) != len(calls) {
-		t.Fatalf("%d results recorded for %d calls", len(ids), len(calls))
-	}
-	for i, id := range ids {
-		if id != calls[i].ID {
-			t.Errorf("result %d recorded under %q, want its call's %q", i, id, calls[i].ID)
-		}
-	}
+	checkLoop(t, rg, conv, stored[1].ToolCalls()) // the results under the stored calls' ids
 }
 
 // dropIDs removes the tool-call ids from an Ollama request body, as a
@@ -466,19 +436,10 @@ func TestMadeUpIDsFromMemory(t *testing.T) {
 		counted = &loadCounting{Store: o.Store}
 		o.Store = counted
 	})
-	h := convo.History{convo.User("Weather in Paris?")}
-	resp := rg.post(t, "ollama", "m-1", requestBody(t, "ollama", "m-1", h, false), false, nil)
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	conv := resp.Header.Get("Convo-Conversation")
-	seen := wantReply(t, "ollama", got, false)
-	var results []convo.Part
-	for _, c := range seen.ToolCalls() {
-		results = append(results, convo.ToolResult(c.ID, c.Name, `{"temp_c":18}`))
-	}
+	h, conv := toolTurn(t, rg, "ollama", nil, nil)
 	rg.drain(t)
 	before := counted.loads.Load()
-	body := dropIDs(t, requestBody(t, "ollama", "m-1", append(h, seen, convo.ToolResults(results...)), false))
+	body := dropIDs(t, requestBody(t, "ollama", "m-1", h, false))
 	if c := rg.conversation(t, "ollama", "m-1", body); c != conv {
 		t.Fatalf("recorded in %s, want %s", c, conv)
 	}

@@ -407,6 +407,26 @@ func thinkingRig(t *testing.T) *gwRig {
 	return rg
 }
 
+// checkLoop checks that the rig's store holds a tool loop of steps
+// replies as one conversation: the question, then each reply, the ones
+// before the last followed by their tools' results.
+func (rg *gwRig) checkLoop(t *testing.T, steps int) {
+	t.Helper()
+	var roles []convo.Role
+	for _, m := range rg.stored(t) {
+		roles = append(roles, m.Role)
+	}
+	want := []convo.Role{convo.RoleUser}
+	for i := range steps {
+		if want = append(want, convo.RoleAssistant); i < steps-1 {
+			want = append(want, convo.RoleTool)
+		}
+	}
+	if !reflect.DeepEqual(roles, want) {
+		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
+	}
+}
+
 // TestGatewayToolLoopSDK: openai-go runs a tool loop through the gateway
 // against an Anthropic upstream thinking with tools, whose fake refuses, as
 // the API does, a request whose assistant tool_use turn does not start with
@@ -447,21 +467,15 @@ func TestGatewayToolLoopSDK(t *testing.T) {
 			params.Messages = append(params.Messages, openai.ToolMessage(`{"temp_c":19}`, c.ID))
 		}
 	}
-	var roles []convo.Role
-	for _, m := range rg.stored(t) {
-		roles = append(roles, m.Role)
-	}
-	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
-		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
-	}
+	rg.checkLoop(t, 3)
 }
 
 // TestGatewayPreviousResponseSDK: openai-go gets a response back by its id
 // and goes on from it with PreviousResponseID, as it would with OpenAI,
-// through a gateway that
-// translates to an Anthropic upstream: the gateway puts the recorded
-// conversation in front of the function call's output, the thinking with
-// its signature included, and the loop is recorded as one conversation.
+// through a gateway that translates to an Anthropic upstream: the gateway
+// puts the recorded conversation in front of the function call's output,
+// the thinking with its signature included, and the loop is recorded as
+// one conversation.
 func TestGatewayPreviousResponseSDK(t *testing.T) {
 	rg := thinkingRig(t)
 	client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
@@ -494,13 +508,7 @@ func TestGatewayPreviousResponseSDK(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("going on from %s: %v", first.ID, err)
 	}
-	var roles []convo.Role
-	for _, m := range rg.stored(t) {
-		roles = append(roles, m.Role)
-	}
-	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
-		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
-	}
+	rg.checkLoop(t, 2)
 }
 
 // bearer adds the gateway token to every request of a client that has no
@@ -546,13 +554,7 @@ func TestGatewayOllamaSDK(t *testing.T) {
 			msgs = append(msgs, api.Message{Role: "tool", ToolName: c.Function.Name, ToolCallID: c.ID, Content: `{"temp_c":18}`})
 		}
 	}
-	var roles []convo.Role
-	for _, m := range rg.stored(t) {
-		roles = append(roles, m.Role)
-	}
-	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
-		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
-	}
+	rg.checkLoop(t, 3)
 }
 
 // TestGatewayGenaiToolLoopSDK: genai runs a three-step function-calling
@@ -586,11 +588,5 @@ func TestGatewayGenaiToolLoopSDK(t *testing.T) {
 		}
 		contents = append(contents, model, results)
 	}
-	var roles []convo.Role
-	for _, m := range rg.stored(t) {
-		roles = append(roles, m.Role)
-	}
-	if want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}; !reflect.DeepEqual(roles, want) {
-		t.Fatalf("stored %v, want the loop as one conversation: %v", roles, want)
-	}
+	rg.checkLoop(t, 3)
 }

@@ -1358,12 +1358,15 @@ var registerFuncs = sync.OnceFunc(func() {
 	})
 })
 
-// lastFilter is the filter convo_meta_match parsed last: a List calls it
-// once per conversation of the tenant, with the same filter.
-var lastFilter atomic.Pointer[struct {
+// A parsed filter is a metadata filter and its text.
+type parsed struct {
 	src string
 	f   backend.Filter
-}]
+}
+
+// lastFilter is the filter convo_meta_match parsed last: a List calls it
+// once per conversation of the tenant, with the same filter.
+var lastFilter atomic.Pointer[parsed]
 
 // parsedFilter is backend.ParseFilter, parsing each filter once in a row.
 func parsedFilter(src string) (backend.Filter, error) {
@@ -1372,10 +1375,7 @@ func parsedFilter(src string) (backend.Filter, error) {
 	}
 	f, err := backend.ParseFilter(json.RawMessage(src))
 	if err == nil {
-		lastFilter.Store(&struct {
-			src string
-			f   backend.Filter
-		}{src, f})
+		lastFilter.Store(&parsed{src, f})
 	}
 	return f, err
 }

@@ -202,7 +202,7 @@ func (f Filter) Match(meta []byte) bool {
 	}
 	if bytes.IndexByte(meta, '\\') < 0 {
 		for _, want := range f {
-			if s, ok := want.(string); ok && plainString(s) && !bytes.Contains(meta, []byte(`"`+s+`"`)) {
+			if q, ok := quoted(want); ok && !bytes.Contains(meta, []byte(q)) {
 				return false
 			}
 		}
@@ -216,21 +216,26 @@ func (f Filter) Match(meta []byte) bool {
 // metadata lacks it (and has no backslash) before it decodes any.
 func (f Filter) Needle() string {
 	for _, k := range slices.Sorted(maps.Keys(f)) {
-		if s, ok := f[k].(string); ok && plainString(s) {
-			return `"` + s + `"`
+		if q, ok := quoted(f[k]); ok {
+			return q
 		}
 	}
 	return ""
 }
 
-// plainString reports whether JSON writes s as it is between its quotes.
-func plainString(s string) bool {
+// quoted returns v quoted, as JSON writes it, when v is a string that
+// JSON writes as it is between its quotes.
+func quoted(v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return "", false
+	}
 	for _, r := range s {
 		if r < 0x20 || r == '"' || r == '\\' || r == utf8.RuneError {
-			return false
+			return "", false
 		}
 	}
-	return true
+	return `"` + s + `"`, true
 }
 
 // match is Match, decoding the metadata.
