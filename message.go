@@ -97,12 +97,13 @@ type Usage struct {
 // no longer modified may therefore be shared freely between goroutines. Code
 // that wants to edit a message it did not build should edit a Clone.
 type Message struct {
+	// As in Part, the fields are in the order the canonical format writes
+	// them.
+
 	Role Role
 	ID   string
 	Name string    // participant or actor name
 	Time time.Time // when the message was recorded; zero if unknown
-
-	Parts []Part
 
 	Phase     Phase  // assistant only
 	Effort    string // a reasoning-effort change taking effect here
@@ -112,6 +113,8 @@ type Message struct {
 	Origin *Origin // assistant
 	Usage  *Usage  // assistant
 	Finish Finish  // assistant
+
+	Parts []Part
 
 	// Meta is application metadata: a JSON object kept as read.
 	Meta json.RawMessage

@@ -1,10 +1,14 @@
 package convo_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/convo-go/convo"
 )
@@ -215,4 +219,91 @@ func TestEstimatedBytesRealistic(t *testing.T) {
 			t.Fatalf("message %d: estimate %d, real %d", i, est, len(b))
 		}
 	}
+}
+
+// TestFieldOrder checks that Message and Part declare their fields in the
+// order the canonical format writes them, so that encoding a long history
+// reads each struct from front to back (see BenchmarkColdHistory in
+// bench/growth), and that every field is written.
+func TestFieldOrder(t *testing.T) {
+	part := convo.Part{
+		Type: convo.TypeApproval, Server: "s", ID: "i", CallID: "c", Name: "n",
+		Text: "t", MediaType: "m", Data: "eA==", URL: "u", FileID: "f", Detail: "d",
+		Citations: []convo.Citation{{Kind: convo.CiteURL, URL: "u"}},
+		Value:     json.RawMessage(`1`), Args: json.RawMessage(`{}`), ArgsRaw: "a",
+		Parts: []convo.Part{convo.Text("r")}, Error: true, Approved: true, Reason: "r",
+		Summary: []string{"s"}, Signature: "s", Encrypted: "e", Provider: "p", Model: "m",
+		Cache: &convo.Cache{}, Native: convo.Native{"x": json.RawMessage(`{}`)},
+		Extra: convo.Fields{{Key: "later", Value: json.RawMessage(`1`)}},
+	}
+	msg := convo.Message{
+		Role: convo.RoleAssistant, ID: "i", Name: "n", Time: time.Unix(1, 0),
+		Phase: convo.PhaseCommentary, Effort: "low", Scope: "s", Compacted: 1,
+		Origin: &convo.Origin{Provider: "p"}, Usage: &convo.Usage{Input: 1}, Finish: convo.FinishStop,
+		Parts: []convo.Part{part}, Meta: json.RawMessage(`{}`),
+		Native: convo.Native{"x": json.RawMessage(`{}`)},
+		Extra:  convo.Fields{{Key: "later", Value: json.RawMessage(`1`)}},
+	}
+	for _, c := range []struct {
+		v         any
+		unwritten []string // fields the canonical object never holds
+	}{{part, []string{"Raw"}}, {msg, nil}} {
+		b, err := json.Marshal(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ := reflect.TypeOf(c.v)
+		var written []string
+		for _, k := range topKeys(t, b) {
+			f, ok := typ.FieldByNameFunc(func(name string) bool { return snake(name) == k })
+			if !ok {
+				f, _ = typ.FieldByName("Extra")
+			}
+			written = append(written, f.Name)
+		}
+		written = slices.Compact(written)
+		var declared []string
+		for f := range typ.Fields() {
+			if !slices.Contains(c.unwritten, f.Name) {
+				declared = append(declared, f.Name)
+			}
+		}
+		if !slices.Equal(written, declared) {
+			t.Errorf("%s: fields declared\n\t%v\nbut written\n\t%v", typ.Name(), declared, written)
+		}
+	}
+}
+
+// topKeys returns the member names of the JSON object b, in order.
+func topKeys(t *testing.T, b []byte) []string {
+	var raw []string
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, k.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return raw
+}
+
+// snake turns a Go field name into its canonical member name: CallID is
+// call_id.
+func snake(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && unicode.IsUpper(r) && unicode.IsLower(rune(name[i-1])) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }

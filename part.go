@@ -84,27 +84,14 @@ type Cache struct {
 // Any part may carry Native fields. A part of unknown Type keeps its whole
 // object in Raw and is written back verbatim.
 type Part struct {
+	// The fields are declared in the order the canonical format writes
+	// them, which is the order the encoder reads them: a long history is
+	// read from memory rather than the caches, and reads that only move
+	// forward let the processor fetch the next lines before they are needed.
+
 	Type PartType
-
-	Text      string
-	MediaType string
-	Data      string // standard base64, kept as read: never decoded to store it
-	URL       string
-	FileID    string
-	Name      string
-	Detail    string
-	Cache     *Cache
-
-	Citations []Citation // text: the sources the text draws on
-
-	Value json.RawMessage // json parts
-
-	ID      string
-	Args    json.RawMessage
-	ArgsRaw string
-
-	Parts []Part // tool_result content
-	Error bool   // tool_result: the tool failed
+	// Raw is the whole object of a part whose Type is not known.
+	Raw json.RawMessage
 
 	// Server, on a tool_call or tool_result, marks a tool the provider
 	// ran itself (web search, code execution, …) and names its kind: one
@@ -112,8 +99,26 @@ type Part struct {
 	// convo does not list. Such a call is answered inside the same
 	// assistant message, or not at all: it is never pending.
 	Server string
+	ID     string
+	CallID string // approval_request: the tool_call it gates
+	Name   string
 
-	CallID   string // approval_request: the tool_call it gates
+	Text      string
+	MediaType string
+	Data      string // standard base64, kept as read: never decoded to store it
+	URL       string
+	FileID    string
+	Detail    string
+
+	Citations []Citation // text: the sources the text draws on
+
+	Value json.RawMessage // json parts
+
+	Args    json.RawMessage
+	ArgsRaw string
+
+	Parts    []Part // tool_result content
+	Error    bool   // tool_result: the tool failed
 	Approved bool   // approval: true approves the request, false denies it
 	Reason   string // approval: why, as the person gave it
 
@@ -123,14 +128,14 @@ type Part struct {
 	Provider  string
 	Model     string
 
+	Cache *Cache
+
 	// Native holds provider-only fields by provider id ("gemini",
 	// "openai", …), each a JSON object in the provider's own wire names.
 	Native Native
 	// Extra holds members of a known part type that format v1 does not
 	// define, kept so a newer writer's fields survive a round trip.
 	Extra Fields
-	// Raw is the whole object of a part whose Type is not known.
-	Raw json.RawMessage
 }
 
 // Text returns a text part.
