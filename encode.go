@@ -106,11 +106,18 @@ type encoder struct {
 	raw jsonx.Reader // reused to validate and compact JSON fields
 }
 
-// str writes a member with a string value unless s is empty.
+// str writes a member with a string value unless s is empty. Most of a
+// part's fields are empty, so the test is kept small enough to be inlined
+// and the call is paid only for a member written.
 func (e *encoder) str(key, s string) error {
 	if s == "" {
 		return nil
 	}
+	return e.member(key, s)
+}
+
+// member writes a member with a string value.
+func (e *encoder) member(key, s string) error {
 	e.buf = jsonx.AppendKey(e.buf, key)
 	var ok bool
 	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
