@@ -320,11 +320,9 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History, 
 
 // listed returns the conversation of the tenant whose metadata member
 // name (metaKey, responseKey) is value, from the store,
-// and notes it in the cache. To answer, the store reads every
-// conversation of the tenant (about 20 ms for 20,000 in SQLite), so a
-// value it did not have is not asked again for missTTL: a request whose
-// history starts with few-shot examples would otherwise cost that read
-// every time.
+// and notes it in the cache. A value the store did not have is not asked
+// again for missTTL: a request whose history starts with few-shot
+// examples would otherwise ask every time.
 func (rc *recorder) listed(ctx context.Context, tenant, name, value string) (string, error) {
 	key := value
 	if name != metaKey {

@@ -675,20 +675,25 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 	return c, nil
 }
 
-// The two list queries, from the start and after a cursor, so that each can
+// The list queries, from the start and after a cursor, so that each can
 // use the index on (tenant, created, id). The metadata filter keeps rows
-// whose metadata has every member of $3 with an equal jsonb value; rows
+// whose metadata has every member of $3 with an equal jsonb value. A
+// filter with a member the index of metadata holds (backend.Filter.Indexed,
+// the two parameters after the others) reads only the conversations having it; with any other, rows
 // whose text lacks the filter's needle $5 (backend.Filter.Needle), and has
 // no backslash, are turned down before their metadata is parsed.
 const (
 	listWhere = `tenant = $1 AND ($2 = '' OR strpos(lower(title), lower($2)) > 0)
 		AND ($3::text IS NULL OR (($5 = '' OR strpos(meta, $5) > 0 OR strpos(meta, '\') > 0) AND NOT EXISTS (
 			SELECT 1 FROM jsonb_each($3::jsonb) f WHERE (meta::jsonb) -> f.key IS DISTINCT FROM f.value)))`
-	listFirst = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
-		ORDER BY created DESC, id DESC LIMIT $4`
-	listAfter = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
-		AND (created, id) < ($6, $7)
-		ORDER BY created DESC, id DESC LIMIT $4`
+	listIndexed = ` FROM meta_values JOIN conversations ON pk = conv WHERE key = $6 AND value = $7 AND `
+	listIxAfter = ` FROM meta_values JOIN conversations ON pk = conv WHERE key = $8 AND value = $9 AND `
+	listOrder   = ` ORDER BY created DESC, id DESC LIMIT $4`
+	listAfterAt = ` AND (created, id) < ($6, $7)`
+	listFirst   = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + listOrder
+	listAfter   = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + listAfterAt + listOrder
+	listFirstIx = `SELECT ` + convCols + listIndexed + listWhere + listOrder
+	listAfterIx = `SELECT ` + convCols + listIxAfter + listWhere + listAfterAt + listOrder
 )
 
 // List returns a page of the tenant's conversations, newest first.
@@ -714,10 +719,21 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 		meta = nullString(m)
 	}
 	args := []any{tenant, opts.Title, meta, limit + 1, filter.Needle()}
+	key, value, indexed := filter.Indexed()
 	query := listFirst
-	if after {
+	switch {
+	case indexed && after:
+		query = listAfterIx
+	case indexed:
+		query = listFirstIx
+	case after:
 		query = listAfter
+	}
+	if after {
 		args = append(args, cur.Created, cur.ID)
+	}
+	if indexed {
+		args = append(args, key, value)
 	}
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -115,7 +116,7 @@ func TestMigrateTogether(t *testing.T) {
 			s, err := postgres.Open(t.Context(), dsn)
 			if err == nil {
 				var v int
-				if v, err = s.SchemaVersion(t.Context()); err == nil && v != 3 {
+				if v, err = s.SchemaVersion(t.Context()); err == nil && v != 4 {
 					err = fmt.Errorf("schema version %d", v)
 				}
 				s.Close()
@@ -134,8 +135,8 @@ func TestMigrateTogether(t *testing.T) {
 	}
 	defer s.Close()
 	var n int
-	if err := s.Pool().QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 3 {
-		t.Fatalf("%d migrations recorded (%v), want 3", n, err)
+	if err := s.Pool().QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 4 {
+		t.Fatalf("%d migrations recorded (%v), want 4", n, err)
 	}
 	// A database migrated by a newer convo is refused, not misread.
 	if _, err := s.Pool().Exec(t.Context(), `INSERT INTO schema_migrations (version, name, applied) VALUES (99, 'future', now())`); err != nil {
@@ -212,7 +213,8 @@ func BenchmarkAppendLong(b *testing.B) {
 }
 
 // TestSearchMigration stores messages under schema version 1, as an older
-// convo did, and checks that migrating to version 2 indexes them.
+// convo did, and checks that migrating indexes them (version 2) and the
+// conversation's metadata (version 4).
 func TestSearchMigration(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
 	init, err := os.ReadFile("migrations/0001_init.sql")
@@ -228,8 +230,8 @@ func TestSearchMigration(t *testing.T) {
 		`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL)`,
 		string(init),
 		`INSERT INTO schema_migrations VALUES (1, 'init', now())`,
-		`INSERT INTO conversations (tenant, id, title, version, messages, next_pos, forked_from, forked_at, created, updated)
-			VALUES ('t', 'old', '', 1, 2, 2, '', 0, now(), now())`,
+		`INSERT INTO conversations (tenant, id, title, meta, version, messages, next_pos, forked_from, forked_at, created, updated)
+			VALUES ('t', 'old', '', '{"fp":"old","n":1}', 1, 2, 2, '', 0, now(), now())`,
 		`INSERT INTO messages (conv, pos, id, role, body) SELECT pk, 0, 'm0', 'user',
 			'{"role":"user","id":"m0","parts":[{"type":"text","text":"Weather in Paris?"}]}' FROM conversations`,
 		`INSERT INTO messages (conv, pos, id, role, body) SELECT pk, 1, 'm1', 'assistant',
@@ -247,6 +249,14 @@ func TestSearchMigration(t *testing.T) {
 	hits, _, err := s.Search(t.Context(), "t", "paris", store.SearchOptions{})
 	if err != nil || len(hits) != 2 || hits[0].MessageID != "m1" || hits[1].MessageID != "m0" || hits[1].Snippet != "Weather in Paris?" {
 		t.Fatalf("search after migrating: %+v %v", hits, err)
+	}
+	var indexed string
+	if err := s.Pool().QueryRow(t.Context(), `SELECT string_agg(key || '=' || value, ' ') FROM meta_values`).Scan(&indexed); err != nil || indexed != "fp=old" {
+		t.Fatalf("meta_values after migrating: %q %v", indexed, err)
+	}
+	cs, _, err := s.List(t.Context(), "t", store.ListOptions{Meta: json.RawMessage(`{"fp":"old"}`)})
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("List by metadata after migrating: %v %v", cs, err)
 	}
 }
 

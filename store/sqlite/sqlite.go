@@ -1157,16 +1157,24 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 	return c, nil
 }
 
-// The two list queries, from the start and after a cursor, so that each can
-// use the index on (tenant, created, id).
+// The list queries, from the start and after a cursor, so that each can
+// use the index on (tenant, created, id). A filter with a member the index
+// of metadata holds (backend.Filter.Indexed: ?8, ?9) reads only the
+// conversations having it; any other reads the tenant's conversations,
+// turning down without parsing their metadata those whose text lacks the
+// filter's needle ?7 (backend.Filter.Needle) and has no backslash.
 const (
 	listWhere = `tenant = ?1 AND (?2 = '' OR instr(convo_lower(title), convo_lower(?2)) > 0)
 		AND (?3 IS NULL OR ((?7 = '' OR instr(meta, ?7) > 0 OR instr(meta, '\') > 0) AND convo_meta_match(meta, ?3)))`
-	listFirst = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
-		ORDER BY created DESC, id DESC LIMIT ?4`
-	listAfter = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + `
-		AND (created, id) < (?5, ?6)
-		ORDER BY created DESC, id DESC LIMIT ?4`
+	// CROSS JOIN makes SQLite read meta_values first, rather than every
+	// conversation in order to save sorting the few that match.
+	listIndexed = ` FROM meta_values CROSS JOIN conversations ON pk = conv WHERE key = ?8 AND value = ?9 AND `
+	listOrder   = ` ORDER BY created DESC, id DESC LIMIT ?4`
+	listAfterAt = ` AND (created, id) < (?5, ?6)`
+	listFirst   = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + listOrder
+	listAfter   = `SELECT ` + convCols + ` FROM conversations WHERE ` + listWhere + listAfterAt + listOrder
+	listFirstIx = `SELECT ` + convCols + listIndexed + listWhere + listOrder
+	listAfterIx = `SELECT ` + convCols + listIndexed + listWhere + listAfterAt + listOrder
 )
 
 // List returns a page of the tenant's conversations, newest first.
@@ -1195,10 +1203,21 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 	// cursor, when there is one; the filter's needle, which turns most
 	// rows down before convo_meta_match is called on them.
 	args := []any{tenant, opts.Title, meta, limit + 1, nil, nil, filter.Needle()}
+	key, value, indexed := filter.Indexed()
 	query := listFirst
-	if after {
+	switch {
+	case indexed && after:
+		query = listAfterIx
+	case indexed:
+		query = listFirstIx
+	case after:
 		query = listAfter
+	}
+	if after {
 		args[4], args[5] = cur.Created.UnixMicro(), cur.ID
+	}
+	if indexed {
+		args = append(args, key, value)
 	}
 	rows, err := ppool{s.r, s.rp}.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -84,7 +85,7 @@ func TestReopen(t *testing.T) {
 	if err != nil || len(h) != 1 || got.Version != c.Version {
 		t.Fatalf("after reopening: %d messages, %v", len(h), err)
 	}
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 3 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 4 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if err := s.Check(t.Context()); err != nil {
@@ -408,5 +409,70 @@ func BenchmarkMediaDedup(b *testing.B) {
 				b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
 			})
 		}
+	}
+}
+
+// TestMetaValues checks the index of metadata (migration 4) against the
+// metadata it indexes, after writes of every kind, and that the migration
+// builds it for a database that had conversations before it.
+func TestMetaValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, meta := range []string{`{"fp":"one","n":1}`, `{"fp":"two","x":{"fp":"nested"}}`, `{"fp":"three"}`, ``} {
+		c := store.Conversation{ID: fmt.Sprint("c", i), Tenant: "t"}
+		if meta != "" {
+			c.Meta = json.RawMessage(meta)
+		}
+		if _, err := s.Create(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Update(t.Context(), "t", "c0", nil, json.RawMessage(`{"fp":"four"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(t.Context(), "t", "c2"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows := func() string {
+		t.Helper()
+		var got string
+		if err := db.QueryRow(`SELECT coalesce(group_concat(coalesce(c.id, 'deleted') || ':' || m.key || '=' || m.value, ' '), '')
+			FROM (SELECT * FROM meta_values ORDER BY conv, key, value) m
+			LEFT JOIN conversations c ON c.pk = m.conv`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	const want = "c0:fp=four c1:fp=two" // no stale value, no deleted conversation, no number or nested member
+	if got := rows(); got != want {
+		t.Fatalf("meta_values after writes: %q, want %q", got, want)
+	}
+
+	// A database from before migration 4: the migration indexes what it has.
+	if _, err := db.Exec(`DROP TABLE meta_values; DROP TRIGGER meta_values_added; DROP TRIGGER meta_values_changed;
+		DROP TRIGGER meta_values_removed; DELETE FROM schema_migrations WHERE version = 4`); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := rows(); got != want {
+		t.Fatalf("meta_values built by the migration: %q, want %q", got, want)
+	}
+	cs, _, err := s.List(t.Context(), "t", store.ListOptions{Meta: json.RawMessage(`{"fp":"two"}`)})
+	if err != nil || len(cs) != 1 || cs[0].ID != "c1" {
+		t.Fatalf("List after the migration: %v %v", cs, err)
 	}
 }

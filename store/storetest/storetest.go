@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Delete", testDelete},
 		{"List", testList},
 		{"ListFilters", testListFilters},
+		{"ListMetaWritten", testListMetaWritten},
 		{"Tenants", testTenants},
 		{"Canceled", testCanceled},
 		{"ConcurrentAppend", testConcurrentAppend},
@@ -851,6 +852,76 @@ func testListFilters(t *testing.T, s store.Store) {
 	}
 	_, _, err := s.List(ctx(t), "t", store.ListOptions{Meta: json.RawMessage(`[1]`)})
 	wantErr(t, "List with an array filter", err, store.ErrInvalid)
+}
+
+// testListMetaWritten lists by metadata after every way it is written —
+// Create, Update, Batch, Fork, Delete — so that a store keeping an index of
+// metadata beside the conversations cannot find a stale value or miss a
+// new one.
+func testListMetaWritten(t *testing.T, s store.Store) {
+	long := strings.Repeat("é", 200) // 400 bytes: longer than an index keeps
+	find := func(meta string, want ...string) {
+		t.Helper()
+		for _, limit := range []int{1, 0} {
+			var ids []string
+			for _, c := range listAll(t, s, "t", store.ListOptions{Meta: json.RawMessage(meta), Limit: limit}) {
+				ids = append(ids, c.ID)
+			}
+			if !slices.Equal(sorted(ids), want) {
+				t.Errorf("List(meta %s, limit %d) = %v, want %v", meta, limit, ids, want)
+			}
+		}
+	}
+	mustCreate(t, s, store.Conversation{ID: "a", Tenant: "t", Meta: json.RawMessage(`{"fp":"one","n":1}`)})
+	mustCreate(t, s, store.Conversation{ID: "b", Tenant: "t", Meta: json.RawMessage(`{"fp":"one","long":"` + long + `"}`)})
+	mustCreate(t, s, store.Conversation{ID: "c", Tenant: "other", Meta: json.RawMessage(`{"fp":"one"}`)})
+	find(`{"fp":"one"}`, "a", "b")
+	find(`{"fp":"one","n":1}`, "a")
+	find(`{"long":"`+long+`"}`, "b")
+
+	if _, err := s.Update(ctx(t), "t", "a", nil, json.RawMessage(`{"fp":"two"}`)); err != nil {
+		t.Fatal(err)
+	}
+	find(`{"fp":"one"}`, "b")
+	find(`{"fp":"two"}`, "a")
+	if _, err := s.Update(ctx(t), "t", "b", nil, json.RawMessage(`null`)); err != nil {
+		t.Fatal(err)
+	}
+	find(`{"fp":"one"}`)
+
+	res := s.Batch(ctx(t), []store.Write{
+		{Tenant: "t", ID: "a", Version: store.AnyVersion, Meta: json.RawMessage(`{"fp":"three"}`)},
+		{Tenant: "t", ID: "d", Create: true, Meta: json.RawMessage(`{"fp":"three"}`)},
+	})
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	find(`{"fp":"two"}`)
+	find(`{"fp":"three"}`, "a", "d")
+
+	u := convo.User("hi")
+	u.ID = "m1"
+	if _, err := s.Append(ctx(t), "t", "d", store.AnyVersion, u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fork(ctx(t), "t", "d", 1, store.Conversation{ID: "e", Meta: json.RawMessage(`{"fp":"four"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fork(ctx(t), "t", "d", 1, store.Conversation{ID: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	find(`{"fp":"four"}`, "e")
+	find(`{"fp":"three"}`, "a", "d", "f") // a fork keeps the original's metadata
+
+	if err := s.Delete(ctx(t), "t", "a"); err != nil {
+		t.Fatal(err)
+	}
+	find(`{"fp":"three"}`, "d", "f")
+	mustCreate(t, s, store.Conversation{ID: "a", Tenant: "t", Meta: json.RawMessage(`{"fp":"five"}`)})
+	find(`{"fp":"three"}`, "d", "f")
+	find(`{"fp":"five"}`, "a")
 }
 
 // testTenants calls every method with the wrong tenant: each must answer

@@ -192,10 +192,11 @@ func ParseFilter(raw json.RawMessage) (Filter, error) {
 // Match reports whether the stored metadata meta has every member of f
 // with an equal value. Metadata that is not a JSON object matches nothing.
 //
-// A List with a filter reads every conversation of the tenant through
-// Match, so most metadata is turned down before it is decoded: a string
-// the metadata has as a value is in its text as it is, quoted, unless the
-// text escapes something.
+// A List whose filter has no member the index of metadata holds (see
+// Indexed) reads every conversation of the tenant through Match, so most
+// metadata is turned down before it is decoded: a string the metadata has
+// as a value is in its text as it is, quoted, unless the text escapes
+// something.
 func (f Filter) Match(meta []byte) bool {
 	if len(f) == 0 {
 		return true
@@ -221,6 +222,24 @@ func (f Filter) Needle() string {
 		}
 	}
 	return ""
+}
+
+// MaxIndexed is the longest key and the longest string value, in bytes,
+// of the metadata members a store indexes (the meta_values table of its
+// migrations): longer ones are found by reading every conversation.
+const MaxIndexed = 256
+
+// Indexed is a member of f that a store's index of metadata holds for
+// every conversation having it: the first (by key) whose value is a string
+// and whose key and value are at most MaxIndexed bytes. ok is false when f
+// has none.
+func (f Filter) Indexed() (key, value string, ok bool) {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		if v, isString := f[k].(string); isString && len(k) <= MaxIndexed && len(v) <= MaxIndexed {
+			return k, v, true
+		}
+	}
+	return "", "", false
 }
 
 // quoted returns v quoted, as JSON writes it, when v is a string that
