@@ -696,6 +696,8 @@ const (
 	listAfterIx = `SELECT ` + convCols + listIxAfter + listWhere + listAfterAt + listOrder
 )
 
+var listQueries = backend.ListQueries{First: listFirst, After: listAfter, FirstIndexed: listFirstIx, AfterIndexed: listAfterIx}
+
 // List returns a page of the tenant's conversations, newest first.
 func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions) ([]store.Conversation, string, error) {
 	limit, err := backend.Limit(opts.Limit)
@@ -720,15 +722,7 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 	}
 	args := []any{tenant, opts.Title, meta, limit + 1, filter.Needle()}
 	key, value, indexed := filter.Indexed()
-	query := listFirst
-	switch {
-	case indexed && after:
-		query = listAfterIx
-	case indexed:
-		query = listFirstIx
-	case after:
-		query = listAfter
-	}
+	query := listQueries.Pick(indexed, after)
 	if after {
 		args = append(args, cur.Created, cur.ID)
 	}

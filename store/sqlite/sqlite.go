@@ -296,7 +296,7 @@ var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
 		updateForked, copyMessages, copyTexts, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease}
-	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, searchFirst, searchAfter}
+	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
@@ -1177,6 +1177,8 @@ const (
 	listAfterIx = `SELECT ` + convCols + listIndexed + listWhere + listAfterAt + listOrder
 )
 
+var listQueries = backend.ListQueries{First: listFirst, After: listAfter, FirstIndexed: listFirstIx, AfterIndexed: listAfterIx}
+
 // List returns a page of the tenant's conversations, newest first.
 func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions) ([]store.Conversation, string, error) {
 	limit, err := backend.Limit(opts.Limit)
@@ -1204,15 +1206,7 @@ func (s *Store) List(ctx context.Context, tenant string, opts store.ListOptions)
 	// rows down before convo_meta_match is called on them.
 	args := []any{tenant, opts.Title, meta, limit + 1, nil, nil, filter.Needle()}
 	key, value, indexed := filter.Indexed()
-	query := listFirst
-	switch {
-	case indexed && after:
-		query = listAfterIx
-	case indexed:
-		query = listFirstIx
-	case after:
-		query = listAfter
-	}
+	query := listQueries.Pick(indexed, after)
 	if after {
 		args[4], args[5] = cur.Created.UnixMicro(), cur.ID
 	}

@@ -242,6 +242,27 @@ func (f Filter) Indexed() (key, value string, ok bool) {
 	return "", "", false
 }
 
+// ListQueries are a backend's list queries: from the start or after a
+// cursor, reading every conversation of the tenant or only those the index
+// of metadata names (see Indexed).
+type ListQueries struct {
+	First, After, FirstIndexed, AfterIndexed string
+}
+
+// Pick returns the query for a List with or without an indexed filter
+// member and a cursor.
+func (q ListQueries) Pick(indexed, after bool) string {
+	switch {
+	case indexed && after:
+		return q.AfterIndexed
+	case indexed:
+		return q.FirstIndexed
+	case after:
+		return q.After
+	}
+	return q.First
+}
+
 // quoted returns v quoted, as JSON writes it, when v is a string that
 // JSON writes as it is between its quotes.
 func quoted(v any) (string, bool) {
