@@ -875,7 +875,9 @@ func testListMetaWritten(t *testing.T, s store.Store) {
 	mustCreate(t, s, store.Conversation{ID: "a", Tenant: "t", Meta: json.RawMessage(`{"fp":"one","n":1}`)})
 	mustCreate(t, s, store.Conversation{ID: "b", Tenant: "t", Meta: json.RawMessage(`{"fp":"one","long":"` + long + `"}`)})
 	mustCreate(t, s, store.Conversation{ID: "c", Tenant: "other", Meta: json.RawMessage(`{"fp":"one"}`)})
+	mustCreate(t, s, store.Conversation{ID: "s", Tenant: "t", Meta: json.RawMessage(`{"fp":"\ud83d\ude00 \u00e9\/\n"}`)})
 	find(`{"fp":"one"}`, "a", "b")
+	find(`{"fp":"😀 é/\u000a"}`, "s") // escapes written otherwise
 	find(`{"fp":"one","n":1}`, "a")
 	find(`{"long":"`+long+`"}`, "b")
 

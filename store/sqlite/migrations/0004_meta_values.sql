@@ -2,8 +2,8 @@
 -- (of at most 256 bytes, key and value alike), kept by triggers whenever a
 -- conversation's meta is written. A List whose filter has such a member
 -- reads the conversations that have it instead of every conversation of
--- the tenant; the filter is still checked whole on each (an object with a
--- key twice has both values here), so this is only ever a shortcut.
+-- the tenant; the filter is still checked whole on each, so this is only
+-- ever a shortcut.
 
 CREATE TABLE meta_values (
 	key   TEXT    NOT NULL,
