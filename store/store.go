@@ -114,7 +114,10 @@ type ListOptions struct {
 	// Meta, a JSON object, keeps conversations whose metadata has all these
 	// top-level members with equal values. Values compare as JSON: numbers
 	// by value (1.0 equals 1), objects regardless of member order, arrays
-	// element by element.
+	// element by element. The stores index top-level string members of up
+	// to 256 bytes: a filter with one reads only the conversations that
+	// have it; a filter without one reads every conversation of the
+	// tenant.
 	Meta json.RawMessage
 }
 
