@@ -675,13 +675,14 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 	return c, nil
 }
 
-// The list queries, from the start and after a cursor, so that each can
-// use the index on (tenant, created, id). The metadata filter keeps rows
-// whose metadata has every member of $3 with an equal jsonb value. A
-// filter with a member the index of metadata holds (backend.Filter.Indexed,
-// the two parameters after the others) reads only the conversations having it; with any other, rows
-// whose text lacks the filter's needle $5 (backend.Filter.Needle), and has
-// no backslash, are turned down before their metadata is parsed.
+// The list queries, from the start and after a cursor. The metadata filter
+// keeps rows whose metadata has every member of $3 with an equal jsonb
+// value. A filter with a member the index of metadata holds
+// (backend.Filter.Indexed, the two parameters after the others) reads only
+// the conversations having it; any other reads the tenant's conversations
+// by the index on (tenant, created, id), turning down those whose text
+// lacks the filter's needle $5 (backend.Filter.Needle), and has no
+// backslash, before their metadata is parsed.
 const (
 	listWhere = `tenant = $1 AND ($2 = '' OR strpos(lower(title), lower($2)) > 0)
 		AND ($3::text IS NULL OR (($5 = '' OR strpos(meta, $5) > 0 OR strpos(meta, '\') > 0) AND NOT EXISTS (

@@ -1157,12 +1157,12 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 	return c, nil
 }
 
-// The list queries, from the start and after a cursor, so that each can
-// use the index on (tenant, created, id). A filter with a member the index
-// of metadata holds (backend.Filter.Indexed: ?8, ?9) reads only the
-// conversations having it; any other reads the tenant's conversations,
-// turning down without parsing their metadata those whose text lacks the
-// filter's needle ?7 (backend.Filter.Needle) and has no backslash.
+// The list queries, from the start and after a cursor. A filter with a
+// member the index of metadata holds (backend.Filter.Indexed: ?8, ?9) reads
+// only the conversations having it; any other reads the tenant's
+// conversations by the index on (tenant, created, id), turning down
+// without parsing their metadata those whose text lacks the filter's
+// needle ?7 (backend.Filter.Needle) and has no backslash.
 const (
 	listWhere = `tenant = ?1 AND (?2 = '' OR instr(convo_lower(title), convo_lower(?2)) > 0)
 		AND (?3 IS NULL OR ((?7 = '' OR instr(meta, ?7) > 0 OR instr(meta, '\') > 0) AND convo_meta_match(meta, ?3)))`
