@@ -468,29 +468,31 @@ func partsSize(ps []Part) int {
 			n += len(p.Raw) + 1
 			continue
 		}
-		n += 11 + len(p.Type) + str("id", p.ID) + str("name", p.Name) + str("text", p.Text) +
-			str("media_type", p.MediaType) + str("data", p.Data) + str("url", p.URL) +
-			str("file_id", p.FileID) + str("detail", p.Detail) + raw("value", p.Value) +
-			raw("args", p.Args) + str("args_raw", p.ArgsRaw) + str("signature", p.Signature) +
-			str("encrypted", p.Encrypted) + str("provider", p.Provider) + str("model", p.Model) +
-			str("call_id", p.CallID) + str("reason", p.Reason) + p.Native.size() + p.Extra.size() +
-			citationsSize(p.Citations)
-		if p.Type == TypeApproval {
-			n += 16
-		}
+		// In the order of Part's fields, as the encoder reads them.
+		n += 11 + len(p.Type) + str("server", p.Server) + str("id", p.ID) + str("call_id", p.CallID) +
+			str("name", p.Name) + str("text", p.Text) + str("media_type", p.MediaType) +
+			str("data", p.Data) + str("url", p.URL) + str("file_id", p.FileID) +
+			str("detail", p.Detail) + citationsSize(p.Citations) + raw("value", p.Value) +
+			raw("args", p.Args) + str("args_raw", p.ArgsRaw) + partsSize(p.Parts)
 		if p.Error {
 			n += 13
 		}
-		if p.Cache != nil {
-			n += 10 + str("ttl", p.Cache.TTL)
+		if p.Type == TypeApproval {
+			n += 16
 		}
+		n += str("reason", p.Reason)
 		if len(p.Summary) > 0 {
 			n += 12
 			for _, s := range p.Summary {
 				n += len(s) + 3
 			}
 		}
-		n += partsSize(p.Parts)
+		n += str("signature", p.Signature) + str("encrypted", p.Encrypted) +
+			str("provider", p.Provider) + str("model", p.Model)
+		if p.Cache != nil {
+			n += 10 + str("ttl", p.Cache.TTL)
+		}
+		n += p.Native.size() + p.Extra.size()
 	}
 	return n
 }

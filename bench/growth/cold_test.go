@@ -17,6 +17,31 @@ import (
 // allocation of its own, so each size class lies in its own spans). The
 // work per message is the same; what differs is where the history is.
 func BenchmarkColdHistory(b *testing.B) {
+	var err error
+	var buf []byte
+	eachLayout(b, func(h convo.History) {
+		if buf, err = convo.AppendHistory(buf[:0], h); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkColdEstimate is BenchmarkColdHistory for the size estimate
+// Marshal makes before it encodes (Message.EstimatedBytes, a pass over
+// every part), which pays the same reads from memory.
+func BenchmarkColdEstimate(b *testing.B) {
+	n := 0
+	eachLayout(b, func(h convo.History) {
+		for i := range h {
+			n += h[i].EstimatedBytes()
+		}
+	})
+}
+
+// eachLayout runs op on the copies of a 100-message history of each
+// layout of BenchmarkColdHistory, one copy an iteration, and reports the
+// time per message.
+func eachLayout(b *testing.B, op func(convo.History)) {
 	const n, copies = 100, 1000
 	doc, err := convo.Marshal(benchkit.History(n, benchkit.Options{}))
 	if err != nil {
@@ -38,12 +63,9 @@ func BenchmarkColdHistory(b *testing.B) {
 	}{{"hot", decoded[:1]}, {"cold", decoded}, {"built", built}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			var buf []byte
 			i := 0
 			for b.Loop() {
-				if buf, err = convo.AppendHistory(buf[:0], c.hs[i%len(c.hs)]); err != nil {
-					b.Fatal(err)
-				}
+				op(c.hs[i%len(c.hs)])
 				i++
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
