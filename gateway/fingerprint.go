@@ -180,28 +180,38 @@ func fingerprint(h convo.History, loose bool) string {
 	return f.sum()
 }
 
-// prefixes returns the fingerprints of the prefixes of h that end with an
-// assistant message — the places where a stored conversation can end —
-// longest first, with their lengths; and asked, the fingerprints of the
-// prefixes that those assistant messages answered (each run's messages
-// before it), the requests of the exchanges h continues.
-func prefixes(h convo.History, loose bool) (sums []string, lens []int, asked []string) {
-	f := fingerprinter{loose: loose}
+// trail is what a request's history gives the lookups, from one pass over
+// it: sums, the fingerprints of its prefixes that end with an assistant
+// message — the places where a stored conversation can end — longest
+// first, with their lengths; asked, the fingerprints of the prefixes that
+// those assistant messages answered (each run's messages before it), the
+// requests of the exchanges the history continues; and whole, the
+// fingerprinter with all of it folded in, which the recording goes on
+// from.
+type trail struct {
+	sums  []string
+	lens  []int
+	asked []string
+	whole *fingerprinter
+}
+
+// prefixes returns the trail of h.
+func prefixes(h convo.History, loose bool) trail {
+	t := trail{whole: &fingerprinter{loose: loose}}
+	f := t.whole
 	for i := range h {
 		if i > 0 && h[i].Role == convo.RoleAssistant && h[i-1].Role != convo.RoleAssistant {
-			asked = append(asked, f.sum())
+			t.asked = append(t.asked, f.sum())
 		}
 		f.add(&h[i])
 		if h[i].Role == convo.RoleAssistant && (i+1 == len(h) || h[i+1].Role != convo.RoleAssistant) {
-			sums = append(sums, f.sum())
-			lens = append(lens, i+1)
+			t.sums = append(t.sums, f.sum())
+			t.lens = append(t.lens, i+1)
 		}
 	}
-	for i, j := 0, len(sums)-1; i < j; i, j = i+1, j-1 {
-		sums[i], sums[j] = sums[j], sums[i]
-		lens[i], lens[j] = lens[j], lens[i]
-	}
-	return sums, lens, asked
+	slices.Reverse(t.sums)
+	slices.Reverse(t.lens)
+	return t
 }
 
 // canonical reports whether b is a JSON value exactly as canonicalJSON's

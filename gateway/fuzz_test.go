@@ -80,7 +80,8 @@ func FuzzFingerprint(f *testing.F) {
 				continue
 			}
 			loose := protocols[name].looseIDs
-			sums, lens, _ := prefixes(h, loose)
+			tr := prefixes(h, loose)
+			sums, lens := tr.sums, tr.lens
 			if len(sums) != len(lens) {
 				t.Fatal("prefixes and lengths differ in number")
 			}

@@ -479,13 +479,14 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		x.history = nil
 	}
 	n := 0
+	t := prefixes(x.history, x.client.looseIDs)
 	id := r.Header.Get("Convo-Conversation")
 	if id == "" && x.openaiConv != "" {
 		id = openaiConvID(x.openaiConv)
 	}
 	if id != "" {
 		rec.conv = id
-		stored, fp, err := g.rec.stored(r.Context(), x.tenant, id, x.history, x.client.looseIDs)
+		stored, fp, err := g.rec.stored(r.Context(), x.tenant, id, t)
 		switch {
 		case err != nil:
 			g.log.Warn("gateway: conversation lookup failed", "err", err)
@@ -493,7 +494,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 			rec.exists, n, x.continuedFP = true, stored, fp
 		}
 	} else {
-		conv, stored, fp, err := g.rec.lookup(r.Context(), x.tenant, x.history, x.client.looseIDs)
+		conv, stored, fp, err := g.rec.lookup(r.Context(), x.tenant, t)
 		if err != nil {
 			g.log.Warn("gateway: conversation lookup failed", "err", err)
 		}
@@ -503,10 +504,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 			rec.conv = store.NewID("conv")
 		}
 	}
-	rec.fp = &fingerprinter{loose: x.client.looseIDs}
-	for i := range x.history {
-		rec.fp.add(&x.history[i])
-	}
+	rec.fp = t.whole
 	if len(x.history) > 0 {
 		x.flight = rec.fp.sum()
 	}

@@ -30,19 +30,31 @@ const (
 	responseKey = "convo_gateway_response"
 )
 
-// fingerprintMeta is the conversation metadata that records fp: what a
-// recording writes and what a lookup lists by.
+// fingerprintMeta is the conversation metadata that records fp.
 func fingerprintMeta(fp string) json.RawMessage { return recordMeta(fp, "") }
 
 // recordMeta is the metadata of a recorded conversation: its fingerprint
-// and, when not "", the id of the OpenAI response it ends with.
+// and the id of the OpenAI response it ends with, each when not "".
 func recordMeta(fp, response string) json.RawMessage {
-	m := map[string]string{metaKey: fp}
+	m := map[string]string{}
+	if fp != "" {
+		m[metaKey] = fp
+	}
 	if response != "" {
 		m[responseKey] = response
 	}
 	meta, _ := json.Marshal(m) // strings cannot fail
 	return meta
+}
+
+// cacheKey is the fingerprint cache's key, within a tenant, for the
+// conversation whose metadata member name (metaKey, responseKey) is value:
+// fingerprints as they are, other members by name too.
+func cacheKey(name, value string) string {
+	if name == metaKey {
+		return value
+	}
+	return name + "\x00" + value
 }
 
 // record is one exchange waiting to be written to the store.
@@ -275,15 +287,16 @@ func (rc *recorder) remember(tenant, fp, conv string) {
 }
 
 // lookup finds the stored conversation a request continues: the one whose
-// fingerprint is that of the longest prefix of h ending with an assistant
-// message. It returns the conversation's id, how many messages of h it
-// holds and that prefix's fingerprint.
-func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History, loose bool) (conv string, n int, fp string, err error) {
-	sums, lens, asked := prefixes(h, loose)
+// fingerprint is that of the longest prefix of its history (whose trail is
+// t) ending with an assistant message. It returns the conversation's id,
+// how many messages of the history it holds and that prefix's
+// fingerprint.
+func (rc *recorder) lookup(ctx context.Context, tenant string, t trail) (conv string, n int, fp string, err error) {
+	sums, lens := t.sums, t.lens
 	if len(sums) == 0 {
 		return "", 0, "", nil // nothing a provider answered: a new conversation
 	}
-	rc.flights.wait(ctx, tenant, asked)
+	rc.flights.wait(ctx, tenant, t.asked)
 	target := rc.queuedBefore(tenant)
 	i, conv := rc.cached(tenant, sums)
 	if conv != "" {
@@ -324,10 +337,7 @@ func (rc *recorder) lookup(ctx context.Context, tenant string, h convo.History, 
 // again for missTTL: a request whose history starts with few-shot
 // examples would otherwise ask every time.
 func (rc *recorder) listed(ctx context.Context, tenant, name, value string) (string, error) {
-	key := value
-	if name != metaKey {
-		key = name + "\x00" + value
-	}
+	key := cacheKey(name, value)
 	rc.cacheMu.Lock()
 	at, missed := rc.missed[tenant+"\x00"+key]
 	rc.cacheMu.Unlock()
@@ -415,17 +425,16 @@ func (rc *recorder) waitWritten(ctx context.Context, target uint64) (bool, error
 	}
 }
 
-// stored returns how many messages of h the conversation conv holds, by its
-// recorded fingerprint, and the fingerprint when it is that of those
-// messages (not when h does not extend what is stored); -1 when the
-// conversation does not exist. When h does not extend what is stored yet
-// and the conversation has records queued, it waits for them, as lookup
-// does, and looks again.
-func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.History, loose bool) (int, string, error) {
-	sums, lens, asked := prefixes(h, loose)
-	rc.flights.wait(ctx, tenant, asked)
+// stored returns how many messages of a request's history (whose trail is
+// t) the conversation conv holds, by its recorded fingerprint, and the
+// fingerprint when it is that of those messages (not when the history does
+// not extend what is stored); -1 when the conversation does not exist.
+// When the history does not extend what is stored yet and the conversation
+// has records queued, it waits for them, as lookup does, and looks again.
+func (rc *recorder) stored(ctx context.Context, tenant, conv string, t trail) (int, string, error) {
+	rc.flights.wait(ctx, tenant, t.asked)
 	target := rc.queuedBefore(tenant + "\x00" + conv)
-	n, fp, err := rc.storedNow(ctx, tenant, conv, sums, lens)
+	n, fp, err := rc.storedNow(ctx, tenant, conv, t.sums, t.lens)
 	if err != nil || fp != "" {
 		return n, fp, err
 	}
@@ -436,7 +445,7 @@ func (rc *recorder) stored(ctx context.Context, tenant, conv string, h convo.His
 	if !waited {
 		return n, fp, nil
 	}
-	return rc.storedNow(ctx, tenant, conv, sums, lens)
+	return rc.storedNow(ctx, tenant, conv, t.sums, t.lens)
 }
 
 // storedNow is stored without the wait, given the prefixes of the
@@ -494,7 +503,7 @@ func (rc *recorder) tail(ctx context.Context, tenant, conv string, n int) (convo
 // cache, after the records queued before this request are written, or
 // from the store (which has a conversation's last response only).
 func (rc *recorder) byResponse(ctx context.Context, tenant, id string) string {
-	key := []string{responseKey + "\x00" + id}
+	key := []string{cacheKey(responseKey, id)}
 	if _, conv := rc.cached(tenant, key); conv != "" {
 		return conv
 	}
@@ -678,7 +687,7 @@ func (rc *recorder) writeBatch(batch []*record) {
 			rc.remember(rec.tenant, fps[i], rec.conv)
 		}
 		if rec.response != "" {
-			rc.remember(rec.tenant, responseKey+"\x00"+rec.response, rec.conv)
+			rc.remember(rec.tenant, cacheKey(responseKey, rec.response), rec.conv)
 		}
 		if rec.client != rec.upstream { // translated: the next request may need the reply (Gateway.restore)
 			rc.replies.put(rec.tenant, rec.conv, fps[i], rec.turn, writes[i].Messages)
@@ -806,12 +815,13 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 	var fp string
 	if rec.fp != nil {
 		fp = rec.fp.sum()
-		w.Meta = fingerprintMeta(fp)
 	}
 	if reply != nil && reply.Origin != nil && rec.client != nil && rec.client.namesReplies && rec.client == rec.upstream {
 		// A passed-through Responses reply: the client may go on from
 		// it by its id.
 		rec.response = reply.Origin.ResponseID
+	}
+	if fp != "" || rec.response != "" {
 		w.Meta = recordMeta(fp, rec.response)
 	}
 	return w, fp, forks

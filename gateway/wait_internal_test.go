@@ -118,7 +118,7 @@ func TestLookupLongerPrefixQueued(t *testing.T) {
 	}
 	done := make(chan found)
 	go func() {
-		conv, n, _, err := rc.lookup(context.Background(), "t", h, false)
+		conv, n, _, err := rc.lookup(context.Background(), "t", prefixes(h, false))
 		if err != nil {
 			t.Error(err)
 		}
@@ -144,12 +144,12 @@ func TestLookupWaitsForFlight(t *testing.T) {
 	rc, st, h, queueStep := toolLoop(t)
 	asked := fingerprint(h[:3], false) // the second step's request
 	rc.flights.start("t", asked)
-	if conv, n, _, _ := rc.lookup(context.Background(), "t", h[:3], false); conv != "conv" || n != 2 {
+	if conv, n, _, _ := rc.lookup(context.Background(), "t", prefixes(h[:3], false)); conv != "conv" || n != 2 {
 		t.Fatalf("the request under way itself, sent again, found %q at %d", conv, n)
 	}
 	done := make(chan int)
 	go func() {
-		_, n, _, _ := rc.lookup(context.Background(), "t", h, false)
+		_, n, _, _ := rc.lookup(context.Background(), "t", prefixes(h, false))
 		done <- n
 	}()
 	select {
@@ -183,7 +183,7 @@ func toolLoop(t *testing.T) (rc *recorder, st *gatedStore, h convo.History, queu
 	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
 	step2 := convo.Assistant("Sunny, 18°C.")
 	h = convo.History{convo.User("Weather in Paris?"), step1, results, step2, convo.User("Thanks")}
-	sums, _, _ := prefixes(h[:2], false)
+	sums := prefixes(h[:2], false).sums
 	rc.remember("t", sums[0], "conv")
 	return rc, st, h, func() {
 		fp := &fingerprinter{}
@@ -216,16 +216,16 @@ func TestLookupMissNotAskedAgain(t *testing.T) {
 	t.Cleanup(func() { _ = rc.close(context.Background()) })
 	h := convo.History{convo.System("Answer in one word."), convo.User("Capital of France?"), convo.Assistant("Paris"), convo.User("Of Italy?")}
 	for range 3 {
-		if conv, _, _, err := rc.lookup(context.Background(), "t", h, false); conv != "" || err != nil {
+		if conv, _, _, err := rc.lookup(context.Background(), "t", prefixes(h, false)); conv != "" || err != nil {
 			t.Fatalf("found %q (%v)", conv, err)
 		}
 	}
 	if st.lists != 1 {
 		t.Errorf("the store was asked %d times for one unknown prefix, want once", st.lists)
 	}
-	sums, _, _ := prefixes(h, false)
+	sums := prefixes(h, false).sums
 	rc.remember("t", sums[0], "conv")
-	if conv, n, _, _ := rc.lookup(context.Background(), "t", h, false); conv != "conv" || n != 3 {
+	if conv, n, _, _ := rc.lookup(context.Background(), "t", prefixes(h, false)); conv != "conv" || n != 3 {
 		t.Errorf("after it was recorded, found %q at %d", conv, n)
 	}
 	if conv, _ := rc.listed(context.Background(), "other tenant", metaKey, sums[0]); conv != "" || st.lists != 2 {
