@@ -93,7 +93,7 @@ func (r *report) growthHeader(b *strings.Builder) {
 // when the results have it.
 func (r *report) growthAlone(b *strings.Builder) {
 	const run = growth.AloneName
-	if _, ok := r.stat(growthName(run, "convo", growth.Sizes[0], "decode"), "cpu-ns/msg"); !ok {
+	if r.growthRun() != run {
 		return
 	}
 	b.WriteString("The same measurement with convo alone in its process (`-growth.engines convo`, run by `run.sh` after the one " +
