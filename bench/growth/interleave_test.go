@@ -165,7 +165,7 @@ func interleavedJobs(t *testing.T) []*job {
 			}
 			ops := []string{"decode", "encode"}
 			if e.Name == "convo" {
-				ops = append(ops, "append")
+				ops = append(ops, "append", "walk")
 			}
 			for _, op := range ops {
 				if op == "encode" && e.Encode == nil {
@@ -189,7 +189,8 @@ func interleavedJobs(t *testing.T) []*job {
 // strings scattered over the heap, costs convo more per message once it
 // outgrows the processor's caches: the analysis gives both.) "append" is
 // convo's encoding into a buffer handed back each time
-// (convo.AppendHistory).
+// (convo.AppendHistory), and "walk" the floor beside it: Walk, reading the
+// same history and copying its bytes with none of the format's work.
 func jobFunc(t *testing.T, e Engine, op string, h convo.History, doc []byte) func() error {
 	if op == "decode" {
 		return func() error { _, err := e.Decode(doc); return err }
@@ -201,6 +202,10 @@ func jobFunc(t *testing.T, e Engine, op string, h convo.History, doc []byte) fun
 	if op == "append" {
 		var buf []byte
 		return func() (err error) { buf, err = convo.AppendHistory(buf[:0], v.(convo.History)); return err }
+	}
+	if op == "walk" {
+		var buf []byte
+		return func() error { buf = Walk(buf[:0], v.(convo.History)); return nil }
 	}
 	return func() error { _, err := e.Encode(v); return err }
 }

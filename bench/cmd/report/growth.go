@@ -73,12 +73,16 @@ func (r *report) growthTable(b *strings.Builder) {
 		}
 	}
 	r.growthRow(b, run, "append", "convo", appendLabel)
+	r.growthRow(b, run, "walk", "convo", walkLabel)
 	b.WriteString("\n")
 	r.growthRatios(b)
 	r.growthAlone(b)
 }
 
-const appendLabel = "**convo**, into a buffer handed back (`AppendHistory`)"
+const (
+	appendLabel = "**convo**, into a buffer handed back (`AppendHistory`)"
+	walkLabel   = "floor: the history's bytes copied, no JSON (`growth.Walk`)"
+)
 
 // growthHeader writes the header of a growth table.
 func (r *report) growthHeader(b *strings.Builder) {
@@ -105,7 +109,28 @@ func (r *report) growthAlone(b *strings.Builder) {
 		r.growthRow(b, run, op, "convo", "**convo**")
 	}
 	r.growthRow(b, run, "append", "convo", appendLabel)
+	r.growthRow(b, run, "walk", "convo", walkLabel)
 	b.WriteString("\n")
+	r.growthFloor(b, run)
+}
+
+// growthFloor writes how much of append's growth the floor (growth.Walk,
+// reading the same history with none of the format's work) has too: what
+// convo's own code adds per message at each end of the sizes.
+func (r *report) growthFloor(b *strings.Builder, run string) {
+	first, last := growth.Sizes[0], growth.Sizes[len(growth.Sizes)-1]
+	cpu := func(op string, n int) float64 {
+		st, _ := r.stat(growthName(run, "convo", n, op), "cpu-ns/msg")
+		return st.Median
+	}
+	a0, a1, w0, w1 := cpu("append", first), cpu("append", last), cpu("walk", first), cpu("walk", last)
+	if a0 == 0 || a1 == 0 || w0 == 0 || w1 == 0 {
+		return
+	}
+	fmt.Fprintf(b, "From %s to %s messages the floor's CPU time per message rises by %s ns (%.2f×) and the encoding into a buffer "+
+		"handed back by %s ns: what convo's encoder does beyond reading the history (the two rows' difference) goes from %s to %s ns "+
+		"a message, %.2f×. The rise is the reading of a history that no longer fits in the caches; the analysis below has the rest.\n\n",
+		commas(float64(first)), commas(float64(last)), commas(w1-w0), w1/w0, commas(a1-a0), commas(a0-w0), commas(a1-w1), (a1-w1)/(a0-w0))
 }
 
 func (r *report) growthRow(b *strings.Builder, run, op, engine, label string) {
@@ -133,8 +158,8 @@ func (r *report) growthRow(b *strings.Builder, run, op, engine, label string) {
 	if al/float64(last) < 0.05 {
 		allocs = commas(al) + " a document"
 	}
-	fmt.Fprintf(b, "| %s | %s | %s | %s / %s | %s |\n", strings.Replace(op, "append", "encode", 1), label, strings.Join(cells, " | "), ratioOrBlank(wg), ratioOrBlank(cg), allocs)
-	if engine == "convo" && run == r.growthRun() {
+	fmt.Fprintf(b, "| %s | %s | %s | %s / %s | %s |\n", opLabel(op), label, strings.Join(cells, " | "), ratioOrBlank(wg), ratioOrBlank(cg), allocs)
+	if engine == "convo" && op != "walk" && run == r.growthRun() {
 		r.growthMisses(run, op)
 	}
 }
@@ -187,6 +212,15 @@ func (r *report) growthOf(run, engine, op, unit string, from, to int) float64 {
 		return 0
 	}
 	return z.Median / a.Median
+}
+
+// opLabel is op as the growth tables show it: append and the floor are
+// both encodes.
+func opLabel(op string) string {
+	if op == "append" || op == "walk" {
+		return "encode"
+	}
+	return op
 }
 
 func ratioOrBlank(x float64) string {
