@@ -554,6 +554,10 @@ const (
 // maxGroup bounds the writes of one transaction.
 const maxGroup = 256
 
+// yield lets other goroutines run between the writes of a batch made
+// under store.Yielding.
+var yield = runtime.Gosched
+
 // writer owns the writing connection: it takes whatever writes are waiting
 // and commits them as one transaction.
 func (s *Store) writer() {
@@ -836,6 +840,7 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	for i, sw := range writes {
 		ws[i], res[i].Err = backend.PrepareWrite(i, sw)
 	}
+	yields := store.Yields(ctx)
 	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
 		for i := range ws {
 			if res[i].Err != nil {
@@ -855,6 +860,9 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 			}
 			if _, err := tx.ExecContext(ctx, batchRelease); err != nil {
 				return wrap(err)
+			}
+			if yields {
+				yield()
 			}
 		}
 		return nil
