@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -669,11 +670,23 @@ func (rc *recorder) writeBatch(batch []*record) {
 	writes := make([]store.Write, len(batch))
 	fps := make([]string, len(batch))
 	forks := make([][]forkWrite, len(batch))
+	// A writer that took all the queue held is keeping up: between the
+	// replies it decodes and the writes the store makes (milliseconds for
+	// a batch), the handlers that became ready go first. One that left
+	// records queued is behind and takes its share, or it would fall
+	// further behind and drop.
+	yielding := len(rc.q) == 0
 	for i, rec := range batch {
 		writes[i], fps[i], forks[i] = rc.prepare(rec)
+		if yielding {
+			runtime.Gosched()
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if yielding {
+		ctx = store.Yielding(ctx)
+	}
 	for i, res := range rc.st.Batch(ctx, writes) {
 		rec := batch[i]
 		if res.Err != nil {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,5 +233,87 @@ func TestLookupMissNotAskedAgain(t *testing.T) {
 	}
 	if conv, _ := rc.listed(context.Background(), "other tenant", metaKey, sums[0]); conv != "" || st.lists != 2 {
 		t.Errorf("another tenant's lookup found %q, or was not asked of the store (%d)", conv, st.lists)
+	}
+}
+
+// TestWriterYieldsBetweenRecords: on one processor, other goroutines run
+// between the records the writer prepares, not only once the batch is
+// done: decoding a batch of replies takes milliseconds, and the clients'
+// streams go on meanwhile.
+func TestWriterYieldsBetweenRecords(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rc := newRecorder(okStore{}, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer func() { _ = rc.close(context.Background()) }()
+	var ticks atomic.Int64
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ticks.Add(1)
+			runtime.Gosched()
+		}
+	}()
+	for ticks.Load() == 0 {
+		runtime.Gosched()
+	}
+	batch := make([]*record, 20)
+	for i := range batch {
+		m := convo.Assistant("hi")
+		batch[i] = &record{tenant: "t", conv: "c" + strconv.Itoa(i), mode: RecordFull, reply: &m}
+	}
+	before := ticks.Load()
+	rc.writeBatch(batch) // nothing in it blocks: only a yield lets the ticker run
+	// One tick a record, but the scheduler may now and then run the
+	// collector's worker in a yield instead.
+	if got := ticks.Load() - before; got < int64(len(batch)/2) {
+		t.Errorf("another goroutine ran %d times while the writer prepared %d records", got, len(batch))
+	}
+}
+
+// yieldStore reports, for each Batch, whether it was asked to yield
+// (store.Yielding), and holds it until the test lets it through.
+type yieldStore struct {
+	store.Store
+	yields  chan bool
+	release chan struct{}
+}
+
+func (s *yieldStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	s.yields <- store.Yields(ctx)
+	<-s.release
+	return make([]store.WriteResult, len(writes))
+}
+
+// TestWriterYieldsOnlyKeepingUp: a writer that took all the queue held
+// asks the store to yield between writes; one that left records queued is
+// behind, and asks nothing.
+func TestWriterYieldsOnlyKeepingUp(t *testing.T) {
+	st := &yieldStore{yields: make(chan bool), release: make(chan struct{})}
+	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() {
+		close(st.release)
+		go func() {
+			for range st.yields {
+			}
+		}()
+		_ = rc.close(context.Background())
+	})
+	rec := func(conv string) *record {
+		m := convo.Assistant("hi")
+		return &record{tenant: "t", conv: conv, mode: RecordFull, reply: &m}
+	}
+	rc.enqueue(rec("c1"))
+	if !<-st.yields { // c1's batch: the queue is empty
+		t.Error("a writer keeping up did not ask the store to yield")
+	}
+	rc.enqueue(rec("c2")) // queued: the writer is held in c1's batch
+	go rc.writeBatch([]*record{rec("c3")})
+	if <-st.yields {
+		t.Error("a writer behind its queue asked the store to yield")
 	}
 }
