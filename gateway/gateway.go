@@ -103,7 +103,9 @@ type Options struct {
 	BatchDelay time.Duration
 	// Timeout bounds one upstream exchange (0: DefaultTimeout).
 	Timeout time.Duration
-	// Client makes the upstream requests (nil: a client of its own).
+	// Client makes the upstream requests (nil: a client of its own, which
+	// keeps an idle connection to an upstream for each stream it had open
+	// at once, up to 1,024, where the standard library keeps two).
 	Client *http.Client
 	// Getenv reads the upstream keys' environment variables (nil:
 	// os.Getenv).
@@ -220,7 +222,7 @@ func New(opts Options) (*Gateway, error) {
 	if g.client == nil {
 		// No overall timeout: a stream lasts as long as it lasts; the
 		// context of each exchange bounds it (Options.Timeout).
-		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		g.client = &http.Client{Transport: upstreamTransport()}
 	}
 	g.rec = newRecorder(opts.Store, opts.QueueSize, opts.QueueBytes, opts.BatchDelay, g.log)
 	g.rec.tel = opts.Telemetry

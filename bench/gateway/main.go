@@ -472,7 +472,6 @@ func child(mode string, args []string) {
 			},
 			Store:  st,
 			Tokens: map[string]string{"tok": "bench"},
-			Client: &http.Client{Transport: pooled()},
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 		if err != nil {
@@ -665,8 +664,9 @@ func (p *proc) pace(d time.Duration) {
 
 func signalNotify(c chan os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
 
-// pooled is the upstream transport of both proxies: the default one, with
-// room for every concurrent stream's idle connection.
+// pooled is ReverseProxy's upstream transport: the default one, with room
+// for every concurrent stream's idle connection, as the gateway's own
+// client has (the gateway runs with its own: what convo gateway ships).
 func pooled() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = 2048, 2048
