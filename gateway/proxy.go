@@ -477,20 +477,13 @@ func (c *clientWriter) flush() {
 // set none.
 const defaultMaxTokens = 4096
 
-// maxIdleUpstreamConns is how many idle connections to one upstream the
-// gateway's own client keeps (Options.Client nil).
-const maxIdleUpstreamConns = 1024
-
 // upstreamTransport is the transport of the gateway's own client: the
-// standard library's, keeping an idle connection to an upstream for each
-// stream that was open to it (up to maxIdleUpstreamConns) rather than two.
-// Over HTTP/1.1 (Ollama, a server on the same network) every exchange
-// beyond the second would open a connection of its own and leave one
-// behind in TIME_WAIT; a server speaking HTTP/2 over TLS carries many
-// streams on one connection anyway. Idle connections close after 90 s
-// (IdleConnTimeout).
+// standard library's, but keeping an idle connection for each stream that
+// was open to an upstream, up to 1,024, rather than two. Over HTTP/1.1
+// (Ollama, a server on the same network) every exchange beyond the second
+// would otherwise open a connection and leave one in TIME_WAIT.
 func upstreamTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns, t.MaxIdleConnsPerHost = 0, maxIdleUpstreamConns
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 0, 1024
 	return t
 }
