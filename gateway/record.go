@@ -208,6 +208,7 @@ type recorder struct {
 	written  chan struct{}     // closed (and replaced) whenever a record is written
 	delay    time.Duration     // how long an idle writer waits to fill a batch (≤ 0: not at all)
 	hurry    chan struct{}     // a lookup waits for a batch: write it now
+	waiting  atomic.Int32      // requests waiting for records to be written (waitWritten)
 
 	cacheMu sync.Mutex
 	cache   map[string]string    // tenant \x00 fingerprint -> conversation id
@@ -411,6 +412,8 @@ func (rc *recorder) waitWritten(ctx context.Context, target uint64) (bool, error
 			t := time.NewTimer(waitPending)
 			defer t.Stop()
 			deadline = t.C
+			rc.waiting.Add(1)
+			defer rc.waiting.Add(-1)
 		}
 		select {
 		case rc.hurry <- struct{}{}:
@@ -674,8 +677,9 @@ func (rc *recorder) writeBatch(batch []*record) {
 	// replies it decodes and the writes the store makes (milliseconds for
 	// a batch), the handlers that became ready go first. One that left
 	// records queued is behind and takes its share, or it would fall
-	// further behind and drop.
-	yielding := len(rc.q) == 0
+	// further behind and drop; and while a request waits for a record to
+	// be written, that request goes first.
+	yielding := len(rc.q) == 0 && rc.waiting.Load() == 0
 	for i, rec := range batch {
 		writes[i], fps[i], forks[i] = rc.prepare(rec)
 		if yielding {

@@ -317,3 +317,35 @@ func TestWriterYieldsOnlyKeepingUp(t *testing.T) {
 		t.Error("a writer behind its queue asked the store to yield")
 	}
 }
+
+// TestWriterNoYieldWhileWaitedFor: while a request waits for a record to
+// be written, the writer asks the store for no yielding, even with nothing
+// else queued: that request goes first.
+func TestWriterNoYieldWhileWaitedFor(t *testing.T) {
+	st := &yieldStore{yields: make(chan bool), release: make(chan struct{})}
+	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() {
+		close(st.release)
+		go func() {
+			for range st.yields {
+			}
+		}()
+		_ = rc.close(context.Background())
+	})
+	rec := func(conv string) *record {
+		m := convo.Assistant("hi")
+		return &record{tenant: "t", conv: conv, mode: RecordFull, reply: &m}
+	}
+	rc.enqueue(rec("c1"))
+	<-st.yields // c1's batch, held: the queue is empty
+	go func() { _, _ = rc.waitWritten(context.Background(), rc.queuedBefore("t")) }()
+	for start := time.Now(); rc.waiting.Load() == 0; runtime.Gosched() {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the request never counted as waiting")
+		}
+	}
+	go rc.writeBatch([]*record{rec("c2")})
+	if <-st.yields {
+		t.Error("the writer asked the store to yield while a request waited for a record")
+	}
+}
