@@ -232,7 +232,9 @@ type Store interface {
 	// it can (SQLite and PostgreSQL: one), so a batch costs one commit,
 	// not one per write — what a writer with many small appends queued
 	// wants. It returns one result per write, in order; a context that
-	// ends before the batch commits fails every write with its error.
+	// ends before the batch commits fails every write with its error. A
+	// context made by Yielding asks the backend to let other goroutines
+	// run between the writes.
 	Batch(ctx context.Context, writes []Write) []WriteResult
 	// Close releases the backend's resources.
 	Close() error
