@@ -17,21 +17,26 @@ import (
 // gatedStore holds each Batch until the test lets it through.
 type gatedStore struct {
 	store.Store
-	entered chan int // the number of writes of each Batch that starts
+	entered chan batchStart // each Batch that starts
 	release chan struct{}
 }
 
-func (g *gatedStore) Batch(_ context.Context, writes []store.Write) []store.WriteResult {
-	g.entered <- len(writes)
+// batchStart is what a gatedStore tells of a Batch that starts.
+type batchStart struct {
+	writes int
+	yields bool // asked to yield between writes (store.Yielding)
+}
+
+func (g *gatedStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	g.entered <- batchStart{len(writes), store.Yields(ctx)}
 	<-g.release
 	return make([]store.WriteResult, len(writes))
 }
 
-// TestWaitWrittenOnlyEarlier: a request waits for the records its tenant
-// queued before it, not for those queued while it waits, so a tenant's
-// steady traffic holds no request up until the bound.
-func TestWaitWrittenOnlyEarlier(t *testing.T) {
-	st := &gatedStore{entered: make(chan int), release: make(chan struct{})}
+// heldRecorder is a recorder whose store holds each batch until the test
+// lets it through; at the test's end every batch is let through.
+func heldRecorder(t *testing.T) (*recorder, *gatedStore) {
+	st := &gatedStore{entered: make(chan batchStart), release: make(chan struct{})}
 	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() {
 		close(st.release)
@@ -41,11 +46,22 @@ func TestWaitWrittenOnlyEarlier(t *testing.T) {
 		}()
 		_ = rc.close(context.Background())
 	})
-	rec := func(conv string) *record {
-		m := convo.Assistant("hi")
-		return &record{tenant: "t", conv: conv, mode: RecordFull, reply: &m}
-	}
-	rc.enqueue(rec("c1"))
+	return rc, st
+}
+
+// testRecord is the record of an exchange of tenant "t" in conversation
+// conv, its reply "hi".
+func testRecord(conv string) *record {
+	m := convo.Assistant("hi")
+	return &record{tenant: "t", conv: conv, mode: RecordFull, reply: &m}
+}
+
+// TestWaitWrittenOnlyEarlier: a request waits for the records its tenant
+// queued before it, not for those queued while it waits, so a tenant's
+// steady traffic holds no request up until the bound.
+func TestWaitWrittenOnlyEarlier(t *testing.T) {
+	rc, st := heldRecorder(t)
+	rc.enqueue(testRecord("c1"))
 	target := rc.queuedBefore("t")
 	if target == 0 {
 		t.Fatal("nothing queued")
@@ -55,10 +71,10 @@ func TestWaitWrittenOnlyEarlier(t *testing.T) {
 		_, err := rc.waitWritten(context.Background(), target)
 		done <- err
 	}()
-	if n := <-st.entered; n != 1 { // c1 alone: c2 comes after
-		t.Fatalf("first batch of %d writes", n)
+	if b := <-st.entered; b.writes != 1 { // c1 alone: c2 comes after
+		t.Fatalf("first batch of %d writes", b.writes)
 	}
-	rc.enqueue(rec("c2")) // queued after the request: its batch is held
+	rc.enqueue(testRecord("c2")) // queued after the request: its batch is held
 	st.release <- struct{}{}
 	// Whether the wait began before c1 was written is the scheduler's
 	// choice; either way it must end without c2, well before its bound.
@@ -175,12 +191,7 @@ func TestLookupWaitsForFlight(t *testing.T) {
 // call; queueStep queues the record of the loop's second step (the result
 // and the answer).
 func toolLoop(t *testing.T) (rc *recorder, st *gatedStore, h convo.History, queueStep func()) {
-	st = &gatedStore{entered: make(chan int), release: make(chan struct{})}
-	rc = newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() {
-		close(st.release)
-		_ = rc.close(context.Background())
-	})
+	rc, st = heldRecorder(t)
 	call := convo.ToolCall("c1", "get_weather", []byte(`{"city":"Paris"}`))
 	step1 := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{call}}
 	results := convo.ToolResults(convo.ToolResult("c1", "get_weather", `{"temp_c":18}`))
@@ -263,8 +274,7 @@ func TestWriterYieldsBetweenRecords(t *testing.T) {
 	}
 	batch := make([]*record, 20)
 	for i := range batch {
-		m := convo.Assistant("hi")
-		batch[i] = &record{tenant: "t", conv: "c" + strconv.Itoa(i), mode: RecordFull, reply: &m}
+		batch[i] = testRecord("c" + strconv.Itoa(i))
 	}
 	before := ticks.Load()
 	rc.writeBatch(batch) // nothing in it blocks: only a yield lets the ticker run
@@ -275,45 +285,18 @@ func TestWriterYieldsBetweenRecords(t *testing.T) {
 	}
 }
 
-// yieldStore reports, for each Batch, whether it was asked to yield
-// (store.Yielding), and holds it until the test lets it through.
-type yieldStore struct {
-	store.Store
-	yields  chan bool
-	release chan struct{}
-}
-
-func (s *yieldStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
-	s.yields <- store.Yields(ctx)
-	<-s.release
-	return make([]store.WriteResult, len(writes))
-}
-
 // TestWriterYieldsOnlyKeepingUp: a writer that took all the queue held
 // asks the store to yield between writes; one that left records queued is
 // behind, and asks nothing.
 func TestWriterYieldsOnlyKeepingUp(t *testing.T) {
-	st := &yieldStore{yields: make(chan bool), release: make(chan struct{})}
-	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() {
-		close(st.release)
-		go func() {
-			for range st.yields {
-			}
-		}()
-		_ = rc.close(context.Background())
-	})
-	rec := func(conv string) *record {
-		m := convo.Assistant("hi")
-		return &record{tenant: "t", conv: conv, mode: RecordFull, reply: &m}
-	}
-	rc.enqueue(rec("c1"))
-	if !<-st.yields { // c1's batch: the queue is empty
+	rc, st := heldRecorder(t)
+	rc.enqueue(testRecord("c1"))
+	if !(<-st.entered).yields { // c1's batch: the queue is empty
 		t.Error("a writer keeping up did not ask the store to yield")
 	}
-	rc.enqueue(rec("c2")) // queued: the writer is held in c1's batch
-	go rc.writeBatch([]*record{rec("c3")})
-	if <-st.yields {
+	rc.enqueue(testRecord("c2")) // queued: the writer is held in c1's batch
+	go rc.writeBatch([]*record{testRecord("c3")})
+	if (<-st.entered).yields {
 		t.Error("a writer behind its queue asked the store to yield")
 	}
 }
@@ -322,30 +305,17 @@ func TestWriterYieldsOnlyKeepingUp(t *testing.T) {
 // be written, the writer asks the store for no yielding, even with nothing
 // else queued: that request goes first.
 func TestWriterNoYieldWhileWaitedFor(t *testing.T) {
-	st := &yieldStore{yields: make(chan bool), release: make(chan struct{})}
-	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() {
-		close(st.release)
-		go func() {
-			for range st.yields {
-			}
-		}()
-		_ = rc.close(context.Background())
-	})
-	rec := func(conv string) *record {
-		m := convo.Assistant("hi")
-		return &record{tenant: "t", conv: conv, mode: RecordFull, reply: &m}
-	}
-	rc.enqueue(rec("c1"))
-	<-st.yields // c1's batch, held: the queue is empty
+	rc, st := heldRecorder(t)
+	rc.enqueue(testRecord("c1"))
+	<-st.entered // c1's batch, held: the queue is empty
 	go func() { _, _ = rc.waitWritten(context.Background(), rc.queuedBefore("t")) }()
 	for start := time.Now(); rc.waiting.Load() == 0; runtime.Gosched() {
 		if time.Since(start) > 10*time.Second {
 			t.Fatal("the request never counted as waiting")
 		}
 	}
-	go rc.writeBatch([]*record{rec("c2")})
-	if <-st.yields {
+	go rc.writeBatch([]*record{testRecord("c2")})
+	if (<-st.entered).yields {
 		t.Error("the writer asked the store to yield while a request waited for a record")
 	}
 }
