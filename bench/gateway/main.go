@@ -20,6 +20,16 @@
 // (before)"), interleaved with the others in the same run, so a change is
 // measured against what it replaced on the same machine at the same time.
 //
+// With -control, a second ReverseProxy ("reverse (control)") runs too:
+// its difference to the first is what identical code differs by in the
+// same run, the resolution of every other difference. With -unrecorded,
+// the gateway passes through for a client that sends Convo-Record: off
+// ("passthrough (not recorded)"): what the gateway adds without recording.
+//
+// Each round starts one mode later than the round before, so that over
+// the rounds every mode runs in every place of a round; a mode's place
+// sways its times.
+//
 // Each round of each level starts the proxies anew (-fresh, the default):
 // on this 2-core machine a long-lived process kept a bias of its own — the
 // same code in two processes differed by 100 µs to the first byte over six
@@ -45,7 +55,7 @@
 // CPU; the report gives the upstream's own time for each mode, and the
 // difference to the reverse proxy with that time taken out.
 //
-// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-rate R] [-before BIN]
+// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-rate R] [-control] [-unrecorded] [-before BIN]
 package main
 
 import (
@@ -90,12 +100,14 @@ func main() {
 	rounds := flag.Int("rounds", 1, "rounds, the modes interleaved in each")
 	before := flag.String("before", "", "a build of this program from an earlier commit: its gateway modes run too")
 	fresh := flag.Bool("fresh", true, "start every mode's process anew for each round and level, so that no process's luck (its placement on the machine) sways every round")
+	control := flag.Bool("control", false, "run a second ReverseProxy, \"reverse (control)\": its difference to the first is what identical code differs by in this run")
+	unrecorded := flag.Bool("unrecorded", false, "run the gateway passing through with recording off too (Convo-Record: off): what it adds without recording")
 	rate := flag.Float64("rate", 0, "open loop: start `R` exchanges a second, the upstream pacing its stream so that as many as the level are in flight (0: closed loop)")
 	flag.Parse()
 
 	up := spawn(os.Args[0], "upstream", "")
 	defer up.stop()
-	start := starter(up, *before)
+	start := starter(up, *before, *control, *unrecorded)
 	var modes []*proc
 	if !*fresh {
 		modes = start()
@@ -127,19 +139,24 @@ func main() {
 			if *fresh {
 				modes = start()
 			}
-			var base time.Duration
+			// Each round starts one mode later than the last: a mode's
+			// place in a round sways its times (two ReverseProxy processes
+			// in fourth and fifth place measured 60 µs apart), so over
+			// the rounds every mode takes every place.
+			own := make([]time.Duration, len(modes))
+			for k := range modes {
+				i := (k + r) % len(modes)
+				m := modes[i]
+				up.took() // another mode's, or none
+				one := run(m)
+				one.upstream = up.took()
+				one.rss = m.rss()
+				own[i] = one.own()
+				res[m.name] = res[m.name].merge(one)
+			}
 			names = names[:0]
 			for i, m := range modes {
-				up.took() // another mode's, or none
-				r := run(m)
-				r.upstream = up.took()
-				r.rss = m.rss()
-				if i == 0 {
-					base = r.own()
-				}
-				own := r.own() - base
-				res[m.name] = res[m.name].merge(r)
-				res[m.name].rounds = append(res[m.name].rounds, own)
+				res[m.name].rounds = append(res[m.name].rounds, own[i]-own[0])
 				names = append(names, m.name)
 			}
 			if *fresh {
@@ -241,6 +258,7 @@ func (r *result) pct(ds []time.Duration, p int) time.Duration {
 type target struct {
 	m              *proc
 	url, body, hdr string
+	unrecorded     bool // the client asks the gateway to record nothing
 	client         *http.Client
 	mu             sync.Mutex
 	res            *result
@@ -253,6 +271,7 @@ func newTarget(m *proc, n int) (*target, func()) {
 	if strings.HasPrefix(m.name, "translate") {
 		t.url, t.body, t.hdr = "http://"+m.addr+"/v1/chat/completions", chatRequest, "Authorization"
 	}
+	t.unrecorded = strings.HasSuffix(m.name, unrecordedLabel)
 	return t, tr.CloseIdleConnections
 }
 
@@ -264,6 +283,9 @@ func (t *target) exchange(buf []byte) {
 		req.Header.Set(t.hdr, "Bearer tok")
 	} else {
 		req.Header.Set(t.hdr, "tok")
+	}
+	if t.unrecorded {
+		req.Header.Set("Convo-Record", "off")
 	}
 	t0 := time.Now()
 	resp, err := t.client.Do(req)
@@ -354,10 +376,22 @@ const chatRequest = `{"model":"claude-bench","stream":true,"stream_options":{"in
 // build, the mode, and the label its results carry.
 type modeSpec struct{ bin, mode, label string }
 
+// unrecordedLabel marks the pass-through mode whose client sends
+// Convo-Record: off.
+const unrecordedLabel = " (not recorded)"
+
 // starter returns what starts the modes' processes, in front of up: this
-// program's three modes, and before's gateway modes when it is set.
-func starter(up *proc, before string) func() []*proc {
+// program's three modes, a second reverse proxy with control,
+// pass-through unrecorded with unrecorded, and before's gateway modes when
+// it is set.
+func starter(up *proc, before string, control, unrecorded bool) func() []*proc {
 	specs := []modeSpec{{os.Args[0], "reverse", ""}, {os.Args[0], "passthrough", ""}, {os.Args[0], "translate", ""}}
+	if control {
+		specs = append(specs, modeSpec{os.Args[0], "reverse", " (control)"})
+	}
+	if unrecorded {
+		specs = append(specs, modeSpec{os.Args[0], "passthrough", unrecordedLabel})
+	}
 	if before != "" {
 		specs = append(specs, modeSpec{before, "passthrough", " (before)"}, modeSpec{before, "translate", " (before)"})
 	}
@@ -386,7 +420,7 @@ type proc struct {
 func spawn(bin, mode, label string, args ...string) *proc {
 	cmd := exec.Command(bin, append([]string{"child", mode}, args...)...)
 	cmd.Stderr = os.Stderr
-	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && label != "" {
+	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && label == " (before)" {
 		// Another build's profiles go apart, not over this one's.
 		dir = filepath.Join(dir, "before")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
