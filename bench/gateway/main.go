@@ -139,13 +139,8 @@ func main() {
 			if *fresh {
 				modes = start()
 			}
-			// Each round starts one mode later than the last: a mode's
-			// place in a round sways its times (two ReverseProxy processes
-			// in fourth and fifth place measured 60 µs apart), so over
-			// the rounds every mode takes every place.
 			own := make([]time.Duration, len(modes))
-			for k := range modes {
-				i := (k + r) % len(modes)
+			for _, i := range placeOrder(r, len(modes)) {
 				m := modes[i]
 				up.took() // another mode's, or none
 				one := run(m)
@@ -165,6 +160,19 @@ func main() {
 		}
 		report(c, names, res)
 	}
+}
+
+// placeOrder returns the order in which round r runs n modes, by their
+// index: each round starts one mode later than the last. A mode's place in
+// a round sways its times (two ReverseProxy processes in fourth and fifth
+// place measured 60 µs apart at one stream), so over n rounds every mode
+// runs in every place once.
+func placeOrder(r, n int) []int {
+	o := make([]int, n)
+	for k := range o {
+		o[k] = (k + r) % n
+	}
+	return o
 }
 
 // report prints one level's rows; the differences are against the first
