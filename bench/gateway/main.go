@@ -41,8 +41,8 @@
 // last round's process overwrites the others'), each proxy writes its CPU
 // profile to DIR/MODE.cpu, its allocation profile to DIR/MODE.heap and its
 // heap profile at the peak of its heap in use to DIR/MODE.peak when it
-// ends, and prints its peak heap and stacks; the builds of -before write
-// theirs to DIR/before.
+// ends, and prints its peak heap and stacks; a labelled mode writes its
+// own to DIR/LABEL: DIR/before, DIR/control, DIR/notrecorded.
 //
 // With -rate R the load is an open loop: exchanges start R a second, evenly
 // spaced, whatever the earlier ones are doing, and the upstream paces its
@@ -428,9 +428,10 @@ type proc struct {
 func spawn(bin, mode, label string, args ...string) *proc {
 	cmd := exec.Command(bin, append([]string{"child", mode}, args...)...)
 	cmd.Stderr = os.Stderr
-	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && label == " (before)" {
-		// Another build's profiles go apart, not over this one's.
-		dir = filepath.Join(dir, "before")
+	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && label != "" {
+		// A labelled mode's profiles (another build's, the control's) go
+		// apart, not over those of the mode it shares a name with.
+		dir = filepath.Join(dir, strings.NewReplacer(" ", "", "(", "", ")", "").Replace(label))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			log.Fatal(err)
 		}
