@@ -31,12 +31,13 @@ const (
 	responseKey = "convo_gateway_response"
 )
 
-// fingerprintMeta is the conversation metadata that records fp.
-func fingerprintMeta(fp string) json.RawMessage { return recordMeta(fp, "") }
-
 // recordMeta is the metadata of a recorded conversation: its fingerprint
-// and the id of the OpenAI response it ends with, each when not "".
+// and the id of the OpenAI response it ends with, each when not ""; nil
+// when both are, so that a write leaves the metadata as it is.
 func recordMeta(fp, response string) json.RawMessage {
+	if fp == "" && response == "" {
+		return nil
+	}
 	m := map[string]string{}
 	if fp != "" {
 		m[metaKey] = fp
@@ -838,9 +839,7 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		// it by its id.
 		rec.response = reply.Origin.ResponseID
 	}
-	if fp != "" || rec.response != "" {
-		w.Meta = recordMeta(fp, rec.response)
-	}
+	w.Meta = recordMeta(fp, rec.response)
 	return w, fp, forks
 }
 
@@ -890,7 +889,7 @@ func (rc *recorder) forkWrites(rec *record, base *fingerprinter, fail string, no
 			fp := base.clone()
 			fp.add(&c.others[k])
 			fw.fp = fp.sum()
-			fw.meta = fingerprintMeta(fw.fp)
+			fw.meta = recordMeta(fw.fp, "")
 		}
 		out = append(out, fw)
 	}
