@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/convo-go/convo/catalog"
 )
 
 // The BPE vocabularies convo embeds. An exact family must use one of them;
@@ -81,14 +83,17 @@ type Family struct {
 }
 
 // Model holds one model's facts. Tokenizer and Image, when empty, are the
-// family's.
+// family's; Context and MaxOutput, when both zero, are the model
+// catalogue's (package catalog), the one table of windows convo keeps.
 type Model struct {
 	Name      string `json:"name"`
 	Family    string `json:"family"`
 	Provider  string `json:"provider,omitempty"`
 	Tokenizer string `json:"tokenizer,omitempty"`
 	// Context is the context window in tokens (prompt and reply together);
-	// MaxOutput the most a reply may take. Zero means unknown.
+	// MaxOutput the most a reply may take. Zero means unknown. A document
+	// loaded with Load may set them to override the catalogue's figures;
+	// the shipped models.json leaves them to the catalogue.
 	Context   int `json:"context"`
 	MaxOutput int `json:"max_output"`
 	// Match lists name prefixes that select this model: "gpt-4o" matches
@@ -125,6 +130,8 @@ type Registry struct {
 	vendors  map[string]bool
 	// prefixes maps each lower-case match prefix to a model name.
 	prefixes map[string]string
+	// cat supplies windows; nil means catalog.Default().
+	cat *catalog.Catalog
 }
 
 var (
@@ -158,6 +165,7 @@ func New() *Registry {
 		models:   make(map[string]Model, len(d.models)),
 		vendors:  make(map[string]bool, len(d.vendors)),
 		prefixes: make(map[string]string, len(d.prefixes)),
+		cat:      d.cat,
 	}
 	for k, v := range d.families {
 		r.families[k] = v
@@ -172,6 +180,19 @@ func New() *Registry {
 		r.prefixes[k] = v
 	}
 	return r
+}
+
+// SetCatalog makes the registry take context windows and maximum outputs
+// from c (the shipped catalogue when nil), and know the models c holds
+// whose family is one of the registry's (see Lookup). Like Load, it must
+// not run concurrently with lookups.
+func (r *Registry) SetCatalog(c *catalog.Catalog) { r.cat = c }
+
+func (r *Registry) catalog() *catalog.Catalog {
+	if r.cat != nil {
+		return r.cat
+	}
+	return catalog.Default()
 }
 
 // Load adds the families and models of a JSON document in the format of
@@ -398,6 +419,13 @@ func (r *Registry) Lookup(name string) (Model, error) {
 	} else if m, ok := r.match(n); ok {
 		return r.resolve(m, ""), nil
 	}
+	// A model only the catalogue holds counts with its catalogue family,
+	// when that is one of ours: a --models file can add a model whole.
+	if e, k := r.catalog().Lookup(name); k.Known() {
+		if _, ok := r.families[e.Family]; ok {
+			return r.resolve(Model{Name: e.Name, Family: e.Family}, ""), nil
+		}
+	}
 	return Model{}, fmt.Errorf("%w %q; known families: %s", ErrUnknownModel, name, r.familyList())
 }
 
@@ -443,6 +471,11 @@ func (r *Registry) resolve(m Model, provider string) Model {
 	if m.Image == nil {
 		im := f.Image
 		m.Image = &im
+	}
+	if m.Context == 0 && m.MaxOutput == 0 {
+		if e, ok := r.catalog().Entry(m.Name); ok {
+			m.Context, m.MaxOutput = e.Context, e.MaxOutput
+		}
 	}
 	return m
 }

@@ -1,9 +1,12 @@
 package tokens
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/convo-go/convo/catalog"
 )
 
 func TestLookup(t *testing.T) {
@@ -175,5 +178,50 @@ func TestShippedFacts(t *testing.T) {
 		if _, err := r.CounterFor(m, Options{}); err != nil {
 			t.Errorf("%s: %v", m.Name, err)
 		}
+	}
+}
+
+// TestWindowsFromCatalog checks that the catalogue is the one table of
+// windows: the shipped tokens file holds none, and every model's window is
+// its catalogue entry's.
+func TestWindowsFromCatalog(t *testing.T) {
+	var d Data
+	if err := json.Unmarshal(modelsJSON, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range d.Models {
+		if m.Context != 0 || m.MaxOutput != 0 {
+			t.Errorf("tokens/models.json gives %s a window; the catalogue holds windows", m.Name)
+		}
+	}
+	for _, m := range Default().Models() {
+		e, ok := catalog.Default().Entry(m.Name)
+		if !ok || e.Context != m.Context || e.MaxOutput != m.MaxOutput {
+			t.Errorf("%s: window %d/%d, catalogue entry %v %d/%d", m.Name, m.Context, m.MaxOutput, ok, e.Context, e.MaxOutput)
+		}
+	}
+}
+
+func TestCatalogOverlay(t *testing.T) {
+	over, err := catalog.Parse(strings.NewReader(`{"format": "convo-catalog/v1", "models": [
+		{"name": "house-model", "provider": "openai", "family": "openai", "context": 9000, "max_output": 1000, "source": ["https://example.com"], "as_of": "2026-12"},
+		{"name": "gpt-4o", "provider": "openai", "family": "openai", "context": 64000, "max_output": 4000, "source": ["https://example.com"], "as_of": "2026-12"},
+		{"name": "odd-model", "provider": "acme", "family": "acme", "context": 10, "source": ["https://example.com"], "as_of": "2026-12"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New()
+	r.SetCatalog(catalog.Default().Merge(over))
+	if m, err := r.Lookup("house-model-2026-01-01"); err != nil || m.Name != "house-model" || m.Context != 9000 || m.Tokenizer != O200kBase {
+		t.Errorf("a model only the catalogue holds: %+v, %v", m, err)
+	}
+	if m, _ := r.Lookup("gpt-4o-2024-08-06"); m.Context != 64000 || m.MaxOutput != 4000 {
+		t.Errorf("a window the catalogue overrides: %+v", m)
+	}
+	if _, err := r.Lookup("odd-model"); !errors.Is(err, ErrUnknownModel) {
+		t.Errorf("a catalogue model of no tokenizer family: %v", err)
+	}
+	if m, _ := Default().Lookup("gpt-4o"); m.Context != 128000 {
+		t.Errorf("SetCatalog on a copy changed the default registry: %d", m.Context)
 	}
 }

@@ -31,8 +31,8 @@ func formatNames() string {
 
 // convOptions are the conversion flags convert and reply share.
 type convOptions struct {
-	strict, repair, gemini                   bool
-	reasoning, servers, media, system, model string
+	strict, repair, gemini                           bool
+	reasoning, servers, media, system, model, models string
 }
 
 func (o *convOptions) register(fs interface {
@@ -46,6 +46,7 @@ func (o *convOptions) register(fs interface {
 	fs.StringVar(&o.media, "media", "error", "media the target cannot take: error or placeholder")
 	fs.StringVar(&o.system, "system-role", "system", "role of system messages for openai-chat: system or developer")
 	fs.StringVar(&o.model, "model", "", "the target model, for rules that depend on it")
+	fs.StringVar(&o.models, "models", "", modelsFlagUsage)
 	fs.BoolVar(&o.gemini, "gemini-bypass", false, "put Gemini 3's bypass signature on foreign function calls (automatic when --model names a Gemini 3 model)")
 }
 
@@ -113,6 +114,11 @@ func runConvert(e *env, args []string) error {
 	}
 	opts, err := co.options()
 	if err != nil {
+		return err
+	}
+	// The catalogue is read before anything converts, so that a bad file
+	// fails at once whatever the input.
+	if _, _, err := e.loadModels(co.models, false); err != nil {
 		return err
 	}
 	if isReadable(*from) || isWritable(*to) || isReadable(*to) {

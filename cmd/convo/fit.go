@@ -67,7 +67,7 @@ func runFit(e *env, args []string) error {
 	} else if hasStrategy(opts.Strategies, fit.Summarize) {
 		return usagef("the summarize strategy needs --summarize CMD")
 	}
-	c, err := fitCounter(mf, &opts, *reserve)
+	c, err := fitCounter(e, mf, &opts, *reserve)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func writeHistory(w io.Writer, h convo.History) error {
 // the model's window when none was given. Budgets are kept with the upper
 // end of an estimate: a fitted history must not overflow the window however
 // the estimate errs.
-func fitCounter(mf modelFlags, opts *fit.Options, reserve int) (*tokens.Counter, error) {
+func fitCounter(e *env, mf modelFlags, opts *fit.Options, reserve int) (*tokens.Counter, error) {
 	if *mf.model == "" {
 		reg := tokens.Default()
 		m, err := reg.Estimated("any model")
@@ -150,7 +150,7 @@ func fitCounter(mf modelFlags, opts *fit.Options, reserve int) (*tokens.Counter,
 		}
 		return reg.CounterFor(m, tokens.Options{Upper: true})
 	}
-	c, err := mf.counter(tokens.Options{Upper: true})
+	c, err := mf.counter(e, tokens.Options{Upper: true})
 	if err != nil {
 		return nil, err
 	}

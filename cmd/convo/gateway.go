@@ -67,10 +67,14 @@ func runGateway(e *env, args []string) error {
 	otelContent := fs.Bool("otel-content", false, "with --otlp, put the messages in the spans (off: they may be sensitive)")
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
+	models := addModelsFlag(fs)
 	var ups, routes listFlag
 	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable)")
 	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins)")
 	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if _, _, err := e.loadModels(*models, false); err != nil {
 		return err
 	}
 	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent, retention: *retention, sweepEvery: *sweepEvery}

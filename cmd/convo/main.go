@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/catalog"
 	"github.com/convo-go/convo/provider"
 )
 
@@ -40,6 +41,9 @@ type env struct {
 	getenv func(string) string
 	// jsonWarnings writes warnings as JSON Lines (--json).
 	jsonWarnings bool
+	// models is the model catalogue the command uses, once loadModels has
+	// read it (--models, $CONVO_MODELS).
+	models *catalog.Catalog
 }
 
 // usageError is a mistake in how the command was called: exit code 2.

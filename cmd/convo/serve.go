@@ -77,7 +77,11 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	viewer := fs.Bool("ui", true, "serve the transcript viewer under /ui/")
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
+	models := addModelsFlag(fs)
 	if _, err := parse(fs, args, 0); err != nil {
+		return serveConfig{}, err
+	}
+	if _, _, err := e.loadModels(*models, false); err != nil {
 		return serveConfig{}, err
 	}
 	if *maxBody <= 0 || *maxMsg <= 0 || *maxInflight <= 0 {

@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/catalog"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/tokens"
 )
@@ -34,22 +34,17 @@ func addModelFlags(fs *flag.FlagSet) modelFlags {
 	return modelFlags{
 		model:    fs.String("model", "", "count for model `M` (gpt-4o, claude-sonnet-4, gemini-2.5-pro, llama3.1, …)"),
 		estimate: fs.Bool("estimate", false, "count a model convo does not know with a generic estimate"),
-		models:   fs.String("models", "", "add or override model facts from `FILE` (the format of tokens/models.json)"),
+		models:   fs.String("models", "", modelsFlagUsage+"; a file in the format of tokens/models.json adds tokenizer families and models"),
 	}
 }
 
-// counter builds the counter the flags ask for.
-func (f modelFlags) counter(opts tokens.Options) (*tokens.Counter, error) {
-	reg := tokens.Default()
-	if *f.models != "" {
-		b, err := os.ReadFile(*f.models)
-		if err != nil {
-			return nil, err
-		}
-		reg = tokens.New()
-		if err := reg.Load(b); err != nil {
-			return nil, fmt.Errorf("%s: %w", *f.models, err)
-		}
+// counter builds the counter the flags ask for. Windows come from the
+// model catalogue (--models, $CONVO_MODELS); a --models file in the token
+// registry's own format adds to the registry instead.
+func (f modelFlags) counter(e *env, opts tokens.Options) (*tokens.Counter, error) {
+	reg, err := f.registry(e)
+	if err != nil {
+		return nil, err
 	}
 	opts.Registry = reg
 	opts.Estimate = *f.estimate
@@ -58,6 +53,29 @@ func (f modelFlags) counter(opts tokens.Options) (*tokens.Counter, error) {
 		return nil, usagef("%v (use --estimate to count it anyway, or --models FILE to add it)", err)
 	}
 	return c, err
+}
+
+// registry is the token registry the flags ask for.
+func (f modelFlags) registry(e *env) (*tokens.Registry, error) {
+	cat, facts, err := e.loadModels(*f.models, true)
+	if err != nil {
+		return nil, err
+	}
+	if facts == nil && cat == catalog.Default() {
+		return tokens.Default(), nil
+	}
+	reg := tokens.New()
+	reg.SetCatalog(cat)
+	if facts != nil {
+		if err := reg.Load(facts); err != nil {
+			from := *f.models
+			if from == "" {
+				from = "CONVO_MODELS=" + e.getenv("CONVO_MODELS")
+			}
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
+	}
+	return reg, nil
 }
 
 func runTokens(e *env, args []string) error {
@@ -72,7 +90,7 @@ func runTokens(e *env, args []string) error {
 	if *mf.model == "" {
 		return usagef("--model is required")
 	}
-	c, err := mf.counter(tokens.Options{})
+	c, err := mf.counter(e, tokens.Options{})
 	if err != nil {
 		return err
 	}
