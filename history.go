@@ -105,6 +105,20 @@ type Validator struct {
 	open     []openCall
 	requests map[string]*request // approval requests by id
 	i        int                 // index of the next message
+	// blind is set by Skip until the next message that is not a tool
+	// message: results may answer calls of the message it could not see.
+	blind bool
+}
+
+// Skip counts a message that could not be read (see Decoder.Resume)
+// without checking it, so that the paths of later problems keep their
+// place. What the unseen message may have settled is not reported: the
+// calls open before it, and tool results right after it that answer no
+// call it can see.
+func (vr *Validator) Skip() {
+	vr.i++
+	vr.open = nil
+	vr.blind = true
 }
 
 // Add checks the next message and returns the problems found with it, and
@@ -120,6 +134,7 @@ func (vr *Validator) Add(m Message) []Problem {
 		vr.requests = map[string]*request{}
 	}
 	mp := index("messages", i)
+	vr.blind = vr.blind && m.Role == RoleTool // a message seen again ends Skip's leniency
 	var kept []openCall // calls whose approval request this message answers stay open past it
 	if m.Role == RoleUser && vr.open != nil {
 		kept = answered(vr.open, m)
@@ -169,6 +184,9 @@ func (vr *Validator) Add(m Message) []Problem {
 					k = n
 					break
 				}
+			}
+			if k < 0 && vr.blind && p.ID != "" {
+				continue
 			}
 			if k < 0 {
 				if vr.open != nil || p.ID == "" {

@@ -39,6 +39,9 @@ type Decoder struct {
 	// envelope members seen, for the checks at its end
 	envelope, format, messages bool
 	dec                        decoder
+	// skip, after an error inside a message whose JSON value was whole, is
+	// that value's length, so that Resume can step over it; 0 otherwise.
+	skip int
 }
 
 const (
@@ -64,11 +67,13 @@ func (l Limits) NewDecoder(r io.Reader) *Decoder {
 }
 
 // Next returns the next message, or io.EOF after the last one of a
-// complete document. Any other error ends the decoding.
+// complete document. Any other error ends the decoding, unless Resume
+// steps over the message that caused it.
 func (d *Decoder) Next() (Message, error) {
 	if d.err != nil {
 		return Message{}, d.err
 	}
+	d.skip = 0
 	m, err := d.next()
 	if err != nil {
 		d.err = err
@@ -120,6 +125,23 @@ func (d *Decoder) next() (Message, error) {
 			return Message{}, d.end(c)
 		}
 	}
+}
+
+// Resume lets decoding go on after Next failed on a message whose JSON
+// value was whole but not a valid message (a wrong member, a bad value):
+// it steps over that message, whose index the next message does not
+// reuse, and reports true. After any other error (broken JSON, a document
+// cut off, a message over the size limit) the next message cannot be
+// found, and Resume reports false: decoding stays ended. A validator uses
+// it to report every bad message of a document in one pass.
+func (d *Decoder) Resume() bool {
+	if d.err == nil || d.skip == 0 {
+		return false
+	}
+	d.pos += d.skip
+	d.i++
+	d.skip, d.err = 0, nil
+	return true
 }
 
 // start tells the document's form from its first byte c (after a byte
@@ -276,10 +298,12 @@ func (d *Decoder) message() (Message, error) {
 	}
 	d.dec.r = jsonx.NewReader(d.buf[d.pos:d.pos+n], d.l.MaxDepth)
 	var m Message
-	if err := d.dec.message(&m); err != nil {
-		return Message{}, at(err, index("messages", i))
+	err = d.dec.message(&m)
+	if err == nil {
+		err = d.dec.r.ExpectEnd()
 	}
-	if err := d.dec.r.ExpectEnd(); err != nil {
+	if err != nil {
+		d.skip = n // the value is whole JSON; only its content is wrong
 		return Message{}, at(err, index("messages", i))
 	}
 	d.pos += n

@@ -106,3 +106,77 @@ func FuzzDecoder(f *testing.F) {
 		sameAsUnmarshal(t, "fuzz", doc)
 	})
 }
+
+// TestDecoderResume: after a message whose JSON is whole but wrong, Resume
+// steps over it and decoding goes on with the right indices; after broken
+// JSON it cannot.
+func TestDecoderResume(t *testing.T) {
+	good := `{"role":"user","parts":[{"type":"text","text":"hi"}]}`
+	bad := `{"role":"user","parts":[{"type":"text","text":1}]}`
+	tests := []struct {
+		name, doc string
+		msgs      int
+		errs      []string
+	}{
+		{"array", "[" + good + "," + bad + "," + good + "," + bad + "]", 2,
+			[]string{"messages[1].parts[0].text", "messages[3].parts[0].text"}},
+		{"envelope", `{"format":"convo/v1","messages":[` + bad + "," + good + "]}", 1, []string{"messages[0].parts[0].text"}},
+		{"lines", good + "\n" + bad + "\n" + good + "\n", 2, []string{"messages[1].parts[0].text"}},
+		// Brackets that balance make a whole value to step over; what
+		// follows is then cut off.
+		{"bad json", "[" + good + `,{"role":]`, 1, []string{"messages[1].role", "unexpected end of input"}},
+		{"cut off", "[" + bad, 0, []string{"messages[0].parts[0].text", "unexpected end of input"}},
+		// A string that never ends leaves nothing to step over.
+		{"unterminated", "[" + good + `,{"role":"user]`, 1, []string{"messages[1]"}},
+	}
+	for _, tt := range tests {
+		d := convo.NewDecoder(strings.NewReader(tt.doc))
+		var msgs int
+		var errs []string
+		for {
+			_, err := d.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				errs = append(errs, err.Error())
+				if !d.Resume() {
+					break
+				}
+				continue
+			}
+			msgs++
+		}
+		if msgs != tt.msgs || len(errs) != len(tt.errs) {
+			t.Errorf("%s: %d messages, errors %q", tt.name, msgs, errs)
+			continue
+		}
+		for i, want := range tt.errs {
+			if !strings.HasPrefix(errs[i], want) {
+				t.Errorf("%s: error %d %q, want %s…", tt.name, i, errs[i], want)
+			}
+		}
+	}
+	d := convo.NewDecoder(strings.NewReader("[" + good + "]"))
+	if d.Resume() {
+		t.Error("Resume with no error")
+	}
+}
+
+// TestValidatorSkip: problems after a skipped message keep their place,
+// and results that may answer the unseen message's calls are not reported.
+func TestValidatorSkip(t *testing.T) {
+	var v convo.Validator
+	v.Add(convo.Message{Role: convo.RoleUser, Parts: []convo.Part{convo.Text("q")}})
+	v.Skip() // an assistant message with a call, say
+	res := convo.Message{Role: convo.RoleTool, Parts: []convo.Part{{Type: convo.TypeToolResult, ID: "c1", Value: []byte(`1`)}}}
+	if p := v.Add(res); len(p) != 0 {
+		t.Errorf("a result after the skipped message: %v", p)
+	}
+	if p := v.Add(convo.Message{Role: convo.RoleUser, Phase: "final", Parts: []convo.Part{convo.Text("x")}}); len(p) != 1 || !strings.HasPrefix(p[0].Path, "messages[3]") {
+		t.Errorf("problems after the skip: %v", p)
+	}
+	if p := v.Add(res); len(p) != 1 || !p[0].Unpaired {
+		t.Errorf("an orphan result once a message is seen again: %v", p)
+	}
+}
