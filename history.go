@@ -134,7 +134,8 @@ func (vr *Validator) Add(m Message) []Problem {
 		vr.requests = map[string]*request{}
 	}
 	mp := index("messages", i)
-	vr.blind = vr.blind && m.Role == RoleTool // a message seen again ends Skip's leniency
+	vr.blind = vr.blind && m.Role == RoleTool // a message seen ends Skip's leniency
+
 	var kept []openCall // calls whose approval request this message answers stay open past it
 	if m.Role == RoleUser && vr.open != nil {
 		kept = answered(vr.open, m)
