@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,6 +89,10 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, x *exchange, resp *http.R
 	msg := upstreamMessage(body)
 	if msg == "" {
 		msg = fmt.Sprintf("upstream %s answered %s", x.up.Name, resp.Status)
+	}
+	if x.key != "" {
+		// A provider may quote the key it refused; the record must not.
+		msg = strings.ReplaceAll(msg, x.key, "[the client's key]")
 	}
 	x.headers(w.Header())
 	if v := resp.Header.Get("Retry-After"); v != "" {
