@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
@@ -21,6 +22,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/sqlite"
 )
 
@@ -88,17 +90,19 @@ func (f *keyFake) took() []string {
 }
 
 // keyGateway is a gateway as `convo gateway` without flags runs it on a
-// developer's machine — no gateway tokens, OpenAI and Anthropic
+// developer's machine — no gateway tokens unless given, OpenAI and Anthropic
 // upstreams whose key variables are unset — plus two upstreams with keys
 // of their own for translated requests: models via-openai-* go to an
 // OpenAI upstream with its key, via-claude-* to an Anthropic one. Each
 // upstream is a fake of its own.
 type keyGateway struct {
 	url                                     string
+	gw                                      *gateway.Gateway
+	st                                      store.Store
 	openai, anthropic, openaiOwn, claudeOwn *keyFake
 }
 
-func newKeyGateway(t *testing.T) *keyGateway {
+func newKeyGateway(t *testing.T, tokens map[string]string) *keyGateway {
 	t.Helper()
 	kg := &keyGateway{openai: newKeyFake(t), anthropic: newKeyFake(t), openaiOwn: newKeyFake(t), claudeOwn: newKeyFake(t)}
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gw.db"))
@@ -121,7 +125,8 @@ func newKeyGateway(t *testing.T) *keyGateway {
 			},
 		},
 		Store:     st,
-		Anonymous: true,
+		Tokens:    tokens,
+		Anonymous: len(tokens) == 0,
 		Getenv:    func(k string) string { return env[k] },
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -130,7 +135,7 @@ func newKeyGateway(t *testing.T) *keyGateway {
 	}
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
-	kg.url = srv.URL
+	kg.url, kg.gw, kg.st = srv.URL, gw, st
 	return kg
 }
 
@@ -156,7 +161,7 @@ func (kg *keyGateway) expect(t *testing.T, want *keyFake, path, cred string) {
 // upstream gets its own key, never the client's. openai-go's Chat
 // Completions and Responses and anthropic-sdk-go, plain and streamed.
 func TestGatewayKeepOwnKeys(t *testing.T) {
-	kg := newKeyGateway(t)
+	kg := newKeyGateway(t, nil)
 	t.Setenv("OPENAI_BASE_URL", kg.url+"/v1")
 	t.Setenv("ANTHROPIC_BASE_URL", kg.url)
 	oa := openai.NewClient(option.WithAPIKey(appOpenAIKey))
@@ -268,5 +273,36 @@ func message(t *testing.T, ctx context.Context, c anthropic.Client, model string
 	}
 	if err := s.Err(); err != nil || len(m.Content) == 0 {
 		t.Fatalf("%v %v", m, err)
+	}
+}
+
+// TestGatewayConvoTokenSDK: with gateway tokens, openai-go and
+// anthropic-sdk-go send the token in Convo-Token (option.WithHeader) and
+// keep their own keys; the upstreams get the applications' keys, and the
+// exchanges are the token's tenant's.
+func TestGatewayConvoTokenSDK(t *testing.T) {
+	kg := newKeyGateway(t, map[string]string{gwToken: gwTenant})
+	oa := openai.NewClient(option.WithBaseURL(kg.url+"/v1"), option.WithAPIKey(appOpenAIKey), option.WithHeader("Convo-Token", gwToken))
+	an := anthropic.NewClient(aoption.WithBaseURL(kg.url), aoption.WithAPIKey(appAnthropicKey), aoption.WithHeader("Convo-Token", gwToken))
+	ctx := context.Background()
+	chat(t, ctx, oa, "gpt-4o", true)
+	kg.expect(t, kg.openai, "/v1/chat/completions", "Bearer "+appOpenAIKey+"|")
+	message(t, ctx, an, "claude-sonnet-4-5", false)
+	kg.expect(t, kg.anthropic, "/v1/messages", "|"+appAnthropicKey)
+	// Without the header, the application's key is no gateway token.
+	bare := openai.NewClient(option.WithBaseURL(kg.url+"/v1"), option.WithAPIKey(appOpenAIKey), option.WithMaxRetries(0))
+	_, err := bare.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	var oerr *openai.Error
+	if !errors.As(err, &oerr) || oerr.StatusCode != 401 || !strings.Contains(oerr.Message, "Convo-Token") {
+		t.Errorf("no Convo-Token: %v", err)
+	}
+	kg.expect(t, nil, "", "")
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := kg.gw.Close(cctx); err != nil {
+		t.Fatal(err)
+	}
+	if cs, _, err := kg.st.List(ctx, gwTenant, store.ListOptions{}); err != nil || len(cs) != 2 {
+		t.Fatalf("tenant %s has %d conversations (%v)", gwTenant, len(cs), err)
 	}
 }
