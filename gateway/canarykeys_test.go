@@ -187,12 +187,12 @@ func sendClientKey(t *testing.T, srv string, fakes map[string]*fakeUpstream, c k
 func spanBytes(s sdktrace.ReadOnlySpan) []byte {
 	b := []byte(s.Name() + " " + s.Status().Description)
 	for _, kv := range s.Attributes() {
-		b = fmt.Appendf(b, " %s=%s", kv.Key, kv.Value.Emit())
+		b = fmt.Appendf(b, " %s=%s", kv.Key, kv.Value.String())
 	}
 	for _, ev := range s.Events() {
 		b = fmt.Appendf(b, " event %s", ev.Name)
 		for _, kv := range ev.Attributes {
-			b = fmt.Appendf(b, " %s=%s", kv.Key, kv.Value.Emit())
+			b = fmt.Appendf(b, " %s=%s", kv.Key, kv.Value.String())
 		}
 	}
 	return b
