@@ -25,7 +25,7 @@ import (
 
 func init() {
 	commands["gateway"] = command{
-		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE] [--otlp URL [--otel-content]] [--upstream NAME=PROTOCOL@URL[,key-env=VAR] …] [--route MODEL_GLOB=NAME …] [--config FILE]",
+		usage:   "[--addr ADDR [--allow-anonymous]] [--db FILE|postgres://…] [--tokens FILE] [--otlp URL [--otel-content]] [--upstream NAME=PROTOCOL@URL[,key-env=VAR] …] [--route MODEL_GLOB=NAME …] [--config FILE]",
 		summary: "a proxy for provider SDKs that records every conversation in the store",
 		run:     runGateway,
 	}
@@ -98,7 +98,8 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 		return gatewayConfig{}, err
 	}
 	if err := cfg.opts.Config.Validate(); err != nil {
-		return gatewayConfig{}, usageError{err.Error()}
+		// The command's name already says "gateway".
+		return gatewayConfig{}, usageError{strings.TrimPrefix(err.Error(), "gateway: ")}
 	}
 	for _, u := range cfg.opts.Config.Upstreams {
 		if u.Protocol == "bedrock" && cfg.opts.SignBedrock == nil {

@@ -45,7 +45,7 @@ func TestGatewayUsage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
-			if code := run(e, tt.args); code != tt.code || !strings.Contains(errb.String(), tt.stderr) {
+			if code := run(e, tt.args); code != tt.code || !strings.Contains(errb.String(), tt.stderr) || strings.Contains(errb.String(), "gateway: gateway:") {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errb.String(), tt.code, tt.stderr)
 			}
 		})
