@@ -32,87 +32,106 @@ import (
 // database file and its WAL, or every row of every PostgreSQL table.
 func TestCredentialsNeverStored(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
-		dir := t.TempDir()
-		st, err := sqlite.Open(context.Background(), filepath.Join(dir, "gw.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The WAL and the database, before and after the store closes (a
-		// checkpoint moves the WAL into the file).
-		files := func(search func(string, []byte)) {
-			names, _ := filepath.Glob(filepath.Join(dir, "gw.db*"))
-			if len(names) == 0 {
-				t.Fatal("no database files")
-			}
-			for _, f := range names {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				search(filepath.Base(f), data)
-			}
-		}
+		st, files := sqliteDump(t)
 		credentialsNeverStored(t, st, files)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := storetest.PostgresDSN(t)
-		st, err := postgres.Open(context.Background(), dsn)
+		st, rows := postgresDump(t)
+		credentialsNeverStored(t, st, rows)
+	})
+}
+
+// dumpFunc gives search everything a store wrote, a part at a time.
+type dumpFunc func(search func(what string, data []byte))
+
+// sqliteDump opens a SQLite store in a new directory, and a dump of its
+// files: the WAL and the database, to search before and after the store
+// closes (a checkpoint moves the WAL into the file).
+func sqliteDump(t *testing.T) (store.Store, dumpFunc) {
+	dir := t.TempDir()
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "gw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, func(search func(string, []byte)) {
+		names, _ := filepath.Glob(filepath.Join(dir, "gw.db*"))
+		if len(names) == 0 {
+			t.Fatal("no database files")
+		}
+		for _, f := range names {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			search(filepath.Base(f), data)
+		}
+	}
+}
+
+// postgresDump opens a PostgreSQL store in a schema of its own (skipping
+// without CONVO_TEST_POSTGRES), and a dump of every row of every table of
+// the schema, each value as the server holds it (bytea as its bytes).
+func postgresDump(t *testing.T) (store.Store, dumpFunc) {
+	dsn := storetest.PostgresDSN(t)
+	st, err := postgres.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, func(search func(string, []byte)) {
+		conn, err := pgx.Connect(context.Background(), dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Every row of every table of the test's schema, each value as the
-		// server holds it (bytea as its bytes).
-		rows := func(search func(string, []byte)) {
-			conn, err := pgx.Connect(context.Background(), dsn)
-			if err != nil {
+		defer conn.Close(context.Background())
+		var tables []string
+		r, err := conn.Query(context.Background(), `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			var name string
+			if err := r.Scan(&name); err != nil {
 				t.Fatal(err)
 			}
-			defer conn.Close(context.Background())
-			var tables []string
-			r, err := conn.Query(context.Background(), `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r.Next() {
-				var name string
-				if err := r.Scan(&name); err != nil {
-					t.Fatal(err)
-				}
-				tables = append(tables, name)
-			}
-			if len(tables) == 0 {
-				t.Fatal("no tables")
-			}
-			for _, table := range tables {
-				r, err := conn.Query(context.Background(), `SELECT * FROM `+pgx.Identifier{table}.Sanitize())
-				if err != nil {
-					t.Fatal(err)
-				}
-				var data []byte
-				for r.Next() {
-					vals, err := r.Values()
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, v := range vals {
-						if b, ok := v.([]byte); ok {
-							data = append(data, b...)
-						} else {
-							data = fmt.Appendf(data, "%v ", v)
-						}
-					}
-				}
-				search("table "+table, data)
+			tables = append(tables, name)
+		}
+		if len(tables) == 0 {
+			t.Fatal("no tables")
+		}
+		for _, table := range tables {
+			search("table "+table, tableBytes(t, conn, table))
+		}
+	}
+}
+
+// tableBytes is every value of every row of table, run together.
+func tableBytes(t *testing.T, conn *pgx.Conn, table string) []byte {
+	r, err := conn.Query(context.Background(), `SELECT * FROM `+pgx.Identifier{table}.Sanitize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var data []byte
+	for r.Next() {
+		vals, err := r.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			if b, ok := v.([]byte); ok {
+				data = append(data, b...)
+			} else {
+				data = fmt.Appendf(data, "%v ", v)
 			}
 		}
-		credentialsNeverStored(t, st, rows)
-	})
+	}
+	return data
 }
 
 // credentialsNeverStored runs the canaries through a gateway recording into
 // st, then gives dump a search to run over everything st wrote, before and
 // after st is closed.
-func credentialsNeverStored(t *testing.T, st store.Store, dump func(search func(what string, data []byte))) {
+func credentialsNeverStored(t *testing.T, st store.Store, dump dumpFunc) {
 	const (
 		canaryToken = "gwtok-CANARY-4f1d9e"
 		canaryBad   = "gwtok-CANARY-refused-77ab"

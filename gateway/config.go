@@ -39,7 +39,11 @@ type Upstream struct {
 	Name string `json:"name"`
 	// Protocol is the upstream's wire format: "openai-chat",
 	// "openai-responses", "anthropic", "gemini", "ollama" or "bedrock"
-	// (Converse; requests are signed with AWS SigV4, not a key).
+	// (Converse; requests are signed with AWS SigV4, not a key); or
+	// "openai", OpenAI's API with both of its protocols: a Chat
+	// Completions client passes through to /chat/completions, a Responses
+	// client to /responses, and a client of another protocol is
+	// translated to Chat Completions.
 	Protocol string `json:"protocol"`
 	// URL is the API's base URL as the provider's SDK takes it:
 	// https://api.openai.com/v1, https://api.anthropic.com,
@@ -48,7 +52,13 @@ type Upstream struct {
 	URL string `json:"url"`
 	// KeyEnv names the environment variable holding the upstream's API
 	// key. The key is read once at start; it is sent only to this
-	// upstream, never logged, stored or echoed.
+	// upstream, never logged, stored or echoed. While the variable is
+	// unset or empty the upstream has no key of its own: a client of the
+	// same provider sends its own key, which is forwarded to it (see
+	// Options.Tokens), and a request translated from another provider's
+	// protocol is refused with 401 naming the variable. Without KeyEnv the
+	// upstream needs no key (a local Ollama), though a same-provider
+	// client's key is still forwarded to it.
 	KeyEnv string `json:"key_env,omitempty"`
 }
 
@@ -56,6 +66,27 @@ type Upstream struct {
 type Route struct {
 	Model    string `json:"model"`    // a path.Match glob: "gpt-*", "*"
 	Upstream string `json:"upstream"` // an upstream's Name
+}
+
+// DefaultConfig is the configuration of `convo gateway` without flags:
+// OpenAI, Anthropic and Gemini at their public APIs, each with the key of
+// its SDK's usual environment variable when that is set (else clients'
+// own keys are forwarded), and the models routed to them by name.
+func DefaultConfig() Config {
+	return Config{
+		Upstreams: []Upstream{
+			{Name: "openai", Protocol: "openai", URL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"},
+			{Name: "anthropic", Protocol: "anthropic", URL: "https://api.anthropic.com", KeyEnv: "ANTHROPIC_API_KEY"},
+			{Name: "gemini", Protocol: "gemini", URL: "https://generativelanguage.googleapis.com", KeyEnv: "GEMINI_API_KEY"},
+		},
+		Routes: []Route{
+			{Model: "gpt-*", Upstream: "openai"},
+			{Model: "o[0-9]*", Upstream: "openai"},
+			{Model: "chatgpt-*", Upstream: "openai"},
+			{Model: "claude-*", Upstream: "anthropic"},
+			{Model: "gemini-*", Upstream: "gemini"},
+		},
+	}
 }
 
 // ParseConfig reads a JSON Config, refusing unknown members.
@@ -94,6 +125,17 @@ func ParseRoute(s string) (Route, error) {
 	return Route{Model: glob, Upstream: name}, nil
 }
 
+// Validate reports what makes c unusable — an unknown protocol, a route
+// to no upstream, a bad glob, a bad recording policy — as New would, before
+// anything is opened.
+func (c Config) Validate() error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	_, err := c.Record.compile()
+	return err
+}
+
 // check validates c against the protocols the gateway speaks.
 func (c Config) check() error {
 	if len(c.Upstreams) == 0 {
@@ -107,7 +149,7 @@ func (c Config) check() error {
 			return fmt.Errorf("gateway: %s: no name", at)
 		case names[u.Name]:
 			return fmt.Errorf("gateway: %s: upstream %q named twice", at, u.Name)
-		case protocols[u.Protocol] == nil:
+		case protocols[u.Protocol] == nil && families[u.Protocol] == nil:
 			return fmt.Errorf("gateway: %s: unknown protocol %q (known: %s)", at, u.Protocol, strings.Join(protocolNames(), ", "))
 		}
 		pu, err := url.Parse(u.URL)

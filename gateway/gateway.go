@@ -33,7 +33,6 @@ package gateway
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -73,10 +72,20 @@ type Options struct {
 	// Store receives the recorded conversations.
 	Store store.Store
 	// Tokens maps gateway tokens to the tenant they act for, as in
-	// convo serve. Clients send their token where their SDK sends an API
-	// key: Authorization: Bearer, x-api-key or x-goog-api-key.
+	// convo serve. A client sends its token in a Convo-Token header and
+	// keeps its provider key where its SDK sends it (Authorization:
+	// Bearer, x-api-key, x-goog-api-key or Gemini's key=), or sends the
+	// token there instead of a key.
 	Tokens map[string]string
-	// Anonymous lets requests without a token through as tenant "".
+	// Anonymous lets requests without a gateway token through as tenant
+	// "". What such a request carries where its SDK sends an API key is
+	// then the client's own provider key.
+	//
+	// A client's provider key is forwarded, in the upstream protocol's
+	// own header, only to the upstream its request is routed to, only
+	// when that upstream has no key of its own and speaks the same
+	// provider's API (the key means nothing to another provider); it is
+	// never logged, stored, put in a span or a metric.
 	Anonymous bool
 	// MaxBodyBytes bounds a request body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
@@ -148,6 +157,10 @@ type upstream struct {
 	Upstream
 	proto *protocol
 	key   string
+	// variants are the upstream as each client protocol of its family
+	// (Upstream.Protocol "openai") passes through to it; nil for an
+	// upstream of one protocol.
+	variants map[*protocol]*upstream
 }
 
 // Stats counts recordings.
@@ -200,14 +213,9 @@ func New(opts Options) (*Gateway, error) {
 		g.log = slog.Default()
 	}
 	for _, u := range opts.Config.Upstreams {
-		up := &upstream{Upstream: u, proto: protocols[u.Protocol]}
+		up := newUpstream(u, opts.Getenv)
 		if up.proto.eventstream && opts.SignBedrock == nil {
 			return nil, fmt.Errorf("gateway: upstream %q: Bedrock requests must be signed, and no signer was given", u.Name)
-		}
-		if u.KeyEnv != "" {
-			if up.key = opts.Getenv(u.KeyEnv); up.key == "" {
-				return nil, fmt.Errorf("gateway: upstream %q: $%s is empty", u.Name, u.KeyEnv)
-			}
 		}
 		g.ups[u.Name] = up
 	}
@@ -263,41 +271,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mux.ServeHTTP(w, r)
 }
 
-// tenant resolves the caller's token; ok is false when it is refused.
-func (g *Gateway) tenant(r *http.Request) (string, bool) {
-	tok := token(r)
-	if tok == "" {
-		return "", g.opts.Anonymous
-	}
-	h := sha256.Sum256([]byte(tok))
-	for k, t := range g.tokens {
-		// Compare hashes in constant time: a caller learns nothing from
-		// how long a wrong token took.
-		if subtle.ConstantTimeCompare(k[:], h[:]) == 1 {
-			return t, true
-		}
-	}
-	return "", false
-}
-
-// token returns the gateway token a request carries where its SDK sends an
-// API key, or "".
-func token(r *http.Request) string {
-	tok := r.Header.Get("X-Api-Key")
-	if tok == "" {
-		tok = r.Header.Get("X-Goog-Api-Key")
-	}
-	if tok == "" {
-		if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-			tok = a[7:]
-		}
-	}
-	if tok == "" {
-		tok = r.URL.Query().Get("key") // Gemini's query-string key
-	}
-	return tok
-}
-
 // route returns the upstream for a model.
 func (g *Gateway) route(model string) *upstream {
 	for _, rt := range g.opts.Config.Routes {
@@ -310,8 +283,8 @@ func (g *Gateway) route(model string) *upstream {
 
 // models lists the routes' models in the OpenAI shape.
 func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
-	if _, ok := g.tenant(r); !ok {
-		writeError(w, protocols["openai-chat"], http.StatusUnauthorized, "invalid gateway token")
+	if _, _, ok := g.authenticate(r); !ok {
+		writeError(w, protocols["openai-chat"], http.StatusUnauthorized, g.refusedToken(r))
 		return
 	}
 	b := append([]byte(nil), `{"object":"list","data":[`...)
@@ -338,9 +311,13 @@ func writeError(w http.ResponseWriter, p *protocol, status int, msg string) {
 
 // exchange is one client request being served.
 type exchange struct {
-	client  *protocol
-	up      *upstream
-	tenant  string
+	client *protocol
+	up     *upstream
+	tenant string
+	// key is the client's own provider key, sent where its SDK sends one,
+	// when that is not its gateway token; "" when there is none. It goes
+	// to no one but the upstream (upstreamRequest), and nowhere else.
+	key     string
 	model   string
 	stream  bool
 	body    []byte
@@ -380,12 +357,12 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 	cp := protocols[name]
 	return func(w http.ResponseWriter, r *http.Request, x *exchange) {
 		x.client = cp
-		tenant, ok := g.tenant(r)
+		tenant, key, ok := g.authenticate(r)
 		if !ok {
-			writeError(w, cp, http.StatusUnauthorized, "invalid gateway token")
+			writeError(w, cp, http.StatusUnauthorized, g.refusedToken(r))
 			return
 		}
-		x.tenant = tenant
+		x.tenant, x.key = tenant, key
 		mode, err := g.policy.mode(r)
 		if err != nil {
 			writeError(w, cp, http.StatusBadRequest, err.Error())
@@ -431,8 +408,7 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			writeError(w, cp, http.StatusBadRequest, "Convo-Conversation: want 1 to 256 bytes of printable text without white space or / ? # % \\")
 			return
 		}
-		if x.up = g.route(x.model); x.up == nil {
-			writeError(w, cp, http.StatusNotFound, fmt.Sprintf("no route for model %q", x.model))
+		if !g.pick(w, x) {
 			return
 		}
 		g.prepare(r, x)
@@ -453,6 +429,23 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			slog.String("upstream", x.up.Name), slog.String("model", x.model), slog.Bool("stream", x.stream),
 			slog.String("conversation", x.rec.conv), slog.Int64("ms", time.Since(x.start).Milliseconds()))
 	}
+}
+
+// pick sets the upstream of x by its model, and answers the client when
+// there is none or the request cannot go to it without a key.
+func (g *Gateway) pick(w http.ResponseWriter, x *exchange) bool {
+	if x.up = g.route(x.model); x.up == nil {
+		writeError(w, x.client, http.StatusNotFound, fmt.Sprintf("no route for model %q", x.model))
+		return false
+	}
+	if v := x.up.variants[x.client]; v != nil {
+		x.up = v // the endpoint of the client's own protocol
+	}
+	if msg := x.keyless(); msg != "" {
+		writeError(w, x.client, http.StatusUnauthorized, msg)
+		return false
+	}
+	return true
 }
 
 // prepare decodes the request's history and decides where it is recorded,

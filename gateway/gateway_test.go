@@ -60,6 +60,7 @@ func clientPath(proto, model string, stream bool) string {
 // fakeUpstream replays a recorded reply and remembers the last request.
 type fakeUpstream struct {
 	*httptest.Server
+	proto         string
 	plain, stream []byte
 	ndjson        bool
 	status        int
@@ -72,7 +73,7 @@ type fakeUpstream struct {
 
 func newFake(t testing.TB, proto string) *fakeUpstream {
 	t.Helper()
-	f := &fakeUpstream{ndjson: proto == "ollama"}
+	f := &fakeUpstream{proto: proto, ndjson: proto == "ollama"}
 	var err error
 	if f.plain, err = os.ReadFile(recorded[proto].plain); err != nil {
 		t.Fatal(err)

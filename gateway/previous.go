@@ -128,9 +128,9 @@ func (g *Gateway) previous(ctx context.Context, x *exchange) *refusal {
 // OpenAI's to give.
 func (g *Gateway) response(w http.ResponseWriter, r *http.Request) {
 	p := protocols["openai-responses"]
-	tenant, ok := g.tenant(r)
+	tenant, _, ok := g.authenticate(r)
 	if !ok {
-		writeError(w, p, http.StatusUnauthorized, "invalid gateway token")
+		writeError(w, p, http.StatusUnauthorized, g.refusedToken(r))
 		return
 	}
 	id := r.PathValue("id")

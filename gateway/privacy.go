@@ -130,7 +130,7 @@ func (p policy) mode(r *http.Request) (RecordMode, error) {
 		}
 		return m, nil
 	}
-	if tok := token(r); tok != "" {
+	if tok := gatewayToken(r); tok != "" {
 		if m, ok := p.tokens[sha256.Sum256([]byte(tok))]; ok {
 			return m, nil
 		}

@@ -15,6 +15,12 @@ import (
 // protocol is what the gateway knows of one wire format's HTTP API.
 type protocol struct {
 	name string
+	// vendor is the provider whose keys the protocol's API takes: a
+	// client's own key goes only to an upstream of the same vendor.
+	vendor string
+	// keyName is how the vendor's documentation names its key, for the
+	// errors that ask for one.
+	keyName string
 	// ndjson: streams are newline-delimited JSON, not SSE.
 	ndjson bool
 	// eventstream: streams use the AWS event-stream framing (Bedrock);
@@ -44,6 +50,7 @@ type protocol struct {
 
 var protocols = map[string]*protocol{
 	"openai-chat": {
+		vendor: "openai", keyName: "OpenAI API key",
 		name:      "openai-chat",
 		endpoint:  func(base, _ string, _ bool) string { return strings.TrimRight(base, "/") + "/chat/completions" },
 		auth:      bearer,
@@ -51,6 +58,7 @@ var protocols = map[string]*protocol{
 		forward:   []string{"OpenAI-Organization", "OpenAI-Project", "OpenAI-Beta"},
 	},
 	"openai-responses": {
+		vendor: "openai", keyName: "OpenAI API key",
 		name:         "openai-responses",
 		endpoint:     func(base, _ string, _ bool) string { return strings.TrimRight(base, "/") + "/responses" },
 		auth:         bearer,
@@ -60,6 +68,7 @@ var protocols = map[string]*protocol{
 		namesReplies: true,
 	},
 	"anthropic": {
+		vendor: "anthropic", keyName: "Anthropic API key",
 		name:     "anthropic",
 		endpoint: func(base, _ string, _ bool) string { return strings.TrimRight(base, "/") + "/v1/messages" },
 		auth: func(h http.Header, key string) {
@@ -72,6 +81,7 @@ var protocols = map[string]*protocol{
 		forward:   []string{"Anthropic-Version", "Anthropic-Beta"},
 	},
 	"gemini": {
+		vendor: "gemini", keyName: "Gemini API key",
 		name: "gemini",
 		endpoint: func(base, model string, stream bool) string {
 			u := strings.TrimRight(base, "/") + "/v1beta/models/" + url.PathEscape(model)
@@ -85,6 +95,7 @@ var protocols = map[string]*protocol{
 		stateful:  []string{"cachedContent"},
 	},
 	"bedrock": {
+		vendor: "bedrock", keyName: "AWS credentials",
 		name:        "bedrock",
 		eventstream: true,
 		endpoint: func(base, model string, stream bool) string {
@@ -98,6 +109,7 @@ var protocols = map[string]*protocol{
 		errorBody: openaiError,                  // never a client protocol
 	},
 	"ollama": {
+		vendor: "ollama", keyName: "Ollama API key",
 		name:      "ollama",
 		ndjson:    true,
 		looseIDs:  true,
@@ -107,9 +119,20 @@ var protocols = map[string]*protocol{
 	},
 }
 
+// families are the upstream protocols that stand for a provider's API
+// with several client protocols: a client of one of them passes through to
+// its own endpoint; a client of any other protocol is translated to the
+// first.
+var families = map[string][]string{
+	"openai": {"openai-chat", "openai-responses"},
+}
+
 func protocolNames() []string {
 	var names []string
 	for n := range protocols {
+		names = append(names, n)
+	}
+	for n := range families {
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,9 +17,10 @@ import (
 	"github.com/convo-go/convo/provider/all"
 )
 
-// upstreamRequest makes the request to the upstream: its endpoint, its key,
-// and of the client's headers only those the protocol defines for the
-// request itself (never the client's credentials).
+// upstreamRequest makes the request to the upstream: its endpoint, its key
+// (or the client's own, see exchange.setAuth), and of the client's headers
+// only those the protocol defines for the request itself (never the
+// client's gateway token, cookies or other credentials).
 func (g *Gateway) upstreamRequest(ctx context.Context, r *http.Request, x *exchange, body []byte) (*http.Request, error) {
 	up := x.up
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.proto.endpoint(up.URL, x.model, x.stream), bytes.NewReader(body))
@@ -36,9 +38,7 @@ func (g *Gateway) upstreamRequest(ctx context.Context, r *http.Request, x *excha
 			}
 		}
 	}
-	if up.key != "" {
-		up.proto.auth(req.Header, up.key)
-	}
+	x.setAuth(req.Header)
 	if up.proto.eventstream {
 		if x.stream {
 			req.Header.Set("Accept", "application/vnd.amazon.eventstream")
@@ -89,6 +89,10 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, x *exchange, resp *http.R
 	msg := upstreamMessage(body)
 	if msg == "" {
 		msg = fmt.Sprintf("upstream %s answered %s", x.up.Name, resp.Status)
+	}
+	if x.key != "" {
+		// A provider may quote the key it refused; the record must not.
+		msg = strings.ReplaceAll(msg, x.key, "[the client's key]")
 	}
 	x.headers(w.Header())
 	if v := resp.Header.Get("Retry-After"); v != "" {

@@ -25,7 +25,7 @@ import (
 
 func init() {
 	commands["gateway"] = command{
-		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE] [--otlp URL [--otel-content]] (--upstream NAME=PROTOCOL@URL[,key-env=VAR] … --route MODEL_GLOB=NAME … | --config FILE)",
+		usage:   "[--addr ADDR [--allow-anonymous]] [--db FILE|postgres://…] [--tokens FILE] [--otlp URL [--otel-content]] [--upstream NAME=PROTOCOL@URL[,key-env=VAR] …] [--route MODEL_GLOB=NAME …] [--config FILE]",
 		summary: "a proxy for provider SDKs that records every conversation in the store",
 		run:     runGateway,
 	}
@@ -54,10 +54,29 @@ type gatewayConfig struct {
 }
 
 func runGateway(e *env, args []string) error {
+	cfg, err := parseGateway(e, args)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return runGatewayServer(ctx, e, cfg)
+}
+
+// parseGateway reads the command line and the environment into a config.
+// Whatever is wrong in them — flags, the configuration file, the
+// upstreams and routes, the credentials a Bedrock upstream needs — is a
+// usage error (exit 2), found before anything is opened.
+func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	fs := flags(e, "gateway")
 	addr := fs.String("addr", "127.0.0.1:8787", "listen on `ADDR` (host:port)")
-	db := fs.String("db", backends.DefaultDSN, "the store: a SQLite `FILE`, or a postgres:// URL")
+	db := fs.String("db", e.envOr("CONVO_DB", backends.DefaultDSN), "the store: a SQLite `FILE`, or a postgres:// URL ($CONVO_DB when set)")
 	tokens := fs.String("tokens", "", "gateway tokens from `FILE`: \"TOKEN TENANT\" a line, as convo serve (default: $CONVO_TOKENS)")
+	anonymous := fs.Bool("allow-anonymous", false, "without tokens, listen on a non-loopback ADDR too (a container's): whoever reaches it uses the upstreams' keys")
 	config := fs.String("config", "", "upstreams and routes from a JSON `FILE` (docs/gateway.md)")
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
 	queue := fs.Int("queue", gateway.DefaultQueueSize, "hold at most `N` exchanges waiting to be recorded (more are dropped and counted)")
@@ -69,59 +88,78 @@ func runGateway(e *env, args []string) error {
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
 	models := addModelsFlag(fs)
 	var ups, routes listFlag
-	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable)")
-	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins)")
+	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable; none: OpenAI, Anthropic and Gemini)")
+	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins, before the default routes when no --upstream is given)")
 	if _, err := parse(fs, args, 0); err != nil {
-		return err
+		return gatewayConfig{}, err
 	}
 	if _, _, err := e.loadModels(*models, false); err != nil {
 		return err
 	}
 	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent, retention: *retention, sweepEvery: *sweepEvery}
-	if *config != "" {
-		if len(ups) > 0 || len(routes) > 0 {
-			return usagef("--config goes without --upstream and --route")
+	var err error
+	if cfg.opts.Config, err = gatewayUpstreams(*config, ups, routes); err != nil {
+		return gatewayConfig{}, err
+	}
+	if err := cfg.opts.Config.Validate(); err != nil {
+		// The command's name already says "gateway".
+		return gatewayConfig{}, usageError{strings.TrimPrefix(err.Error(), "gateway: ")}
+	}
+	for _, u := range cfg.opts.Config.Upstreams {
+		if u.Protocol == "bedrock" && cfg.opts.SignBedrock == nil {
+			if cfg.opts.SignBedrock, err = bedrockSigner(e.getenv); err != nil {
+				return gatewayConfig{}, usageError{err.Error()}
+			}
 		}
-		f, err := os.Open(*config)
+	}
+	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
+	// The same tokens and tenants as convo serve.
+	sc := serveConfig{addr: *addr, anywhere: *anonymous, anywhereFlag: "--allow-anonymous"}
+	if err := sc.loadTokens(e, *tokens); err != nil {
+		return gatewayConfig{}, err
+	}
+	cfg.opts.Tokens, cfg.opts.Anonymous, cfg.tokenFrom = sc.opts.Tokens, sc.opts.Anonymous, sc.tokenFrom
+	return cfg, nil
+}
+
+// gatewayUpstreams is the configuration of the --config file, else of the
+// --upstream and --route flags, else the default upstreams with the
+// --route flags tried before the default routes.
+func gatewayUpstreams(file string, ups, routes []string) (gateway.Config, error) {
+	var c gateway.Config
+	if file != "" {
+		if len(ups) > 0 || len(routes) > 0 {
+			return c, usagef("--config goes without --upstream and --route")
+		}
+		f, err := os.Open(file)
 		if err != nil {
-			return err
+			return c, usageError{err.Error()}
 		}
 		defer f.Close()
-		if cfg.opts.Config, err = gateway.ParseConfig(f); err != nil {
-			return fmt.Errorf("%s: %w", *config, err)
+		if c, err = gateway.ParseConfig(f); err != nil {
+			return c, usagef("%s: %v", file, err)
 		}
+		return c, nil
 	}
 	for _, s := range ups {
 		u, err := gateway.ParseUpstream(s)
 		if err != nil {
-			return usagef("--upstream: %v", err)
+			return c, usagef("--upstream: %v", err)
 		}
-		cfg.opts.Config.Upstreams = append(cfg.opts.Config.Upstreams, u)
+		c.Upstreams = append(c.Upstreams, u)
 	}
 	for _, s := range routes {
 		r, err := gateway.ParseRoute(s)
 		if err != nil {
-			return usagef("--route: %v", err)
+			return c, usagef("--route: %v", err)
 		}
-		cfg.opts.Config.Routes = append(cfg.opts.Config.Routes, r)
+		c.Routes = append(c.Routes, r)
 	}
-	if len(cfg.opts.Config.Upstreams) == 0 {
-		return usagef("give --upstream and --route, or --config FILE")
+	if len(c.Upstreams) == 0 {
+		d := gateway.DefaultConfig()
+		c.Upstreams, c.Routes = d.Upstreams, append(c.Routes, d.Routes...)
 	}
-	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
-	// The same tokens and tenants as convo serve.
-	sc := serveConfig{addr: *addr}
-	if err := sc.loadTokens(e, *tokens); err != nil {
-		return err
-	}
-	cfg.opts.Tokens, cfg.opts.Anonymous, cfg.tokenFrom = sc.opts.Tokens, sc.opts.Anonymous, sc.tokenFrom
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	return runGatewayServer(ctx, e, cfg)
+	return c, nil
 }
 
 // runGatewayServer serves until ctx is done, then stops accepting
@@ -140,13 +178,6 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	cfg.opts.Store, cfg.opts.Logger, cfg.opts.Getenv = st, log, e.getenv
 	cfg.opts.Metrics = prom.NewRegistry()
-	for _, u := range cfg.opts.Config.Upstreams {
-		if u.Protocol == "bedrock" && cfg.opts.SignBedrock == nil {
-			if cfg.opts.SignBedrock, err = bedrockSigner(e.getenv); err != nil {
-				return err
-			}
-		}
-	}
 	if err := startSweeper(ctx, cfg.retention, cfg.sweepEvery, st, log); err != nil {
 		return err
 	}
@@ -165,11 +196,19 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	hs := httpServer(gw, log)
 	auth := "tokens from " + cfg.tokenFrom
 	if cfg.opts.Anonymous {
-		auth = "no authentication (loopback only)"
+		auth = "no gateway tokens"
 	}
 	var names []string
 	for _, u := range cfg.opts.Config.Upstreams {
-		names = append(names, u.Name+"="+u.Protocol)
+		// Whose key each upstream gets, never the key.
+		key := ""
+		switch {
+		case u.KeyEnv != "" && e.getenv(u.KeyEnv) != "":
+			key = " with $" + u.KeyEnv
+		case u.Protocol != "bedrock":
+			key = " with clients' keys"
+		}
+		names = append(names, u.Name+"="+u.Protocol+key)
 	}
 	fmt.Fprintf(e.stderr, "convo gateway: listening on http://%s (store %s, %s; upstreams %s)\n", ln.Addr(), redact(cfg.db), auth, strings.Join(names, ", "))
 	if cfg.ready != nil {

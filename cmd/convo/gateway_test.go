@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -26,21 +27,25 @@ func TestGatewayUsage(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"no upstream", []string{"gateway", "--db", db}, 2, "give --upstream and --route, or --config FILE"},
+		{"upstream without route", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h"}, 2, "no routes"},
 		{"bad upstream", []string{"gateway", "--db", db, "--upstream", "x"}, 2, "want NAME=PROTOCOL@URL"},
 		{"bad route", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "x"}, 2, "want MODEL_GLOB=UPSTREAM"},
-		{"unknown protocol", []string{"gateway", "--db", db, "--upstream", "a=grpc@http://h", "--route", "*=a"}, 1, `unknown protocol "grpc"`},
-		{"route to nowhere", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=b"}, 1, `no upstream "b"`},
-		{"missing key", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h,key-env=NOPE_KEY", "--route", "*=a"}, 1, "$NOPE_KEY is empty"},
+		{"unknown protocol", []string{"gateway", "--db", db, "--upstream", "a=grpc@http://h", "--route", "*=a"}, 2, `unknown protocol "grpc"`},
+		{"bad url", []string{"gateway", "--db", db, "--upstream", "a=anthropic@ftp://h", "--route", "*=a"}, 2, "not an http(s) URL"},
+		{"route to nowhere", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=b"}, 2, `no upstream "b"`},
+		{"default route to nowhere", []string{"gateway", "--db", db, "--route", "ft-*=mine"}, 2, `no upstream "mine"`},
+		{"bad glob", []string{"gateway", "--db", db, "--route", "[=openai"}, 2, "bad glob"},
 		{"config and flags", []string{"gateway", "--db", db, "--config", cfgFile, "--route", "*=a"}, 2, "--config goes without"},
-		{"config unknown member", []string{"gateway", "--db", db, "--config", cfgFile}, 1, `unknown field "extra"`},
-		{"open without tokens", []string{"gateway", "--addr", "0.0.0.0:0", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a"}, 2, "without authentication"},
+		{"config unknown member", []string{"gateway", "--db", db, "--config", cfgFile}, 2, `unknown field "extra"`},
+		{"config missing", []string{"gateway", "--db", db, "--config", filepath.Join(dir, "nope.json")}, 2, "nope.json"},
+		{"open without tokens", []string{"gateway", "--addr", "0.0.0.0:0", "--db", db}, 2, "without authentication: give --tokens FILE or set CONVO_TOKENS, or --allow-anonymous"},
+		{"bedrock without credentials", []string{"gateway", "--db", db, "--upstream", "b=bedrock@https://bedrock-runtime.us-east-1.amazonaws.com", "--route", "*=b"}, 2, "needs AWS_ACCESS_KEY_ID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
-			if code := run(e, tt.args); code != tt.code || !strings.Contains(errb.String(), tt.stderr) {
+			if code := run(e, tt.args); code != tt.code || !strings.Contains(errb.String(), tt.stderr) || strings.Contains(errb.String(), "gateway: gateway:") {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errb.String(), tt.code, tt.stderr)
 			}
 		})
@@ -141,10 +146,70 @@ func TestBedrockSigner(t *testing.T) {
 	if _, err := bedrockSigner(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
 		t.Fatalf("no credentials: %v", err)
 	}
-	var errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &errb, getenv: func(string) string { return "" }}
-	code := run(e, []string{"gateway", "--db", filepath.Join(t.TempDir(), "c.db"), "--upstream", "b=bedrock@https://bedrock-runtime.us-east-1.amazonaws.com", "--route", "*=b"})
-	if code != 1 || !strings.Contains(errb.String(), "needs AWS_ACCESS_KEY_ID") {
-		t.Fatalf("exit %d: %s", code, errb.String())
+}
+
+// TestGatewayDefaults: without flags the gateway has the default upstreams
+// and routes, records into $CONVO_DB (else convo.db), and serves loopback
+// clients without gateway tokens; --route goes before the default routes;
+// --allow-anonymous lets it listen elsewhere without tokens.
+func TestGatewayDefaults(t *testing.T) {
+	def := gateway.DefaultConfig()
+	tests := []struct {
+		name   string
+		args   []string
+		vars   map[string]string
+		db     string
+		routes []gateway.Route
+		anon   bool
+	}{
+		{"no flags", nil, nil, "convo.db", def.Routes, true},
+		{"CONVO_DB", nil, map[string]string{"CONVO_DB": "/tmp/x.db"}, "/tmp/x.db", def.Routes, true},
+		{"--db over CONVO_DB", []string{"--db", "y.db"}, map[string]string{"CONVO_DB": "/tmp/x.db"}, "y.db", def.Routes, true},
+		{"tokens", nil, map[string]string{"CONVO_TOKENS": "tok=alice"}, "convo.db", def.Routes, false},
+		{"extra route", []string{"--route", "ft:gpt-*=openai"}, nil, "convo.db", append([]gateway.Route{{Model: "ft:gpt-*", Upstream: "openai"}}, def.Routes...), true},
+		{"allow anonymous", []string{"--addr", "0.0.0.0:8787", "--allow-anonymous"}, nil, "convo.db", def.Routes, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return tt.vars[k] }}
+			cfg, err := parseGateway(e, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.db != tt.db || cfg.opts.Anonymous != tt.anon || !reflect.DeepEqual(cfg.opts.Config.Upstreams, def.Upstreams) || !reflect.DeepEqual(cfg.opts.Config.Routes, tt.routes) {
+				t.Fatalf("db %q anonymous %v config %+v", cfg.db, cfg.opts.Anonymous, cfg.opts.Config)
+			}
+		})
+	}
+}
+
+// TestGatewayHelpExampleRuns: the example of `convo gateway -h` starts a
+// gateway as printed, without its key in the environment (its clients then
+// send their own), and the start-up line says whose key each upstream gets.
+func TestGatewayHelpExampleRuns(t *testing.T) {
+	args := strings.Fields(strings.ReplaceAll(examples["gateway"], "'", ""))
+	if args[0] != "convo" || args[1] != "gateway" {
+		t.Fatalf("example %q", examples["gateway"])
+	}
+	for _, key := range []string{"", "sk-from-env"} {
+		stderr := &syncBuffer{}
+		vars := map[string]string{"CONVO_DB": filepath.Join(t.TempDir(), "convo.db"), "OPENAI_API_KEY": key}
+		e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr, getenv: func(k string) string { return vars[k] }}
+		cfg, err := parseGateway(e, append(args[2:], "--addr", "127.0.0.1:0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		cfg.ready = func(string) { stop() }
+		if err := runGatewayServer(ctx, e, cfg); err != nil {
+			t.Fatal(err)
+		}
+		want := "upstreams oa=openai with clients' keys"
+		if key != "" {
+			want = "upstreams oa=openai with $OPENAI_API_KEY"
+		}
+		if !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "sk-from-env") {
+			t.Errorf("stderr: %s", stderr.String())
+		}
 	}
 }

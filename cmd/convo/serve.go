@@ -38,7 +38,12 @@ type serveConfig struct {
 	db        string
 	opts      server.Options
 	tokenFrom string // where the tokens came from, for the start-up line
-	jsonLog   bool   // log JSON lines, not text
+	// anywhere lets the server run without tokens on a non-loopback
+	// address (convo gateway --allow-anonymous); anywhereFlag names the
+	// flag that allows it, for the refusal ("": none).
+	anywhere     bool
+	anywhereFlag string
+	jsonLog      bool // log JSON lines, not text
 	// retention is the retention policy file ("": none), swept every
 	// sweepEvery.
 	retention  string
@@ -127,8 +132,12 @@ func (cfg *serveConfig) loadTokens(e *env, file string) error {
 	if cfg.tokenFrom != "" {
 		return fmt.Errorf("%s lists no tokens", cfg.tokenFrom)
 	}
-	if !loopback(cfg.addr) {
-		return usagef("refusing to serve %s without authentication: give --tokens FILE or set CONVO_TOKENS", cfg.addr)
+	if !loopback(cfg.addr) && !cfg.anywhere {
+		or := ""
+		if cfg.anywhereFlag != "" {
+			or = ", or " + cfg.anywhereFlag + " to serve anyone who reaches it"
+		}
+		return usagef("refusing to serve %s without authentication: give --tokens FILE or set CONVO_TOKENS%s", cfg.addr, or)
 	}
 	cfg.opts.Anonymous = true
 	return nil
