@@ -246,3 +246,31 @@ func TestErrorAtAndCheckBase64(t *testing.T) {
 		}
 	}
 }
+
+// TestPartNestingBoundary: tool results may nest parts four levels deep at
+// most (docs/format.md): four levels are read, five are refused, naming
+// the place.
+func TestPartNestingBoundary(t *testing.T) {
+	nested := func(levels int) string {
+		inner := `{"type":"text","text":"deepest"}`
+		for i := 0; i < levels; i++ {
+			inner = `{"type":"tool_result","call_id":"c","name":"f","parts":[` + inner + `]}`
+		}
+		return `[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"f","args":{}}]},{"role":"tool","parts":[` + inner + `]}]`
+	}
+	h, err := convo.Unmarshal([]byte(nested(4)))
+	if err != nil {
+		t.Fatalf("four levels: %v", err)
+	}
+	p := h[1].Parts[0]
+	for i := 1; i < 4; i++ {
+		p = p.Parts[0]
+	}
+	if p.Parts[0].Text != "deepest" {
+		t.Fatalf("four levels read as %+v", h[1])
+	}
+	_, err = convo.Unmarshal([]byte(nested(5)))
+	if err == nil || err.Error() != "messages[1].parts[0].parts[0].parts[0].parts[0].parts[0]: parts nested too deeply" {
+		t.Fatalf("five levels: %v", err)
+	}
+}

@@ -14,14 +14,20 @@ import (
 // A "content" member, as chat APIs and hand-written histories spell a
 // message, is coerced rather than kept aside (which would leave the message
 // empty): a string becomes one text part; an array becomes the parts, a
-// string element a text part and an object a canonical part. A message with
-// both content and parts is an error.
+// string element a text part and an object a canonical part; a single part
+// object is that one part. A message with both content and parts is an
+// error. A "metadata" member, as the seed's {role, content, metadata} spells
+// it, is the message's metadata (Meta); a message with both metadata and
+// meta is an error.
 func MessageFromMap(v map[string]any) (Message, error) {
 	norm, err := normalize(v, "")
 	if err != nil {
 		return Message{}, err
 	}
 	if err := coerceContent(norm.(map[string]any)); err != nil {
+		return Message{}, err
+	}
+	if err := coerceMetadata(norm.(map[string]any)); err != nil {
 		return Message{}, err
 	}
 	b, err := json.Marshal(norm)
@@ -119,6 +125,8 @@ func coerceContent(m map[string]any) error {
 	case nil:
 	case string:
 		parts = []any{map[string]any{"type": TypeText, "text": c}}
+	case map[string]any:
+		parts = []any{c}
 	case []any:
 		parts = make([]any, len(c))
 		for i, e := range c {
@@ -132,11 +140,28 @@ func coerceContent(m map[string]any) error {
 			}
 		}
 	default:
-		return &DecodeError{Path: "content", Err: fmt.Errorf("want a string or an array of parts, got %s", kind(c))}
+		return &DecodeError{Path: "content", Err: fmt.Errorf("want a string, a part object or an array of parts, got %s", kind(c))}
 	}
 	delete(m, "content")
 	if parts != nil {
 		m["parts"] = parts
+	}
+	return nil
+}
+
+// coerceMetadata turns a message map's "metadata" member into "meta" (see
+// MessageFromMap).
+func coerceMetadata(m map[string]any) error {
+	md, ok := m["metadata"]
+	if !ok {
+		return nil
+	}
+	if _, both := m["meta"]; both {
+		return &DecodeError{Path: "metadata", Err: errors.New(`a message has "metadata" or "meta", not both`)}
+	}
+	delete(m, "metadata")
+	if md != nil {
+		m["meta"] = md
 	}
 	return nil
 }

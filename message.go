@@ -239,6 +239,18 @@ func (m Message) ToolCalls() []Part { return m.partsOf(TypeToolCall, false) }
 // not those of provider-run tools (see ServerTools).
 func (m Message) ToolResults() []Part { return m.partsOf(TypeToolResult, false) }
 
+// Attachments returns the media parts of m (image, audio, video and file),
+// in order.
+func (m Message) Attachments() []Part {
+	var out []Part
+	for _, p := range m.Parts {
+		if p.Type.IsMedia() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // ServerTools returns the tool_call and tool_result parts of m of tools the
 // provider ran itself (web search, code execution, …), in order.
 func (m Message) ServerTools() []Part {
@@ -261,8 +273,11 @@ func (m Message) partsOf(t PartType, server bool) []Part {
 	return out
 }
 
-// Text returns the visible text of m: its text parts joined by newlines.
-// Reasoning, refusals, tool calls and tool results are not included.
+// Text returns the visible text of m: its text parts joined with nothing
+// between them, as a reply streamed in pieces reads ("Hello, " and "world"
+// give "Hello, world"). Reasoning, refusals, tool calls and tool results are
+// not included. A renderer that wants the parts on lines of their own joins
+// them itself.
 func (m Message) Text() string {
 	n, count := 0, 0
 	for i := range m.Parts {
@@ -279,12 +294,9 @@ func (m Message) Text() string {
 		}
 	}
 	var b strings.Builder
-	b.Grow(n + count)
+	b.Grow(n)
 	for i := range m.Parts {
 		if m.Parts[i].Type == TypeText {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
 			b.WriteString(m.Parts[i].Text)
 		}
 	}
@@ -369,6 +381,7 @@ func cloneParts(ps []Part) []Part {
 		}
 		p.Value = cloneRaw(p.Value)
 		p.Args = cloneRaw(p.Args)
+		p.Citations = cloneCitations(p.Citations)
 		p.Parts = cloneParts(p.Parts)
 		if p.Summary != nil {
 			p.Summary = append([]string(nil), p.Summary...)
@@ -514,4 +527,21 @@ func (f Fields) size() int {
 		s += len(x.Key) + len(x.Value) + 4
 	}
 	return s
+}
+
+func cloneCitations(cs []Citation) []Citation {
+	if cs == nil {
+		return nil
+	}
+	out := make([]Citation, len(cs))
+	for i, c := range cs {
+		if c.Span != nil {
+			s := *c.Span
+			c.Span = &s
+		}
+		c.Native = c.Native.clone()
+		c.Extra = c.Extra.clone()
+		out[i] = c
+	}
+	return out
 }

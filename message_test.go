@@ -82,6 +82,14 @@ func TestPredicates(t *testing.T) {
 	if n := len(call.ToolCalls()); n != 1 {
 		t.Errorf("ToolCalls: %d", n)
 	}
+	img, pdf := convo.ImageURL("image/png", "https://x/a.png"), convo.File("application/pdf", "a.pdf", []byte("%PDF"))
+	withMedia := convo.User("look", img, pdf, convo.Audio("audio/wav", []byte("RIFF")), convo.Video("video/mp4", []byte("v")))
+	if got := withMedia.Attachments(); len(got) != 4 || !got[0].Equal(img) || !got[1].Equal(pdf) || got[2].Type != convo.TypeAudio || got[3].Type != convo.TypeVideo {
+		t.Errorf("Attachments: %+v", got)
+	}
+	if got := call.Attachments(); got != nil {
+		t.Errorf("Attachments of a message without media: %+v", got)
+	}
 }
 
 func TestText(t *testing.T) {
@@ -92,7 +100,9 @@ func TestText(t *testing.T) {
 		convo.Refusal("no"),
 		convo.Text("world"),
 	}}
-	if got := m.Text(); got != "Hello\nworld" {
+	// Joined with nothing between, as the seed's Message#text and
+	// OpenAI's output_text do: the parts of one text are not lines.
+	if got := m.Text(); got != "Helloworld" {
 		t.Fatalf("Text = %q", got)
 	}
 	if got := convo.ToolResults(convo.ToolResult("c", "f", "out")).Text(); got != "" {
@@ -180,7 +190,9 @@ func TestMessageFromMap(t *testing.T) {
 		{map[string]any{"role": "user", "meta": map[any]any{1: "x"}}, "meta: map key 1 is not a string"},
 		{map[string]any{"role": "user", "x": func() {}}, "message: json: unsupported type"},
 		{map[string]any{"role": "user", "content": "hi", "parts": []any{}}, `content: a message has "content" or "parts", not both`},
-		{map[string]any{"role": "user", "content": 3}, "content: want a string or an array of parts, got number"},
+		{map[string]any{"role": "user", "content": 3}, "content: want a string, a part object or an array of parts, got number"},
+		{map[string]any{"role": "user", "metadata": map[string]any{}, "meta": map[string]any{}}, `metadata: a message has "metadata" or "meta", not both`},
+		{map[string]any{"role": "user", "metadata": "x"}, "meta must be a JSON object"},
 		{map[string]any{"role": "user", "content": []any{true}}, "content[0]: want a string or a part object, got boolean"},
 		{map[string]any{"role": "user", "content": []any{map[string]any{"type": 3}}}, "parts[0].type: got number, want string"},
 	} {
@@ -196,6 +208,9 @@ func TestMessageFromMap(t *testing.T) {
 	}{
 		{"hi", []convo.Part{convo.Text("hi")}},
 		{[]any{"a", map[string]any{"type": "text", "text": "b"}}, []convo.Part{convo.Text("a"), convo.Text("b")}},
+		// One part object, not in an array, is that one part.
+		{map[string]any{"type": "text", "text": "one"}, []convo.Part{convo.Text("one")}},
+		{map[any]any{"type": "image", "media_type": "image/png", "url": "https://x/y.png"}, []convo.Part{convo.ImageURL("image/png", "https://x/y.png")}},
 	} {
 		m, err := convo.MessageFromMap(map[string]any{"role": "user", "content": tt.content})
 		if err != nil {
@@ -204,6 +219,15 @@ func TestMessageFromMap(t *testing.T) {
 		if want := convo.User("", tt.want...); !m.Equal(want) || len(m.Extra) != 0 {
 			t.Errorf("content %v: got %+v, want %+v", tt.content, m, want)
 		}
+	}
+	// The seed's {role, content, metadata}: metadata is the message's
+	// metadata, not an unknown member.
+	m, err = convo.MessageFromMap(map[string]any{"role": "assistant", "content": "ok", "metadata": map[string]any{"run": "r1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Meta) != `{"run":"r1"}` || len(m.Extra) != 0 || m.Text() != "ok" {
+		t.Fatalf("metadata: meta %s, extra %v, text %q", m.Meta, m.Extra, m.Text())
 	}
 	_, err = convo.HistoryFromMaps([]map[string]any{{"role": "user"}, {"role": "nobody"}})
 	if err == nil || !strings.Contains(err.Error(), "messages[1].role") {

@@ -261,6 +261,20 @@ func TestPropertyClone(t *testing.T) {
 			if len(c.Parts[i].Args) > 0 {
 				c.Parts[i].Args[0] = ' '
 			}
+			// Citations are part of the deep copy too: a shared array
+			// or span would carry this edit back to the original.
+			for j := range c.Parts[i].Citations {
+				cj := &c.Parts[i].Citations[j]
+				cj.URL += "!"
+				if cj.Span != nil {
+					cj.Span.End++
+				}
+				for k := range cj.Extra {
+					if len(cj.Extra[k].Value) > 0 {
+						cj.Extra[k].Value[0] = ' '
+					}
+				}
+			}
 		}
 		if len(c.Meta) > 0 {
 			c.Meta[0] = ' '

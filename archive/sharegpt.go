@@ -133,7 +133,13 @@ func shareGPTRecordOf(c *Conversation) (shareGPTRecord, []provider.Warning) {
 	var warns []provider.Warning
 	h := c.History
 	if len(h) > 0 && h[0].Role == convo.RoleSystem && onlyText(h[0]) {
-		rec.Sys = h[0].Text()
+		// One line per text part, as the turns below are written
+		// (Message.Text joins with nothing between).
+		sys := make([]string, len(h[0].Parts))
+		for i, p := range h[0].Parts {
+			sys[i] = p.Text
+		}
+		rec.Sys = strings.Join(sys, "\n")
 		h = h[1:]
 	}
 	off := len(c.History) - len(h)

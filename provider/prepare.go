@@ -61,7 +61,8 @@ type Target struct {
 // the history the codec should map, with warnings:
 //
 //   - error messages are left out (with a warning), and so are turn-scoped
-//     system messages whose turn is over;
+//     system messages whose turn is over and assistant messages that only
+//     record an effort change (Effort without parts: no wire carries it);
 //   - summary messages become user messages;
 //   - a system message after the conversation started becomes user text
 //     unless the target takes system messages anywhere;
@@ -226,6 +227,14 @@ func (p *preparer) lower(b *rebuild, i int) error {
 		if src.IsError() {
 			p.warnc(CodeMessageDropped, l, "error message left out: %q", clip(src.Text()))
 		} // an expired turn-scoped message is left out by design, not lost
+		b.diverge(i)
+		return nil
+	}
+	if src.Role == convo.RoleAssistant && len(src.Parts) == 0 && src.Effort != "" {
+		// It only records a change of reasoning effort, which no wire
+		// carries per message and which is never conversation text:
+		// left out for every target alike, by design (no empty turn, no
+		// warning).
 		b.diverge(i)
 		return nil
 	}

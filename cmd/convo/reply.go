@@ -74,6 +74,9 @@ func (e *env) readReply(rc provider.ReplyCodec, from string, args []string, opts
 	}
 	var m convo.Message
 	var warns []provider.Warning
+	if !stream && truncatedJSON(body) {
+		return m, nil, name, fmt.Errorf("the input is a truncated JSON document: it ends at byte %d inside a value", len(body))
+	}
 	if stream || isStream(body) {
 		m, warns, err = rc.ReadStream(bytes.NewReader(body), opts)
 	} else {
@@ -95,11 +98,26 @@ func isStream(b []byte) bool {
 		return false
 	}
 	if b[0] == '{' || b[0] == '[' {
-		// Several lines of JSON; one broken value is a broken body, and
-		// is reported as one.
-		return !json.Valid(b) && bytes.Contains(bytes.TrimSpace(b), []byte("\n"))
+		// Several lines of JSON, each a whole value (NDJSON, LiteRT
+		// chunks); a broken value, on one line or pretty-printed over
+		// several, is a broken body, and is reported as one.
+		first, _, more := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
+		return !json.Valid(b) && more && json.Valid(first)
 	}
 	return true
+}
+
+// truncatedJSON reports whether b is the beginning of a JSON document cut
+// off inside a value (not several lines of JSON values, a stream).
+func truncatedJSON(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') || json.Valid(t) || isStream(b) {
+		return false
+	}
+	var v json.RawMessage
+	err := json.Unmarshal(t, &v)
+	var se *json.SyntaxError
+	return errors.As(err, &se) && se.Error() == "unexpected end of JSON input"
 }
 
 // markIncomplete adds "incomplete": true to a message's metadata, so a

@@ -126,7 +126,39 @@ func TestReplyWrongFormat(t *testing.T) {
 		}
 	}
 	_, errs, code := runCLI(t, "", "reply", "--from", "openai-chat", "../../provider/anthropic/testdata/reply/interleaved.sse")
-	if code != 1 || !strings.Contains(errs, "the input looks like anthropic: try --from anthropic") {
+	if code != 1 || !strings.Contains(errs, `this looks like an anthropic stream, not openai-chat (events named "message_start"): try --from anthropic`) {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+// TestReplyRefusesOtherInput: input of another format, a canonical
+// document, a truncated document or binary bytes is refused with one line
+// saying what it is; nothing is printed.
+func TestReplyRefusesOtherInput(t *testing.T) {
+	chat, err := os.ReadFile("../../provider/openai/testdata/recorded/chat/vercel-openai-text.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		from, file, stdin, want string
+	}{
+		{"anthropic", "../../provider/openai/testdata/recorded/chat/vercel-openai-text.json", "", `this looks like an openai-chat reply, not anthropic ("object":"chat.completion"): try --from openai-chat`},
+		{"anthropic", "../../provider/gemini/testdata/recorded/pydantic-max-tokens.json", "", `this looks like a gemini reply, not anthropic (top-level "candidates"): try --from gemini`},
+		{"anthropic", "../../testdata/v1/example.json", "", `this is a convo document ("format":"convo/v1"), not an anthropic reply`},
+		{"litert", "../../provider/anthropic/testdata/reply/interleaved.json", "", `this looks like an anthropic reply, not litert ("type":"message"): try --from anthropic`},
+		{"ollama", "../../provider/openai/testdata/recorded/responses/pydantic-streaming-usage.sse", "", `this looks like an openai-responses stream, not ollama`},
+		{"openai-responses", "../../provider/bedrock/testdata/recorded/pydantic-thinking.eventstream", "", `this looks like a bedrock stream, not openai-responses (the AWS event-stream framing): try --from bedrock`},
+		{"openai-chat", "", string(chat[:300]), "the input is a truncated JSON document: it ends at byte 300 inside a value"},
+		{"openai-chat", "", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "the input is binary, not JSON or Server-Sent Events"},
+		{"anthropic", "", `{"error":{"message":"x"},"object":"chat.completion"}`, "try --from openai-chat"},
+	} {
+		args := []string{"reply", "--from", tt.from}
+		if tt.file != "" {
+			args = append(args, tt.file)
+		}
+		out, errs, code := runCLI(t, tt.stdin, args...)
+		if code != 1 || out != "" || !strings.Contains(errs, tt.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errs, tt.want)
+		}
 	}
 }

@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/convo-go/convo/provider"
 )
 
 // sniffMarks are byte strings only one provider's replies carry, in the
@@ -41,8 +45,17 @@ func sniff(b []byte) string {
 }
 
 // wrongFormat wraps the error of reading body as format from with what the
-// body looks like, when that is another format.
+// body looks like, when that is another format. A reader that refused the
+// body as another format's (a *provider.FormatError) named it already: its
+// hint is put as the flag to give.
 func wrongFormat(err error, body []byte, from string) error {
+	var fe *provider.FormatError
+	if errors.As(err, &fe) {
+		if fe.Got.Format == "convo" {
+			return err
+		}
+		return fmt.Errorf("%s: try --from %s", strings.TrimSuffix(fe.Error(), ": read it as "+fe.Got.Format), fe.Got.Format)
+	}
 	if f := sniff(body); f != "" && f != from {
 		return fmt.Errorf("%w (the input looks like %s: try --from %s)", err, f, f)
 	}

@@ -20,6 +20,7 @@ type head struct {
 	top       wire.Members // other members (stop_reason, stop_sequence, …), nulls left out
 	usage     wire.Members // usage members, nulls left out
 	hasUsage  bool
+	shaped    bool // a "type" or "content" member was read: a Message, not any object
 }
 
 // replyReader reads Message objects and stream events.
@@ -40,6 +41,7 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 		switch string(key) {
 		case "type":
 			var err error
+			h.shaped = true
 			typ, err = readName(r)
 			return convo.ErrorAt(err, "type")
 		case "id":
@@ -49,6 +51,7 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 		case "role":
 			return convo.ErrorAt(d.role(), "role")
 		case "content":
+			h.shaped = true
 			return convo.ErrorAt(d.content(onBlock), "content")
 		case "usage":
 			if r.ReadNull() {
@@ -281,6 +284,9 @@ func usageOf(ms wire.Members) (*convo.Usage, wire.Members, error) {
 // other response members in Native "anthropic") and Origin. An error body
 // ({"type":"error",…}) is returned as a *provider.APIError.
 func (messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, Name); err != nil {
+		return convo.Message{}, nil, err
+	}
 	lim, err := opts.CheckSize(body, "anthropic reply")
 	if err != nil {
 		return convo.Message{}, nil, err
@@ -295,6 +301,11 @@ func (messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, 
 	})
 	if err == nil {
 		err = d.r.ExpectEnd()
+	}
+	if err == nil && !h.shaped {
+		// An object of no format DetectReply knows (an error of another
+		// API, {}): reading it would give an empty message.
+		err = errors.New(`not a Messages response: no "type" and no "content"`)
 	}
 	var m convo.Message
 	if err == nil {
@@ -314,5 +325,9 @@ func (messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, 
 // sends them) from r and accumulates it. When the stream fails part-way, the
 // partial message is returned with the error.
 func (messages) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	r, err := provider.CheckStream(r, Name)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
 	return stream.Feed(stream.NewSSE(r), messages{}.NewAccumulator(opts))
 }

@@ -19,6 +19,9 @@ import (
 // convo has no field for (additionalModelResponseFields, trace,
 // performanceConfig, serviceTier, usage.cacheDetails).
 func (converse) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, Name); err != nil {
+		return convo.Message{}, nil, err
+	}
 	lim, err := opts.CheckSize(body, "bedrock response")
 	if err != nil {
 		return convo.Message{}, nil, err

@@ -443,3 +443,39 @@ func FuzzDecodeReply(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitSignature: a reasoning signature that comes in several deltas
+// is joined in order, so the streamed reply equals the body: the reply of
+// tool_use.jsonl with its signature cut in three, as JSON lines and in the
+// binary framing.
+func TestSplitSignature(t *testing.T) {
+	const sig = "EqQBCkgIARABGAIiQL3Xw2oQ9r"
+	delta := func(piece string) string {
+		return `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"reasoningContent":{"signature":"` + piece + `"}}}}`
+	}
+	lines := string(codectest.ReadFile(t, "testdata/replies/tool_use.jsonl"))
+	split := strings.Replace(lines, delta(sig), delta(sig[:8])+"\n"+delta(sig[8:20])+"\n"+delta(sig[20:]), 1)
+	if split == lines {
+		t.Fatal("tool_use.jsonl has no signature delta to split")
+	}
+	want, _, err := converse{}.DecodeReply(codectest.ReadFile(t, "testdata/replies/tool_use.json"), provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Parts[0].Signature != sig {
+		t.Fatalf("body's signature %q", want.Parts[0].Signature)
+	}
+	for name, in := range map[string][]byte{
+		"lines":  []byte(split),
+		"binary": binaryStream(linesToEvents(t, []byte(split))),
+	} {
+		got, warns, err := converse{}.ReadStream(iotest.OneByteReader(bytes.NewReader(in)), provider.Options{})
+		if err != nil || len(warns) > 0 {
+			t.Fatalf("%s: %v, warnings %v", name, err, warns)
+		}
+		if got.Parts[0].Signature != sig || !got.Equal(want) {
+			g, _ := convo.AppendMessage(nil, got)
+			t.Errorf("%s: folded\n%s\nwant signature %q and the body's message", name, g, sig)
+		}
+	}
+}

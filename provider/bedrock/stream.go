@@ -25,6 +25,10 @@ import (
 // When the stream fails part-way (an exception event, a CRC mismatch, a
 // cut), the partial message is returned with the error.
 func (c converse) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	r, err := provider.CheckStream(r, Name)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
 	acc := c.NewAccumulator(opts)
 	src, err := events(r)
 	if err != nil {

@@ -430,6 +430,9 @@ func (m *meta) message(parts []convo.Part) convo.Message {
 // promptFeedback are kept in Native["gemini"]), Origin from modelVersion and
 // responseId. An error object is returned as a *provider.APIError.
 func (generateContent) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, Name); err != nil {
+		return convo.Message{}, nil, err
+	}
 	m, warns, _, err := decodeCandidate(body, opts, 0)
 	if err != nil {
 		return m, warns, err
@@ -442,6 +445,9 @@ func (generateContent) DecodeReply(body []byte, opts provider.Options) (convo.Me
 // gets that many replies. Each is what DecodeReply makes of its candidate;
 // the usage, which counts every candidate, is on the first only.
 func (generateContent) DecodeReplies(body []byte, opts provider.Options) ([]convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, Name); err != nil {
+		return nil, nil, err
+	}
 	m, warns, indices, err := decodeCandidate(body, opts, 0)
 	if err != nil {
 		return nil, warns, err

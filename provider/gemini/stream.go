@@ -392,6 +392,10 @@ func (a *accumulator) Messages() ([]convo.Message, []provider.Warning, error) {
 // Events (?alt=sse), or the JSON array of responses the endpoint sends
 // without alt=sse.
 func (generateContent) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	r, err := provider.CheckStream(r, Name)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	acc := newAccumulator(opts)
 	first, err := firstByte(br)

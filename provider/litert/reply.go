@@ -19,6 +19,9 @@ import (
 // neither usage nor a stop reason in it: Finish is tool_use when the reply
 // calls tools and stop otherwise, and Origin's model is Options.Model.
 func (conversation) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, Name); err != nil {
+		return convo.Message{}, nil, err
+	}
 	lim, err := opts.CheckSize(body, "litert reply")
 	if err != nil {
 		return convo.Message{}, nil, err
@@ -37,6 +40,11 @@ func (conversation) DecodeReply(body []byte, opts provider.Options) (convo.Messa
 	if w.hasRole && roleOf(w.role) != convo.RoleAssistant {
 		return convo.Message{}, nil, convo.ErrorAt(fmt.Errorf("a reply comes from the assistant, not %q", w.role), "role")
 	}
+	if !w.hasRole && len(w.parts) == 0 && !w.hasCalls && !w.hasThought {
+		// An object of no format DetectReply knows (an error of another
+		// API, {}): reading it would give an empty message.
+		return convo.Message{}, nil, errors.New(`not a message: no "role", "content" or "tool_calls"`)
+	}
 	m, err := reply(&w, opts)
 	if err != nil {
 		return convo.Message{}, nil, err
@@ -53,6 +61,10 @@ func (conversation) NewAccumulator(opts provider.Options) provider.Accumulator {
 // ReadStream reads streamed chunks, one message JSON per line (blank lines
 // skipped), from r and accumulates them.
 func (conversation) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	r, err := provider.CheckStream(r, Name)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
 	return stream.Feed(stream.NewNDJSON(r), &accumulator{opts: opts, limit: opts.DecodeLimits().MaxBytes})
 }
 

@@ -20,6 +20,9 @@ import (
 // reply calls tools) and kept raw in Native with created_at, the durations
 // and the log probabilities. An {"error": …} body is an error.
 func (chat) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, Name); err != nil {
+		return convo.Message{}, nil, err
+	}
 	a := newAccumulator(opts)
 	if int64(len(body)) > a.limit {
 		return convo.Message{}, nil, fmt.Errorf("ollama reply of more than %d bytes: %w", a.limit, jsonx.ErrTooLarge)
@@ -27,6 +30,11 @@ func (chat) DecodeReply(body []byte, opts provider.Options) (convo.Message, []pr
 	a.events = 1
 	if err := a.line(body); err != nil {
 		return convo.Message{}, nil, err
+	}
+	if !a.shaped {
+		// An object of no format DetectReply knows (an error of another
+		// API, {}): reading it would give an empty message.
+		return convo.Message{}, nil, errors.New(`not a chat response: no "message" and no "done"`)
 	}
 	m := a.build()
 	warns := a.warns
@@ -45,6 +53,10 @@ func (chat) NewAccumulator(opts provider.Options) provider.Accumulator {
 // ReadStream reads a streamed reply, NDJSON as Ollama sends it
 // (application/x-ndjson), from r and accumulates it.
 func (chat) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	r, err := provider.CheckStream(r, Name)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
 	return stream.Feed(stream.NewNDJSON(r), newAccumulator(opts))
 }
 
@@ -68,6 +80,7 @@ type accumulator struct {
 	calls     []wireCall
 	extra     wire.Members
 	done      bool
+	shaped    bool // a "message" or "done" member was read: a ChatResponse, not any object
 	reason    string
 	hasReason bool
 	metrics   [4][]byte // total, load, prompt_eval and eval durations
@@ -131,11 +144,13 @@ func (a *accumulator) line(data []byte) error {
 			a.createdAt = append(a.createdAt[:0], s...)
 			return convo.ErrorAt(err, "created_at")
 		case "message":
+			a.shaped = true
 			if r.ReadNull() {
 				return nil
 			}
 			return convo.ErrorAt(a.message(), "message")
 		case "done":
+			a.shaped = true
 			if r.ReadNull() {
 				return nil
 			}

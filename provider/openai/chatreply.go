@@ -27,6 +27,9 @@ var _ provider.ReplyCodec = chat{}
 // map, the audio reply, logprobs) are kept under native.openai.response,
 // which is never sent in a request. An {"error": …} body is an *provider.APIError.
 func (chat) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, ChatName); err != nil {
+		return convo.Message{}, nil, err
+	}
 	m, warns, err := decodeChatReply(body, opts)
 	if err != nil {
 		return m, warns, err
@@ -44,6 +47,10 @@ func (chat) NewAccumulator(opts provider.Options) provider.Accumulator {
 // ReadStream reads a streamed Chat Completions reply (Server-Sent Events)
 // from r, such as an HTTP body, and accumulates it.
 func (chat) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	r, err := provider.CheckStream(r, ChatName)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
 	return stream.Feed(stream.NewSSE(r), newChatAcc(opts))
 }
 
@@ -52,6 +59,9 @@ func (chat) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []pro
 // replies. Each is what DecodeReply makes of its choice; the response's
 // usage, which counts every choice, is on the first only.
 func (chat) DecodeReplies(body []byte, opts provider.Options) ([]convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, ChatName); err != nil {
+		return nil, nil, err
+	}
 	ms, warns, err := decodeChatReplies(body, opts, true)
 	if err != nil {
 		return ms, warns, err

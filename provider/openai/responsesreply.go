@@ -27,6 +27,9 @@ var _ provider.ReplyCodec = responses{}
 // Origin has the model and response id; Time comes from created_at. A
 // failed response gives the message and an *provider.APIError.
 func (responses) DecodeReply(body []byte, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	if err := provider.CheckReply(body, ResponsesName); err != nil {
+		return convo.Message{}, nil, err
+	}
 	m, warns, err := decodeResponsesReply(body, opts)
 	if err != nil {
 		return m, warns, err
@@ -44,6 +47,10 @@ func (responses) NewAccumulator(opts provider.Options) provider.Accumulator {
 // ReadStream reads a streamed Responses reply (Server-Sent Events) from r,
 // such as an HTTP body, and accumulates it.
 func (responses) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []provider.Warning, error) {
+	r, err := provider.CheckStream(r, ResponsesName)
+	if err != nil {
+		return convo.Message{}, nil, err
+	}
 	return stream.Feed(stream.NewSSE(r), newRespAcc(opts))
 }
 
