@@ -560,6 +560,7 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 		c.ToolChoice, c.ParallelToolCalls = provider.ToolChoice{}, nil
 		r = &c
 	}
+	r, warns = forTarget(r, warns)
 	e := &ReqEnc{R: r, Own: own, Target: f.Name, Provider: f.Provider}
 	e.O = NewObj(slices.Grow(dst, settingsSize(r, f.Provider)))
 	var carried Field
@@ -657,10 +658,13 @@ func (f *Format) writeSetting(e *ReqEnc, s *Setting) error {
 			return nil
 		}
 	}
-	var z provider.Request
+	// The target decides how the fields are written: the request as read
+	// is compared as written for the same target.
+	z := provider.Request{Target: e.R.Target}
 	if err := s.Dec(&ReqDec{R: &z}, raw); err != nil {
 		return fmt.Errorf("native.%s.%s: %w", f.Provider, s.Key, err)
 	}
+	f.siblings(e, s, &z)
 	mine := slices.Clone(e.O.Buf[start:])
 	ze := &ReqEnc{R: &z, Own: e.Own, O: &Obj{}, Target: f.Name, Provider: f.Provider}
 	if err := s.Enc(ze); err != nil {
@@ -673,6 +677,26 @@ func (f *Format) writeSetting(e *ReqEnc, s *Setting) error {
 	e.O.Buf, e.O.n, e.O.keys, e.Warns = e.O.Buf[:start], n, e.O.keys[:nk], e.Warns[:nw]
 	e.O.Raw(s.Key, raw)
 	return nil
+}
+
+// siblings decodes into z the members, kept as they were read, of the
+// other settings that carry a field s carries (Anthropic's thinking and
+// output_config both say how the model thinks), so that s is compared
+// with what the request said as a whole.
+func (f *Format) siblings(e *ReqEnc, s *Setting, z *provider.Request) {
+	for i := range f.Settings {
+		o := &f.Settings[i]
+		if o.Key == s.Key || o.Fields&s.Fields == 0 {
+			continue
+		}
+		raw, ok := e.Own.Get(o.Key)
+		if !ok {
+			if raw, ok = e.asRead(o.Key); !ok {
+				continue
+			}
+		}
+		_ = o.Dec(&ReqDec{R: z}, raw) // an error shows as a difference
+	}
 }
 
 func stripComma(b []byte) []byte {
@@ -993,4 +1017,57 @@ func (e *ReqEnc) AppendTools(b []byte, own func(typ string) bool, fn func(b []by
 		}
 	}
 	return append(b, ']'), nil
+}
+
+// refusable are the settings Model.RefusesWhileThinking may name, and how
+// to clear each in a copy of the request.
+var refusable = [...]struct {
+	name  string
+	set   func(r *provider.Request) bool
+	clear func(r *provider.Request)
+}{
+	{"temperature", func(r *provider.Request) bool { return r.Temperature != nil }, func(r *provider.Request) { r.Temperature = nil }},
+	{"top_p", func(r *provider.Request) bool { return r.TopP != nil }, func(r *provider.Request) { r.TopP = nil }},
+	{"top_k", func(r *provider.Request) bool { return r.TopK != nil }, func(r *provider.Request) { r.TopK = nil }},
+	{"presence_penalty", func(r *provider.Request) bool { return r.PresencePenalty != nil }, func(r *provider.Request) { r.PresencePenalty = nil }},
+	{"frequency_penalty", func(r *provider.Request) bool { return r.FrequencyPenalty != nil }, func(r *provider.Request) { r.FrequencyPenalty = nil }},
+}
+
+// forTarget applies the rules every format shares that depend on the
+// target model (r.Target): reasoning settings for a model that does not
+// think are left out, and so are the sampling settings a model refuses
+// while it thinks. r is copied, never changed, when a rule applies.
+func forTarget(r *provider.Request, warns []provider.Warning) (*provider.Request, []provider.Warning) {
+	t := &r.Target
+	if !t.Known() {
+		return r, warns
+	}
+	var c *provider.Request
+	edit := func() *provider.Request {
+		if c == nil {
+			cp := *r
+			c = &cp
+		}
+		return c
+	}
+	if t.Thinking == provider.ThinkingNone && r.Reasoning != nil {
+		if r.Thinks() {
+			warns = append(warns, provider.WarnCode(provider.CodeSettingRefused, "reasoning",
+				"model %s does not think: reasoning settings left out", t.Name))
+		}
+		edit().Reasoning = nil
+	}
+	if r.Thinks() && len(t.RefusesWhileThinking) > 0 {
+		for _, s := range refusable {
+			if s.set(r) && t.Refuses(s.name) {
+				warns = append(warns, provider.WarnCode(provider.CodeSettingRefused, s.name,
+					"model %s refuses %s while it thinks: left out", t.Name, s.name))
+				s.clear(edit())
+			}
+		}
+	}
+	if c != nil {
+		return c, warns
+	}
+	return r, warns
 }
