@@ -3,6 +3,8 @@ package provider
 import (
 	"math"
 	"slices"
+
+	"github.com/convo-go/convo"
 )
 
 // Model is what a request's conversion needs to know about the target
@@ -141,4 +143,38 @@ func (m *Model) Budget(b int64) (int64, bool) {
 func (r *Request) Thinks() bool {
 	rs := r.Reasoning
 	return rs != nil && rs.Effort != EffortNone && (rs.Effort != "" || rs.Budget != 0)
+}
+
+// OutputCallsAsText turns the calls of OutputTool in a reply back into
+// what the caller asked for, the reply's text: each becomes a text part
+// holding its arguments (the structured answer), and a turn that ended to
+// run tools ends as finished when no other call is left. It reports
+// whether it changed m. Reply readers of the formats that send OutputTool
+// call it; m is changed in place, its parts slice copied first.
+func OutputCallsAsText(m *convo.Message) bool {
+	changed, calls := false, false
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if p.Type != convo.TypeToolCall || p.Server != "" {
+			continue
+		}
+		if p.Name != OutputTool {
+			calls = true
+			continue
+		}
+		if !changed {
+			m.Parts = slices.Clone(m.Parts)
+			p = &m.Parts[i]
+			changed = true
+		}
+		text := string(p.Args)
+		if p.Args == nil {
+			text = p.ArgsRaw
+		}
+		*p = convo.Text(text)
+	}
+	if changed && !calls && m.Finish == convo.FinishToolUse {
+		m.Finish = convo.FinishStop
+	}
+	return changed
 }

@@ -658,9 +658,12 @@ func (f *Format) writeSetting(e *ReqEnc, s *Setting) error {
 			return nil
 		}
 	}
-	// The target decides how the fields are written: the request as read
-	// is compared as written for the same target.
-	z := provider.Request{Target: e.R.Target}
+	// The request as read is compared with the request as it is, both
+	// written for the same target with the same other settings (a
+	// thinking budget depends on max_tokens): only the fields this member
+	// and the members sharing them carry come from what was read.
+	z := *e.R
+	clearFields(&z, f.siblings(e, s, nil))
 	if err := s.Dec(&ReqDec{R: &z}, raw); err != nil {
 		return fmt.Errorf("native.%s.%s: %w", f.Provider, s.Key, err)
 	}
@@ -682,8 +685,10 @@ func (f *Format) writeSetting(e *ReqEnc, s *Setting) error {
 // siblings decodes into z the members, kept as they were read, of the
 // other settings that carry a field s carries (Anthropic's thinking and
 // output_config both say how the model thinks), so that s is compared
-// with what the request said as a whole.
-func (f *Format) siblings(e *ReqEnc, s *Setting, z *provider.Request) {
+// with what the request said as a whole. It returns the fields s and
+// those members carry; with z nil it only returns them.
+func (f *Format) siblings(e *ReqEnc, s *Setting, z *provider.Request) Field {
+	fields := s.Fields
 	for i := range f.Settings {
 		o := &f.Settings[i]
 		if o.Key == s.Key || o.Fields&s.Fields == 0 {
@@ -695,7 +700,32 @@ func (f *Format) siblings(e *ReqEnc, s *Setting, z *provider.Request) {
 				continue
 			}
 		}
-		_ = o.Dec(&ReqDec{R: z}, raw) // an error shows as a difference
+		fields |= o.Fields
+		if z != nil {
+			_ = o.Dec(&ReqDec{R: z}, raw) // an error shows as a difference
+		}
+	}
+	return fields
+}
+
+// clearFields unsets the fields of r in mask, for a Setting's Dec to set
+// them anew.
+func clearFields(r *provider.Request, mask Field) {
+	clear := map[Field]func(){
+		FModel: func() { r.Model = "" }, FTools: func() { r.Tools = nil },
+		FToolChoice: func() { r.ToolChoice = provider.ToolChoice{} }, FParallel: func() { r.ParallelToolCalls = nil },
+		FOutput: func() { r.Output = provider.Output{} }, FMaxTokens: func() { r.MaxTokens = 0 },
+		FTemperature: func() { r.Temperature = nil }, FTopP: func() { r.TopP = nil }, FTopK: func() { r.TopK = nil },
+		FPresence: func() { r.PresencePenalty = nil }, FFrequency: func() { r.FrequencyPenalty = nil },
+		FSeed: func() { r.Seed = nil }, FStop: func() { r.Stop = nil }, FReasoning: func() { r.Reasoning = nil },
+		FCacheKey: func() { r.CacheKey = "" }, FStream: func() { r.Stream = false },
+		FStreamUsage: func() { r.StreamUsage = false }, FUser: func() { r.User = "" },
+		FMetadata: func() { r.Metadata = nil }, FCandidates: func() { r.Candidates = 0 },
+	}
+	for b := Field(1); b < fieldEnd; b <<= 1 {
+		if mask&b != 0 {
+			clear[b]()
+		}
 	}
 }
 
