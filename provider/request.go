@@ -134,6 +134,12 @@ const (
 type ToolChoice struct {
 	Mode ToolChoiceMode `json:"mode,omitempty"`
 	Name string         `json:"name,omitempty"` // the tool, for ToolChoiceTool
+	// Allowed, for ToolChoiceAuto and ToolChoiceRequired, narrows the
+	// tools the model may call to these, by name, while every tool stays
+	// in the request (and in the prompt cache): OpenAI's allowed_tools,
+	// Gemini's allowedFunctionNames. Empty means every tool. A format
+	// without it sends every tool with a warning (CodeSettingDropped).
+	Allowed []string `json:"allowed,omitempty"`
 }
 
 // OutputType is the form of a reply.

@@ -509,6 +509,10 @@ type Format struct {
 	// Prefix, when set, is written before the history's members (the
 	// model, by convention first).
 	Prefix []string
+	// AllowedTools means the format's tool choice carries
+	// ToolChoice.Allowed; without it a request's allowed tools are left
+	// out with a warning, every tool offered.
+	AllowedTools bool
 }
 
 func (f *Format) setting(key string) *Setting {
@@ -558,6 +562,13 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "parallel_tool_calls", "no tools: left out"))
 		}
 		c.ToolChoice, c.ParallelToolCalls = provider.ToolChoice{}, nil
+		r = &c
+	}
+	if len(r.ToolChoice.Allowed) > 0 && !f.AllowedTools {
+		c := *r
+		c.ToolChoice.Allowed = nil
+		warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice.allowed",
+			"%s cannot narrow the tools the model may call: every tool offered", f.Name))
 		r = &c
 	}
 	r, warns = forTarget(r, warns)
