@@ -298,8 +298,8 @@ func (p *preparer) trimPrefill(h convo.History, from []int) (convo.History, []in
 			break // reasoning (signed or not), calls and media stay as they are
 		}
 		trimmed := strings.TrimRightFunc(last.Text, unicode.IsSpace)
-		if trimmed == last.Text {
-			break
+		if trimmed == last.Text && trimmed != "" {
+			break // an empty text goes too: it would leave the text before it last
 		}
 		l := at(from[n])
 		if from[n] >= 0 && len(p.h[from[n]].Parts) == len(m.Parts) {

@@ -550,28 +550,7 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 	if err != nil {
 		return nil, nil, err
 	}
-	var warns []provider.Warning
-	if len(r.Tools) == 0 && (r.ToolChoice.Mode != "" || r.ParallelToolCalls != nil) {
-		// The APIs refuse a tool choice without tools; without tools there
-		// is nothing to choose.
-		c := *r
-		if c.ToolChoice.Mode != "" {
-			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice", "no tools to choose from: left out"))
-		}
-		if c.ParallelToolCalls != nil {
-			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "parallel_tool_calls", "no tools: left out"))
-		}
-		c.ToolChoice, c.ParallelToolCalls = provider.ToolChoice{}, nil
-		r = &c
-	}
-	if len(r.ToolChoice.Allowed) > 0 && !f.AllowedTools {
-		c := *r
-		c.ToolChoice.Allowed = nil
-		warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice.allowed",
-			"%s cannot narrow the tools the model may call: every tool offered", f.Name))
-		r = &c
-	}
-	r, warns = forTarget(r, warns)
+	r, warns := f.settle(r)
 	e := &ReqEnc{R: r, Own: own, Target: f.Name, Provider: f.Provider}
 	e.O = NewObj(slices.Grow(dst, settingsSize(r, f.Provider)))
 	var carried Field
@@ -629,6 +608,36 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 		return nil, warns, err
 	}
 	return e.O.Close(), warns, nil
+}
+
+// settle applies the rules every format shares before its settings are
+// written: no tool choice without tools, allowed tools only where the
+// format has them, and the target model's (forTarget). r is copied, never
+// changed, when a rule applies.
+func (f *Format) settle(r *provider.Request) (*provider.Request, []provider.Warning) {
+	var warns []provider.Warning
+	if len(r.Tools) == 0 && (r.ToolChoice.Mode != "" || r.ParallelToolCalls != nil) {
+		// The APIs refuse a tool choice without tools; without tools there
+		// is nothing to choose.
+		c := *r
+		if c.ToolChoice.Mode != "" {
+			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice", "no tools to choose from: left out"))
+		}
+		if c.ParallelToolCalls != nil {
+			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "parallel_tool_calls", "no tools: left out"))
+		}
+		c.ToolChoice, c.ParallelToolCalls = provider.ToolChoice{}, nil
+		r = &c
+	}
+	if len(r.ToolChoice.Allowed) > 0 && !f.AllowedTools {
+		c := *r
+		c.ToolChoice.Allowed = nil
+		warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice.allowed",
+			"%s cannot narrow the tools the model may call: every tool offered", f.Name))
+		r = &c
+	}
+	r, warns = forTarget(r, warns)
+	return r, warns
 }
 
 // warnDropped warns about every field set in e.R that no member of the
