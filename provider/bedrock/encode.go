@@ -130,8 +130,11 @@ func precheck(h convo.History, opts provider.Options) ([]provider.Warning, error
 				continue
 			}
 			if blankText(p) {
-				warns = append(warns, provider.WarnCode(provider.CodeTextTrimmed, place{i, j, -1}.String(),
-					"blank text left out: Bedrock refuses a text block of white space only"))
+				if p.Native[ProviderID] != nil {
+					// The shared rules leave out the others, warning.
+					warns = append(warns, provider.WarnCode(provider.CodeTextTrimmed, place{i, j, -1}.String(),
+						"blank text left out: Bedrock refuses a text block of white space only"))
+				}
 				continue
 			}
 			path := place{i, j, -1}

@@ -120,7 +120,7 @@ func TestBlankText(t *testing.T) {
 	for _, w := range warns {
 		got = append(got, string(w.Code)+" "+w.Path)
 	}
-	wantW := []string{"text-trimmed messages[0].parts[0]", "text-trimmed messages[2].parts[1]",
+	wantW := []string{"text-trimmed messages[0].parts[0]", "message-dropped messages[0]", "text-trimmed messages[2].parts[1]",
 		"text-trimmed messages[3].parts[0]", "message-dropped messages[3]"}
 	if !reflect.DeepEqual(got, wantW) {
 		t.Errorf("warnings %v\nwant %v", got, wantW)
@@ -138,5 +138,19 @@ func TestReplyOutputTool(t *testing.T) {
 	}
 	if len(m.Parts) != 1 || m.Parts[0].Type != convo.TypeText || m.Parts[0].Text != `{"a":1}` || m.Finish != convo.FinishStop {
 		t.Errorf("got %+v, finish %q", m.Parts, m.Finish)
+	}
+}
+
+// Blank text is left out before the prefill rule looks at the end of the
+// conversation: an assistant message it leaves last is trimmed too.
+func TestBlankTextThenPrefill(t *testing.T) {
+	h := convo.History{convo.User("hi"), convo.Assistant("ok\t"), convo.User(" ")}
+	body, _, err := converse{}.Encode(h, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"messages":[{"role":"user","content":[{"text":"hi"}]},{"role":"assistant","content":[{"text":"ok"}]}]}`
+	if !sameJSON(body, []byte(want)) {
+		t.Errorf("got %s\nwant %s", body, want)
 	}
 }
