@@ -728,23 +728,26 @@ func (f *Format) siblings(e *ReqEnc, s *Setting, z *provider.Request) Field {
 	return fields
 }
 
+// clearers unset each field of a Request, in Field order.
+var clearers = [...]func(r *provider.Request){
+	func(r *provider.Request) { r.Model = "" }, func(r *provider.Request) { r.Tools = nil },
+	func(r *provider.Request) { r.ToolChoice = provider.ToolChoice{} }, func(r *provider.Request) { r.ParallelToolCalls = nil },
+	func(r *provider.Request) { r.Output = provider.Output{} }, func(r *provider.Request) { r.MaxTokens = 0 },
+	func(r *provider.Request) { r.Temperature = nil }, func(r *provider.Request) { r.TopP = nil },
+	func(r *provider.Request) { r.TopK = nil }, func(r *provider.Request) { r.PresencePenalty = nil },
+	func(r *provider.Request) { r.FrequencyPenalty = nil }, func(r *provider.Request) { r.Seed = nil },
+	func(r *provider.Request) { r.Stop = nil }, func(r *provider.Request) { r.Reasoning = nil },
+	func(r *provider.Request) { r.CacheKey = "" }, func(r *provider.Request) { r.Stream = false },
+	func(r *provider.Request) { r.StreamUsage = false }, func(r *provider.Request) { r.User = "" },
+	func(r *provider.Request) { r.Metadata = nil }, func(r *provider.Request) { r.Candidates = 0 },
+}
+
 // clearFields unsets the fields of r in mask, for a Setting's Dec to set
 // them anew.
 func clearFields(r *provider.Request, mask Field) {
-	clear := map[Field]func(){
-		FModel: func() { r.Model = "" }, FTools: func() { r.Tools = nil },
-		FToolChoice: func() { r.ToolChoice = provider.ToolChoice{} }, FParallel: func() { r.ParallelToolCalls = nil },
-		FOutput: func() { r.Output = provider.Output{} }, FMaxTokens: func() { r.MaxTokens = 0 },
-		FTemperature: func() { r.Temperature = nil }, FTopP: func() { r.TopP = nil }, FTopK: func() { r.TopK = nil },
-		FPresence: func() { r.PresencePenalty = nil }, FFrequency: func() { r.FrequencyPenalty = nil },
-		FSeed: func() { r.Seed = nil }, FStop: func() { r.Stop = nil }, FReasoning: func() { r.Reasoning = nil },
-		FCacheKey: func() { r.CacheKey = "" }, FStream: func() { r.Stream = false },
-		FStreamUsage: func() { r.StreamUsage = false }, FUser: func() { r.User = "" },
-		FMetadata: func() { r.Metadata = nil }, FCandidates: func() { r.Candidates = 0 },
-	}
-	for b := Field(1); b < fieldEnd; b <<= 1 {
-		if mask&b != 0 {
-			clear[b]()
+	for i, clear := range clearers {
+		if mask&(1<<i) != 0 {
+			clear(r)
 		}
 	}
 }
