@@ -46,6 +46,12 @@ type Target struct {
 	// calls go right after their assistant message, and the approvals are
 	// left out with a warning; a pending request is never sent.
 	Approvals bool
+	// Blank is the provider's rule when it refuses text of white space
+	// only (Bedrock); Prepare leaves such text out with a warning naming it
+	// (CodeTextTrimmed), before the Prefill rule looks at what ends the
+	// conversation. Text with citations or the target's own native members
+	// is the codec's to judge. Empty when the target takes it.
+	Blank string
 	// ServerTools means the wire format carries the calls and results of
 	// tools its provider ran itself (Anthropic server_tool_use, OpenAI
 	// Responses web_search_call, …): those of Provider are kept whole.
@@ -307,8 +313,8 @@ func (p *preparer) trimPrefill(h convo.History, from []int) (convo.History, []in
 			break // reasoning (signed or not), calls and media stay as they are
 		}
 		trimmed := strings.TrimRightFunc(last.Text, unicode.IsSpace)
-		if trimmed == last.Text {
-			break
+		if trimmed == last.Text && trimmed != "" {
+			break // an empty text goes too: it would leave the text before it last
 		}
 		l := at(from[n])
 		if from[n] >= 0 && len(p.h[from[n]].Parts) == len(m.Parts) {
@@ -391,7 +397,7 @@ func (p *preparer) parts(l loc, ps []convo.Part, inResult bool) ([]convo.Part, e
 // the call for them, as copying every part in and out of it (a Part is
 // half a kilobyte) cost more than the rest of the look at a long history.
 func (p *preparer) plain(q *convo.Part) bool {
-	if q.Raw != nil || !q.Type.Known() || q.Server != "" || q.Type.IsMedia() {
+	if q.Raw != nil || !q.Type.Known() || q.Server != "" || q.Type.IsMedia() || p.blank(q) {
 		return false
 	}
 	switch q.Type {
@@ -420,8 +426,18 @@ func samePart(a, b convo.Part) bool {
 		len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
 }
 
+// blank reports whether q is text the target refuses as white space only
+// (Target.Blank).
+func (p *preparer) blank(q *convo.Part) bool {
+	return p.t.Blank != "" && (q.Type == convo.TypeText || q.Type == convo.TypeRefusal) && q.Raw == nil &&
+		len(q.Citations) == 0 && q.Native[p.t.Provider] == nil && strings.TrimSpace(q.Text) == ""
+}
+
 func (p *preparer) part(path loc, part convo.Part, inResult bool) (convo.Part, bool, error) {
 	switch {
+	case p.blank(&part):
+		p.warnc(CodeTextTrimmed, path, "blank text left out: %s", p.t.Blank)
+		return part, false, nil
 	case part.Raw != nil || !part.Type.Known():
 		if _, ok := OpaqueBlock(p.t.Provider, part); ok {
 			return part, true, nil // the target's own block: its codec sends it back

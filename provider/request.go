@@ -27,6 +27,12 @@ type Request struct {
 	// take the model in the URL, not the body: their codecs leave it out and
 	// the sender (package provider/send) puts it in the URL.
 	Model string `json:"model,omitempty"`
+	// Target describes the model the request is encoded for: how it
+	// thinks, its maximum output, what it refuses and supports. The caller
+	// fills it (from a model catalogue) before EncodeRequest; decoding
+	// leaves it zero, which means unknown, and encoders then follow only
+	// what the request itself says. It is not part of the request body.
+	Target Model `json:"-"`
 	// History is the conversation: system prompt, turns, tool calls and
 	// results.
 	History convo.History `json:"messages,omitempty"`
@@ -128,6 +134,12 @@ const (
 type ToolChoice struct {
 	Mode ToolChoiceMode `json:"mode,omitempty"`
 	Name string         `json:"name,omitempty"` // the tool, for ToolChoiceTool
+	// Allowed, for ToolChoiceAuto and ToolChoiceRequired, narrows the
+	// tools the model may call to these, by name, while every tool stays
+	// in the request (and in the prompt cache): OpenAI's allowed_tools,
+	// Gemini's allowedFunctionNames. Empty means every tool. A format
+	// without it sends every tool with a warning (CodeSettingDropped).
+	Allowed []string `json:"allowed,omitempty"`
 }
 
 // OutputType is the form of a reply.

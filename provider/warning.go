@@ -16,6 +16,10 @@ const (
 	// CodeSettingDropped: a request setting the target has no member for
 	// (top_k for OpenAI, seed for Anthropic) was left out.
 	CodeSettingDropped Code = "setting-dropped"
+	// CodeSettingRefused: a setting the target model refuses in this
+	// request (temperature while it thinks, per Request.Target) was left
+	// out.
+	CodeSettingRefused Code = "setting-refused"
 	// CodeCandidatesDropped: a request for several candidate replies
 	// (Request.Candidates > 1) was left out for a target that returns one
 	// reply per request: the target's answer is one of them.

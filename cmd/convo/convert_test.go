@@ -131,3 +131,16 @@ func TestConvertCandidates(t *testing.T) {
 		t.Errorf("--strict: exit %d, want 1", code)
 	}
 }
+
+// --model sets a converted whole request's model: it names the target.
+func TestConvertRequestModel(t *testing.T) {
+	in := `{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`
+	out, errs, code := runCLI(t, in, "convert", "--from", "anthropic", "--to", "openai-chat", "--model", "gpt-5")
+	if code != 0 || !strings.Contains(out, `"model":"gpt-5"`) {
+		t.Fatalf("code %d\n%s\n%s", code, out, errs)
+	}
+	out, _, code = runCLI(t, in, "convert", "--from", "anthropic", "--to", "openai-chat")
+	if code != 0 || !strings.Contains(out, `"model":"claude-sonnet-4-5"`) {
+		t.Fatalf("without --model: code %d\n%s", code, out)
+	}
+}

@@ -94,7 +94,7 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 		return gatewayConfig{}, err
 	}
 	if _, _, err := e.loadModels(*models, false); err != nil {
-		return err
+		return gatewayConfig{}, usageError{err.Error()}
 	}
 	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent, retention: *retention, sweepEvery: *sweepEvery}
 	var err error

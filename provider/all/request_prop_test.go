@@ -3,6 +3,7 @@ package all
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,6 +144,9 @@ func TestRequestNothingSilentlyLost(t *testing.T) {
 				}
 				if f.Name() == "anthropic" && r.ToolChoice.Mode == "" && r.ParallelToolCalls != nil && back.ToolChoice.Mode == provider.ToolChoiceAuto {
 					back.ToolChoice.Mode = "" // disable_parallel_tool_use goes in a tool_choice of Anthropic's default type, auto
+				}
+				if f.Name() == "gemini" && r.ToolChoice.Mode == "" && back.ToolChoice.Mode == provider.ToolChoiceAuto && slices.ContainsFunc(r.Tools, func(t provider.Tool) bool { return t.Strict }) {
+					back.ToolChoice.Mode = "" // strict tools go as mode VALIDATED, which is auto with schemas kept
 				}
 				check("tool_choice", r.ToolChoice, back.ToolChoice)
 				check("parallel_tool_calls", r.ParallelToolCalls, back.ParallelToolCalls)

@@ -174,6 +174,9 @@ func (h *head) finish(parts []convo.Part) (convo.Message, error) {
 		}
 		m.Finish = finishOf(reason)
 	}
+	// A structured answer from a model without structured output came as
+	// a call of the output tool convo added to the request.
+	provider.OutputCallsAsText(&m)
 	if h.hasUsage {
 		u, rest, err := usageOf(h.usage)
 		if err != nil {

@@ -36,7 +36,8 @@ var request = &wire.Format{
 		{Key: "tools", Fields: wire.FTools, Enc: toolsEnc, Dec: toolsDec},
 		{Key: "tool_choice", Fields: wire.FToolChoice | wire.FParallel, Enc: toolChoiceEnc, Dec: toolChoiceDec},
 		{Key: "thinking", Fields: wire.FReasoning, Enc: thinkingEnc, Dec: thinkingDec},
-		{Key: "output_format", Fields: wire.FOutput, Enc: outputEnc, Dec: outputDec},
+		{Key: "output_config", Fields: wire.FOutput | wire.FReasoning, Enc: outputConfigEnc, Dec: outputConfigDec},
+		{Key: "output_format", Fields: wire.FOutput, Enc: outputFormatEnc, Dec: outputDec},
 		wire.BoolSetting("stream", wire.FStream, func(r *provider.Request) *bool { return &r.Stream }),
 		{Key: "metadata", Fields: wire.FUser | wire.FMetadata, Enc: metadataEnc, Dec: metadataDec},
 	},
@@ -65,10 +66,16 @@ func (messages) DecodeRequest(body []byte, opts provider.Options) (*provider.Req
 }
 
 func maxTokensEnc(e *wire.ReqEnc) error {
-	n := e.R.MaxTokens
-	if n == 0 {
-		n = DefaultMaxTokens
+	pl := planThinking(e.R, nil)
+	n, budget := pl.maxTokens(e.R)
+	switch {
+	case e.R.MaxTokens != 0:
+	case n == DefaultMaxTokens:
 		e.Warn(provider.CodeSettingMapped, "max_tokens", "anthropic requires max_tokens: %d sent", n)
+	case int(n) == e.R.Target.MaxOutput:
+		e.Warn(provider.CodeSettingMapped, "max_tokens", "anthropic requires max_tokens: the maximum output of %s, %d, sent", e.R.Target.Name, n)
+	default:
+		e.Warn(provider.CodeSettingMapped, "max_tokens", "anthropic requires max_tokens above the thinking budget (%d): %d sent", budget, n)
 	}
 	e.O.Int("max_tokens", n)
 	return nil
@@ -84,7 +91,7 @@ func maxTokensDec(d *wire.ReqDec, v []byte) error {
 }
 
 func toolsEnc(e *wire.ReqEnc) error {
-	if len(e.R.Tools) == 0 {
+	if len(e.R.Tools) == 0 && !outputTool(e.R) {
 		return nil
 	}
 	e.O.Key("tools")
@@ -112,7 +119,48 @@ func toolsEnc(e *wire.ReqEnc) error {
 		}
 		return o.Close(), nil
 	})
+	if err != nil || !outputTool(e.R) {
+		return err
+	}
+	e.O.Buf, err = appendOutputTool(e, e.O.Buf)
 	return err
+}
+
+// outputTool reports whether r's JSON Schema output goes as the tool
+// provider.OutputTool: to a model known to lack structured output.
+func outputTool(r *provider.Request) bool {
+	return r.Output.Type == provider.OutputJSONSchema && !nativeOutput(r)
+}
+
+// appendOutputTool adds provider.OutputTool to the tools array that ends
+// b: the output schema as its input_schema. The reply readers read its
+// call back as the reply's text.
+func appendOutputTool(e *wire.ReqEnc, b []byte) ([]byte, error) {
+	out := e.R.Output
+	for i := range e.R.Tools {
+		if e.R.Tools[i].Name == provider.OutputTool {
+			return nil, fmt.Errorf("tools[%d]: the name %q is taken by the structured output of a model without it", i, provider.OutputTool)
+		}
+	}
+	b = b[:len(b)-1] // the array's ']'
+	if b[len(b)-1] != '[' {
+		b = append(b, ',')
+	}
+	o := wire.NewObj(b)
+	o.Str("name", provider.OutputTool)
+	desc := out.Description
+	if desc == "" {
+		desc = "Give your final answer by calling this tool once, with the answer as its input."
+	}
+	o.Str("description", desc)
+	schema := out.Schema
+	if schema == nil {
+		schema = []byte(`{"type":"object"}`)
+	}
+	o.Raw("input_schema", schema)
+	e.Warn(provider.CodeSettingMapped, "output", "%s has no native structured output: the schema is sent as the tool %q, whose call is read back as the reply's text",
+		e.R.Target.Name, provider.OutputTool)
+	return append(o.Close(), ']'), nil
 }
 
 func appendCacheControl(b []byte, c *convo.Cache) []byte {
@@ -192,11 +240,19 @@ func readCacheControl(v []byte) (*convo.Cache, bool) {
 
 func toolChoiceEnc(e *wire.ReqEnc) error {
 	c, par := e.R.ToolChoice, e.R.ParallelToolCalls
-	if c.Mode == "" && par == nil {
+	if c.Mode == "" && par == nil && !outputTool(e.R) {
 		return nil
 	}
 	e.O.Key("tool_choice")
 	o := wire.NewObj(e.O.Buf)
+	if outputTool(e.R) {
+		outputChoice(e, o)
+		if par != nil {
+			o.Bool("disable_parallel_tool_use", !*par)
+		}
+		e.O.Buf = o.Close()
+		return nil
+	}
 	switch c.Mode {
 	case "", provider.ToolChoiceAuto:
 		o.Str("type", "auto")
@@ -215,6 +271,31 @@ func toolChoiceEnc(e *wire.ReqEnc) error {
 	}
 	e.O.Buf = o.Close()
 	return nil
+}
+
+// outputChoice writes the tool choice that makes the model answer with
+// provider.OutputTool: that tool, when the request has no tools of its own
+// to call first (or forbids them); any tool, when it has; the model's
+// choice while it thinks, which the API takes with no other.
+func outputChoice(e *wire.ReqEnc, o *wire.Obj) {
+	r := e.R
+	own := false
+	for i := range r.Tools {
+		own = own || r.Tools[i].Type == ""
+	}
+	switch pl := planThinking(r, nil); {
+	case pl.typ == "enabled" || pl.typ == "adaptive":
+		o.Str("type", "auto")
+		e.Warn(provider.CodeSettingMapped, "output", "anthropic forces no tool while thinking: the model is asked, not made, to answer with %q", provider.OutputTool)
+	case !own || r.ToolChoice.Mode == provider.ToolChoiceNone:
+		o.Str("type", "tool")
+		o.Str("name", provider.OutputTool)
+	case r.ToolChoice.Mode == provider.ToolChoiceTool:
+		o.Str("type", "tool")
+		o.Str("name", r.ToolChoice.Name)
+	default:
+		o.Str("type", "any")
+	}
 }
 
 func toolChoiceDec(d *wire.ReqDec, v []byte) error {
@@ -251,45 +332,159 @@ func toolChoiceDec(d *wire.ReqDec, v []byte) error {
 	return err
 }
 
-func thinkingEnc(e *wire.ReqEnc) error {
-	rs := e.R.Reasoning
+// thinkPlan is how a request's reasoning is sent: the thinking member's
+// type ("" for none, "enabled", "disabled", "adaptive"), the budget for
+// "enabled" and the effort (output_config.effort) for "adaptive".
+type thinkPlan struct {
+	typ    string
+	budget int64
+	effort provider.Effort
+	mapped bool // the budget stands for an effort: convo chose it
+}
+
+// anthropicEfforts are the efforts output_config.effort takes, lowest
+// first, for a target that lists none.
+var anthropicEfforts = provider.Model{Efforts: []string{"low", "medium", "high", "xhigh", "max"}}
+
+// warnFn adds a warning; planThinking's callers pass nil for the parts
+// of the plan whose warnings another member gives.
+type warnFn func(code provider.Code, path, format string, args ...any)
+
+// planThinking decides how r's reasoning is sent to r.Target: adaptive
+// thinking with an effort where the model has it, a budget otherwise (by
+// the reasoning table, within the model's bounds). warn, when not nil,
+// receives what was mapped or left out.
+func planThinking(r *provider.Request, warn warnFn) thinkPlan {
+	if warn == nil {
+		warn = func(provider.Code, string, string, ...any) {}
+	}
+	rs, t := r.Reasoning, &r.Target
 	if rs == nil {
-		return nil
+		return thinkPlan{}
 	}
 	switch s := rs.Summary; s {
 	case "", "auto":
 	default:
-		e.Warn(provider.CodeSettingDropped, "reasoning.summary", "anthropic has no choice of reasoning summary %q: left out", s)
+		warn(provider.CodeSettingDropped, "reasoning.summary", "anthropic has no choice of reasoning summary %q: left out", s)
 	}
-	if rs.Effort == provider.EffortNone || (rs.Effort == "" && rs.Budget == 0) {
-		if rs.Effort == provider.EffortNone {
-			e.O.Raw("thinking", []byte(`{"type":"disabled"}`))
+	if !r.Thinks() {
+		if rs.Effort == provider.EffortNone && t.Thinking != provider.ThinkingAdaptive {
+			// Adaptive models think only when asked: no member is "off"
+			// (and the newest refuse "disabled").
+			return thinkPlan{typ: "disabled"}
 		}
-		return nil
+		return thinkPlan{}
 	}
-	budget := rs.Budget
+	if t.Thinking == provider.ThinkingAdaptive {
+		return adaptivePlan(rs, t, warn)
+	}
+	budget, mapped := rs.Budget, false
 	switch {
 	case budget == 0 || budget == -1:
+		mapped = true
 		eff := rs.Effort
 		if eff == "" {
 			eff = provider.EffortMedium
 		}
 		budget = provider.BudgetFor(eff)
 		if budget < 0 {
-			return fmt.Errorf("reasoning effort %q has no budget in the reasoning table", rs.Effort)
+			budget = provider.BudgetFor(provider.EffortMedium)
 		}
-		e.Warn(provider.CodeSettingMapped, "reasoning", "anthropic takes a thinking budget: effort %q sent as %d tokens", eff, max(budget, minBudget))
+		warn(provider.CodeSettingMapped, "reasoning", "anthropic takes a thinking budget: effort %q sent as %d tokens", eff, max(budget, minBudget))
 	case rs.Effort != "":
-		e.Warn(provider.CodeSettingDropped, "reasoning.effort", "anthropic takes the budget, not an effort as well: %q left out", rs.Effort)
+		warn(provider.CodeSettingDropped, "reasoning.effort", "anthropic takes the budget, not an effort as well: %q left out", rs.Effort)
+	}
+	if b, changed := t.Budget(budget); changed {
+		warn(provider.CodeSettingMapped, "reasoning.budget", "%s takes %d to %d thinking tokens: %d sent as %d", t.Name, t.MinBudget, t.MaxBudget, budget, b)
+		budget = b
 	}
 	if budget < minBudget {
-		e.Warn(provider.CodeSettingMapped, "reasoning.budget", "anthropic takes at least %d thinking tokens: %d raised", minBudget, budget)
+		warn(provider.CodeSettingMapped, "reasoning.budget", "anthropic takes at least %d thinking tokens: %d raised", minBudget, budget)
 		budget = minBudget
 	}
-	e.O.Key("thinking")
-	e.O.Buf = append(e.O.Buf, `{"type":"enabled","budget_tokens":`...)
-	e.O.Buf = append(strconv.AppendInt(e.O.Buf, budget, 10), '}')
+	return thinkPlan{typ: "enabled", budget: budget, mapped: mapped}
+}
+
+// adaptivePlan is the plan for a model with adaptive thinking: the effort
+// as it is when the model takes it, the nearest it takes otherwise, and a
+// budget as the effort the reasoning table gives it.
+func adaptivePlan(rs *provider.Reasoning, t *provider.Model, warn warnFn) thinkPlan {
+	eff := rs.Effort
+	if eff == "" && rs.Budget > 0 {
+		eff = provider.EffortFor(rs.Budget)
+		warn(provider.CodeSettingMapped, "reasoning.budget", "%s thinks adaptively with an effort: %d tokens sent as effort %q", t.Name, rs.Budget, eff)
+	} else if rs.Budget > 0 {
+		warn(provider.CodeSettingDropped, "reasoning.budget", "%s thinks adaptively with an effort, not a budget: %d tokens left out", t.Name, rs.Budget)
+	}
+	if eff == "" {
+		return thinkPlan{typ: "adaptive"} // the model's default effort
+	}
+	efforts := t
+	if len(efforts.Efforts) == 0 {
+		efforts = &anthropicEfforts
+	}
+	if e, changed := efforts.Effort(eff); changed {
+		warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes no effort %q: %q sent", t.Name, eff, e)
+		eff = e
+	}
+	return thinkPlan{typ: "adaptive", effort: eff}
+}
+
+// maxTokens returns the max_tokens to send and the thinking budget to send
+// with it: the request's own, else the model's maximum output, else
+// DefaultMaxTokens; raised above a thinking budget the request did not
+// bound (the API refuses a budget_tokens not below max_tokens), or a
+// budget convo chose for an effort lowered below a max_tokens the request
+// set. A budget the request set itself is the caller's (interleaved
+// thinking takes one above max_tokens).
+func (pl thinkPlan) maxTokens(r *provider.Request) (n, budget int64) {
+	n, budget = r.MaxTokens, pl.budget
+	if n == 0 {
+		n = int64(r.Target.MaxOutput)
+		if n == 0 {
+			n = DefaultMaxTokens
+		}
+		if pl.typ == "enabled" && budget >= n {
+			n = budget + DefaultMaxTokens
+			if r.Target.MaxOutput > 0 {
+				n = min(n, int64(r.Target.MaxOutput))
+			}
+		}
+	}
+	if pl.typ == "enabled" && pl.mapped && budget >= n && n-1 >= minBudget {
+		budget = n - 1
+	}
+	return n, budget
+}
+
+func thinkingEnc(e *wire.ReqEnc) error {
+	if e.R.Reasoning == nil || readEffortOnly(e) {
+		return nil
+	}
+	pl := planThinking(e.R, e.Warn)
+	switch pl.typ {
+	case "disabled":
+		e.O.Raw("thinking", []byte(`{"type":"disabled"}`))
+	case "adaptive":
+		e.O.Raw("thinking", []byte(`{"type":"adaptive"}`))
+	case "enabled":
+		_, budget := pl.maxTokens(e.R)
+		if budget != pl.budget {
+			e.Warn(provider.CodeSettingMapped, "reasoning.budget", "anthropic takes a thinking budget below max_tokens: %d lowered to %d", pl.budget, budget)
+		}
+		e.O.Key("thinking")
+		e.O.Buf = append(e.O.Buf, `{"type":"enabled","budget_tokens":`...)
+		e.O.Buf = append(strconv.AppendInt(e.O.Buf, budget, 10), '}')
+	}
 	return nil
+}
+
+// readEffortOnly reports whether the request was read from Anthropic with
+// an output_config effort and no thinking member: an effort on the whole
+// reply (Claude Opus 4.5), which turns no thinking on.
+func readEffortOnly(e *wire.ReqEnc) bool {
+	rs := e.R.Reasoning
+	return rs.Budget == 0 && rs.Effort != "" && e.Spelled("output_config") && !e.Spelled("thinking")
 }
 
 func thinkingDec(d *wire.ReqDec, v []byte) error {
@@ -312,9 +507,13 @@ func thinkingDec(d *wire.ReqDec, v []byte) error {
 		}
 		return true, err
 	})
+	// output_config.effort may have been read already: the reasoning is
+	// completed, not replaced.
 	switch typ {
 	case "enabled":
-		r.Reasoning = &provider.Reasoning{Budget: budget}
+		reasoningOf(r).Budget = budget
+	case "adaptive":
+		reasoningOf(r).Budget = -1 // the model decides
 	case "disabled":
 		r.Reasoning = &provider.Reasoning{Effort: provider.EffortNone}
 	default:
@@ -323,25 +522,93 @@ func thinkingDec(d *wire.ReqDec, v []byte) error {
 	return err
 }
 
-func outputEnc(e *wire.ReqEnc) error {
-	o := e.R.Output
-	switch o.Type {
+func reasoningOf(r *provider.Request) *provider.Reasoning {
+	if r.Reasoning == nil {
+		r.Reasoning = &provider.Reasoning{}
+	}
+	return r.Reasoning
+}
+
+// nativeOutput reports whether r's JSON Schema output goes as Anthropic's
+// own structured output: for every model not known to lack it.
+func nativeOutput(r *provider.Request) bool {
+	return !r.Target.Known() || r.Target.StructuredOutput
+}
+
+// outputConfigEnc writes output_config: the effort of adaptive thinking
+// and the reply's JSON Schema (format), unless the request was read with
+// the older output_format member, which is then written instead.
+func outputConfigEnc(e *wire.ReqEnc) error {
+	r := e.R
+	o := wire.NewObj(nil)
+	if r.Reasoning != nil {
+		pl := planThinking(r, nil)
+		switch {
+		case pl.effort != "":
+			o.Str("effort", string(pl.effort))
+		case readEffortOnly(e):
+			o.Str("effort", string(r.Reasoning.Effort))
+		}
+	}
+	if !e.Spelled("output_format") {
+		if err := formatEnc(e, o, "format"); err != nil {
+			return err
+		}
+	}
+	if len(o.Buf) > 1 {
+		e.O.Raw("output_config", o.Close())
+	}
+	return nil
+}
+
+// outputFormatEnc writes the older output_format member, for a request
+// read with it.
+func outputFormatEnc(e *wire.ReqEnc) error {
+	if !e.Spelled("output_format") {
+		return nil
+	}
+	return formatEnc(e, e.O, "output_format")
+}
+
+func outputConfigDec(d *wire.ReqDec, v []byte) error {
+	r := d.R
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
+		switch k {
+		case "effort":
+			s, err := wire.Str(v)
+			reasoningOf(r).Effort = provider.Effort(s)
+			return true, err
+		case "format":
+			return true, outputDec(d, v)
+		}
+		return false, nil
+	})
+}
+
+// formatEnc writes the reply's form as the member key of o: a JSON
+// Schema natively, or nothing where outputTool sends it as a tool.
+func formatEnc(e *wire.ReqEnc, o *wire.Obj, key string) error {
+	out := e.R.Output
+	switch out.Type {
 	case "", provider.OutputText:
 	case provider.OutputJSONSchema:
-		e.O.Key("output_format")
-		f := wire.NewObj(e.O.Buf)
-		f.Str("type", "json_schema")
-		if o.Schema != nil {
-			f.Raw("schema", o.Schema)
+		if !nativeOutput(e.R) {
+			return nil // sent as the output tool (toolsEnc)
 		}
-		e.O.Buf = f.Close()
-		if o.Name != "" || o.Description != "" {
+		o.Key(key)
+		f := wire.NewObj(o.Buf)
+		f.Str("type", "json_schema")
+		if out.Schema != nil {
+			f.Raw("schema", out.Schema)
+		}
+		o.Buf = f.Close()
+		if out.Name != "" || out.Description != "" {
 			e.Warn(provider.CodeSettingDropped, "output.name", "anthropic takes no schema name or description: left out")
 		}
 	case provider.OutputJSON:
 		e.Warn(provider.CodeSettingDropped, "output", "anthropic has no JSON mode without a schema: left out")
 	default:
-		return fmt.Errorf("unknown output type %q", o.Type)
+		return fmt.Errorf("unknown output type %q", out.Type)
 	}
 	return nil
 }

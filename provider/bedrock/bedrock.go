@@ -60,6 +60,7 @@ var target = provider.Target{
 	Media:       acceptMedia,
 	ID:          sanitizeID,
 	Prefill:     "Bedrock refuses a final assistant message that ends in white space",
+	Blank:       "Bedrock refuses a text block of white space only",
 	Pending:     "Bedrock refuses (it expects toolResult blocks in the next message for every toolUse id)",
 }
 

@@ -129,6 +129,14 @@ func precheck(h convo.History, opts provider.Options) ([]provider.Warning, error
 				warn(place{i, j, -1}, "empty reasoning part left out: Bedrock refuses a reasoning block with nothing in it")
 				continue
 			}
+			if blankText(p) {
+				if p.Native[ProviderID] != nil {
+					// The shared rules leave out the others, warning.
+					warns = append(warns, provider.WarnCode(provider.CodeTextTrimmed, place{i, j, -1}.String(),
+						"blank text left out: Bedrock refuses a text block of white space only"))
+				}
+				continue
+			}
 			path := place{i, j, -1}
 			if system {
 				switch {
@@ -181,10 +189,22 @@ func emptyReasoning(p *convo.Part) bool {
 		p.Text == "" && p.Signature == "" && p.Encrypted == "" && len(p.Summary) == 0
 }
 
+// blankText reports whether p is text of white space only (or none),
+// which Bedrock refuses ("The text field in the ContentBlock object is
+// blank"): it is left out. Text that carries citations is kept.
+func blankText(p *convo.Part) bool {
+	return (p.Type == convo.TypeText || p.Type == convo.TypeRefusal) && p.Raw == nil && len(p.Citations) == 0 &&
+		strings.TrimSpace(p.Text) == "" && nativeRaw(p.Native, "citationsContent") == nil
+}
+
+// unsent reports whether p becomes no block: empty reasoning and blank
+// text, which precheck warned about.
+func unsent(p *convo.Part) bool { return emptyReasoning(p) || blankText(p) }
+
 // sendsBlocks reports whether m has a part that becomes a block.
 func sendsBlocks(m *convo.Message) bool {
 	for i := range m.Parts {
-		if !emptyReasoning(&m.Parts[i]) {
+		if !unsent(&m.Parts[i]) {
 			return true
 		}
 	}
@@ -303,10 +323,11 @@ func (e *encoder) request(h convo.History) error {
 	for i := lead; i < len(h); i++ {
 		m := &h[i]
 		if !sendsBlocks(m) {
-			// Only an assistant message can be left with nothing: Prepare
-			// drops the others.
-			e.warns = append(e.warns, provider.Warnf(e.origin(i),
-				"assistant message left out: nothing in it can be sent to Bedrock, which refuses empty messages"))
+			// Prepare drops the other messages with nothing to send; an
+			// assistant message with only empty reasoning, or any with
+			// only blank text, is left out here.
+			e.warns = append(e.warns, provider.WarnCode(provider.CodeMessageDropped, e.origin(i),
+				"%s message left out: nothing in it can be sent to Bedrock, which refuses empty messages", m.Role))
 			continue
 		}
 		r := "user"
@@ -328,7 +349,7 @@ func (e *encoder) request(h convo.History) error {
 			e.buf = append(e.buf, `","content":[`...)
 		}
 		for j := range m.Parts {
-			if emptyReasoning(&m.Parts[j]) {
+			if unsent(&m.Parts[j]) {
 				continue // precheck warned
 			}
 			if err := e.part(&m.Parts[j]); err != nil {
@@ -384,6 +405,8 @@ func (e *encoder) system(sys convo.History) error {
 		for j := range sys[i].Parts {
 			p := &sys[i].Parts[j]
 			switch {
+			case blankText(p):
+				continue // precheck warned
 			case p.Type == convo.TypeText || p.Type == convo.TypeRefusal:
 				e.buf = comma(e.buf)
 				e.buf = append(e.buf, `{"text":`...)

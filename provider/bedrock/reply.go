@@ -187,6 +187,9 @@ func (r *reply) finish(m *convo.Message, opts provider.Options) {
 	if r.hasStop {
 		m.Finish = finishOf(r.stop)
 	}
+	// A structured answer from a model without structured output came as
+	// a call of the output tool convo added to the request.
+	provider.OutputCallsAsText(m)
 	native := r.native
 	if len(r.useExtra) > 0 {
 		native = append(native[:len(native):len(native)], wire.Member{Key: "usage", Val: r.useExtra.Object()})

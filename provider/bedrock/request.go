@@ -1,6 +1,7 @@
 package bedrock
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -24,6 +25,7 @@ var request = &wire.Format{
 			Enc: inferenceEnc, Dec: inferenceDec},
 		{Key: "toolConfig", Fields: wire.FTools | wire.FToolChoice, Enc: toolConfigEnc, Dec: toolConfigDec},
 		{Key: "additionalModelRequestFields", Fields: wire.FReasoning | wire.FTopK, Enc: additionalEnc, Dec: additionalDec},
+		{Key: "outputConfig", Fields: wire.FOutput | wire.FReasoning, Enc: outputConfigEnc, Dec: outputConfigDec},
 		{Key: "requestMetadata", Fields: wire.FMetadata, Enc: func(e *wire.ReqEnc) error {
 			if len(e.R.Metadata) > 0 {
 				e.O.StrMap("requestMetadata", e.R.Metadata)
@@ -105,7 +107,7 @@ func inferenceDec(d *wire.ReqDec, v []byte) error {
 }
 
 func toolConfigEnc(e *wire.ReqEnc) error {
-	if len(e.R.Tools) == 0 && e.R.ToolChoice.Mode == "" {
+	if len(e.R.Tools) == 0 && e.R.ToolChoice.Mode == "" && !outputTool(e.R) {
 		return nil
 	}
 	e.O.Key("toolConfig")
@@ -126,7 +128,11 @@ func toolConfigEnc(e *wire.ReqEnc) error {
 		s.Key("inputSchema")
 		s.Buf = append(append(append(s.Buf, `{"json":`...), schema...), '}')
 		if t.Strict {
-			e.Warn(provider.CodeSettingDropped, fmt.Sprintf("tools[%d].strict", i), "bedrock has no strict tools: left out")
+			if tg := &e.R.Target; tg.Known() && !tg.StrictTools {
+				e.Warn(provider.CodeSettingDropped, fmt.Sprintf("tools[%d].strict", i), "%s takes no strict tools: left out", tg.Name)
+			} else {
+				s.Bool("strict", true)
+			}
 		}
 		if err := wire.ToolNative(e, s, t, i); err != nil {
 			return nil, err
@@ -143,6 +149,14 @@ func toolConfigEnc(e *wire.ReqEnc) error {
 	})
 	if err != nil {
 		return err
+	}
+	if outputTool(e.R) {
+		if o.Buf, err = appendOutputTool(e, o.Buf); err != nil {
+			return err
+		}
+		outputChoice(e, o)
+		e.O.Buf = o.Close()
+		return nil
 	}
 	switch c := e.R.ToolChoice; c.Mode {
 	case "":
@@ -238,6 +252,8 @@ func toolSpecDec(v []byte) (provider.Tool, error) {
 			t.Name, err = wire.Str(v)
 		case "description":
 			t.Description, err = wire.Str(v)
+		case "strict":
+			t.Strict, err = wire.Bool(v)
 		case "inputSchema":
 			rest, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
 				if k == "json" {
@@ -265,6 +281,8 @@ func family(model string) string {
 		return "anthropic"
 	case strings.Contains(model, "openai.") || strings.HasPrefix(model, "gpt-oss"):
 		return "openai"
+	case strings.Contains(model, "amazon.nova") || strings.HasPrefix(model, "nova-"):
+		return "nova"
 	}
 	return ""
 }
@@ -283,22 +301,14 @@ func additionalEnc(e *wire.ReqEnc) error {
 	if rs := r.Reasoning; rs != nil && (rs.Effort != "" || rs.Budget != 0) {
 		switch fam {
 		case "anthropic":
-			switch {
-			case rs.Effort == provider.EffortNone:
-				o.Raw("thinking", []byte(`{"type":"disabled"}`))
-			default:
-				b := rs.Budget
-				if b <= 0 {
-					b = provider.BudgetFor(rs.Effort)
-					if rs.Effort == "" || b < 0 {
-						b = provider.BudgetFor(provider.EffortMedium)
-					}
-					e.Warn(provider.CodeSettingMapped, "reasoning", "Anthropic models take a thinking budget: effort %q sent as %d tokens", rs.Effort, max(b, 1024))
-				}
-				o.Key("thinking")
-				o.Buf = append(o.Buf, `{"type":"enabled","budget_tokens":`...)
-				o.Buf = append(jsonx.AppendInt(o.Buf, max(b, 1024)), '}')
+			anthropicThinking(e, o, rs)
+		case "nova":
+			if !strings.Contains(r.Model, "nova-2") && r.Target.Thinking != provider.ThinkingEffort {
+				// Nova 1 models have no reasoningConfig.
+				e.Warn(provider.CodeSettingDropped, "reasoning", "bedrock model %q does not reason: left out", r.Model)
+				break
 			}
+			novaReasoning(e, o, rs)
 		case "openai":
 			eff := rs.Effort
 			if eff == "" {
@@ -316,6 +326,105 @@ func additionalEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
+// anthropicThinking writes Anthropic's thinking member: adaptive for a
+// model that thinks adaptively (its effort goes in outputConfig), a budget
+// otherwise, within the model's bounds.
+func anthropicThinking(e *wire.ReqEnc, o *wire.Obj, rs *provider.Reasoning) {
+	t := &e.R.Target
+	switch {
+	case rs.Effort == provider.EffortNone:
+		if t.Thinking != provider.ThinkingAdaptive {
+			// Adaptive models think only when asked; the newest refuse
+			// "disabled".
+			o.Raw("thinking", []byte(`{"type":"disabled"}`))
+		}
+		return
+	case t.Thinking == provider.ThinkingAdaptive:
+		o.Raw("thinking", []byte(`{"type":"adaptive"}`))
+		adaptiveEffort(e.R, e.Warn)
+		return
+	}
+	b := rs.Budget
+	if b <= 0 {
+		b = provider.BudgetFor(rs.Effort)
+		if rs.Effort == "" || b < 0 {
+			b = provider.BudgetFor(provider.EffortMedium)
+		}
+		e.Warn(provider.CodeSettingMapped, "reasoning", "Anthropic models take a thinking budget: effort %q sent as %d tokens", rs.Effort, max(b, 1024))
+	}
+	if c, changed := t.Budget(b); changed {
+		e.Warn(provider.CodeSettingMapped, "reasoning.budget", "%s takes %d to %d thinking tokens: %d sent as %d", t.Name, t.MinBudget, t.MaxBudget, b, c)
+		b = c
+	}
+	o.Key("thinking")
+	o.Buf = append(o.Buf, `{"type":"enabled","budget_tokens":`...)
+	o.Buf = append(jsonx.AppendInt(o.Buf, max(b, 1024)), '}')
+}
+
+// anthropicEfforts are the efforts Anthropic's adaptive thinking takes,
+// for a target that lists none.
+var anthropicEfforts = provider.Model{Efforts: []string{"low", "medium", "high", "xhigh", "max"}}
+
+// adaptiveEffort returns the effort for an Anthropic model that thinks
+// adaptively (outputConfig.effort), "" when the request leaves it to the
+// model or r's target is not such a model. warn, when not nil, receives
+// what was mapped.
+func adaptiveEffort(r *provider.Request, warn func(code provider.Code, path, format string, args ...any)) provider.Effort {
+	t := &r.Target
+	if t.Thinking != provider.ThinkingAdaptive || family(r.Model) != "anthropic" || !r.Thinks() {
+		return ""
+	}
+	if warn == nil {
+		warn = func(provider.Code, string, string, ...any) {}
+	}
+	rs := r.Reasoning
+	eff := rs.Effort
+	if eff == "" && rs.Budget > 0 {
+		eff = provider.EffortFor(rs.Budget)
+		warn(provider.CodeSettingMapped, "reasoning.budget", "%s thinks adaptively with an effort: %d tokens sent as effort %q", t.Name, rs.Budget, eff)
+	}
+	if eff == "" {
+		return ""
+	}
+	efforts := t
+	if len(t.Efforts) == 0 {
+		efforts = &anthropicEfforts
+	}
+	if m, changed := efforts.Effort(eff); changed {
+		warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes no effort %q: %q sent", t.Name, eff, m)
+		eff = m
+	}
+	return eff
+}
+
+// novaEfforts are the efforts Amazon Nova's reasoningConfig takes.
+var novaEfforts = provider.Model{Efforts: []string{"low", "medium", "high"}}
+
+// novaReasoning writes Amazon Nova's reasoningConfig: off, or on with a
+// maximum effort.
+func novaReasoning(e *wire.ReqEnc, o *wire.Obj, rs *provider.Reasoning) {
+	if rs.Effort == provider.EffortNone {
+		o.Raw("reasoningConfig", []byte(`{"type":"disabled"}`))
+		return
+	}
+	eff := rs.Effort
+	if eff == "" {
+		eff = provider.EffortFor(rs.Budget)
+		e.Warn(provider.CodeSettingMapped, "reasoning.budget", "Amazon Nova takes an effort: %d tokens sent as %q", rs.Budget, eff)
+	}
+	efforts := &e.R.Target
+	if len(efforts.Efforts) == 0 {
+		efforts = &novaEfforts
+	}
+	if m, changed := efforts.Effort(eff); changed {
+		e.Warn(provider.CodeSettingMapped, "reasoning.effort", "Amazon Nova takes no effort %q: %q sent", eff, m)
+		eff = m
+	}
+	o.Key("reasoningConfig")
+	o.Buf = append(o.Buf, `{"type":"enabled","maxReasoningEffort":`...)
+	o.Buf = append(jsonx.AppendString(o.Buf, string(eff)), '}')
+}
+
 func additionalDec(d *wire.ReqDec, v []byte) error {
 	r := d.R
 	return d.Fields(v, func(k string, v []byte) (bool, error) {
@@ -328,32 +437,242 @@ func additionalDec(d *wire.ReqDec, v []byte) error {
 			s, err = wire.Str(v)
 			r.Reasoning = &provider.Reasoning{Effort: provider.Effort(s)}
 		case "thinking":
-			var typ string
-			var budget int64
-			_, err = wire.Fields(v, func(k string, v []byte) (bool, error) {
-				var err error
-				switch k {
-				case "type":
-					typ, err = wire.Str(v)
-				case "budget_tokens":
-					var n *int64
-					if n, err = wire.Int(v); n != nil {
-						budget = *n
-					}
-				}
-				return true, err
-			})
-			switch typ {
-			case "enabled":
-				r.Reasoning = &provider.Reasoning{Budget: budget}
-			case "disabled":
-				r.Reasoning = &provider.Reasoning{Effort: provider.EffortNone}
-			default:
-				return false, err
-			}
+			return thinkingDec(r, v)
+		case "reasoningConfig":
+			return novaDec(r, v)
 		default:
 			return false, nil
 		}
 		return true, err
 	})
+}
+
+// thinkingDec reads Anthropic's thinking member; it reports false for a
+// shape convo does not know, which is then kept as it was.
+func thinkingDec(r *provider.Request, v []byte) (bool, error) {
+	var typ string
+	var budget int64
+	_, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "type":
+			typ, err = wire.Str(v)
+		case "budget_tokens":
+			var n *int64
+			if n, err = wire.Int(v); n != nil {
+				budget = *n
+			}
+		}
+		return true, err
+	})
+	switch typ {
+	case "enabled":
+		r.Reasoning = &provider.Reasoning{Budget: budget}
+	case "adaptive":
+		r.Reasoning = &provider.Reasoning{Budget: -1} // the model decides
+	case "disabled":
+		r.Reasoning = &provider.Reasoning{Effort: provider.EffortNone}
+	default:
+		return false, err
+	}
+	return true, err
+}
+
+// novaDec reads Amazon Nova's reasoningConfig.
+func novaDec(r *provider.Request, v []byte) (bool, error) {
+	var typ, eff string
+	rest, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "type":
+			typ, err = wire.Str(v)
+		case "maxReasoningEffort":
+			eff, err = wire.Str(v)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	switch {
+	case len(rest) > 0:
+		return false, err
+	case typ == "disabled":
+		r.Reasoning = &provider.Reasoning{Effort: provider.EffortNone}
+	case typ == "enabled" && eff != "":
+		r.Reasoning = &provider.Reasoning{Effort: provider.Effort(eff)}
+	default:
+		return false, err
+	}
+	return true, err
+}
+
+// nativeOutput reports whether r's JSON Schema output goes as Converse's
+// own structured output (outputConfig.textFormat): for every model not
+// known to lack it.
+func nativeOutput(r *provider.Request) bool {
+	return !r.Target.Known() || r.Target.StructuredOutput
+}
+
+// outputTool reports whether r's JSON Schema output goes as the tool
+// provider.OutputTool: to a model known to lack structured output.
+func outputTool(r *provider.Request) bool {
+	return r.Output.Type == provider.OutputJSONSchema && !nativeOutput(r)
+}
+
+// outputConfigEnc writes outputConfig: the effort of an Anthropic model's
+// adaptive thinking, and the reply's JSON Schema as textFormat. Converse
+// takes the schema as a string holding the JSON document.
+func outputConfigEnc(e *wire.ReqEnc) error {
+	r := e.R
+	o := wire.NewObj(nil)
+	if eff := adaptiveEffort(r, nil); eff != "" {
+		o.Str("effort", string(eff))
+	}
+	switch out := r.Output; out.Type {
+	case "", provider.OutputText:
+	case provider.OutputJSON:
+		e.Warn(provider.CodeSettingDropped, "output", "bedrock has no JSON mode without a schema: left out")
+	case provider.OutputJSONSchema:
+		if !nativeOutput(r) {
+			break // the output tool (toolConfigEnc)
+		}
+		schema := out.Schema
+		if schema == nil {
+			schema = []byte(`{"type":"object"}`)
+		}
+		o.Key("textFormat")
+		o.Buf = append(o.Buf, `{"type":"json_schema","structure":{"jsonSchema":`...)
+		j := wire.NewObj(o.Buf)
+		j.Str("schema", string(schema))
+		if out.Name != "" {
+			j.Str("name", out.Name)
+		}
+		if out.Description != "" {
+			j.Str("description", out.Description)
+		}
+		o.Buf = append(j.Close(), "}}"...)
+	default:
+		return fmt.Errorf("unknown output type %q", out.Type)
+	}
+	if len(o.Buf) > 1 {
+		e.O.Raw("outputConfig", o.Close())
+	}
+	return nil
+}
+
+// outputConfigDec reads outputConfig's textFormat. An effort is kept as
+// it was read (it bounds the whole reply, thinking or not).
+func outputConfigDec(d *wire.ReqDec, v []byte) error {
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
+		if k != "textFormat" {
+			return false, nil
+		}
+		var typ string
+		var js []byte
+		err := d.Fields(v, func(k string, v []byte) (bool, error) {
+			var err error
+			switch k {
+			case "type":
+				typ, err = wire.Str(v)
+			case "structure":
+				err = d.Fields(v, func(k string, v []byte) (bool, error) {
+					js = v
+					return k == "jsonSchema", nil
+				})
+			default:
+				return false, nil
+			}
+			return true, err
+		})
+		if err != nil || typ != "json_schema" || js == nil {
+			d.Lost = true
+			return true, err
+		}
+		return true, schemaDec(d, js)
+	})
+}
+
+// schemaDec reads a jsonSchema definition: the schema (a string holding
+// JSON), its name and description.
+func schemaDec(d *wire.ReqDec, v []byte) error {
+	o := &d.R.Output
+	o.Type, o.Strict = provider.OutputJSONSchema, true
+	return d.Fields(v, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "schema":
+			var s string
+			if s, err = wire.Str(v); err == nil {
+				if !json.Valid([]byte(s)) {
+					return true, fmt.Errorf("jsonSchema.schema: not a JSON document")
+				}
+				o.Schema = json.RawMessage(s)
+			}
+		case "name":
+			o.Name, err = wire.Str(v)
+		case "description":
+			o.Description, err = wire.Str(v)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+// appendOutputTool adds provider.OutputTool, the output schema as its
+// input schema, to the tools array that ends b. The reply readers read its
+// call back as the reply's text.
+func appendOutputTool(e *wire.ReqEnc, b []byte) ([]byte, error) {
+	out := e.R.Output
+	for i := range e.R.Tools {
+		if e.R.Tools[i].Name == provider.OutputTool {
+			return nil, fmt.Errorf("tools[%d]: the name %q is taken by the structured output of a model without it", i, provider.OutputTool)
+		}
+	}
+	b = b[:len(b)-1] // the array's ']'
+	if b[len(b)-1] != '[' {
+		b = append(b, ',')
+	}
+	desc := out.Description
+	if desc == "" {
+		desc = "Give your final answer by calling this tool once, with the answer as its input."
+	}
+	schema := out.Schema
+	if schema == nil {
+		schema = []byte(`{"type":"object"}`)
+	}
+	b = append(b, `{"toolSpec":`...)
+	s := wire.NewObj(b)
+	s.Str("name", provider.OutputTool)
+	s.Str("description", desc)
+	s.Key("inputSchema")
+	s.Buf = append(append(append(s.Buf, `{"json":`...), schema...), '}')
+	e.Warn(provider.CodeSettingMapped, "output", "%s has no native structured output: the schema is sent as the tool %q, whose call is read back as the reply's text",
+		e.R.Target.Name, provider.OutputTool)
+	return append(s.Close(), "}]"...), nil
+}
+
+// outputChoice writes the toolChoice that makes the model answer with
+// provider.OutputTool: that tool, when the request has no tools of its own
+// to call first; any tool, when it has; the model's choice while an
+// Anthropic model thinks, which takes no other.
+func outputChoice(e *wire.ReqEnc, o *wire.Obj) {
+	r := e.R
+	own := false
+	for i := range r.Tools {
+		own = own || r.Tools[i].Type == ""
+	}
+	switch {
+	case r.Thinks() && family(r.Model) == "anthropic":
+		o.Raw("toolChoice", []byte(`{"auto":{}}`))
+		e.Warn(provider.CodeSettingMapped, "output", "Anthropic models force no tool while thinking: the model is asked, not made, to answer with %q", provider.OutputTool)
+	case !own || r.ToolChoice.Mode == provider.ToolChoiceNone:
+		o.Raw("toolChoice", []byte(`{"tool":{"name":"`+provider.OutputTool+`"}}`))
+	case r.ToolChoice.Mode == provider.ToolChoiceTool:
+		o.Key("toolChoice")
+		o.Buf = append(o.Buf, `{"tool":{"name":`...)
+		o.Buf = append(jsonx.AppendString(o.Buf, r.ToolChoice.Name), "}}"...)
+	default:
+		o.Raw("toolChoice", []byte(`{"any":{}}`))
+	}
 }

@@ -1,20 +1,23 @@
 package gemini
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 var request = &wire.Format{
-	Provider: ProviderID,
-	Name:     Name,
-	Conv:     []string{"contents", "systemInstruction", "system_instruction"},
-	Append:   appendConv,
-	Decode:   generateContent{}.Decode,
+	Provider:     ProviderID,
+	Name:         Name,
+	AllowedTools: true,
+	Conv:         []string{"contents", "systemInstruction", "system_instruction"},
+	Append:       appendConv,
+	Decode:       generateContent{}.Decode,
 	// The model and streaming are in the URL (models/M:generateContent,
 	// :streamGenerateContent); streams always carry usage.
 	Carried: wire.FModel | wire.FStream | wire.FStreamUsage,
@@ -49,7 +52,37 @@ func (generateContent) AppendRequest(dst []byte, r *provider.Request, opts provi
 // declarations (googleSearch, codeExecution, …) are kept whole as tools of
 // type "gemini:<member>".
 func (generateContent) DecodeRequest(body []byte, opts provider.Options) (*provider.Request, []provider.Warning, error) {
-	return request.DecodeRequest(body, opts)
+	r, warns, err := request.DecodeRequest(body, opts)
+	if err == nil && bytes.Contains(body, []byte(`"VALIDATED"`)) && validated(body) {
+		// VALIDATED keeps every call to its function's schema: the
+		// function tools are strict.
+		for i := range r.Tools {
+			if r.Tools[i].Type == "" {
+				r.Tools[i].Strict = true
+			}
+		}
+	}
+	return r, warns, err
+}
+
+// validated reports whether a request body's function calling mode is
+// VALIDATED.
+func validated(body []byte) bool {
+	found := false
+	_, _ = wire.Top(body, convo.DefaultLimits, func(k string, v []byte) (bool, error) {
+		if k != "toolConfig" && k != "tool_config" {
+			return true, nil
+		}
+		_, _ = wire.Fields(v, func(_ string, v []byte) (bool, error) {
+			_, _ = wire.Fields(v, func(k string, v []byte) (bool, error) {
+				found = found || (k == "mode" && string(v) == `"VALIDATED"`)
+				return true, nil
+			})
+			return true, nil
+		})
+		return true, nil
+	})
+	return found
 }
 
 func toolsEnc(e *wire.ReqEnc) error {
@@ -104,8 +137,14 @@ func toolsEnc(e *wire.ReqEnc) error {
 				// where parameters takes only its OpenAPI subset.
 				o.Raw("parametersJsonSchema", t.Parameters)
 			}
-			if t.Strict {
-				e.Warn(provider.CodeSettingDropped, index("tools", j)+".strict", "gemini has no strict tools: left out")
+			switch strict := strictTools(e.R); {
+			case t.Strict && !strict:
+				e.Warn(provider.CodeSettingDropped, index("tools", j)+".strict", "%s takes no strict tools: left out", e.R.Target.Name)
+			case t.Strict && strict && e.R.ToolChoice.Mode != "" && e.R.ToolChoice.Mode != provider.ToolChoiceAuto:
+				// Only VALIDATED (auto) says it in the request.
+				e.Warn(provider.CodeSettingMapped, index("tools", j)+".strict", "gemini has no strict member: mode %s sent, which keeps calls to their schemas unless none are made", e.R.ToolChoice.Mode)
+			case !t.Strict && strict && e.R.ToolChoice.Mode != provider.ToolChoiceNone:
+				e.Warn(provider.CodeSettingMapped, index("tools", j)+".strict", "gemini keeps every call to its schema (mode VALIDATED or ANY) when one tool is strict: this one too")
 			}
 			if t.Cache != nil {
 				e.Warn(provider.CodeSettingDropped, index("tools", j)+".cache", "gemini has no cache breakpoints on tools: left out")
@@ -174,27 +213,54 @@ func toolsDec(d *wire.ReqDec, v []byte) error {
 	})
 }
 
+// strictTools reports whether r asks for arguments that keep to the tools'
+// schemas (a strict function tool) and the target is not known to refuse
+// it: Gemini's VALIDATED and ANY modes give that.
+func strictTools(r *provider.Request) bool {
+	if r.Target.Known() && !r.Target.StrictTools {
+		return false
+	}
+	for i := range r.Tools {
+		if r.Tools[i].Type == "" && r.Tools[i].Strict {
+			return true
+		}
+	}
+	return false
+}
+
 func toolConfigEnc(e *wire.ReqEnc) error {
 	c := e.R.ToolChoice
+	strict := strictTools(e.R)
 	var mode string
+	names := c.Allowed
 	switch c.Mode {
 	case "":
-		return nil
+		if !strict {
+			return nil
+		}
+		mode = "VALIDATED"
 	case provider.ToolChoiceAuto:
 		mode = "AUTO"
+		if strict || len(names) > 0 {
+			// Calls or text, and the calls only of the allowed tools
+			// (allowedFunctionNames goes with ANY or VALIDATED only).
+			mode = "VALIDATED"
+		}
 	case provider.ToolChoiceNone:
 		mode = "NONE"
-	case provider.ToolChoiceRequired, provider.ToolChoiceTool:
+	case provider.ToolChoiceRequired:
 		mode = "ANY"
+	case provider.ToolChoiceTool:
+		mode, names = "ANY", []string{c.Name}
 	default:
 		return fmt.Errorf("unknown tool choice %q", c.Mode)
 	}
 	e.O.Key("toolConfig")
 	e.O.Buf = append(e.O.Buf, `{"functionCallingConfig":{"mode":`...)
 	e.O.Buf = jsonx.AppendString(e.O.Buf, mode)
-	if c.Mode == provider.ToolChoiceTool {
+	if len(names) > 0 {
 		e.O.Buf = append(e.O.Buf, `,"allowedFunctionNames":`...)
-		e.O.Buf = wire.AppendStrings(e.O.Buf, []string{c.Name})
+		e.O.Buf = wire.AppendStrings(e.O.Buf, names)
 	}
 	e.O.Buf = append(e.O.Buf, "}}"...)
 	return nil
@@ -229,6 +295,12 @@ func toolConfigDec(d *wire.ReqDec, v []byte) error {
 			c.Mode = provider.ToolChoiceRequired
 		case mode == "ANY" && len(names) == 1:
 			*c = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: names[0]}
+		case mode == "ANY" && len(names) > 1:
+			*c = provider.ToolChoice{Mode: provider.ToolChoiceRequired, Allowed: names}
+		case mode == "VALIDATED":
+			// Calls or text, the calls keeping to their schemas: auto with
+			// strict tools (DecodeRequest marks them).
+			*c = provider.ToolChoice{Mode: provider.ToolChoiceAuto, Allowed: names}
 		default:
 			d.Lost = true // VALIDATED, several allowed names: kept as it was
 		}
@@ -302,25 +374,29 @@ func genConfigEnc(e *wire.ReqEnc) error {
 	return nil
 }
 
+// thinksByLevel reports whether r's target takes a thinking level
+// (Gemini 3) rather than a budget (Gemini 2.5): as Request.Target says,
+// else by the model's name.
+func thinksByLevel(r *provider.Request) (level, known bool) {
+	switch r.Target.Thinking {
+	case provider.ThinkingLevel, provider.ThinkingEffort, provider.ThinkingAdaptive:
+		return true, true
+	case provider.ThinkingBudget:
+		return false, true
+	}
+	return !gemini2(r.Model), false
+}
+
 func thinkingEnc(e *wire.ReqEnc, o *wire.Obj, rs *provider.Reasoning) error {
 	t := wire.NewObj(nil)
-	switch {
-	case rs.Budget != 0:
-		t.Int("thinkingBudget", rs.Budget)
-		if rs.Effort != "" {
-			e.Warn(provider.CodeSettingDropped, "reasoning.effort", "gemini takes a budget or a level: the budget is sent, effort %q left out", rs.Effort)
-		}
-	case rs.Effort == provider.EffortNone:
-		t.Int("thinkingBudget", 0)
-	case rs.Effort != "" && gemini2(e.R.Model):
-		b := provider.BudgetFor(rs.Effort)
-		if b < 0 {
-			return fmt.Errorf("reasoning effort %q has no budget in the reasoning table", rs.Effort)
-		}
-		e.Warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes a thinking budget: effort %q sent as %d tokens", e.R.Model, rs.Effort, b)
-		t.Int("thinkingBudget", b)
-	case rs.Effort != "":
-		t.Str("thinkingLevel", string(rs.Effort))
+	var err error
+	if level, known := thinksByLevel(e.R); known && level {
+		levelEnc(e, t, rs)
+	} else {
+		err = budgetEnc(e, t, rs, known)
+	}
+	if err != nil {
+		return err
 	}
 	switch rs.Summary {
 	case "":
@@ -333,6 +409,71 @@ func thinkingEnc(e *wire.ReqEnc, o *wire.Obj, rs *provider.Reasoning) error {
 		o.Raw("thinkingConfig", t.Close())
 	}
 	return nil
+}
+
+// budgetEnc writes a thinkingBudget (Gemini 2.5), or, for a model not
+// known to take one, a level for an effort when its name is not Gemini
+// 2's, as convo did before it knew models.
+func budgetEnc(e *wire.ReqEnc, t *wire.Obj, rs *provider.Reasoning, known bool) error {
+	tg := &e.R.Target
+	var b int64
+	switch {
+	case rs.Budget != 0:
+		b = rs.Budget
+		if rs.Effort != "" {
+			e.Warn(provider.CodeSettingDropped, "reasoning.effort", "gemini takes a budget or a level: the budget is sent, effort %q left out", rs.Effort)
+		}
+	case rs.Effort == provider.EffortNone:
+		b = 0
+	case rs.Effort != "" && (known || gemini2(e.R.Model)):
+		b = provider.BudgetFor(rs.Effort)
+		if b < 0 {
+			return fmt.Errorf("reasoning effort %q has no budget in the reasoning table", rs.Effort)
+		}
+		e.Warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes a thinking budget: effort %q sent as %d tokens", e.R.Model, rs.Effort, b)
+	case rs.Effort != "":
+		t.Str("thinkingLevel", string(rs.Effort))
+		return nil
+	default:
+		return nil
+	}
+	if c, changed := tg.Budget(b); changed {
+		e.Warn(provider.CodeSettingMapped, "reasoning.budget", "%s takes %d to %d thinking tokens: %d sent as %d", tg.Name, tg.MinBudget, tg.MaxBudget, b, c)
+		b = c
+	} else if b == 0 && tg.MinBudget > 0 {
+		// Gemini 2.5 Pro cannot stop thinking: its least is sent.
+		e.Warn(provider.CodeSettingMapped, "reasoning", "%s cannot turn thinking off: its least budget, %d, sent", tg.Name, tg.MinBudget)
+		b = int64(tg.MinBudget)
+	}
+	t.Int("thinkingBudget", b)
+	return nil
+}
+
+// levelEnc writes a thinkingLevel (Gemini 3): the effort the model takes
+// nearest the request's, a budget as the level the reasoning table gives
+// it; a budget of -1 (let the model decide) is the model's default, no
+// level.
+func levelEnc(e *wire.ReqEnc, t *wire.Obj, rs *provider.Reasoning) {
+	tg := &e.R.Target
+	eff := rs.Effort
+	switch {
+	case rs.Budget > 0 && eff == "":
+		eff = provider.EffortFor(rs.Budget)
+		e.Warn(provider.CodeSettingMapped, "reasoning.budget", "%s takes a thinking level: %d tokens sent as %q", tg.Name, rs.Budget, eff)
+	case rs.Budget == 0 && eff == "", rs.Budget == -1 && eff == "":
+		return
+	case rs.Budget != 0:
+		e.Warn(provider.CodeSettingDropped, "reasoning.budget", "%s takes a thinking level, not a budget as well: %d tokens left out", tg.Name, rs.Budget)
+	}
+	if l, changed := tg.Effort(eff); changed {
+		e.Warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes no thinking level %q: %q sent", tg.Name, eff, l)
+		eff = l
+	} else if eff == provider.EffortNone {
+		// Gemini 3 has no level "none": the least is minimal.
+		e.Warn(provider.CodeSettingMapped, "reasoning.effort", "%s cannot turn thinking off: level %q sent", tg.Name, provider.EffortMinimal)
+		eff = provider.EffortMinimal
+	}
+	t.Str("thinkingLevel", string(eff))
 }
 
 func genConfigDec(d *wire.ReqDec, v []byte) error {

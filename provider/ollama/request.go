@@ -255,10 +255,28 @@ func thinkEnc(e *wire.ReqEnc) error {
 		eff = provider.EffortFor(rs.Budget)
 		e.Warn(provider.CodeSettingMapped, "reasoning.budget", "ollama takes a level, not a budget: %d tokens sent as %q", rs.Budget, eff)
 	}
-	switch eff {
-	case provider.EffortNone:
+	t := &e.R.Target
+	levels := t.Thinking == provider.ThinkingEffort || t.Thinking == provider.ThinkingLevel
+	if levels {
+		// gpt-oss takes only levels, and ignores true and false.
+		if m, changed := t.Effort(eff); changed || eff == provider.EffortNone {
+			if eff == provider.EffortNone && !changed {
+				m = provider.EffortLow
+			}
+			e.Warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes no thinking level %q: %q sent", t.Name, eff, m)
+			eff = m
+		}
+	}
+	switch {
+	case eff == provider.EffortNone:
 		e.O.Bool("think", false)
-	case provider.EffortLow, provider.EffortMedium, provider.EffortHigh:
+	case t.Known() && !levels:
+		// A model that thinks or not (qwen3, deepseek-r1): no levels.
+		e.O.Bool("think", true)
+		if eff != "" && eff != provider.EffortMedium {
+			e.Warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes thinking on or off, not a level: %q sent as on", t.Name, eff)
+		}
+	case eff == provider.EffortLow, eff == provider.EffortMedium, eff == provider.EffortHigh:
 		e.O.Str("think", string(eff))
 	default:
 		e.O.Bool("think", true)

@@ -19,6 +19,8 @@ var chatRequest = &wire.Format{
 	Prefix:   []string{"model"},
 	API:      "chat",
 	Shared:   sharedMembers,
+	// tool_choice {"type":"allowed_tools",…}
+	AllowedTools: true,
 	Settings: []wire.Setting{
 		modelSetting,
 		floatSetting("temperature", wire.FTemperature, func(r *provider.Request) **float64 { return &r.Temperature }),
@@ -144,14 +146,19 @@ func functionEnc(e *wire.ReqEnc, fn *wire.Obj, t *provider.Tool, i int) (*wire.O
 	if t.Description != "" {
 		fn.Str("description", t.Description)
 	}
+	strict := t.Strict
+	if tg := &e.R.Target; strict && tg.Known() && !tg.StrictTools {
+		e.Warn(provider.CodeSettingDropped, toolPath(i)+".strict", "%s takes no strict tools: left out", tg.Name)
+		strict = false
+	}
 	if t.Parameters != nil {
-		schema, err := strictSchema(e, t.Parameters, t.Strict, toolPath(i)+".parameters")
+		schema, err := strictSchema(e, t.Parameters, strict, toolPath(i)+".parameters")
 		if err != nil {
 			return nil, err
 		}
 		fn.Raw("parameters", schema)
 	}
-	if t.Strict {
+	if strict {
 		fn.Bool("strict", true)
 	}
 	if t.Cache != nil {
@@ -230,6 +237,20 @@ func functionDec(t *provider.Tool, v []byte) error {
 
 func chatToolChoiceEnc(e *wire.ReqEnc) error {
 	c := e.R.ToolChoice
+	if len(c.Allowed) > 0 && (c.Mode == provider.ToolChoiceAuto || c.Mode == provider.ToolChoiceRequired) {
+		e.O.Key("tool_choice")
+		e.O.Buf = append(e.O.Buf, `{"type":"allowed_tools","allowed_tools":{"mode":`...)
+		e.O.Buf = append(jsonx.AppendString(e.O.Buf, string(c.Mode)), `,"tools":[`...)
+		for i, n := range c.Allowed {
+			if i > 0 {
+				e.O.Buf = append(e.O.Buf, ',')
+			}
+			e.O.Buf = append(e.O.Buf, `{"type":"function","function":{"name":`...)
+			e.O.Buf = append(jsonx.AppendString(e.O.Buf, n), "}}"...)
+		}
+		e.O.Buf = append(e.O.Buf, "]}}"...)
+		return nil
+	}
 	switch c.Mode {
 	case "":
 	case provider.ToolChoiceTool:
@@ -255,6 +276,9 @@ func chatToolChoiceDec(d *wire.ReqDec, v []byte) error {
 		}
 		return nil
 	}
+	if allowedChoice(d, v, chatAllowedName) {
+		return nil
+	}
 	var name string
 	err := d.Fields(v, func(k string, v []byte) (bool, error) {
 		switch k {
@@ -278,6 +302,80 @@ func chatToolChoiceDec(d *wire.ReqDec, v []byte) error {
 	}
 	r.ToolChoice = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: name}
 	return err
+}
+
+// allowedChoice reads an allowed_tools tool choice into d.R.ToolChoice
+// (mode and allowed names), whether Chat's ({"type":"allowed_tools",
+// "allowed_tools":{"mode","tools"}}) or Responses' ({"type":
+// "allowed_tools","mode","tools"}); name returns the function name of
+// one entry of tools, or false for another kind of tool, which keeps the
+// member as it was read. It reports false when v is no allowed_tools
+// choice.
+func allowedChoice(d *wire.ReqDec, v []byte, name func(item []byte) (string, bool)) bool {
+	var typ, mode string
+	var tools []byte
+	var read func(k string, v []byte) (bool, error)
+	read = func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "type":
+			typ, err = wire.Str(v)
+		case "mode":
+			mode, err = wire.Str(v)
+		case "tools":
+			tools = v
+		case "allowed_tools":
+			_, err = wire.Fields(v, read)
+		default:
+			return false, nil
+		}
+		return true, err
+	}
+	rest, err := wire.Fields(v, read)
+	if err != nil || typ != "allowed_tools" {
+		return false
+	}
+	c := provider.ToolChoice{Mode: provider.ToolChoiceMode(mode)}
+	ok := len(rest) == 0 && (c.Mode == provider.ToolChoiceAuto || c.Mode == provider.ToolChoiceRequired)
+	if ok && wire.Array(tools, func(_ int, item []byte) error {
+		n, isFn := name(item)
+		ok = ok && isFn && n != ""
+		c.Allowed = append(c.Allowed, n)
+		return nil
+	}) != nil {
+		ok = false
+	}
+	if !ok || len(c.Allowed) == 0 {
+		d.Lost = true
+		return true
+	}
+	d.R.ToolChoice = c
+	return true
+}
+
+// chatAllowedName reads {"type":"function","function":{"name":…}}.
+func chatAllowedName(item []byte) (string, bool) {
+	var name string
+	fn := false
+	rest, err := wire.Fields(item, func(k string, v []byte) (bool, error) {
+		switch k {
+		case "type":
+			fn = string(v) == `"function"`
+		case "function":
+			r, err := wire.Fields(v, func(k string, v []byte) (bool, error) {
+				var err error
+				if k == "name" {
+					name, err = wire.Str(v)
+				}
+				return k == "name", err
+			})
+			return len(r) == 0, err
+		default:
+			return false, nil
+		}
+		return true, nil
+	})
+	return name, fn && err == nil && len(rest) == 0
 }
 
 func chatFormatEnc(e *wire.ReqEnc) error {
@@ -378,12 +476,19 @@ func schemaFormatDec(d *wire.ReqDec, o *provider.Output, v []byte) error {
 // effortFor returns the effort to send for r's reasoning, mapping a
 // budget by the reasoning table with a warning.
 func effortFor(e *wire.ReqEnc, rs *provider.Reasoning) provider.Effort {
-	if rs.Effort != "" || rs.Budget == 0 {
-		return rs.Effort
+	eff := rs.Effort
+	if eff == "" && rs.Budget != 0 {
+		eff = provider.EffortFor(rs.Budget)
+		e.Warn(provider.CodeSettingMapped, "reasoning.budget",
+			"%s takes an effort, not a budget: %d tokens sent as %q", e.Target, rs.Budget, eff)
 	}
-	eff := provider.EffortFor(rs.Budget)
-	e.Warn(provider.CodeSettingMapped, "reasoning.budget",
-		"%s takes an effort, not a budget: %d tokens sent as %q", e.Target, rs.Budget, eff)
+	if tg := &e.R.Target; eff != "" {
+		// gpt-5 takes minimal but not none, gpt-5.1 the other way round.
+		if m, changed := tg.Effort(eff); changed {
+			e.Warn(provider.CodeSettingMapped, "reasoning.effort", "%s takes no effort %q: %q sent", tg.Name, eff, m)
+			eff = m
+		}
+	}
 	return eff
 }
 

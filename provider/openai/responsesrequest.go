@@ -22,6 +22,8 @@ var responsesRequest = &wire.Format{
 	Prefix:   []string{"model"},
 	API:      "responses",
 	Shared:   sharedMembers,
+	// tool_choice {"type":"allowed_tools",…}
+	AllowedTools: true,
 	// Streams always end with usage (response.completed).
 	Carried: wire.FStreamUsage,
 	Settings: []wire.Setting{
@@ -129,6 +131,22 @@ func dropMember(ms wire.Members, key string) wire.Members {
 
 func respToolChoiceEnc(e *wire.ReqEnc) error {
 	c := e.R.ToolChoice
+	if len(c.Allowed) > 0 && (c.Mode == provider.ToolChoiceAuto || c.Mode == provider.ToolChoiceRequired) {
+		// Responses' own shape: mode and tools beside the type, each tool
+		// named without a "function" object.
+		e.O.Key("tool_choice")
+		e.O.Buf = append(e.O.Buf, `{"type":"allowed_tools","mode":`...)
+		e.O.Buf = append(jsonx.AppendString(e.O.Buf, string(c.Mode)), `,"tools":[`...)
+		for i, n := range c.Allowed {
+			if i > 0 {
+				e.O.Buf = append(e.O.Buf, ',')
+			}
+			e.O.Buf = append(e.O.Buf, `{"type":"function","name":`...)
+			e.O.Buf = append(jsonx.AppendString(e.O.Buf, n), '}')
+		}
+		e.O.Buf = append(e.O.Buf, "]}"...)
+		return nil
+	}
 	switch c.Mode {
 	case "":
 	case provider.ToolChoiceTool:
@@ -154,6 +172,9 @@ func respToolChoiceDec(d *wire.ReqDec, v []byte) error {
 		}
 		return nil
 	}
+	if allowedChoice(d, v, respAllowedName) {
+		return nil
+	}
 	var name string
 	function := false
 	err := d.Fields(v, func(k string, v []byte) (bool, error) {
@@ -174,6 +195,26 @@ func respToolChoiceDec(d *wire.ReqDec, v []byte) error {
 	}
 	r.ToolChoice = provider.ToolChoice{Mode: provider.ToolChoiceTool, Name: name}
 	return err
+}
+
+// respAllowedName reads {"type":"function","name":…}; a hosted tool
+// (mcp, image_generation, …) is not a function.
+func respAllowedName(item []byte) (string, bool) {
+	var name string
+	fn := false
+	rest, err := wire.Fields(item, func(k string, v []byte) (bool, error) {
+		var err error
+		switch k {
+		case "type":
+			fn = string(v) == `"function"`
+		case "name":
+			name, err = wire.Str(v)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	return name, fn && err == nil && len(rest) == 0
 }
 
 func respTextEnc(e *wire.ReqEnc) error {

@@ -509,6 +509,10 @@ type Format struct {
 	// Prefix, when set, is written before the history's members (the
 	// model, by convention first).
 	Prefix []string
+	// AllowedTools means the format's tool choice carries
+	// ToolChoice.Allowed; without it a request's allowed tools are left
+	// out with a warning, every tool offered.
+	AllowedTools bool
 }
 
 func (f *Format) setting(key string) *Setting {
@@ -546,20 +550,7 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 	if err != nil {
 		return nil, nil, err
 	}
-	var warns []provider.Warning
-	if len(r.Tools) == 0 && (r.ToolChoice.Mode != "" || r.ParallelToolCalls != nil) {
-		// The APIs refuse a tool choice without tools; without tools there
-		// is nothing to choose.
-		c := *r
-		if c.ToolChoice.Mode != "" {
-			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice", "no tools to choose from: left out"))
-		}
-		if c.ParallelToolCalls != nil {
-			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "parallel_tool_calls", "no tools: left out"))
-		}
-		c.ToolChoice, c.ParallelToolCalls = provider.ToolChoice{}, nil
-		r = &c
-	}
+	r, warns := f.settle(r)
 	e := &ReqEnc{R: r, Own: own, Target: f.Name, Provider: f.Provider}
 	e.O = NewObj(slices.Grow(dst, settingsSize(r, f.Provider)))
 	var carried Field
@@ -619,6 +610,36 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 	return e.O.Close(), warns, nil
 }
 
+// settle applies the rules every format shares before its settings are
+// written: no tool choice without tools, allowed tools only where the
+// format has them, and the target model's (forTarget). r is copied, never
+// changed, when a rule applies.
+func (f *Format) settle(r *provider.Request) (*provider.Request, []provider.Warning) {
+	var warns []provider.Warning
+	if len(r.Tools) == 0 && (r.ToolChoice.Mode != "" || r.ParallelToolCalls != nil) {
+		// The APIs refuse a tool choice without tools; without tools there
+		// is nothing to choose.
+		c := *r
+		if c.ToolChoice.Mode != "" {
+			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice", "no tools to choose from: left out"))
+		}
+		if c.ParallelToolCalls != nil {
+			warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "parallel_tool_calls", "no tools: left out"))
+		}
+		c.ToolChoice, c.ParallelToolCalls = provider.ToolChoice{}, nil
+		r = &c
+	}
+	if len(r.ToolChoice.Allowed) > 0 && !f.AllowedTools {
+		c := *r
+		c.ToolChoice.Allowed = nil
+		warns = append(warns, provider.WarnCode(provider.CodeSettingDropped, "tool_choice.allowed",
+			"%s cannot narrow the tools the model may call: every tool offered", f.Name))
+		r = &c
+	}
+	r, warns = forTarget(r, warns)
+	return r, warns
+}
+
 // warnDropped warns about every field set in e.R that no member of the
 // format carries.
 func (f *Format) warnDropped(e *ReqEnc, carried Field) {
@@ -657,10 +678,16 @@ func (f *Format) writeSetting(e *ReqEnc, s *Setting) error {
 			return nil
 		}
 	}
-	var z provider.Request
+	// The request as read is compared with the request as it is, both
+	// written for the same target with the same other settings (a
+	// thinking budget depends on max_tokens): only the fields this member
+	// and the members sharing them carry come from what was read.
+	z := *e.R
+	clearFields(&z, f.siblings(e, s, nil))
 	if err := s.Dec(&ReqDec{R: &z}, raw); err != nil {
 		return fmt.Errorf("native.%s.%s: %w", f.Provider, s.Key, err)
 	}
+	f.siblings(e, s, &z)
 	mine := slices.Clone(e.O.Buf[start:])
 	ze := &ReqEnc{R: &z, Own: e.Own, O: &Obj{}, Target: f.Name, Provider: f.Provider}
 	if err := s.Enc(ze); err != nil {
@@ -673,6 +700,56 @@ func (f *Format) writeSetting(e *ReqEnc, s *Setting) error {
 	e.O.Buf, e.O.n, e.O.keys, e.Warns = e.O.Buf[:start], n, e.O.keys[:nk], e.Warns[:nw]
 	e.O.Raw(s.Key, raw)
 	return nil
+}
+
+// siblings decodes into z the members, kept as they were read, of the
+// other settings that carry a field s carries (Anthropic's thinking and
+// output_config both say how the model thinks), so that s is compared
+// with what the request said as a whole. It returns the fields s and
+// those members carry; with z nil it only returns them.
+func (f *Format) siblings(e *ReqEnc, s *Setting, z *provider.Request) Field {
+	fields := s.Fields
+	for i := range f.Settings {
+		o := &f.Settings[i]
+		if o.Key == s.Key || o.Fields&s.Fields == 0 {
+			continue
+		}
+		raw, ok := e.Own.Get(o.Key)
+		if !ok {
+			if raw, ok = e.asRead(o.Key); !ok {
+				continue
+			}
+		}
+		fields |= o.Fields
+		if z != nil {
+			_ = o.Dec(&ReqDec{R: z}, raw) // an error shows as a difference
+		}
+	}
+	return fields
+}
+
+// clearers unset each field of a Request, in Field order.
+var clearers = [...]func(r *provider.Request){
+	func(r *provider.Request) { r.Model = "" }, func(r *provider.Request) { r.Tools = nil },
+	func(r *provider.Request) { r.ToolChoice = provider.ToolChoice{} }, func(r *provider.Request) { r.ParallelToolCalls = nil },
+	func(r *provider.Request) { r.Output = provider.Output{} }, func(r *provider.Request) { r.MaxTokens = 0 },
+	func(r *provider.Request) { r.Temperature = nil }, func(r *provider.Request) { r.TopP = nil },
+	func(r *provider.Request) { r.TopK = nil }, func(r *provider.Request) { r.PresencePenalty = nil },
+	func(r *provider.Request) { r.FrequencyPenalty = nil }, func(r *provider.Request) { r.Seed = nil },
+	func(r *provider.Request) { r.Stop = nil }, func(r *provider.Request) { r.Reasoning = nil },
+	func(r *provider.Request) { r.CacheKey = "" }, func(r *provider.Request) { r.Stream = false },
+	func(r *provider.Request) { r.StreamUsage = false }, func(r *provider.Request) { r.User = "" },
+	func(r *provider.Request) { r.Metadata = nil }, func(r *provider.Request) { r.Candidates = 0 },
+}
+
+// clearFields unsets the fields of r in mask, for a Setting's Dec to set
+// them anew.
+func clearFields(r *provider.Request, mask Field) {
+	for i, clear := range clearers {
+		if mask&(1<<i) != 0 {
+			clear(r)
+		}
+	}
 }
 
 func stripComma(b []byte) []byte {
@@ -993,4 +1070,57 @@ func (e *ReqEnc) AppendTools(b []byte, own func(typ string) bool, fn func(b []by
 		}
 	}
 	return append(b, ']'), nil
+}
+
+// refusable are the settings Model.RefusesWhileThinking may name, and how
+// to clear each in a copy of the request.
+var refusable = [...]struct {
+	name  string
+	set   func(r *provider.Request) bool
+	clear func(r *provider.Request)
+}{
+	{"temperature", func(r *provider.Request) bool { return r.Temperature != nil }, func(r *provider.Request) { r.Temperature = nil }},
+	{"top_p", func(r *provider.Request) bool { return r.TopP != nil }, func(r *provider.Request) { r.TopP = nil }},
+	{"top_k", func(r *provider.Request) bool { return r.TopK != nil }, func(r *provider.Request) { r.TopK = nil }},
+	{"presence_penalty", func(r *provider.Request) bool { return r.PresencePenalty != nil }, func(r *provider.Request) { r.PresencePenalty = nil }},
+	{"frequency_penalty", func(r *provider.Request) bool { return r.FrequencyPenalty != nil }, func(r *provider.Request) { r.FrequencyPenalty = nil }},
+}
+
+// forTarget applies the rules every format shares that depend on the
+// target model (r.Target): reasoning settings for a model that does not
+// think are left out, and so are the sampling settings a model refuses
+// while it thinks. r is copied, never changed, when a rule applies.
+func forTarget(r *provider.Request, warns []provider.Warning) (*provider.Request, []provider.Warning) {
+	t := &r.Target
+	if !t.Known() {
+		return r, warns
+	}
+	var c *provider.Request
+	edit := func() *provider.Request {
+		if c == nil {
+			cp := *r
+			c = &cp
+		}
+		return c
+	}
+	if t.Thinking == provider.ThinkingNone && r.Reasoning != nil {
+		if r.Thinks() {
+			warns = append(warns, provider.WarnCode(provider.CodeSettingRefused, "reasoning",
+				"model %s does not think: reasoning settings left out", t.Name))
+		}
+		edit().Reasoning = nil
+	}
+	if r.Thinks() && len(t.RefusesWhileThinking) > 0 {
+		for _, s := range refusable {
+			if s.set(r) && t.Refuses(s.name) {
+				warns = append(warns, provider.WarnCode(provider.CodeSettingRefused, s.name,
+					"model %s refuses %s while it thinks: left out", t.Name, s.name))
+				s.clear(edit())
+			}
+		}
+	}
+	if c != nil {
+		return c, warns
+	}
+	return r, warns
 }
