@@ -19,14 +19,25 @@ func init() {
 	}
 }
 
-// formatNames lists what --from and --to accept.
-func formatNames() string {
-	names := []string{"convo"}
+// providerNames lists the provider formats, each once.
+func providerNames() string {
+	names := make([]string, 0, len(all.Formats()))
 	for _, c := range all.Formats() {
 		names = append(names, c.Name())
 	}
-	return strings.Join(names, ", ") + "; outside formats (see docs/archive.md): read " +
-		archiveNames(archive.Readable()) + ", written " + archiveNames(archive.Writable())
+	return strings.Join(names, ", ")
+}
+
+// fromNames lists what --from accepts: convo, the provider formats and the
+// outside formats read.
+func fromNames() string {
+	return "convo, " + providerNames() + "; exports and logs (see docs/archive.md): " + archiveNames(archive.Readable())
+}
+
+// toNames lists what --to accepts: convo, the provider formats and the
+// outside formats written.
+func toNames() string {
+	return "convo, " + providerNames() + "; outside formats (see docs/archive.md): " + archiveNames(archive.Writable())
 }
 
 // convOptions are the conversion flags convert and reply share.
@@ -68,15 +79,19 @@ func (o *convOptions) options() (provider.Options, error) {
 
 // codec finds the codec for a format name; "convo" has none.
 func codec(flag, name string) (provider.Codec, error) {
+	names := fromNames()
+	if flag == "to" {
+		names = toNames()
+	}
 	if name == "" {
-		return nil, usagef("--%s is required (one of %s)", flag, formatNames())
+		return nil, usagef("--%s is required (one of %s)", flag, names)
 	}
 	if name == "convo" {
 		return nil, nil
 	}
 	c, err := all.Lookup(name)
 	if err != nil {
-		return nil, usagef("--%s: unknown format %q (one of %s)", flag, name, formatNames())
+		return nil, usagef("--%s: unknown format %q (one of %s)", flag, name, names)
 	}
 	return c, nil
 }
@@ -98,8 +113,8 @@ func (e *env) warn(warns []provider.Warning) {
 
 func runConvert(e *env, args []string) error {
 	fs := flags(e, "convert")
-	from := fs.String("from", "", "input format: auto (recognise it, saying which on stderr), "+formatNames())
-	to := fs.String("to", "", "output format: "+formatNames())
+	from := fs.String("from", "", "input format: auto (recognise it, saying which on stderr), "+fromNames())
+	to := fs.String("to", "", "output format: "+toNames())
 	lines := fs.Bool("lines", false, "with --to convo, write JSON Lines instead of the envelope")
 	fs.BoolVar(&e.jsonWarnings, "json", false, `write warnings to stderr as JSON Lines: {"warning","path","code"}`)
 	messagesOnly := fs.Bool("messages-only", false, "convert only the conversation members (messages, system), not the model, tools and settings")

@@ -73,6 +73,18 @@ func run(e *env, args []string) (code int) {
 		fmt.Fprintln(e.stdout, version())
 		return 0
 	}
+	if len(args) > 1 && args[0] == "help" {
+		if _, ok := commands[args[1]]; !ok {
+			fmt.Fprintf(e.stderr, "convo: unknown command %q (run 'convo help')\n", args[1])
+			return 2
+		}
+		// "convo help validate" is "convo validate -h"; "convo help store
+		// import" is "convo store import -h", on stdout as asked for.
+		args = append(slices.Clone(args[1:]), "-h")
+		e2 := *e
+		e2.stderr = e.stdout
+		e = &e2
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(e.stdout)
 		if len(args) == 0 {
