@@ -53,6 +53,12 @@ type silentError struct{}
 
 func (silentError) Error() string { return "failed" }
 
+// silentUsageError is a usage error the command has already reported (a
+// --json report): exit code 2, nothing more on stderr.
+type silentUsageError struct{}
+
+func (silentUsageError) Error() string { return "usage" }
+
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 func main() {
@@ -106,6 +112,8 @@ func run(e *env, args []string) (code int) {
 		return 0
 	case errors.As(err, &silentError{}):
 		return 1 // the command has said what failed, on stdout
+	case errors.As(err, &silentUsageError{}):
+		return 2
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "convo %s: %v\nusage: convo %s %s\n", args[0], err, args[0], c.usage)
 		return 2
