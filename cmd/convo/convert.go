@@ -133,9 +133,8 @@ func runConvert(e *env, args []string) error {
 	if isReadable(*from) || isWritable(*to) || isReadable(*to) {
 		return convertArchive(e, *from, *to, args, opts, af, *lines)
 	}
-	var src provider.Codec
 	if *from != "auto" {
-		if src, err = codec("from", *from); err != nil {
+		if _, err = codec("from", *from); err != nil {
 			return err
 		}
 	}
@@ -150,16 +149,12 @@ func runConvert(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *from == "auto" {
-		var d provider.Detection
-		if src, d, err = all.Detect(body); err != nil {
-			return fmt.Errorf("%s: --from auto: %w", name, err)
-		}
-		guess := ""
-		if !d.Sure {
-			guess = "; a guess: give --from to be sure"
-		}
-		fmt.Fprintf(e.stderr, "convo convert: --from auto: reading %s as %s (%s%s)\n", name, d.Format, d.Reason, guess)
+	if body, *from, err = e.unwrapInput(body, name, *from); err != nil {
+		return err
+	}
+	src, err := e.source(*from, body, name)
+	if err != nil {
+		return err
 	}
 
 	if !*messagesOnly && src != nil {
@@ -183,6 +178,24 @@ func runConvert(e *env, args []string) error {
 		}
 	}
 	return e.writeHistory(h, dst, opts, *lines)
+}
+
+// source is the codec of --from: the one named, or for auto the one the
+// body looks like, said on stderr. The canonical format has none.
+func (e *env) source(from string, body []byte, name string) (provider.Codec, error) {
+	if from != "auto" {
+		return codec("from", from)
+	}
+	src, d, err := all.Detect(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: --from auto: %w", name, err)
+	}
+	guess := ""
+	if !d.Sure {
+		guess = "; a guess: give --from to be sure"
+	}
+	fmt.Fprintf(e.stderr, "convo convert: --from auto: reading %s as %s (%s%s)\n", name, d.Format, d.Reason, guess)
+	return src, nil
 }
 
 // decodeHistory reads a canonical document (src nil) or a provider's
