@@ -28,11 +28,11 @@ import (
 var notRun = map[string]string{
 	"go install github.com/convo-go/convo/cmd/convo@latest": "downloads the module from the network",
 	"go test ./...": "the whole test suite, this test among it",
-	"curl … | convo reply --from anthropic > reply.json":    "needs a provider's API over the network; TestReply reads recorded replies",
-	"CONVO_TOKENS=tok1=acme convo serve --addr :8080 --db postgres://localhost/convo": "a server that runs until stopped, on a PostgreSQL at localhost; TestServe* start convo serve",
-	"convo gateway --upstream oa=openai@https://api.openai.com/v1,key-env=OPENAI_API_KEY --route 'gpt-*=oa'": "a proxy that runs until stopped, to a provider over the network; the gateway's tests run its configuration",
+	"curl … | convo reply --from anthropic > reply.json":                                                                                                          "needs a provider's API over the network; TestReply reads recorded replies",
+	"CONVO_TOKENS=tok1=acme convo serve --addr :8080 --db postgres://localhost/convo":                                                                             "a server that runs until stopped, on a PostgreSQL at localhost; TestServe* start convo serve",
+	"convo gateway --upstream oa=openai@https://api.openai.com/v1,key-env=OPENAI_API_KEY --route 'gpt-*=oa'":                                                      "a proxy that runs until stopped, to a provider over the network; the gateway's tests run its configuration",
 	"CONVO_TOKENS=tok-alice=alice convo gateway --db convo.db --upstream claude=anthropic@https://api.anthropic.com,key-env=ANTHROPIC_API_KEY --route '*=claude'": "a proxy that runs until stopped, to a provider over the network",
-	"export ANTHROPIC_API_KEY=… CONVO_TOKENS=tok-alice=alice": "the environment of the gateway example after it",
+	"export ANTHROPIC_API_KEY=… CONVO_TOKENS=tok-alice=alice":                                                                                                     "the environment of the gateway example after it",
 	"convo gateway --db convo.db --addr 127.0.0.1:8787 --upstream claude=anthropic@https://api.anthropic.com,key-env=ANTHROPIC_API_KEY --upstream local=ollama@http://127.0.0.1:11434 --route 'claude-*=claude' --route '*=local'": "a proxy that runs until stopped, to Anthropic over the network and an Ollama server",
 }
 
