@@ -291,7 +291,7 @@ func parseShell(t *testing.T, line string) ([][]string, map[string]string) {
 	}
 	flush()
 	if pendingRedirect != "" {
-		t.Fatal(fmt.Sprintf("%q: %s without a file", line, pendingRedirect))
+		t.Fatalf("%q: %s without a file", line, pendingRedirect)
 	}
 	return append(stages, words), redirects
 }
