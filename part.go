@@ -3,6 +3,7 @@ package convo
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 )
 
 // PartType discriminates the kinds of Part. A Part whose type convo does not
@@ -236,6 +237,17 @@ func Deny(id, reason string) Part { return Part{Type: TypeApproval, ID: id, Reas
 // Bytes decodes the part's inline base64 Data.
 func (p Part) Bytes() ([]byte, error) {
 	return base64.StdEncoding.DecodeString(p.Data)
+}
+
+// DataSize is the number of bytes the part's inline base64 Data decodes
+// to, counted without decoding it (padding excluded): the size to show a
+// reader, the same everywhere convo shows one.
+func (p Part) DataSize() int {
+	n := len(p.Data) / 4 * 3
+	if rest := len(p.Data) % 4; rest > 1 { // unpadded base64: a short last group
+		n += rest - 1
+	}
+	return n - strings.Count(p.Data[max(0, len(p.Data)-2):], "=")
 }
 
 // WithCache returns a copy of p with a cache breakpoint of the given TTL

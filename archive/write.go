@@ -242,7 +242,7 @@ func markdownMedia(b *strings.Builder, p convo.Part, opts WriteOptions) {
 		fmt.Fprintf(b, "*File %s:*\n\n", label)
 		fence(b, "", p.Text)
 	case p.Data != "":
-		fmt.Fprintf(b, "*(%s %s, %s, %d bytes inline)*\n\n", p.Type, label, p.MediaType, len(p.Data)/4*3)
+		fmt.Fprintf(b, "*(%s %s, %s, %d bytes inline)*\n\n", p.Type, label, p.MediaType, p.DataSize())
 	case p.FileID != "":
 		fmt.Fprintf(b, "*(%s %s, file %s)*\n\n", p.Type, label, oneLineMD(p.FileID))
 	}

@@ -69,10 +69,18 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseCreate reads a create request: {"id","title","meta","messages"}.
+// A canonical document ({"format":"convo/v1","messages":[…]}, what export
+// and the viewer's download write) is one too: its "format" is checked and
+// otherwise ignored.
 func (s *Server) parseCreate(body []byte) (c store.Conversation, msgs convo.History, err error) {
 	err = object(body, func(key string, rd *jsonx.Reader) error {
 		var err error
 		switch key {
+		case "format":
+			var f string
+			if f, err = rd.ReadString(); err == nil && f != convo.FormatV1 {
+				return badRequest("format: %q is not a canonical document (%s); convert it first: convo convert --from F --to convo", f, convo.FormatV1)
+			}
 		case "id":
 			c.ID, err = rd.ReadString()
 		case "title":
@@ -484,6 +492,16 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, e)
 		return
 	}
+	if bareExport(r) {
+		// A file to save: the request itself, as the provider and convo
+		// convert --from take it; the warnings in headers, as for the
+		// outside formats.
+		for _, wn := range warns {
+			w.Header().Add("Convo-Warning", wn.String())
+		}
+		writeRaw(w, http.StatusOK, "application/json", append(body, '\n'))
+		return
+	}
 	out := exported{Format: codec.Name(), Version: c.Version, Request: body, Warnings: make([]warningJSON, len(warns))}
 	for i, wn := range warns {
 		out.Warnings[i] = warningJSON{Path: wn.Path, Message: wn.Msg}
@@ -545,11 +563,21 @@ func (s *Server) formats(w http.ResponseWriter, r *http.Request) {
 
 // exportFor answers an export of conversation id for tenant, as the export
 // route does: the viewer's downloads go through it.
+//
+// The viewer's download is a file, so a provider format is written as the
+// bare request body (what the provider, convo convert --from F and --from
+// auto read), not in the API's {"format","version","request","warnings"}
+// envelope, whose members are for a program reading the answer.
 func (s *Server) exportFor(w http.ResponseWriter, r *http.Request, tenant, id string) {
-	r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+	r = r.WithContext(context.WithValue(context.WithValue(r.Context(), tenantKey{}, tenant), bareExportKey{}, true))
 	r.SetPathValue("id", id)
 	s.export(w, r)
 }
+
+// bareExportKey marks an export for the viewer's download (exportFor).
+type bareExportKey struct{}
+
+func bareExport(r *http.Request) bool { b, _ := r.Context().Value(bareExportKey{}).(bool); return b }
 
 // formatNames lists the export formats: convo's own, the outside formats
 // of package archive, then the codecs'.

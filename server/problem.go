@@ -172,6 +172,9 @@ func (s *Server) storeError(r *http.Request, err error) *apiError {
 		return validationError(ve)
 	case errors.Is(err, store.ErrInvalid):
 		return invalid("%s", trimStorePrefix(err))
+	case errors.Is(err, store.ErrUnavailable):
+		s.log.Warn("store unavailable", "method", r.Method, "path", loggedPath(r.URL.Path), "err", err)
+		return storeUnavailable()
 	case errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("request took longer than allowed", "path", loggedPath(r.URL.Path), "limit", s.opts.RequestTimeout)
 		return &apiError{status: http.StatusServiceUnavailable, kind: "unavailable", retryAfter: 1,
@@ -183,6 +186,18 @@ func (s *Server) storeError(r *http.Request, err error) *apiError {
 	s.log.Error("store error", "method", r.Method, "path", loggedPath(r.URL.Path), "tenant", tenant(r), "err", err)
 	return &apiError{status: http.StatusInternalServerError, kind: "internal", detail: "internal error"}
 }
+
+// storeUnavailable is the answer while the database cannot be reached: a
+// client should try again shortly, and can tell this from a bug (500).
+func storeUnavailable() *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, kind: "unavailable", retryAfter: unavailableRetry,
+		detail: "the store is unavailable: try again shortly"}
+}
+
+// unavailableRetry is the Retry-After, in seconds, while the store is down:
+// long enough not to hammer a database coming back, short enough that a
+// client is not kept waiting after it has.
+const unavailableRetry = 5
 
 // trimStorePrefix keeps an invalid-input error of the store meant for its
 // caller, without the backend's package prefix.

@@ -233,6 +233,7 @@ type route struct {
 func (s *Server) routes() []route {
 	return []route{
 		{method: "GET", pattern: "/healthz", h: s.health, public: true},
+		{method: "GET", pattern: "/readyz", h: s.ready, public: true},
 
 		{method: "POST", pattern: "/convo/v1/conversations", h: s.createConversation},
 		{method: "GET", pattern: "/convo/v1/conversations", h: s.listConversations},
@@ -263,6 +264,28 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
+
+// ready answers whether the server can serve now: its store answers a
+// ping within a few seconds. /healthz says only that the process is up,
+// so an orchestrator restarts on that and routes traffic on this.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if p, ok := s.st.(store.Pinger); ok {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if err := p.Ping(ctx); err != nil {
+			s.log.Warn("not ready: the store does not answer", "err", err)
+			s.problem(w, r, storeUnavailable())
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": "ok"})
+}
+
+// readyTimeout bounds the store's ping on /readyz: a probe must answer
+// before its own timeout (a second by default in Kubernetes is too short
+// for a pool that dials; probes are usually given a few).
+const readyTimeout = 3 * time.Second
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.problem(w, r, &apiError{status: http.StatusNotFound, kind: "not-found", detail: "no such route"})

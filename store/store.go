@@ -56,7 +56,20 @@ var (
 	ErrExists = errors.New("already exists")
 	// ErrInvalid means the input failed validation.
 	ErrInvalid = errors.New("invalid")
+	// ErrUnavailable means the database could not be reached or lost the
+	// connection (PostgreSQL), or stayed locked by another process past
+	// the busy timeout (SQLite): a condition that passes, so the call may
+	// be tried again later. A write that fails so may have been committed
+	// before the connection broke; a version check (Append with the
+	// version read) makes trying it again safe.
+	ErrUnavailable = errors.New("store unavailable")
 )
+
+// Pinger is a Store that can say whether its database answers now: the
+// readiness a server reports. Both backends implement it.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
 
 // AnyVersion passed to Append or DeleteMessage skips the version check: the
 // messages go at the end of whatever the conversation holds by then. It

@@ -151,8 +151,7 @@ func (c *Counter) bpe(s string) int {
 	if s == "" {
 		return 0
 	}
-	n, _ := c.enc.Count(s)
-	return n
+	return countChunked(c.enc.Count, s, chunkBytes)
 }
 
 // Text returns the tokens of s alone, without any message framing: exact

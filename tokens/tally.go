@@ -42,6 +42,12 @@ type Tally struct {
 	// pending holds those after the last baseline, the only ones it counts.
 	lazy    bool
 	pending []pendingMessage
+	// emit (Stream) takes each count once it is final; msgs then holds only
+	// the counts not yet final, msgs[0] being message off, and streamed
+	// the sums of those already emitted.
+	emit     func(MessageCount)
+	off, n   int
+	streamed Result
 }
 
 // Tally returns an empty Tally counting with c. Options.Progress, if set, is
@@ -61,7 +67,8 @@ type pendingMessage struct {
 
 // Add counts m, the next message of the history.
 func (t *Tally) Add(m convo.Message) {
-	i := len(t.msgs)
+	i := t.n
+	t.n++
 	var mc MessageCount
 	switch {
 	case m.Role == convo.RoleError:
@@ -76,7 +83,7 @@ func (t *Tally) Add(m convo.Message) {
 	switch {
 	case m.IsFinalAnswer():
 		for _, j := range t.open {
-			t.msgs[j] = MessageCount{Index: j, Role: t.msgs[j].Role, Exact: true, Note: "not sent: its turn is over"}
+			t.msgs[j-t.off] = MessageCount{Index: j, Role: t.msgs[j-t.off].Role, Exact: true, Note: "not sent: its turn is over"}
 		}
 		t.open = t.open[:0]
 	case m.IsTurnScoped():
@@ -90,10 +97,44 @@ func (t *Tally) Add(m convo.Message) {
 	if t.c.progress != nil {
 		t.c.progress(i + 1)
 	}
+	if t.emit != nil {
+		// A count is final unless a turn-scoped system message at or
+		// before it may still be marked unsent by a later final answer.
+		final := len(t.msgs)
+		if len(t.open) > 0 {
+			final = t.open[0] - t.off
+		}
+		t.flush(final)
+	}
+}
+
+// Stream makes t hand each message's count to emit, in order, as soon as
+// it is final (at once, but for a turn-scoped system message and those
+// after it, until its turn ends), instead of keeping it: memory then stays
+// the same however many messages are added. Result emits what is left and
+// returns the totals with no Messages. Call it before the first Add; a
+// CheapTally keeps its counts, as Cheap needs them, and ignores it.
+func (t *Tally) Stream(emit func(MessageCount)) {
+	if !t.lazy {
+		t.emit = emit
+		t.streamed = Result{Exact: true}
+	}
+}
+
+// flush emits the first k counts held and forgets them.
+func (t *Tally) flush(k int) {
+	for _, mc := range t.msgs[:k] {
+		t.streamed.Exact = t.streamed.Exact && mc.Exact
+		t.streamed.Tokens += mc.Tokens
+		t.streamed.Warnings = append(t.streamed.Warnings, mc.Warnings...)
+		t.emit(mc)
+	}
+	t.off += k
+	t.msgs = append(t.msgs[:0], t.msgs[k:]...)
 }
 
 // Len returns the number of messages added.
-func (t *Tally) Len() int { return len(t.msgs) }
+func (t *Tally) Len() int { return t.n }
 
 // Result returns the count of the messages added so far: what Count returns
 // for them as a history.
@@ -106,6 +147,16 @@ func (t *Tally) Result() Result {
 
 // all sums every message's count.
 func (t *Tally) all() Result {
+	if t.emit != nil {
+		t.flush(len(t.msgs))
+		res := t.c.newResult(0)
+		res.Messages = nil
+		res.Exact = res.Exact && t.streamed.Exact
+		res.Tokens, res.Warnings = t.streamed.Tokens, t.streamed.Warnings
+		res.Request = t.c.fam.PerRequest
+		res.Tokens += res.Request
+		return res
+	}
 	res := t.c.newResult(len(t.msgs))
 	t.sum(&res, 0)
 	return res

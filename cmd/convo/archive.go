@@ -233,6 +233,11 @@ func (e *env) conversations(from string, args []string, opts provider.Options) (
 	if err != nil {
 		return nil, nil, name, err
 	}
+	if src != nil {
+		if body, _, err = e.unwrapInput(body, name, from); err != nil {
+			return nil, nil, name, err
+		}
+	}
 	h, ws, err := decodeHistory(src, body, opts)
 	if err != nil {
 		return nil, nil, name, fmt.Errorf("%s: %w", name, err)

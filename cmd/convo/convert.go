@@ -19,14 +19,25 @@ func init() {
 	}
 }
 
-// formatNames lists what --from and --to accept.
-func formatNames() string {
-	names := []string{"convo"}
+// providerNames lists the provider formats, each once.
+func providerNames() string {
+	names := make([]string, 0, len(all.Formats()))
 	for _, c := range all.Formats() {
 		names = append(names, c.Name())
 	}
-	return strings.Join(names, ", ") + "; outside formats (see docs/archive.md): read " +
-		archiveNames(archive.Readable()) + ", written " + archiveNames(archive.Writable())
+	return strings.Join(names, ", ")
+}
+
+// fromNames lists what --from accepts: convo, the provider formats and the
+// outside formats read.
+func fromNames() string {
+	return "convo, " + providerNames() + "; exports and logs (see docs/archive.md): " + archiveNames(archive.Readable())
+}
+
+// toNames lists what --to accepts: convo, the provider formats and the
+// outside formats written.
+func toNames() string {
+	return "convo, " + providerNames() + "; outside formats (see docs/archive.md): " + archiveNames(archive.Writable())
 }
 
 // convOptions are the conversion flags convert and reply share.
@@ -69,15 +80,19 @@ func (o *convOptions) options() (provider.Options, error) {
 
 // codec finds the codec for a format name; "convo" has none.
 func codec(flag, name string) (provider.Codec, error) {
+	names := fromNames()
+	if flag == "to" {
+		names = toNames()
+	}
 	if name == "" {
-		return nil, usagef("--%s is required (one of %s)", flag, formatNames())
+		return nil, usagef("--%s is required (one of %s)", flag, names)
 	}
 	if name == "convo" {
 		return nil, nil
 	}
 	c, err := all.Lookup(name)
 	if err != nil {
-		return nil, usagef("--%s: unknown format %q (one of %s)", flag, name, formatNames())
+		return nil, usagef("--%s: unknown format %q (one of %s)", flag, name, names)
 	}
 	return c, nil
 }
@@ -99,8 +114,8 @@ func (e *env) warn(warns []provider.Warning) {
 
 func runConvert(e *env, args []string) error {
 	fs := flags(e, "convert")
-	from := fs.String("from", "", "input format: auto (recognise it, saying which on stderr), "+formatNames())
-	to := fs.String("to", "", "output format: "+formatNames())
+	from := fs.String("from", "", "input format: auto (recognise it, saying which on stderr), "+fromNames())
+	to := fs.String("to", "", "output format: "+toNames())
 	lines := fs.Bool("lines", false, "with --to convo, write JSON Lines instead of the envelope")
 	fs.BoolVar(&e.jsonWarnings, "json", false, `write warnings to stderr as JSON Lines: {"warning","path","code"}`)
 	messagesOnly := fs.Bool("messages-only", false, "convert only the conversation members (messages, system), not the model, tools and settings")
@@ -124,9 +139,8 @@ func runConvert(e *env, args []string) error {
 	if isReadable(*from) || isWritable(*to) || isReadable(*to) {
 		return convertArchive(e, *from, *to, args, opts, af, *lines)
 	}
-	var src provider.Codec
 	if *from != "auto" {
-		if src, err = codec("from", *from); err != nil {
+		if _, err = codec("from", *from); err != nil {
 			return err
 		}
 	}
@@ -141,16 +155,12 @@ func runConvert(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *from == "auto" {
-		var d provider.Detection
-		if src, d, err = all.Detect(body); err != nil {
-			return fmt.Errorf("%s: --from auto: %w", name, err)
-		}
-		guess := ""
-		if !d.Sure {
-			guess = "; a guess: give --from to be sure"
-		}
-		fmt.Fprintf(e.stderr, "convo convert: --from auto: reading %s as %s (%s%s)\n", name, d.Format, d.Reason, guess)
+	if body, *from, err = e.unwrapInput(body, name, *from); err != nil {
+		return err
+	}
+	src, err := e.source(*from, body, name)
+	if err != nil {
+		return err
 	}
 
 	if !*messagesOnly && src != nil {
@@ -174,6 +184,24 @@ func runConvert(e *env, args []string) error {
 		}
 	}
 	return e.writeHistory(h, dst, opts, *lines)
+}
+
+// source is the codec of --from: the one named, or for auto the one the
+// body looks like, said on stderr. The canonical format has none.
+func (e *env) source(from string, body []byte, name string) (provider.Codec, error) {
+	if from != "auto" {
+		return codec("from", from)
+	}
+	src, d, err := all.Detect(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: --from auto: %w", name, err)
+	}
+	guess := ""
+	if !d.Sure {
+		guess = "; a guess: give --from to be sure"
+	}
+	fmt.Fprintf(e.stderr, "convo convert: --from auto: reading %s as %s (%s%s)\n", name, d.Format, d.Reason, guess)
+	return src, nil
 }
 
 // decodeHistory reads a canonical document (src nil) or a provider's

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -27,8 +28,80 @@ func init() {
 	}
 }
 
+// runFit is fit; with --json every outcome is JSON on stderr, a failure
+// included: {"error": …} (with "usage": true for a usage error, exit 2),
+// and for a budget too small the counts and the counter that made them.
 func runFit(e *env, args []string) error {
+	if !wantsJSON(args) {
+		return fit1(e, args, false)
+	}
+	err := fit1(e, args, true)
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &silentError{}) {
+		return err
+	}
+	rep := fitFailure{Error: oneLine(explain(err))}
+	var ue usageError
+	rep.Usage = errors.As(err, &ue)
+	var be *fitBudgetError
+	if errors.As(err, &be) {
+		rep.Budget, rep.Need, rep.Model, rep.Exact = be.Budget, be.Need, be.counter.Model().Name, be.counter.Exact()
+		if !rep.Exact {
+			rep.Bound = be.counter.Bound()
+		}
+	}
+	b, _ := json.Marshal(rep)
+	fmt.Fprintf(e.stderr, "%s\n", b)
+	if rep.Usage {
+		return silentUsageError{}
+	}
+	return silentError{}
+}
+
+// fitFailure is fit --json's report of a failure.
+type fitFailure struct {
+	Error  string  `json:"error"`
+	Usage  bool    `json:"usage,omitempty"`
+	Budget int     `json:"budget,omitempty"`
+	Need   int     `json:"need,omitempty"`
+	Model  string  `json:"model,omitempty"`
+	Exact  bool    `json:"exact,omitempty"`
+	Bound  float64 `json:"bound,omitempty"`
+}
+
+// wantsJSON reports whether args ask for --json, looked for before the
+// flags are parsed so that a mistake in them is reported as JSON too.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-json", "--json", "-json=true", "--json=true":
+			return true
+		}
+	}
+	return false
+}
+
+// fitBudgetError is a fit.BudgetError that says how its counts were made:
+// exactly, or estimated and with which estimate.
+type fitBudgetError struct {
+	*fit.BudgetError
+	counter *tokens.Counter
+}
+
+func (e *fitBudgetError) Error() string {
+	return e.BudgetError.Error() + " (" + countHow(e.counter) + ")"
+}
+
+func (e *fitBudgetError) Unwrap() error { return e.BudgetError }
+
+func fit1(e *env, args []string, quiet bool) error {
 	fs := flags(e, "fit")
+	help := fs.Usage
+	if quiet { // a mistake is reported as JSON; -h still prints the help
+		fs.SetOutput(io.Discard)
+		fs.Usage = func() {}
+	}
 	mf := addModelFlags(fs)
 	budget := fs.Int("budget", 0, "fit the prompt into `N` tokens (default: the model's window less --reserve)")
 	reserve := fs.Int("reserve", -1, "keep `R` tokens of the model's window for the reply (default: its maximum output, or a fifth of the window)")
@@ -39,6 +112,9 @@ func runFit(e *env, args []string) error {
 	shortenTo := fs.Int("shorten-to", 0, "keep `N` bytes of a shortened tool result (default 1024)")
 	args, err := parse(fs, args, 1)
 	if err != nil {
+		if quiet && errors.Is(err, flag.ErrHelp) {
+			help()
+		}
 		return err
 	}
 	switch {
@@ -80,6 +156,10 @@ func runFit(e *env, args []string) error {
 	opts.Counter = &meteredCounter{Counter: c, step: step}
 	r, err := fit.Fit(context.Background(), h, opts)
 	progress.done()
+	var be *fit.BudgetError
+	if errors.As(err, &be) {
+		return &fitBudgetError{be, c}
+	}
 	if err != nil {
 		return err
 	}
@@ -171,18 +251,22 @@ func hasStrategy(ss []fit.Strategy, s fit.Strategy) bool {
 	return false
 }
 
+// countHow says how c counts: exactly, or estimated, with which estimate.
+func countHow(c *tokens.Counter) string {
+	switch {
+	case c.Exact():
+		return "exact, " + c.Model().Name
+	case c.Model().Family == "estimate":
+		return fmt.Sprintf("estimated at the upper end of ±%.0f%%: no --model", c.Bound()*100)
+	}
+	return fmt.Sprintf("estimated at the upper end of ±%.0f%%, %s", c.Bound()*100, c.Model().Name)
+}
+
 // writeFitReport says, one line each, how the history was fitted: the
 // counts, then runs of left-out messages with their reason, then changed
 // messages.
 func writeFitReport(w io.Writer, r *fit.Result, c *tokens.Counter, block int) {
-	how := "exact, " + c.Model().Name
-	if !c.Exact() {
-		how = fmt.Sprintf("estimated at the upper end of ±%.0f%%, %s", c.Bound()*100, c.Model().Name)
-		if c.Model().Family == "estimate" {
-			how = fmt.Sprintf("estimated at the upper end of ±%.0f%%: no --model", c.Bound()*100)
-		}
-	}
-	fmt.Fprintf(w, "convo fit: %d of %d tokens (%s); the history had %d", r.Tokens, r.Budget, how, r.Original)
+	fmt.Fprintf(w, "convo fit: %d of %d tokens (%s); the history had %d", r.Tokens, r.Budget, countHow(c), r.Original)
 	if r.Level == 0 {
 		fmt.Fprintln(w, ": it fits as it is")
 		return

@@ -244,3 +244,54 @@ func TestWriteHistory(t *testing.T) {
 		t.Errorf("invalid UTF-8: %v", err)
 	}
 }
+
+// TestFitFailureSaysEstimate: a budget too small says how the counts were
+// made (here no --model: the generic estimate at its upper end).
+func TestFitFailureSaysEstimate(t *testing.T) {
+	_, errs, code := runCLI(t, fitSession(3), "fit", "--budget", "10")
+	if code != 1 || !strings.Contains(errs, "alone take") || !strings.Contains(errs, "(estimated at the upper end of ±") ||
+		!strings.Contains(errs, ": no --model)") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// TestFitJSONFailures: with --json every outcome is one JSON object on
+// stderr, failures included, and the exit code stays what it would be.
+func TestFitJSONFailures(t *testing.T) {
+	for _, tt := range []struct {
+		args  []string
+		stdin string
+		code  int
+		want  string // in "error"
+		usage bool
+	}{
+		{[]string{"--budget", "10", "--json"}, fitSession(3), 1, "is ", false},
+		{[]string{"--json"}, fitSession(3), 2, "give --budget N or --model M", true},
+		{[]string{"--json", "--nope"}, fitSession(3), 2, "-nope", true},
+		{[]string{"--json", "--budget", "100", "/nonexistent/h.json"}, "", 1, "nonexistent", false},
+		{[]string{"--json", "--budget", "100"}, "{not json", 1, "stdin", false},
+		{[]string{"--json", "--model", "no-such-model"}, fitSession(3), 2, "no-such-model", true},
+	} {
+		out, errs, code := runCLI(t, tt.stdin, append([]string{"fit"}, tt.args...)...)
+		var rep struct {
+			Error        string
+			Usage        bool
+			Budget, Need int
+			Model        string
+			Bound        float64
+		}
+		if code != tt.code || out != "" || strings.Count(errs, "\n") != 1 || json.Unmarshal([]byte(errs), &rep) != nil {
+			t.Errorf("%v: exit %d (want %d), stdout %q, stderr not one JSON object: %s", tt.args, code, tt.code, out, errs)
+			continue
+		}
+		if !strings.Contains(rep.Error, tt.want) || rep.Usage != tt.usage {
+			t.Errorf("%v: %+v, want error with %q, usage %v", tt.args, rep, tt.want, tt.usage)
+		}
+		if tt.args[0] == "--budget" && (rep.Budget != 10 || rep.Need <= 10 || rep.Bound == 0 || rep.Model == "") {
+			t.Errorf("%v: the counts are missing: %+v", tt.args, rep)
+		}
+	}
+	if _, errs, code := runCLI(t, "", "fit", "--json", "-h"); code != 0 || !strings.Contains(errs, "usage: convo fit") {
+		t.Errorf("fit --json -h: exit %d: %s", code, errs)
+	}
+}

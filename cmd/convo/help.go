@@ -52,8 +52,50 @@ func setUsage(fs *flag.FlagSet, w io.Writer, name string) {
 			fmt.Fprintf(w, "\nExample:\n  %s\n", ex)
 		}
 		fmt.Fprintln(w, "\nFlags:")
-		fs.PrintDefaults()
+		printDefaults(fs, w)
 	}
+}
+
+// printDefaults is flag.PrintDefaults, except that a flag whose usage
+// already says its default ("default $CONVO_DB, else convo.db") does not
+// have the value flag computed printed after it a second time.
+func printDefaults(fs *flag.FlagSet, w io.Writer) {
+	fs.VisitAll(func(f *flag.Flag) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "  -%s", f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		if b.Len() <= 4 { // a one-letter flag fits on the same line
+			b.WriteString("\t")
+		} else {
+			b.WriteString("\n    \t")
+		}
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if !strings.Contains(usage, "default") && !zeroDefault(f) {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isString := g.Get().(string); isString {
+					fmt.Fprintf(&b, " (default %q)", f.DefValue)
+				} else {
+					fmt.Fprintf(&b, " (default %v)", f.DefValue)
+				}
+			} else {
+				fmt.Fprintf(&b, " (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	})
+}
+
+// zeroDefault reports whether f's default is its type's zero value, which
+// flag.PrintDefaults does not print either.
+func zeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "0s", "[]":
+		return true
+	}
+	return false
 }
 
 // version is the module version and VCS revision the binary was built

@@ -57,6 +57,12 @@ type silentError struct{}
 
 func (silentError) Error() string { return "failed" }
 
+// silentUsageError is a usage error the command has already reported (a
+// --json report): exit code 2, nothing more on stderr.
+type silentUsageError struct{}
+
+func (silentUsageError) Error() string { return "usage" }
+
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 func main() {
@@ -76,6 +82,18 @@ func run(e *env, args []string) (code int) {
 	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
 		fmt.Fprintln(e.stdout, version())
 		return 0
+	}
+	if len(args) > 1 && args[0] == "help" {
+		if _, ok := commands[args[1]]; !ok {
+			fmt.Fprintf(e.stderr, "convo: unknown command %q (run 'convo help')\n", args[1])
+			return 2
+		}
+		// "convo help validate" is "convo validate -h"; "convo help store
+		// import" is "convo store import -h", on stdout as asked for.
+		args = append(slices.Clone(args[1:]), "-h")
+		e2 := *e
+		e2.stderr = e.stdout
+		e = &e2
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(e.stdout)
@@ -98,6 +116,8 @@ func run(e *env, args []string) (code int) {
 		return 0
 	case errors.As(err, &silentError{}):
 		return 1 // the command has said what failed, on stdout
+	case errors.As(err, &silentUsageError{}):
+		return 2
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "convo %s: %v\nusage: convo %s %s\n", args[0], err, args[0], c.usage)
 		return 2

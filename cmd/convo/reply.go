@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -22,7 +21,7 @@ func init() {
 
 func runReply(e *env, args []string) error {
 	fs := flags(e, "reply")
-	from := fs.String("from", "", "the provider format of the response: "+formatNames())
+	from := fs.String("from", "", "the provider format of the response: "+providerNames())
 	stream := fs.Bool("stream", false, "the input is a captured stream (SSE, NDJSON, AWS event-stream, LiteRT chunks); without it a stream is recognised by its first bytes")
 	partial := fs.Bool("partial", false, "on a stream cut off before its end, print what arrived, marked \"incomplete\" in its meta (the exit code stays 1)")
 	strict := fs.Bool("strict", false, "treat every warning as an error")
@@ -36,7 +35,7 @@ func runReply(e *env, args []string) error {
 	rc, err := all.Lookup(*from)
 	if err != nil {
 		// Every provider format reads replies; the canonical format does not.
-		return usagef("unknown format %q for replies (known: %s)", *from, strings.TrimPrefix(formatNames(), "convo, "))
+		return usagef("unknown format %q for replies (known: %s)", *from, providerNames())
 	}
 	opts := provider.Options{Strict: *strict}
 	m, warns, name, err := e.readReply(rc, *from, args, opts, *stream)

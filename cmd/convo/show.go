@@ -260,7 +260,7 @@ func attachment(p convo.Part) string {
 	}
 	switch {
 	case p.Data != "":
-		s += ", " + size(base64Len(p.Data)) + " inline"
+		s += ", " + size(p.DataSize()) + " inline"
 	case p.URL != "":
 		s += ", " + p.URL
 	case p.FileID != "":
@@ -269,11 +269,6 @@ func attachment(p convo.Part) string {
 		s += ", " + size(len(p.Text)) + " of text"
 	}
 	return s
-}
-
-func base64Len(s string) int {
-	n := len(s) / 4 * 3
-	return n - strings.Count(s[max(0, len(s)-2):], "=")
 }
 
 func size(n int) string {

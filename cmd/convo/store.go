@@ -335,7 +335,7 @@ func describeConv(c store.Conversation) convDescription {
 
 func storeShow(e *env, args []string) error {
 	fs, sf := newStoreFlags(e, "show")
-	asJSON := fs.Bool("json", false, "the convDescription as one JSON object, then the messages as canonical JSON Lines")
+	asJSON := fs.Bool("json", false, "print the conversation as one JSON object {id, tenant, title, meta, version, messages, forked_from, forked_at, created, updated}, then its messages as canonical JSON Lines")
 	color := fs.Bool("color", e.color, "colour the transcript (default: when stdout is a terminal)")
 	id, err := oneID(fs, args)
 	if err != nil {

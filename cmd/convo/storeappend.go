@@ -19,7 +19,7 @@ import (
 func storeAppend(e *env, args []string) error {
 	fs, sf := newStoreFlags(e, "append")
 	version := fs.Int64("version", 0, "append only if the conversation is still at version `N` (default: the version read just before, so a concurrent change is still a conflict)")
-	from := fs.String("from", "convo", "the input: canonical messages (convo), or a provider's reply body or stream ("+formatNames()+")")
+	from := fs.String("from", "convo", "the input: canonical messages (convo), or a provider's reply body or stream ("+providerNames()+")")
 	args, err := parse(fs, args, 2)
 	if err != nil {
 		return err

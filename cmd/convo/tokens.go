@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -94,31 +96,27 @@ func runTokens(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The history is read and counted one message at a time: memory is
-	// about twice the largest message, plus one count per message.
+	// The history is read and counted one message at a time, and each
+	// message's row is written once its count is final: memory is about
+	// twice the largest message, whatever the number of messages. (--cheap
+	// holds the counts: which are inside the baseline is known at the end.)
 	r, name, done, err := e.openInput(args, convo.DefaultLimits.MaxBytes)
 	if err != nil {
 		return err
 	}
 	defer done()
-	d := convo.NewDecoder(r)
-	t := c.Tally()
-	if *cheap {
-		t = c.CheapTally()
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	defer out.Flush()
+	var rows *rowWriter
+	t := c.CheapTally()
+	if !*cheap {
+		t = c.Tally()
+		rows = &rowWriter{w: out, json: *asJSON}
+		rows.start(c.Tally().Result())
+		t.Stream(rows.row)
 	}
-	progress := e.newMeter()
-	progress.verb = "counted"
-	defer progress.done()
-	for {
-		progress.update(t.Len(), r)
-		m, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		t.Add(m)
+	if err := e.tallyAll(t, r, name); err != nil {
+		return err
 	}
 	var res tokens.Result
 	if *cheap {
@@ -127,10 +125,117 @@ func runTokens(e *env, args []string) error {
 		res = t.Result()
 	}
 	warn(e, "tokens", res.Warnings)
-	if *asJSON {
-		return writeTokensJSON(e.stdout, res)
+	switch {
+	case rows != nil:
+		err = rows.end(res)
+	case *asJSON:
+		err = writeTokensJSON(out, res)
+	default:
+		err = writeTokensTable(out, res)
 	}
-	return writeTokensTable(e.stdout, res)
+	if err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// tallyAll adds every message r holds to t, showing the progress.
+func (e *env) tallyAll(t *tokens.Tally, r io.Reader, name string) error {
+	d := convo.NewDecoder(r)
+	progress := e.newMeter()
+	progress.verb = "counted"
+	defer progress.done()
+	for {
+		progress.update(t.Len(), r)
+		m, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		t.Add(m)
+	}
+}
+
+// rowWriter writes the count of a streaming Tally as it comes: the header,
+// a row per message, then the totals; as a table, or as the JSON object
+// writeTokensJSON writes with "messages" first.
+type rowWriter struct {
+	w    *bufio.Writer
+	json bool
+	n    int
+	err  error
+}
+
+func (rw *rowWriter) start(r tokens.Result) {
+	if rw.json {
+		rw.w.WriteString("{\n  \"messages\": [")
+		return
+	}
+	fmt.Fprintf(rw.w, "model %s (%s family, %s)\n", r.Model, r.Family, r.Tokenizer)
+	rw.line("#", "role", "tokens", "media", "")
+}
+
+// line writes one row of the table, columns right-aligned to widths that
+// fit the usual values (a wider one pushes its row only).
+func (rw *rowWriter) line(idx, role, tokens, media, note string) {
+	s := fmt.Sprintf("%3s  %9s  %6s  %5s", idx, role, tokens, media)
+	if note != "" {
+		s += "   " + note
+	}
+	rw.w.WriteString(strings.TrimRight(s, " ") + "\n")
+}
+
+func (rw *rowWriter) row(m tokens.MessageCount) {
+	if rw.json {
+		b, err := json.MarshalIndent(m, "    ", "  ")
+		if err != nil && rw.err == nil {
+			rw.err = err
+		}
+		if rw.n > 0 {
+			rw.w.WriteByte(',')
+		}
+		rw.w.WriteString("\n    ")
+		rw.w.Write(b)
+		rw.n++
+		return
+	}
+	toks, media := fmt.Sprint(m.Tokens), ""
+	if !m.Sent {
+		toks = "-"
+	}
+	if m.Media > 0 {
+		media = fmt.Sprint(m.Media)
+	}
+	note := m.Note
+	if m.Sent && !m.Exact {
+		note = "estimate"
+	}
+	rw.line(fmt.Sprint(m.Index), string(m.Role), toks, media, note)
+}
+
+func (rw *rowWriter) end(r tokens.Result) error {
+	if rw.err != nil {
+		return rw.err
+	}
+	if !rw.json {
+		rw.line("", "request", fmt.Sprint(r.Request), "", "reply priming")
+		_, err := fmt.Fprintln(rw.w, totalLine(r))
+		return err
+	}
+	var b bytes.Buffer
+	if err := writeTokensJSON(&b, r); err != nil {
+		return err
+	}
+	// The totals after the rows: writeTokensJSON's object without its
+	// opening brace and its (empty) messages.
+	rest := strings.Replace(strings.TrimPrefix(b.String(), "{\n"), "  \"messages\": null,\n", "", 1)
+	if rw.n > 0 {
+		rw.w.WriteString("\n  ")
+	}
+	_, err := rw.w.WriteString("],\n" + rest)
+	return err
 }
 
 func warn(e *env, cmd string, ws []provider.Warning) {
@@ -177,12 +282,17 @@ func writeTokensTable(w io.Writer, r tokens.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	_, err := fmt.Fprintln(w, totalLine(r))
+	return err
+}
+
+// totalLine is the table's last line: the total and how it was counted.
+func totalLine(r tokens.Result) string {
 	total := fmt.Sprintf("total %s (%s)", plural(r.Tokens, "tokens"), describe(r))
 	if r.Context > 0 {
 		total += fmt.Sprintf(" of a %d-token window", r.Context)
 	}
-	_, err := fmt.Fprintln(w, total)
-	return err
+	return total
 }
 
 func writeTokensJSON(w io.Writer, r tokens.Result) error {

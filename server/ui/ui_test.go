@@ -291,8 +291,12 @@ func TestForkDeleteExport(t *testing.T) {
 		// file; placeholders make it carry what it can.
 		get(t, c, e.URL+"/ui/c/every/export?format=anthropic").want(t, http.StatusUnprocessableEntity).has(t, "cannot take audio")
 		d := get(t, c, e.URL+"/ui/c/every/export?format=anthropic&media=placeholder").want(t, http.StatusOK)
-		if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `attachment; filename="every.anthropic.json"`) || !strings.Contains(d.body, `"format":"anthropic"`) {
-			t.Fatalf("export: %q %.200s", cd, d.body)
+		// A provider format downloads as the request itself (what convo
+		// convert --from anthropic reads), not the API's envelope; what the
+		// conversion changed is in the headers.
+		if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `attachment; filename="every.anthropic.json"`) ||
+			!strings.HasPrefix(d.body, `{"system":`) || strings.Contains(d.body, `"format":"anthropic"`) || len(d.header.Values("Convo-Warning")) == 0 {
+			t.Fatalf("export: %q %v %.200s", cd, d.header.Values("Convo-Warning"), d.body)
 		}
 		d = get(t, c, e.URL+"/ui/c/every/export?format=lines").want(t, http.StatusOK)
 		if cd := d.header.Get("Content-Disposition"); !strings.Contains(cd, `filename="every.lines.jsonl"`) || strings.Count(d.body, "\n") != 10 {

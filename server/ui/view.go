@@ -248,7 +248,7 @@ func partOf(p convo.Part) partView {
 		v.Text = pretty(p.Value)
 	case convo.TypeImage, convo.TypeAudio, convo.TypeVideo, convo.TypeFile:
 		v.MediaType, v.URL, v.FileID, v.Name = p.MediaType, p.URL, p.FileID, p.Name
-		v.Size = len(p.Data) / 4 * 3
+		v.Size = p.DataSize()
 		if p.Data != "" && len(p.Data) <= maxInline {
 			v.Src = dataURL(p.Type, p.MediaType, p.Data)
 		}

@@ -24,6 +24,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -225,8 +227,29 @@ func wrap(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if unavailable(err) {
+		return fmt.Errorf("postgres: %w: %w", store.ErrUnavailable, err)
+	}
 	return fmt.Errorf("postgres: %w", err)
 }
+
+// unavailable reports whether err is the database out of reach rather than
+// a statement it refused: no connection could be made, or the one in use
+// broke. PostgreSQL's own "cannot connect now" and "too many connections"
+// (SQLSTATE classes 08 and 57P0x, 53300) say the same.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P0") || pe.Code == "53300"
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || pgconn.SafeToRetry(err)
+}
+
+// Ping reports whether the database answers now (store.Pinger).
+func (s *Store) Ping(ctx context.Context) error { return wrap(s.pool.Ping(ctx)) }
 
 // uniqueViolation reports whether err broke the named unique constraint.
 func uniqueViolation(err error, constraint string) bool {

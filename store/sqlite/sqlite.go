@@ -487,7 +487,23 @@ func wrap(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if busy(err) {
+		return fmt.Errorf("sqlite: %w: %w", store.ErrUnavailable, err)
+	}
 	return fmt.Errorf("sqlite: %w", err)
+}
+
+// busy reports whether err is the database locked by another connection
+// past the busy timeout: it passes when that connection is done.
+func busy(err error) bool {
+	var e *msqlite.Error
+	return errors.As(err, &e) && (e.Code()&0xff == sqlite3.SQLITE_BUSY || e.Code()&0xff == sqlite3.SQLITE_LOCKED)
+}
+
+// Ping reports whether the database answers now (store.Pinger).
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return wrap(s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one))
 }
 
 func isUnique(err error) bool {
