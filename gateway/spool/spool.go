@@ -127,6 +127,13 @@ func Open(dir string, opts Options) (*Spool, Recovery, error) {
 	}
 	s := &Spool{dir: dir, opts: opts, lock: lock}
 	rec, err := s.recover()
+	if err == nil {
+		// Ready for the first append: a spool is written to when the
+		// store is in trouble, and should not make a file then.
+		s.wmu.Lock()
+		err = s.ensureSegment()
+		s.wmu.Unlock()
+	}
 	if err != nil {
 		lock.Close()
 		return nil, Recovery{}, err
@@ -471,20 +478,32 @@ func (s *Spool) Advance(m Mark) error {
 	s.head = m.pos
 	s.frames -= m.n
 	var gone []segment
-	if s.frames == 0 {
-		// Everything is read: start afresh, with no segment.
-		gone, s.segs = s.segs, nil
-		if s.w != nil {
+	if s.frames == 0 && s.w != nil {
+		// Everything is read: the last segment starts afresh, the others
+		// go. (Kept open, the next append pays no file creation.)
+		last := len(s.segs) - 1
+		gone, s.segs = slices.Clone(s.segs[:last]), s.segs[last:]
+		if err := s.w.Truncate(int64(len(magic))); err == nil {
+			s.bytes -= s.segs[0].size - int64(len(magic))
+			s.segs[0].size = int64(len(magic))
+		} else {
 			s.w.Close()
 			s.w = nil
+			gone, s.segs = append(gone, s.segs[0]), nil
 		}
-		s.head = position{seq: s.next, off: int64(len(magic))}
+	} else if s.frames == 0 {
+		gone, s.segs = s.segs, nil
 	} else {
 		i := 0
 		for i < len(s.segs)-1 && s.segs[i].seq < s.head.seq {
 			i++
 		}
 		gone, s.segs = slices.Clone(s.segs[:i]), s.segs[i:]
+	}
+	if len(s.segs) > 0 && s.frames == 0 {
+		s.head = position{seq: s.segs[0].seq, off: int64(len(magic))}
+	} else if s.frames == 0 {
+		s.head = position{seq: s.next, off: int64(len(magic))}
 	}
 	err := s.writeHead(s.head)
 	for _, g := range gone {
