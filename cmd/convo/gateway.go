@@ -20,6 +20,7 @@ import (
 
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/internal/prom"
+	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/backends"
 )
 
@@ -67,6 +68,8 @@ func runGateway(e *env, args []string) error {
 	otelContent := fs.Bool("otel-content", false, "with --otlp, put the messages in the spans (off: they may be sensitive)")
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
+	spoolDir := fs.String("spool", "", "keep recordings the store cannot take in directory `DIR` until it can (default: FILE.spool beside a SQLite --db, else convo-gateway.spool; off: no spool)")
+	spoolMax := fs.Int64("spool-max-bytes", gateway.DefaultSpoolMaxBytes, "bound the spool's files to `N` bytes (past it recordings are dropped and counted)")
 	var ups, routes listFlag
 	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable)")
 	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins)")
@@ -105,6 +108,7 @@ func runGateway(e *env, args []string) error {
 		return usagef("give --upstream and --route, or --config FILE")
 	}
 	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
+	cfg.opts.SpoolDir, cfg.opts.SpoolMaxBytes = spoolPath(*spoolDir, *db), *spoolMax
 	// The same tokens and tenants as convo serve.
 	sc := serveConfig{addr: *addr}
 	if err := sc.loadTokens(e, *tokens); err != nil {
@@ -127,6 +131,9 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	st, err := backends.Open(ctx, cfg.db)
 	if err != nil {
 		return err
+	}
+	if wrapGatewayStore != nil {
+		st = wrapGatewayStore(st)
 	}
 	defer func() {
 		if cerr := st.Close(); err == nil && cerr != nil {
@@ -193,6 +200,24 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	s := gw.Stats()
 	fmt.Fprintf(e.stderr, "convo gateway: stopped (%d exchanges recorded, %d dropped, %d failed)\n", s.Recorded, s.Dropped, s.Failed)
 	return nil
+}
+
+// wrapGatewayStore, when set (by tests of faults), wraps the gateway's
+// store.
+var wrapGatewayStore func(store.Store) store.Store
+
+// spoolPath is the spool directory --spool names: beside a SQLite file
+// by default, "" when it is off.
+func spoolPath(flag, db string) string {
+	switch {
+	case flag == "off":
+		return ""
+	case flag != "":
+		return flag
+	case strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://"):
+		return "convo-gateway.spool"
+	}
+	return strings.TrimPrefix(db, "sqlite:") + ".spool"
 }
 
 // bedrockSigner signs Bedrock requests with AWS SigV4 using the AWS SDK's
