@@ -25,7 +25,7 @@ import (
 // another server.
 type privatePostgres struct {
 	bin, data, port string
-	cred           *syscall.Credential // run as this user when the test runs as root (postgres refuses root)
+	cred            *syscall.Credential // run as this user when the test runs as root (postgres refuses root)
 }
 
 // startPrivatePostgres makes and starts a private server, or skips the test
