@@ -94,7 +94,8 @@ func (pg *privatePostgres) dsn() string {
 
 // TestSpoolPostgresOutage: a private PostgreSQL server stopped for a few
 // seconds under 16 streams, then started again: every exchange answered is
-// recorded once. (docs/gateway.md reports a longer run: CONVO_OUTAGE=60s.)
+// recorded once. (docs/gateway.md reports a longer run: CONVO_OUTAGE=60s
+// CONVO_OUTAGE_STREAMS=64.)
 func TestSpoolPostgresOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
@@ -102,6 +103,10 @@ func TestSpoolPostgresOutage(t *testing.T) {
 	outage := 5 * time.Second
 	if d, err := time.ParseDuration(os.Getenv("CONVO_OUTAGE")); err == nil {
 		outage = d
+	}
+	streams := 16
+	if n, err := strconv.Atoi(os.Getenv("CONVO_OUTAGE_STREAMS")); err == nil {
+		streams = n
 	}
 	pg := startPrivatePostgres(t)
 	st, err := postgres.Open(context.Background(), pg.dsn())
@@ -117,7 +122,7 @@ func TestSpoolPostgresOutage(t *testing.T) {
 	var xs []answered
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for s := range 16 {
+	for s := range streams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -154,6 +159,6 @@ func TestSpoolPostgresOutage(t *testing.T) {
 	if s.Dropped != 0 || s.Failed != 0 || s.Spooled == 0 {
 		t.Fatalf("stats %+v: want some spooled, none dropped or failed", s)
 	}
-	t.Logf("%d exchanges over a %v outage: %+v", len(xs), outage, s)
+	t.Logf("%d exchanges of %d streams over a %v outage: %+v", len(xs), streams, outage, s)
 	rg.drain(t)
 }
