@@ -748,8 +748,12 @@ func (rc *recorder) writeBatch(batch []*record) {
 		ctx = store.Yielding(ctx)
 	}
 	var again []int // the store's failures, when there is a spool to keep them
+	troubled := 0   // the store's failures
 	for i, res := range rc.st.Batch(ctx, writes) {
 		rec := batch[i]
+		if res.Err != nil && transient(res.Err) {
+			troubled++
+		}
 		if res.Err != nil && rc.dur != nil && transient(res.Err) {
 			again = append(again, i)
 			rc.storeFailed(res.Err, 1)
@@ -763,7 +767,6 @@ func (rc *recorder) writeBatch(batch []*record) {
 			rc.log.Error("gateway: recording failed", "conversation", rec.conv, "err", res.Err)
 			continue
 		}
-		rc.health.ok()
 		rc.recorded.Add(1)
 		rc.noteWritten(rec, writes[i], fps[i])
 		if len(forks[i]) > 0 {
@@ -771,6 +774,9 @@ func (rc *recorder) writeBatch(batch []*record) {
 			// the conversation as this write left it.
 			rc.writeForks(ctx, rec, res.Conversation.Messages-forks[i][0].tail, forks[i])
 		}
+	}
+	if troubled < len(batch) {
+		rc.health.ok() // the store took writes (or refused them for their own faults)
 	}
 	if len(again) > 0 {
 		ok := func(i int) bool { return !slices.Contains(again, i) }

@@ -204,6 +204,8 @@ func (s *Spool) check(path string, seq uint64, rec *Recovery) error {
 	if err != nil {
 		return fmt.Errorf("spool: %s: %w", path, err)
 	}
+	all, after := 0, 0
+	aligned := seq != s.head.seq || s.head.off == r.Offset()
 	for {
 		start := r.Offset()
 		_, err := r.Next()
@@ -222,13 +224,22 @@ func (s *Spool) check(path string, seq uint64, rec *Recovery) error {
 			}
 			break
 		}
+		all++
 		if seq > s.head.seq || start >= s.head.off {
-			s.frames++
+			after++
 		}
+		aligned = aligned || r.Offset() == s.head.off
 	}
-	if seq == s.head.seq && s.head.off > r.Offset() {
+	switch {
+	case seq == s.head.seq && s.head.off > r.Offset():
 		s.head.off = r.Offset() // the head was past what survived
+	case !aligned:
+		// A head between frames' starts (a head file older than a
+		// segment emptied and written again): read the segment from its
+		// start; what is read again is recognised by the reader.
+		s.head.off, after = int64(len(magic)), all
 	}
+	s.frames += after
 	s.segs = append(s.segs, segment{seq: seq, size: r.Offset()})
 	s.bytes += r.Offset()
 	return f.Sync()

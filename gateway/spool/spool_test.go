@@ -266,3 +266,18 @@ func FuzzFrames(f *testing.F) {
 		}
 	})
 }
+
+// TestHeadBetweenFrames: a head file that points between two frames'
+// starts (older than a segment emptied and written again) makes the
+// segment read from its start, not from the middle of a frame.
+func TestHeadBetweenFrames(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := open(t, dir, Options{})
+	s.Append(payloads(0, 3), time.Now())
+	s.writeHead(position{seq: 0, off: int64(len(magic)) + 5})
+	s.Close()
+	s, rec := open(t, dir, Options{})
+	if got, want := readAll(t, s, 10), payloads(0, 3); rec.Frames != 3 || !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Fatalf("recovered %d frames, read %q, want %q", rec.Frames, got, want)
+	}
+}
