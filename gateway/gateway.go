@@ -64,6 +64,7 @@ const (
 	DefaultQueueBytes    = 64 << 20
 	DefaultBatchDelay    = 20 * time.Millisecond
 	DefaultTimeout       = 10 * time.Minute
+	DefaultSpoolMaxBytes = 1 << 30
 )
 
 // Options configure a Gateway.
@@ -130,6 +131,16 @@ type Options struct {
 	// queue, store latency), and GET /metrics serves what it gathers,
 	// without a token. docs/gateway.md lists the metrics.
 	Metrics *prometheus.Registry
+	// SpoolDir, when set, is the directory of the spool: what the store
+	// cannot take — it fails, or its writes stall while the queue fills —
+	// is appended there, on local disk, and written to the store in
+	// order once it can; what a stopped gateway left there is written
+	// after it starts again. Empty: no spool (a recording the store
+	// cannot take is dropped or fails). docs/gateway.md, "Durability".
+	SpoolDir string
+	// SpoolMaxBytes bounds the spool's files (0: DefaultSpoolMaxBytes).
+	// Past it, recordings are dropped, counted and logged.
+	SpoolMaxBytes int64
 	// Telemetry, when set, makes an OpenTelemetry span of every recorded
 	// exchange after the GenAI semantic conventions (see package
 	// telemetry), a child of the client's trace when its request carried
@@ -168,6 +179,8 @@ type Stats struct {
 	Recorded int64 // exchanges written to the store
 	Dropped  int64 // exchanges not recorded because the queue was full or the gateway closing
 	Failed   int64 // exchanges the store refused (logged)
+	Spooled  int64 // exchanges written to the spool (each Recorded too once replayed)
+	Retried  int64 // spooled exchanges whose write to the store failed and was tried again
 }
 
 // setDefaults fills in what was left zero.
@@ -242,6 +255,13 @@ func New(opts Options) (*Gateway, error) {
 		}
 		g.rec.st = prom.Store{Store: opts.Store, H: g.metrics.store}
 	}
+	if opts.SpoolDir != "" {
+		// After the store is wrapped: the replayer starts at once.
+		if err := g.rec.openDurable(opts.SpoolDir, opts.SpoolMaxBytes); err != nil {
+			g.rec.close(context.Background())
+			return nil, err
+		}
+	}
 	for _, e := range []struct{ route, protocol string }{
 		{"POST /v1/chat/completions", "openai-chat"},
 		{"POST /v1/responses", "openai-responses"},
@@ -252,19 +272,35 @@ func New(opts Options) (*Gateway, error) {
 		g.mux.HandleFunc(e.route, g.metered(e.route, e.protocol, g.endpoint(e.protocol)))
 	}
 	g.mux.HandleFunc("GET /v1/models", g.models)
+	g.mux.HandleFunc("GET /healthz", g.healthz)
+	g.mux.HandleFunc("GET /readyz", g.readyz)
 	g.mux.HandleFunc("GET /v1/responses/{id}", g.response)
 	return g, nil
 }
 
 // Stats returns the recording counters.
 func (g *Gateway) Stats() Stats {
-	return Stats{Recorded: g.rec.recorded.Load(), Dropped: g.rec.dropped.Load(), Failed: g.rec.failed.Load()}
+	s := Stats{Recorded: g.rec.recorded.Load(), Dropped: g.rec.dropped.Load(), Failed: g.rec.failed.Load()}
+	if d := g.rec.dur; d != nil {
+		s.Spooled, s.Retried = d.spooled.Load(), d.retried.Load()
+	}
+	return s
 }
 
 // Close stops recording new exchanges and waits until every exchange
 // answered so far is written, or ctx ends. Call it after the HTTP server's
 // Shutdown, so the handlers in flight have handed their exchanges over.
-func (g *Gateway) Close(ctx context.Context) error { return g.rec.close(ctx) }
+// With a spool, what the store does not take before ctx ends stays in
+// the spool for the next start.
+func (g *Gateway) Close(ctx context.Context) error {
+	err := g.rec.close(ctx)
+	if g.rec.dur != nil {
+		if derr := g.rec.closeDurable(ctx); err == nil {
+			err = derr
+		}
+	}
+	return err
+}
 
 // ServeHTTP serves the client-facing endpoints.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -70,6 +70,7 @@ func (g *Gateway) newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			ConstLabels: prometheus.Labels{"outcome": outcome},
 		}, func() float64 { return float64(n()) }))
 	}
+	cs = append(cs, rc.spoolMetrics()...)
 	if err := prom.Register(reg, cs...); err != nil {
 		return nil, err
 	}
@@ -143,5 +144,53 @@ func (g *Gateway) metered(route, protocol string, h func(http.ResponseWriter, *h
 			}
 			m.upstream.WithLabelValues(up, outcome).Observe(end.Sub(x.upStart).Seconds())
 		}
+	}
+}
+
+// spoolMetrics are the metrics of the spool and the store's health (zero
+// without a spool).
+func (rc *recorder) spoolMetrics() []prometheus.Collector {
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	counter := func(name, help string, f func() int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(f()) })
+	}
+	// Read when gathered: the spool opens after the metrics are made.
+	spooled := func() int64 {
+		if rc.dur == nil {
+			return 0
+		}
+		return rc.dur.spooled.Load()
+	}
+	retried := func() int64 {
+		if rc.dur == nil {
+			return 0
+		}
+		return rc.dur.retried.Load()
+	}
+	return []prometheus.Collector{
+		gauge("convo_gateway_spool_exchanges", "Exchanges in the spool, waiting to be written to the store.",
+			func() float64 { return float64(rc.spoolStats().Frames) }),
+		gauge("convo_gateway_spool_bytes", "The spool's files' bytes, of --spool-max-bytes.",
+			func() float64 { return float64(rc.spoolStats().Bytes) }),
+		gauge("convo_gateway_spool_oldest_age_seconds", "How long the oldest exchange in the spool has waited for the store (0: none waits).",
+			func() float64 {
+				if t := rc.spoolStats().Oldest; !t.IsZero() {
+					return time.Since(t).Seconds()
+				}
+				return 0
+			}),
+		gauge("convo_gateway_store_failing", "1 while the store fails the recorder's writes (since the last failure, until a write succeeds), else 0.",
+			func() float64 {
+				rc.health.mu.Lock()
+				defer rc.health.mu.Unlock()
+				if rc.health.err != "" {
+					return 1
+				}
+				return 0
+			}),
+		counter("convo_gateway_recordings_spooled_total", "Exchanges written to the spool because the store failed or fell behind (each counted written once replayed).", spooled),
+		counter("convo_gateway_recordings_retried_total", "Spooled exchanges whose write to the store failed and was tried again.", retried),
 	}
 }

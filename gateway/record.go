@@ -217,6 +217,12 @@ type recorder struct {
 	replies replies              // the reply each conversation's last write ended with
 
 	recorded, dropped, failed atomic.Int64
+
+	dur       *durable      // the spool; nil: none
+	health    health        // the store's, for /readyz
+	pressure  chan struct{} // the queue passed half its bounds (see watch)
+	lost      rateLog       // lines about lost recordings
+	storeErrs rateLog       // lines about store failures the spool took
 }
 
 // waitPending bounds how long a lookup waits for the tenant's queued
@@ -229,7 +235,8 @@ const maxCache = 1 << 16
 
 func newRecorder(st store.Store, size int, maxBytes int64, delay time.Duration, log *slog.Logger) *recorder {
 	rc := &recorder{st: st, log: log, q: make(chan *record, size), done: make(chan struct{}), cache: map[string]string{},
-		queued: map[string]uint64{}, maxBytes: maxBytes, written: make(chan struct{}), delay: delay, hurry: make(chan struct{}, 1)}
+		queued: map[string]uint64{}, maxBytes: maxBytes, written: make(chan struct{}), delay: delay, hurry: make(chan struct{}, 1),
+		pressure: make(chan struct{}, 1)}
 	go rc.run()
 	return rc
 }
@@ -247,8 +254,7 @@ func (rc *recorder) enqueue(rec *record) {
 	}
 	rec.compact()
 	if reason := rc.offer(rec); reason != "" {
-		rc.dropped.Add(1)
-		rc.log.Warn("gateway: recording dropped: "+reason, "conversation", rec.conv, "queue", cap(rc.q))
+		rc.lose(1, reason)
 		rc.dropSpan(rec, reason)
 	}
 }
@@ -273,10 +279,53 @@ func (rc *recorder) offer(rec *record) (dropped string) {
 		rc.queued[rec.tenant] = rec.seq
 		rc.queued[rec.tenant+"\x00"+rec.conv] = rec.seq
 		rc.bytes += rec.size
+		if rc.dur != nil && rc.pressedLocked() {
+			select {
+			case rc.pressure <- struct{}{}:
+			default:
+			}
+		}
 		return ""
 	default:
 		return "queue full"
 	}
+}
+
+// pressedLocked reports whether the queue is past half of either bound.
+// Called with mu held.
+func (rc *recorder) pressedLocked() bool {
+	return len(rc.q) >= cap(rc.q)/2 || rc.bytes >= rc.maxBytes/2
+}
+
+// pressed is pressedLocked for a caller without mu.
+func (rc *recorder) pressed() bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.pressedLocked()
+}
+
+// watch cancels a store write that cannot keep up — one under way while
+// the queue passes half full, or that has taken stallMax — so that the
+// writer spools its batch and drains the queue (the store's batch commits
+// all or nothing; one that committed as it was canceled is recognised when
+// replayed). It returns ctx; cancel ends the watch.
+func (rc *recorder) watch(ctx context.Context, cancel context.CancelFunc) context.Context {
+	select {
+	case <-rc.pressure: // from before this write
+	default:
+	}
+	go func() {
+		t := time.NewTimer(stallMax)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-rc.pressure:
+		}
+		cancel()
+	}()
+	return ctx
 }
 
 func (rc *recorder) remember(tenant, fp, conv string) {
@@ -687,34 +736,78 @@ func (rc *recorder) writeBatch(batch []*record) {
 			runtime.Gosched()
 		}
 	}
+	if rc.dur != nil && rc.spill(batch, writes, fps, forks, rc.pressed()) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if rc.dur != nil {
+		ctx = rc.watch(ctx, cancel)
+	}
 	if yielding {
 		ctx = store.Yielding(ctx)
 	}
+	var again []int // the store's failures, when there is a spool to keep them
+	troubled := 0   // the store's failures
 	for i, res := range rc.st.Batch(ctx, writes) {
 		rec := batch[i]
+		if res.Err != nil && transient(res.Err) {
+			troubled++
+		}
+		if res.Err != nil && rc.dur != nil && transient(res.Err) {
+			again = append(again, i)
+			rc.storeFailed(res.Err, 1)
+			continue
+		}
 		if res.Err != nil {
+			if transient(res.Err) {
+				rc.health.failed(res.Err)
+			}
 			rc.failed.Add(1)
 			rc.log.Error("gateway: recording failed", "conversation", rec.conv, "err", res.Err)
 			continue
 		}
 		rc.recorded.Add(1)
-		// Known once stored: a lookup that finds it can load it.
-		if fps[i] != "" {
-			rc.remember(rec.tenant, fps[i], rec.conv)
-		}
-		if rec.response != "" {
-			rc.remember(rec.tenant, cacheKey(responseKey, rec.response), rec.conv)
-		}
-		if rec.client != rec.upstream { // translated: the next request may need the reply (Gateway.restore)
-			rc.replies.put(rec.tenant, rec.conv, fps[i], rec.turn, writes[i].Messages)
-		}
+		rc.noteWritten(rec, writes[i], fps[i])
 		if len(forks[i]) > 0 {
 			// The reply, and the failure recorded after it if any, end
 			// the conversation as this write left it.
 			rc.writeForks(ctx, rec, res.Conversation.Messages-forks[i][0].tail, forks[i])
 		}
+	}
+	if troubled < len(batch) {
+		rc.health.ok() // the store took writes (or refused them for their own faults)
+	}
+	if len(again) > 0 {
+		ok := func(i int) bool { return !slices.Contains(again, i) }
+		rc.spill(except(batch, ok), except(writes, ok), except(fps, ok), except(forks, ok), true)
+	}
+}
+
+// except returns the elements of s whose index drop does not report.
+func except[T any](s []T, drop func(int) bool) []T {
+	out := make([]T, 0, len(s))
+	for i, v := range s {
+		if !drop(i) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// noteWritten notes in memory what a recorded exchange (in the store, or
+// in the spool ahead of it) lets the next requests find: its fingerprint,
+// its response id, its reply for the next translated request.
+func (rc *recorder) noteWritten(rec *record, w store.Write, fp string) {
+	// Known once stored: a lookup that finds it can load it.
+	if fp != "" {
+		rc.remember(rec.tenant, fp, rec.conv)
+	}
+	if rec.response != "" {
+		rc.remember(rec.tenant, cacheKey(responseKey, rec.response), rec.conv)
+	}
+	if rec.client != rec.upstream { // translated: the next request may need the reply (Gateway.restore)
+		rc.replies.put(rec.tenant, rec.conv, fp, rec.turn, w.Messages)
 	}
 }
 

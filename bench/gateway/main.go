@@ -55,7 +55,7 @@
 // CPU; the report gives the upstream's own time for each mode, and the
 // difference to the reverse proxy with that time taken out.
 //
-// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-rate R] [-control] [-unrecorded] [-before BIN]
+// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-rate R] [-control] [-unrecorded] [-spool] [-before BIN]
 package main
 
 import (
@@ -102,12 +102,13 @@ func main() {
 	fresh := flag.Bool("fresh", true, "start every mode's process anew for each round and level, so that no process's luck (its placement on the machine) sways every round")
 	control := flag.Bool("control", false, "run a second ReverseProxy, \"reverse (control)\": its difference to the first is what identical code differs by in this run")
 	unrecorded := flag.Bool("unrecorded", false, "run the gateway passing through with recording off too (Convo-Record: off): what it adds without recording")
+	spooled := flag.Bool("spool", false, "run the gateway passing through with its spool on too, \"passthrough (spool)\": what the spool costs while the store keeps up")
 	rate := flag.Float64("rate", 0, "open loop: start `R` exchanges a second, the upstream pacing its stream so that as many as the level are in flight (0: closed loop)")
 	flag.Parse()
 
 	up := spawn(os.Args[0], "upstream", "")
 	defer up.stop()
-	start := starter(up, *before, *control, *unrecorded)
+	start := starter(up, *before, *control, *unrecorded, *spooled)
 	var modes []*proc
 	if !*fresh {
 		modes = start()
@@ -388,17 +389,24 @@ type modeSpec struct{ bin, mode, label string }
 // Convo-Record: off.
 const unrecordedLabel = " (not recorded)"
 
+// spoolLabel marks the pass-through mode whose gateway has a spool
+// (gateway.Options.SpoolDir).
+const spoolLabel = " (spool)"
+
 // starter returns what starts the modes' processes, in front of up: this
 // program's three modes, a second reverse proxy with control,
 // pass-through unrecorded with unrecorded, and before's gateway modes when
 // it is set.
-func starter(up *proc, before string, control, unrecorded bool) func() []*proc {
+func starter(up *proc, before string, control, unrecorded, spooled bool) func() []*proc {
 	specs := []modeSpec{{os.Args[0], "reverse", ""}, {os.Args[0], "passthrough", ""}, {os.Args[0], "translate", ""}}
 	if control {
 		specs = append(specs, modeSpec{os.Args[0], "reverse", " (control)"})
 	}
 	if unrecorded {
 		specs = append(specs, modeSpec{os.Args[0], "passthrough", unrecordedLabel})
+	}
+	if spooled {
+		specs = append(specs, modeSpec{os.Args[0], "passthrough", spoolLabel})
 	}
 	if before != "" {
 		specs = append(specs, modeSpec{before, "passthrough", " (before)"}, modeSpec{before, "translate", " (before)"})
@@ -428,6 +436,9 @@ type proc struct {
 func spawn(bin, mode, label string, args ...string) *proc {
 	cmd := exec.Command(bin, append([]string{"child", mode}, args...)...)
 	cmd.Stderr = os.Stderr
+	if label == spoolLabel {
+		cmd.Env = append(os.Environ(), "GWBENCH_SPOOL=1")
+	}
 	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && label != "" {
 		// A labelled mode's profiles (another build's, the control's) go
 		// apart, not over those of the mode it shares a name with.
@@ -435,7 +446,10 @@ func spawn(bin, mode, label string, args ...string) *proc {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			log.Fatal(err)
 		}
-		cmd.Env = append(os.Environ(), "GWBENCH_PROFILE="+dir)
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, "GWBENCH_PROFILE="+dir)
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -481,6 +495,15 @@ func (p *proc) rss() int64 {
 }
 
 // child serves one mode and prints its address on stdout.
+// spoolDir is the spool of a gateway mode's process: in dir when the
+// process runs "passthrough (spool)", else none.
+func spoolDir(dir string) string {
+	if os.Getenv("GWBENCH_SPOOL") != "1" {
+		return ""
+	}
+	return filepath.Join(dir, "spool")
+}
+
 func child(mode string, args []string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -513,9 +536,10 @@ func child(mode string, args []string) {
 				Upstreams: []gateway.Upstream{{Name: "a", Protocol: "anthropic", URL: "http://" + args[0]}},
 				Routes:    []gateway.Route{{Model: "*", Upstream: "a"}},
 			},
-			Store:  st,
-			Tokens: map[string]string{"tok": "bench"},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Store:    st,
+			Tokens:   map[string]string{"tok": "bench"},
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+			SpoolDir: spoolDir(dir),
 		})
 		if err != nil {
 			log.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/internal/prom"
+	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/backends"
 )
 
@@ -87,6 +88,8 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
 	models := addModelsFlag(fs)
+	spoolDir := fs.String("spool", "", "keep recordings the store cannot take in directory `DIR` until it can (default: FILE.spool beside a SQLite --db, else convo-gateway.spool; off: no spool)")
+	spoolMax := fs.Int64("spool-max-bytes", gateway.DefaultSpoolMaxBytes, "bound the spool's files to `N` bytes (past it recordings are dropped and counted)")
 	var ups, routes listFlag
 	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable; none: OpenAI, Anthropic and Gemini)")
 	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins, before the default routes when no --upstream is given)")
@@ -113,6 +116,7 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 		}
 	}
 	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
+	cfg.opts.SpoolDir, cfg.opts.SpoolMaxBytes = spoolPath(*spoolDir, *db), *spoolMax
 	// The same tokens and tenants as convo serve.
 	sc := serveConfig{addr: *addr, anywhere: *anonymous, anywhereFlag: "--allow-anonymous"}
 	if err := sc.loadTokens(e, *tokens); err != nil {
@@ -169,6 +173,9 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	st, err := backends.Open(ctx, cfg.db)
 	if err != nil {
 		return err
+	}
+	if wrapGatewayStore != nil {
+		st = wrapGatewayStore(st)
 	}
 	defer func() {
 		if cerr := st.Close(); err == nil && cerr != nil {
@@ -236,6 +243,24 @@ func runGatewayServer(ctx context.Context, e *env, cfg gatewayConfig) (err error
 	s := gw.Stats()
 	fmt.Fprintf(e.stderr, "convo gateway: stopped (%d exchanges recorded, %d dropped, %d failed)\n", s.Recorded, s.Dropped, s.Failed)
 	return nil
+}
+
+// wrapGatewayStore, when set (by tests of faults), wraps the gateway's
+// store.
+var wrapGatewayStore func(store.Store) store.Store
+
+// spoolPath is the spool directory --spool names: beside a SQLite file
+// by default, "" when it is off.
+func spoolPath(flag, db string) string {
+	switch {
+	case flag == "off":
+		return ""
+	case flag != "":
+		return flag
+	case strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://"):
+		return "convo-gateway.spool"
+	}
+	return strings.TrimPrefix(db, "sqlite:") + ".spool"
 }
 
 // bedrockSigner signs Bedrock requests with AWS SigV4 using the AWS SDK's

@@ -1,0 +1,436 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/gateway/spool"
+	"github.com/convo-go/convo/store"
+)
+
+// The spool (Options.SpoolDir) keeps what the store cannot take: the
+// writer appends a batch to it, instead of writing it to the store, once
+// a store write fails for a reason of the store's (not the record's), or
+// a write stalls while the queue fills, and from then on until a replayer
+// goroutine has written everything spooled to the store, in order. So the
+// store receives exchanges in the order they were queued, and an exchange
+// in the spool survives a crash of the gateway. What is spooled is what
+// the store would get — the writes after the record modes and redaction —
+// never the raw exchange.
+//
+// Exactly once: a replayed write whose messages the store holds already
+// (it committed before the gateway could note so in the spool's head, or
+// a write that timed out had committed) is refused by the store — its
+// message ids are unique in a conversation (store.ErrExists), or its
+// messages no longer follow what the conversation ends with
+// (store.ErrInvalid) — and the replayer, finding the write's last message
+// in the store under its id, counts it recorded.
+
+// Timings of the spool.
+const (
+	// stallMax is how long a store write may take before the writer
+	// gives up on it and spools its batch (see watch).
+	stallMax = 10 * time.Second
+	// retryMin and retryMax bound the replayer's wait between attempts
+	// on a store that failed.
+	retryMin = 250 * time.Millisecond
+	// replayBytes bounds the payloads of one replayed batch.
+	replayBytes = 8 << 20
+)
+
+// retryMax: see retryMin (a variable for the tests).
+var retryMax = 5 * time.Second
+
+// durable is the recorder's spool and its replayer.
+type durable struct {
+	sp    *spool.Spool
+	wake  chan struct{} // something was spooled: the replayer looks
+	stop  chan struct{} // closed by close: the replayer drains what it can, then ends
+	abort chan struct{} // closed when close's context ends: the replayer stops after its batch
+	done  chan struct{} // closed when the replayer has ended
+
+	mu       sync.Mutex // guards spilling; held while a batch is appended
+	spilling bool       // the spool holds exchanges the store has not: new ones go after them
+
+	spooled, retried atomic.Int64
+}
+
+// health is what /readyz reports of the store, for the recorder with or
+// without a spool.
+type health struct {
+	mu      sync.Mutex
+	err     string    // the last store failure, "" once a write succeeded
+	since   time.Time // when failures began
+	dropped time.Time // the last time a recording was dropped
+}
+
+func (h *health) failed(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err == "" {
+		h.since = time.Now()
+	}
+	h.err = err.Error()
+}
+
+func (h *health) ok() {
+	h.mu.Lock()
+	h.err = ""
+	h.mu.Unlock()
+}
+
+func (h *health) drop() {
+	h.mu.Lock()
+	h.dropped = time.Now()
+	h.mu.Unlock()
+}
+
+// rateLog lets a kind of line be logged at most once a second, with how
+// many events it stands for.
+type rateLog struct {
+	mu   sync.Mutex
+	last time.Time
+	n    int
+}
+
+// note counts n events and returns how many to log, 0 when a line was
+// logged less than a second ago.
+func (l *rateLog) note(n int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n += n
+	if time.Since(l.last) < time.Second {
+		return 0
+	}
+	n, l.n, l.last = l.n, 0, time.Now()
+	return n
+}
+
+// lose counts n recordings lost for reason, logs it (at most once a
+// second) and notes it for /readyz.
+func (rc *recorder) lose(n int, reason string) {
+	rc.dropped.Add(int64(n))
+	rc.health.drop()
+	if k := rc.lost.note(n); k > 0 {
+		rc.log.Error("gateway: recordings lost: "+reason, "exchanges", k)
+	}
+}
+
+// storeFailed notes a store failure the spool keeps the writes of, logs
+// it (at most once a second) and notes it for /readyz.
+func (rc *recorder) storeFailed(err error, n int) {
+	rc.health.failed(err)
+	if k := rc.storeErrs.note(n); k > 0 {
+		rc.log.Error("gateway: the store failed; spooling", "exchanges", k, "err", err)
+	}
+}
+
+// transient reports whether a store error is the store's trouble rather
+// than the write's: the write may succeed later as it is.
+func transient(err error) bool {
+	for _, e := range []error{store.ErrInvalid, store.ErrNotFound, store.ErrConflict, store.ErrExists} {
+		if errors.Is(err, e) {
+			return false
+		}
+	}
+	return true
+}
+
+// spoolEntry is a spooled exchange: the store write that records it and
+// the forks of its other candidates. Stored format, version 1
+// (testdata/spool/v1.seg): add members, never change these.
+type spoolEntry struct {
+	V        int             `json:"v"`
+	Tenant   string          `json:"tenant"`
+	Conv     string          `json:"conversation"`
+	Create   bool            `json:"create,omitempty"`
+	Meta     json.RawMessage `json:"meta,omitempty"`
+	Messages []convo.Message `json:"messages"`
+	Forks    []spoolFork     `json:"forks,omitempty"`
+}
+
+// spoolFork is a candidate's fork of a spooled exchange (forkWrite).
+type spoolFork struct {
+	Conv     string          `json:"conversation"`
+	Meta     json.RawMessage `json:"meta,omitempty"`
+	Messages []convo.Message `json:"messages"`
+	Tail     int             `json:"tail"`
+}
+
+func encodeEntry(w store.Write, forks []forkWrite) ([]byte, error) {
+	e := spoolEntry{V: 1, Tenant: w.Tenant, Conv: w.ID, Create: w.Create, Meta: w.Meta, Messages: w.Messages}
+	for _, f := range forks {
+		e.Forks = append(e.Forks, spoolFork{Conv: f.conv, Meta: f.meta, Messages: f.msgs, Tail: f.tail})
+	}
+	return json.Marshal(e)
+}
+
+func decodeEntry(b []byte) (store.Write, []forkWrite, error) {
+	var e spoolEntry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return store.Write{}, nil, fmt.Errorf("spooled exchange: %w", err)
+	}
+	if e.V != 1 {
+		return store.Write{}, nil, fmt.Errorf("spooled exchange: version %d, want 1", e.V)
+	}
+	w := store.Write{Tenant: e.Tenant, ID: e.Conv, Create: e.Create, Version: store.AnyVersion, Meta: e.Meta, Messages: e.Messages}
+	var forks []forkWrite
+	for _, f := range e.Forks {
+		forks = append(forks, forkWrite{conv: f.Conv, meta: f.Meta, msgs: f.Messages, tail: f.Tail})
+	}
+	return w, forks, nil
+}
+
+// openDurable opens the spool and starts its replayer, which writes what
+// an earlier run left in it first.
+func (rc *recorder) openDurable(dir string, maxBytes int64) error {
+	sp, rec, err := spool.Open(dir, spool.Options{MaxBytes: maxBytes})
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	for _, c := range rec.Cuts {
+		rc.log.Warn("gateway: spool: cut a torn tail (a write a crash interrupted)", "where", c)
+	}
+	d := &durable{sp: sp, wake: make(chan struct{}, 1), stop: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{})}
+	if rec.Frames > 0 {
+		rc.log.Info("gateway: spool: recording what an earlier run left", "exchanges", rec.Frames, "dir", dir)
+		d.spilling = true
+		d.wake <- struct{}{}
+	}
+	rc.dur = d
+	go rc.replay()
+	return nil
+}
+
+// spill appends a batch's writes to the spool when the spool already
+// holds exchanges the store has not, or when force (the store failed
+// them, or cannot keep up). It reports whether it took them: recorded or
+// lost, the batch is done.
+func (rc *recorder) spill(batch []*record, writes []store.Write, fps []string, forks [][]forkWrite, force bool) bool {
+	d := rc.dur
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.spilling && !force {
+		return false
+	}
+	d.spilling = true
+	payloads := make([][]byte, 0, len(writes))
+	taken := make([]int, 0, len(writes))
+	for i := range writes {
+		b, err := encodeEntry(writes[i], forks[i])
+		if err != nil { // a message the store would refuse as well
+			rc.failed.Add(1)
+			rc.log.Error("gateway: recording failed", "conversation", batch[i].conv, "err", err)
+			continue
+		}
+		payloads, taken = append(payloads, b), append(taken, i)
+	}
+	n, err := d.sp.Append(payloads, time.Now())
+	d.spooled.Add(int64(n))
+	if n < len(payloads) {
+		reason := "the spool is full"
+		if !errors.Is(err, spool.ErrFull) {
+			reason = fmt.Sprintf("writing the spool: %v", err)
+		}
+		rc.lose(len(payloads)-n, reason)
+	}
+	for _, i := range taken[:n] {
+		// Written in order, after the spool: a lookup may go on from it.
+		rc.noteWritten(batch[i], writes[i], fps[i])
+	}
+	if n > 0 {
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// replay writes what is spooled to the store, in order, whenever woken,
+// until the spool is empty; a store that fails is tried again after a
+// wait that doubles up to retryMax.
+func (rc *recorder) replay() {
+	d := rc.dur
+	defer close(d.done)
+	wait := retryMin
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	stopping, failing := false, false
+	for {
+		switch {
+		case stopping:
+		case failing:
+			// Wait it out: the writer's spills do not hurry a store in
+			// trouble.
+			select {
+			case <-retry.C:
+			case <-d.stop:
+				stopping = true
+			}
+		default:
+			select {
+			case <-d.wake:
+			case <-d.stop:
+				stopping = true
+			}
+		}
+		failing = !rc.replayAll()
+		switch {
+		case stopping:
+			return // what is left waits for the next start
+		case failing:
+			retry.Reset(wait)
+			wait = min(2*wait, retryMax)
+		default:
+			wait = retryMin
+		}
+	}
+}
+
+// replayAll writes the spool to the store until it is empty (true) or the
+// store fails (false).
+func (rc *recorder) replayAll() bool {
+	d := rc.dur
+	for {
+		frames, mark, err := d.sp.Read(maxBatch, replayBytes)
+		if err != nil {
+			rc.log.Error("gateway: spool: reading", "err", err)
+			return false
+		}
+		if len(frames) == 0 {
+			d.mu.Lock()
+			empty := d.sp.Stats().Frames == 0
+			if empty {
+				d.spilling = false // the writer writes to the store again
+			}
+			d.mu.Unlock()
+			return empty // else appended meanwhile: the writer woke the replayer
+		}
+		select {
+		case <-d.abort:
+			return false
+		default:
+		}
+		if !rc.replayBatch(frames) {
+			return false
+		}
+		if err := d.sp.Advance(mark); err != nil {
+			// The frames are in the store: read again, they are
+			// recognised (exactly once, above).
+			rc.log.Error("gateway: spool: advancing", "err", err)
+			return false
+		}
+	}
+}
+
+// replayBatch writes spooled frames to the store in one batch, and
+// reports whether the store took them (each recorded, or refused for
+// good: counted failed).
+func (rc *recorder) replayBatch(frames []spool.Frame) bool {
+	writes := make([]store.Write, 0, len(frames))
+	forks := make([][]forkWrite, 0, len(frames))
+	for _, f := range frames {
+		w, fw, err := decodeEntry(f.Data)
+		if err != nil {
+			rc.failed.Add(1)
+			rc.log.Error("gateway: spool: recording failed", "err", err)
+			continue
+		}
+		writes, forks = append(writes, w), append(forks, fw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	results := rc.st.Batch(ctx, writes)
+	for _, res := range results {
+		if res.Err != nil && transient(res.Err) {
+			rc.dur.retried.Add(int64(len(writes)))
+			rc.storeFailed(res.Err, len(writes))
+			return false
+		}
+	}
+	rc.health.ok()
+	for i, res := range results {
+		w := writes[i]
+		at := -1
+		switch {
+		case res.Err == nil:
+			at = res.Conversation.Messages
+		case rc.holds(ctx, w):
+			// Written before (the gateway stopped before the spool noted
+			// it, or a write reported failed had committed): its ids are
+			// there, and the store refused them again — as existing, or
+			// as not following what the conversation now ends with.
+			at = rc.replyAt(ctx, w, forks[i])
+		default:
+			rc.failed.Add(1)
+			rc.log.Error("gateway: recording failed", "conversation", w.ID, "err", res.Err)
+			continue
+		}
+		rc.recorded.Add(1)
+		if len(forks[i]) > 0 && at >= 0 {
+			rc.writeForks(ctx, &record{tenant: w.Tenant, conv: w.ID}, at-forks[i][0].tail, forks[i])
+		}
+	}
+	return true
+}
+
+// holds reports whether the store holds a write's last message: the
+// write committed before (writes are all or nothing).
+func (rc *recorder) holds(ctx context.Context, w store.Write) bool {
+	if len(w.Messages) == 0 {
+		return true
+	}
+	_, err := rc.st.Message(ctx, w.Tenant, w.ID, w.Messages[len(w.Messages)-1].ID)
+	return err == nil
+}
+
+// replyAt returns, for a write the store held already, the number of
+// messages its conversation had after it (where its forks are made from,
+// with their tail), or -1 when it has no forks or that is not known.
+func (rc *recorder) replyAt(ctx context.Context, w store.Write, forks []forkWrite) int {
+	if len(forks) == 0 || len(w.Messages) == 0 {
+		return -1
+	}
+	h, _, err := rc.st.Load(ctx, w.Tenant, w.ID, 0)
+	if err != nil {
+		return -1
+	}
+	last := w.Messages[len(w.Messages)-1].ID
+	if i := slices.IndexFunc(h, func(m convo.Message) bool { return m.ID == last }); i >= 0 {
+		return i + 1
+	}
+	return -1
+}
+
+// closeDurable lets the replayer write what it can of the spool (until
+// the store fails or ctx ends), then closes the spool: what is left is
+// written at the next start.
+func (rc *recorder) closeDurable(ctx context.Context) error {
+	d := rc.dur
+	close(d.stop)
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		// The replayer's batch ends within its own timeout; the spool
+		// keeps what it had not advanced past.
+		close(d.abort)
+		<-d.done
+	}
+	return d.sp.Close()
+}
+
+// spoolStats returns the spool's state, zero without one.
+func (rc *recorder) spoolStats() spool.Stats {
+	if rc.dur == nil {
+		return spool.Stats{}
+	}
+	return rc.dur.sp.Stats()
+}
