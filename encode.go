@@ -232,6 +232,17 @@ func (e *encoder) message(m *Message) error {
 		e.int("total", u.Total)
 		e.buf = append(e.buf, '}')
 	}
+	if c := m.Cost; c != nil {
+		if c.USD < 0 {
+			return at(errNegativeCost, "cost.usd")
+		}
+		// Written even when zero: a priced free message is not one whose
+		// cost is unknown.
+		e.buf = jsonx.AppendKey(e.buf, "cost")
+		e.buf = append(e.buf, `{"usd":"`...)
+		e.buf = c.USD.Append(e.buf)
+		e.buf = append(e.buf, `"}`...)
+	}
 	if err := e.str("finish", string(m.Finish)); err != nil {
 		return err
 	}
