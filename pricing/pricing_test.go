@@ -107,7 +107,7 @@ func TestPriceOf(t *testing.T) {
 	}{
 		{"plain", sonnet, convo.Usage{Input: 1_000_000, Output: 1_000_000}, "18", false},
 		{"nothing used", sonnet, convo.Usage{}, "0", false},
-		{"reasoning priced apart", withReasoning, convo.Usage{Input: 0, Output: 100, Reasoning: 40}, "0.0033", false},   // 60×15 + 40×60
+		{"reasoning priced apart", withReasoning, convo.Usage{Input: 0, Output: 100, Reasoning: 40}, "0.0033", false}, // 60×15 + 40×60
 		{"cache prices absent: input price", noCache, convo.Usage{Input: 1000, CacheRead: 800, CacheWrite: 100}, "0.003", false},
 		{"cached counted apart (hand-built)", sonnet, convo.Usage{Input: 200, CacheRead: 800, CacheWrite: 100, Output: 200}, "0.004215", false},
 		{"reasoning counted apart", sonnet, convo.Usage{Output: 10, Reasoning: 20}, "0.00045", false},
