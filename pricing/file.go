@@ -84,6 +84,10 @@ func LoadFile(name string) (*Table, error) {
 // "USD". A negative price, an unknown member, a bad glob or a glob given
 // twice is an error naming its place. source becomes each price's Source.
 func ParseTable(doc []byte, source string) (*Table, error) {
+	var probe any
+	if err := json.Unmarshal(doc, &probe); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

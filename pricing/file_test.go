@@ -42,10 +42,10 @@ func TestParseTable(t *testing.T) {
 
 func TestParseTableErrors(t *testing.T) {
 	tests := []struct{ doc, err string }{
-		{`not json`, "want a JSON object"},
+		{`not json`, "not valid JSON: invalid character"},
 		{`[]`, "want a JSON object"},
 		{`{"m": {"input": 1, "output": 1}`, "not valid JSON"},
-		{`{"m": {"input": 1, "output": 1}} {}`, "more after the prices object"},
+		{`{"m": {"input": 1, "output": 1}} {}`, "not valid JSON"},
 		{`{"m": {"input": -3, "output": 1}}`, `"m".input: negative price -3`},
 		{`{"m": {"input": "abc", "output": 1}}`, `"m".input: want USD per million tokens as a decimal`},
 		{`{"m": {"input": 3e-6, "output": 1}}`, `"m".input: want USD per million tokens`},

@@ -19,6 +19,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/store/backends"
 )
@@ -67,6 +68,7 @@ func runGateway(e *env, args []string) error {
 	otelContent := fs.Bool("otel-content", false, "with --otlp, put the messages in the spans (off: they may be sensitive)")
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
+	prices := fs.String("prices", "", "price replies by the JSON `FILE` of USD per million tokens by model glob, before the catalogue (docs/gateway.md)")
 	var ups, routes listFlag
 	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable)")
 	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins)")
@@ -105,6 +107,10 @@ func runGateway(e *env, args []string) error {
 		return usagef("give --upstream and --route, or --config FILE")
 	}
 	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
+	var err error
+	if cfg.opts.Pricer, err = pricing.Default(*prices); err != nil {
+		return err
+	}
 	// The same tokens and tenants as convo serve.
 	sc := serveConfig{addr: *addr}
 	if err := sc.loadTokens(e, *tokens); err != nil {

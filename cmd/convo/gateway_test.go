@@ -20,6 +20,12 @@ func TestGatewayUsage(t *testing.T) {
 	db := filepath.Join(dir, "convo.db")
 	cfgFile := filepath.Join(dir, "gw.json")
 	os.WriteFile(cfgFile, []byte(`{"upstreams":[{"name":"a","protocol":"anthropic","url":"http://127.0.0.1:1"}],"routes":[{"model":"*","upstream":"a"}],"extra":1}`), 0o600)
+	badPrices := filepath.Join(dir, "prices.json")
+	os.WriteFile(badPrices, []byte(`{"claude-*": {"input": -3, "output": 15}}`), 0o600)
+	eurPrices := filepath.Join(dir, "eur.json")
+	os.WriteFile(eurPrices, []byte(`{"claude-*": {"input": 3, "output": 15, "currency": "EUR"}}`), 0o600)
+	brokenPrices := filepath.Join(dir, "broken.json")
+	os.WriteFile(brokenPrices, []byte(`{"claude-*": {"input": 3,`), 0o600)
 	tests := []struct {
 		name   string
 		args   []string
@@ -34,6 +40,10 @@ func TestGatewayUsage(t *testing.T) {
 		{"missing key", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h,key-env=NOPE_KEY", "--route", "*=a"}, 1, "$NOPE_KEY is empty"},
 		{"config and flags", []string{"gateway", "--db", db, "--config", cfgFile, "--route", "*=a"}, 2, "--config goes without"},
 		{"config unknown member", []string{"gateway", "--db", db, "--config", cfgFile}, 1, `unknown field "extra"`},
+		{"negative price", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", badPrices}, 1, `prices.json: "claude-*".input: negative price -3`},
+		{"unknown currency", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", eurPrices}, 1, `unknown currency "EUR"`},
+		{"prices do not parse", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", brokenPrices}, 1, `broken.json: not valid JSON`},
+		{"prices missing", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", filepath.Join(dir, "none.json")}, 1, `none.json`},
 		{"open without tokens", []string{"gateway", "--addr", "0.0.0.0:0", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a"}, 2, "without authentication"},
 	}
 	for _, tt := range tests {
