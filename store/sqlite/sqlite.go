@@ -253,8 +253,8 @@ const (
 	insertRef     = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
 	copyRefs      = `INSERT INTO media_refs (conv, pos, off, hash)
 		SELECT ?1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = ?1 AND m.pos = r.pos WHERE r.conv = ?2`
-	insertText     = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
-	insertUsage    = `INSERT INTO usage (conv, pos, tenant, at, model, input, output, cache_read, cache_write, reasoning, cost)
+	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
+	insertUsage = `INSERT INTO usage (conv, pos, tenant, at, model, input, output, cache_read, cache_write, reasoning, cost)
 		SELECT ?1, ?2, tenant, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM conversations WHERE pk = ?1`
 	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
 	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
