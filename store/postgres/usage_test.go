@@ -68,3 +68,8 @@ func TestUsageMigration(t *testing.T) {
 		t.Fatalf("by day after migrating: %+v %v", rows, err)
 	}
 }
+
+// BenchmarkUsage answers usage questions over 100,000 conversations.
+func BenchmarkUsage(b *testing.B) {
+	storetest.BenchUsage(b, benchStore(b, 4), 100_000)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/sqlite"
+	"github.com/convo-go/convo/store/storetest"
 )
 
 // TestUsageMigration: a database from before the usage index (migration
@@ -81,4 +82,9 @@ func TestUsageMigration(t *testing.T) {
 	if err != nil || len(all2) != 1 || all2[0] != all[0] {
 		t.Errorf("all after the migration: %+v %v, want %+v", all2, err, all)
 	}
+}
+
+// BenchmarkUsage answers usage questions over 100,000 conversations.
+func BenchmarkUsage(b *testing.B) {
+	storetest.BenchUsage(b, benchStore(b, sqlite.Options{}), 100_000)
 }

@@ -136,3 +136,54 @@ func testUsageBatch(t *testing.T, s store.Store) {
 		t.Errorf("got\n%swant\n%s", got, want)
 	}
 }
+
+// BenchUsage fills s with n conversations of one question and one priced
+// reply each (spread over 30 days, four models, ten tenants), then
+// measures the usage questions of one tenant's month: by model, by day,
+// the 100 most costly conversations, and every tenant's total. It
+// reports the time of each (ns/op is that of all four).
+func BenchUsage(b *testing.B, s store.Store, n int) {
+	ur, ok := s.(store.UsageReporter)
+	if !ok {
+		b.Skip("the store does not answer usage questions")
+	}
+	ctx := b.Context()
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	models := []string{"claude-sonnet-4-5", "gpt-5", "gemini-3-pro", "llama3"}
+	const batch = 500
+	for i := 0; i < n; i += batch {
+		var ws []store.Write
+		for j := i; j < min(n, i+batch); j++ {
+			at := start.Add(time.Duration(j) * 30 * 24 * time.Hour / time.Duration(n))
+			ws = append(ws, store.Write{Tenant: fmt.Sprint("tenant", j%10), Create: true, Messages: []convo.Message{
+				convo.User("q"), usageReply(models[j%len(models)], at, 1000+int64(j%100), 200, 500, 20, int64(j%1000)*1000)}})
+		}
+		for k, r := range s.Batch(ctx, ws) {
+			if r.Err != nil {
+				b.Fatalf("write %d: %v", i+k, r.Err)
+			}
+		}
+	}
+	qs := []store.UsageQuery{
+		{Tenant: "tenant3", By: store.ByModel, Since: start, Until: start.AddDate(0, 1, 0)},
+		{Tenant: "tenant3", By: store.ByDay, Since: start, Until: start.AddDate(0, 1, 0)},
+		{Tenant: "tenant3", By: store.ByConversation, Since: start, Until: start.AddDate(0, 1, 0), Limit: 100},
+		{AllTenants: true, By: store.ByTenant},
+	}
+	names := []string{"model", "day", "conversation", "tenants"}
+	spent := make([]time.Duration, len(qs))
+	b.ResetTimer()
+	for b.Loop() {
+		for i, q := range qs {
+			t0 := time.Now()
+			rows, err := ur.Usage(ctx, q)
+			spent[i] += time.Since(t0)
+			if err != nil || len(rows) == 0 {
+				b.Fatalf("%s: %d rows, %v", names[i], len(rows), err)
+			}
+		}
+	}
+	for i, name := range names {
+		b.ReportMetric(float64(spent[i].Microseconds())/1000/float64(b.N), "ms/"+name)
+	}
+}

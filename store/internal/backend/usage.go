@@ -68,7 +68,7 @@ func UsageSQL(q store.UsageQuery, ph func(int) string) (string, []any, error) {
 		limit = store.DefaultUsageLimit
 	}
 	limit = min(limit, store.MaxUsageLimit)
-	var key, from, order string
+	var key, order string
 	switch q.By {
 	case store.ByNone:
 		key, order = "''", "1"
@@ -79,12 +79,10 @@ func UsageSQL(q store.UsageQuery, ph func(int) string) (string, []any, error) {
 	case store.ByDay:
 		key, order = fmt.Sprintf("u.at / %d", int64(microsPerDay)), "1"
 	case store.ByConversation:
-		key, from, order = "c.id", " JOIN conversations c ON c.pk = u.conv", "8 DESC, 1, 2"
-	}
-	tenantCol := "''"
-	group := "1"
-	if q.By == store.ByConversation {
-		tenantCol, group = "u.tenant", "1, 2"
+		// Grouped by the conversation's key, the id looked up only for
+		// the rows returned. "+ 0" keeps SQLite from walking the primary
+		// key for its order instead of the time range's index.
+		key, order = "u.conv + 0", "8 DESC, 1"
 	}
 	var where []string
 	var args []any
@@ -102,15 +100,23 @@ func UsageSQL(q store.UsageQuery, ph func(int) string) (string, []any, error) {
 		where = append(where, "u.at < "+arg(q.Until.UnixMicro()))
 	}
 	// Sums are cast back to bigint: PostgreSQL sums bigints as numeric.
-	sql := "SELECT " + key + ", " + tenantCol + `, count(*), count(u.cost),
-	CAST(coalesce(sum(u.input), 0) AS bigint), CAST(coalesce(sum(u.output), 0) AS bigint),
-	CAST(coalesce(sum(u.cache_read), 0) AS bigint), CAST(coalesce(sum(u.cost), 0) AS bigint),
-	CAST(coalesce(sum(u.cache_write), 0) AS bigint), CAST(coalesce(sum(u.reasoning), 0) AS bigint)
-FROM usage u` + from
+	tenant := "''"
+	if q.By == store.ByConversation {
+		tenant = "min(u.tenant)"
+	}
+	sql := "SELECT " + key + " AS k, " + tenant + ` AS tenant, count(*) AS n, count(u.cost) AS priced,
+	CAST(coalesce(sum(u.input), 0) AS bigint) AS input, CAST(coalesce(sum(u.output), 0) AS bigint) AS output,
+	CAST(coalesce(sum(u.cache_read), 0) AS bigint) AS cache_read, CAST(coalesce(sum(u.cost), 0) AS bigint) AS cost,
+	CAST(coalesce(sum(u.cache_write), 0) AS bigint) AS cache_write, CAST(coalesce(sum(u.reasoning), 0) AS bigint) AS reasoning
+FROM usage u`
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
-	sql += " GROUP BY " + group + " ORDER BY " + order + " LIMIT " + arg(int64(limit))
+	sql += " GROUP BY 1 ORDER BY " + order + " LIMIT " + arg(int64(limit))
+	if q.By == store.ByConversation {
+		sql = `SELECT c.id, g.tenant, g.n, g.priced, g.input, g.output, g.cache_read, g.cost, g.cache_write, g.reasoning
+FROM (` + sql + `) g JOIN conversations c ON c.pk = g.k ORDER BY g.cost DESC, c.id`
+	}
 	return sql, args, nil
 }
 
