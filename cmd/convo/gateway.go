@@ -19,8 +19,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/convo-go/convo/gateway"
-	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/internal/prom"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/store/backends"
 )
 
