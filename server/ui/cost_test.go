@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/convo-go/convo"
 )
@@ -23,5 +24,21 @@ func TestCostShown(t *testing.T) {
 		get(t, cl, e.URL+"/ui/c/costly").has(t, `<span class="cost" title="priced when recorded">$0.0054</span>`,
 			`<span class="cost" title="priced when recorded">cost unknown</span>`, `cost <b>$0.0054</b> + 1 unpriced`)
 		get(t, cl, e.URL+"/ui/").has(t, `<span class="cost">$0.0054+?</span>`)
+	})
+}
+
+// TestUsagePage: the usage page charts the tenant's cost by day and by
+// model as inline SVG drawn on the server.
+func TestUsagePage(t *testing.T) {
+	backends(t, nil, func(t *testing.T, e *env) {
+		a := convo.Assistant("ok")
+		a.Time = time.Now().UTC()
+		a.Origin = &convo.Origin{Model: "claude-sonnet-4-5"}
+		a.Usage = &convo.Usage{Input: 1000, Output: 100}
+		a.Cost = &convo.Cost{USD: 4_500_000}
+		e.create(t, "", "u", "U", convo.History{convo.User("q"), a})
+		p := get(t, e.client(t), e.URL+"/ui/usage?days=7")
+		p.has(t, "The last 7 days", "<b>$0.0045</b> over 1 replies", "<h2>By day</h2>", "<h2>By model</h2>",
+			`<svg class="chart"`, `width="480"`, ">claude-sonnet-4-5</text>", "$0.0045</text>")
 	})
 }
