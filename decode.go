@@ -410,6 +410,8 @@ func (d *decoder) message(m *Message) error {
 			return at(d.origin(m), "origin")
 		case "usage":
 			return at(d.usage(m), "usage")
+		case "cost":
+			return at(d.cost(m), "cost")
 		case "finish":
 			return d.optInterned((*string)(&m.Finish), key)
 		case "meta":
@@ -527,6 +529,38 @@ func (d *decoder) usage(m *Message) error {
 		*dst = n
 		return atKey(err, key)
 	})
+}
+
+// cost reads a message's "cost": {"usd": "decimal string"}.
+func (d *decoder) cost(m *Message) error {
+	if d.r.ReadNull() {
+		return nil
+	}
+	c := &Cost{}
+	var seen bool
+	err := d.r.ReadObject(func(key []byte) error {
+		if string(key) != "usd" {
+			return fmt.Errorf("unknown member %q", key)
+		}
+		s, err := d.str()
+		if err != nil {
+			return atKey(err, key)
+		}
+		c.USD, err = ParseMoney(s)
+		if err == nil && c.USD < 0 {
+			err = errNegativeCost
+		}
+		seen = true
+		return atKey(err, key)
+	})
+	if err != nil {
+		return err
+	}
+	if !seen {
+		return errors.New("missing usd")
+	}
+	m.Cost = c
+	return nil
 }
 
 func (d *decoder) native() (Native, error) {

@@ -221,16 +221,8 @@ func (e *encoder) message(m *Message) error {
 		}
 		e.buf = append(e.buf, '}')
 	}
-	if u := m.Usage; u != nil {
-		e.buf = jsonx.AppendKey(e.buf, "usage")
-		e.buf = append(e.buf, '{')
-		e.int("input", u.Input)
-		e.int("output", u.Output)
-		e.int("cache_read", u.CacheRead)
-		e.int("cache_write", u.CacheWrite)
-		e.int("reasoning", u.Reasoning)
-		e.int("total", u.Total)
-		e.buf = append(e.buf, '}')
+	if err := e.accounting(m); err != nil {
+		return err
 	}
 	if err := e.str("finish", string(m.Finish)); err != nil {
 		return err
@@ -253,6 +245,33 @@ func (e *encoder) message(m *Message) error {
 		return err
 	}
 	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// accounting writes a message's usage and cost.
+func (e *encoder) accounting(m *Message) error {
+	if u := m.Usage; u != nil {
+		e.buf = jsonx.AppendKey(e.buf, "usage")
+		e.buf = append(e.buf, '{')
+		e.int("input", u.Input)
+		e.int("output", u.Output)
+		e.int("cache_read", u.CacheRead)
+		e.int("cache_write", u.CacheWrite)
+		e.int("reasoning", u.Reasoning)
+		e.int("total", u.Total)
+		e.buf = append(e.buf, '}')
+	}
+	if c := m.Cost; c != nil {
+		if c.USD < 0 {
+			return at(errNegativeCost, "cost.usd")
+		}
+		// Written even when zero: a priced free message is not one whose
+		// cost is unknown.
+		e.buf = jsonx.AppendKey(e.buf, "cost")
+		e.buf = append(e.buf, `{"usd":"`...)
+		e.buf = c.USD.Append(e.buf)
+		e.buf = append(e.buf, `"}`...)
+	}
 	return nil
 }
 

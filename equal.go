@@ -22,6 +22,9 @@ func (m Message) Equal(o Message) bool {
 	if (m.Usage == nil) != (o.Usage == nil) || (m.Usage != nil && *m.Usage != *o.Usage) {
 		return false
 	}
+	if (m.Cost == nil) != (o.Cost == nil) || (m.Cost != nil && *m.Cost != *o.Cost) {
+		return false
+	}
 	return jsonEqual(m.Meta, o.Meta) && m.Native.equal(o.Native) && m.Extra.equal(o.Extra) &&
 		partsEqual(m.Parts, o.Parts)
 }

@@ -385,6 +385,9 @@ func (v *validator) messageFields(mp string, m Message) {
 			v.addf(mp+".usage", "negative token count")
 		}
 	}
+	if m.Cost != nil && m.Cost.USD < 0 {
+		v.addf(mp+".cost.usd", "negative cost %s", m.Cost.USD)
+	}
 	if len(m.Parts) == 0 {
 		switch m.Role {
 		case RoleUser, RoleSystem, RoleTool:

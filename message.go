@@ -112,6 +112,7 @@ type Message struct {
 
 	Origin *Origin // assistant
 	Usage  *Usage  // assistant
+	Cost   *Cost   // assistant: priced when recorded; nil when unknown
 	Finish Finish  // assistant
 
 	Parts []Part
@@ -363,6 +364,10 @@ func (m Message) Clone() Message {
 		u := *m.Usage
 		m.Usage = &u
 	}
+	if m.Cost != nil {
+		c := *m.Cost
+		m.Cost = &c
+	}
 	m.Meta = cloneRaw(m.Meta)
 	m.Native = m.Native.clone()
 	m.Extra = m.Extra.clone()
@@ -440,6 +445,9 @@ func (m Message) EstimatedBytes() int {
 	if u := m.Usage; u != nil {
 		n += 10 + num("input", u.Input) + num("output", u.Output) + num("cache_read", u.CacheRead) +
 			num("cache_write", u.CacheWrite) + num("reasoning", u.Reasoning) + num("total", u.Total)
+	}
+	if m.Cost != nil {
+		n += 40
 	}
 	return n + m.Native.size() + m.Extra.size() + partsSize(m.Parts)
 }

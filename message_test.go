@@ -263,7 +263,7 @@ func TestFieldOrder(t *testing.T) {
 	msg := convo.Message{
 		Role: convo.RoleAssistant, ID: "i", Name: "n", Time: time.Unix(1, 0),
 		Phase: convo.PhaseCommentary, Effort: "low", Scope: "s", Compacted: 1,
-		Origin: &convo.Origin{Provider: "p"}, Usage: &convo.Usage{Input: 1}, Finish: convo.FinishStop,
+		Origin: &convo.Origin{Provider: "p"}, Usage: &convo.Usage{Input: 1}, Cost: &convo.Cost{USD: 1}, Finish: convo.FinishStop,
 		Parts: []convo.Part{part}, Meta: json.RawMessage(`{}`),
 		Native: convo.Native{"x": json.RawMessage(`{}`)},
 		Extra:  convo.Fields{{Key: "later", Value: json.RawMessage(`1`)}},

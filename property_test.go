@@ -200,6 +200,9 @@ func genMessage() *rapid.Generator[convo.Message] {
 		if rapid.Bool().Draw(t, "usage?") {
 			m.Usage = &convo.Usage{Input: rapid.Int64Range(0, 1e9).Draw(t, "in"), Output: rapid.Int64Range(0, 1e6).Draw(t, "out"), CacheRead: rapid.Int64Range(0, 9).Draw(t, "cr")}
 		}
+		if rapid.Bool().Draw(t, "cost?") {
+			m.Cost = &convo.Cost{USD: convo.Money(rapid.Int64Range(0, 1<<62).Draw(t, "usd"))}
+		}
 		if rapid.Bool().Draw(t, "meta?") {
 			m.Meta = genObject().Draw(t, "meta")
 		}

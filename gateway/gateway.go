@@ -50,6 +50,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/internal/prom"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/store"
@@ -147,6 +148,12 @@ type Options struct {
 	// one. Spans are made as exchanges are recorded; a dropped recording's
 	// span is made at the drop and marked (telemetry.AttrRecordingDropped).
 	Telemetry *telemetry.Tracer
+	// Pricer prices each recorded reply from its usage and model (its
+	// convo.Cost, kept with it in the store and put on its span). Nil, or
+	// a model it has no price for, leaves the cost unknown. With
+	// Metrics, the replies' tokens and cost are counted by tenant and
+	// model (convo_tokens_total, convo_cost_usd_total).
+	Pricer *pricing.Pricer
 }
 
 // Gateway is the proxy, an http.Handler. Close it to drain the recordings.
@@ -248,6 +255,9 @@ func New(opts Options) (*Gateway, error) {
 	g.rec = newRecorder(opts.Store, opts.QueueSize, opts.QueueBytes, opts.BatchDelay, g.log)
 	g.rec.tel = opts.Telemetry
 	g.rec.policy = g.policy
+	if g.rec.spend, err = newSpend(opts); err != nil {
+		return nil, fmt.Errorf("gateway: registering metrics: %w", err)
+	}
 	g.mux = http.NewServeMux()
 	if opts.Metrics != nil {
 		if g.metrics, err = g.newMetrics(opts.Metrics); err != nil {

@@ -25,7 +25,8 @@ var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 4, 10)
 // newMetrics registers the gateway's metrics with reg and serves what reg
 // gathers at GET /metrics, without a token (as convo serve does): the
 // labels hold routes, protocols, upstream names and codes, never a tenant,
-// a model or a conversation.
+// a model or a conversation (only the spend metrics, cost.go, are by
+// tenant and model).
 func (g *Gateway) newMetrics(reg *prometheus.Registry) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{

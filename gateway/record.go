@@ -196,6 +196,7 @@ type recorder struct {
 	log      *slog.Logger
 	tel      *telemetry.Tracer // nil: no spans
 	policy   policy            // what is kept: modes and redaction
+	spend    *spend            // prices replies and counts them (cost.go)
 	flights  flights           // the exchanges under way, for lookups that continue them
 	q        chan *record
 	done     chan struct{}
@@ -903,6 +904,7 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		base = rec.fp.clone() // the request's: each fork adds its own reply
 	}
 	asked := len(msgs)
+	reply = rc.spend.price(rec.tenant, reply)
 	msgs = withReply(msgs, reply, fail, rec.replyID, now)
 	if reply != nil && rec.fp != nil {
 		rec.fp.add(reply) // what the client saw, unredacted: its next request matches it

@@ -68,7 +68,7 @@ func WithoutContent(m convo.Message, reason string) convo.Message {
 	}
 	note, _ := json.Marshal(map[string]any{"content": reason, "parts": types}) // cannot fail
 	out := convo.Message{Role: m.Role, ID: m.ID, Name: m.Name, Time: m.Time, Phase: m.Phase,
-		Origin: m.Origin, Usage: m.Usage, Finish: m.Finish, Native: convo.Native{"convo": note}}
+		Origin: m.Origin, Usage: m.Usage, Cost: m.Cost, Finish: m.Finish, Native: convo.Native{"convo": note}}
 	if out.Role == convo.RoleAssistant && out.Finish == "" {
 		// An assistant message without parts must say how it ended;
 		// "other" is the honest answer when it did not.

@@ -61,6 +61,10 @@ const (
 	AttrRecordingDropped  = "convo.recording.dropped"
 	EventRecordingDropped = "convo.recording.dropped"
 	AttrDropReason        = "convo.recording.drop_reason"
+	// AttrCost is what the reply cost in US dollars (its convo.Cost), a
+	// double for tracing backends to add up; the exact amount is the
+	// one the store keeps. Absent when the reply was not priced.
+	AttrCost = "convo.cost.usd"
 )
 
 // Options control what the spans carry.
@@ -189,6 +193,11 @@ func (s *Span) end(reply convo.Message, err error, at time.Time) {
 				sp.SetAttributes(attribute.Int64(a.key, a.n))
 			}
 		}
+	}
+	if c := reply.Cost; c != nil {
+		// A nano-dollar amount is exact in a double up to some 9 million
+		// dollars; past that it is as near as a double gets.
+		sp.SetAttributes(attribute.Float64(AttrCost, float64(c.USD)/float64(convo.Dollar)))
 	}
 	if s.opts.CaptureContent && reply.Role == convo.RoleAssistant {
 		sp.SetAttributes(attribute.String(AttrOutputMessages, string(mustJSON([]OutputMessage{outputMessage(reply)}))))

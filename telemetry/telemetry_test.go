@@ -67,6 +67,7 @@ func reply() convo.Message {
 	return convo.Message{Role: convo.RoleAssistant, Finish: convo.FinishStop,
 		Origin: &convo.Origin{Provider: "anthropic", Model: "claude-x-20260101", ResponseID: "msg_01"},
 		Usage:  &convo.Usage{Input: 1200, Output: 80, CacheRead: 1000, CacheWrite: 100, Reasoning: 30, Total: 1280},
+		Cost:   &convo.Cost{USD: 12_300_000},
 		Parts: []convo.Part{
 			{Type: convo.TypeReasoning, Summary: []string{"Reading the tool result."}},
 			convo.Text("18 °C and sunny."),
@@ -183,6 +184,7 @@ func TestSpan(t *testing.T) {
 			AttrResponseID: "msg_01", AttrConversationID: "conv_1", AttrInputTokens: int64(1200), AttrOutputTokens: int64(80),
 			AttrCacheReadTokens: int64(1000), AttrCacheWriteTokens: int64(100), AttrReasoningTokens: int64(30),
 			AttrRequestStream: true, AttrServerAddress: "api.anthropic.com", AttrServerPort: int64(443),
+			AttrCost: 0.0123,
 		} {
 			if got := a[k].AsInterface(); got != want {
 				t.Errorf("capture %v: %s = %v, want %v", capture, k, got, want)

@@ -21,6 +21,7 @@ import (
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/store/backends"
 )
 
@@ -90,6 +91,7 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	models := addModelsFlag(fs)
 	spoolDir := fs.String("spool", "", "keep recordings the store cannot take in directory `DIR` until it can (default: FILE.spool beside a SQLite --db, else convo-gateway.spool; off: no spool)")
 	spoolMax := fs.Int64("spool-max-bytes", gateway.DefaultSpoolMaxBytes, "bound the spool's files to `N` bytes (past it recordings are dropped and counted)")
+	prices := fs.String("prices", "", "price replies by the JSON `FILE` of USD per million tokens by model glob, before the catalogue (docs/gateway.md)")
 	var ups, routes listFlag
 	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable; none: OpenAI, Anthropic and Gemini)")
 	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins, before the default routes when no --upstream is given)")
@@ -117,6 +119,9 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	}
 	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
 	cfg.opts.SpoolDir, cfg.opts.SpoolMaxBytes = spoolPath(*spoolDir, *db), *spoolMax
+	if cfg.opts.Pricer, err = pricing.Default(*prices); err != nil {
+		return gatewayConfig{}, usageError{err.Error()}
+	}
 	// The same tokens and tenants as convo serve.
 	sc := serveConfig{addr: *addr, anywhere: *anonymous, anywhereFlag: "--allow-anonymous"}
 	if err := sc.loadTokens(e, *tokens); err != nil {

@@ -21,6 +21,12 @@ func TestGatewayUsage(t *testing.T) {
 	db := filepath.Join(dir, "convo.db")
 	cfgFile := filepath.Join(dir, "gw.json")
 	os.WriteFile(cfgFile, []byte(`{"upstreams":[{"name":"a","protocol":"anthropic","url":"http://127.0.0.1:1"}],"routes":[{"model":"*","upstream":"a"}],"extra":1}`), 0o600)
+	badPrices := filepath.Join(dir, "prices.json")
+	os.WriteFile(badPrices, []byte(`{"claude-*": {"input": -3, "output": 15}}`), 0o600)
+	eurPrices := filepath.Join(dir, "eur.json")
+	os.WriteFile(eurPrices, []byte(`{"claude-*": {"input": 3, "output": 15, "currency": "EUR"}}`), 0o600)
+	brokenPrices := filepath.Join(dir, "broken.json")
+	os.WriteFile(brokenPrices, []byte(`{"claude-*": {"input": 3,`), 0o600)
 	tests := []struct {
 		name   string
 		args   []string
@@ -40,6 +46,10 @@ func TestGatewayUsage(t *testing.T) {
 		{"config missing", []string{"gateway", "--db", db, "--config", filepath.Join(dir, "nope.json")}, 2, "nope.json"},
 		{"open without tokens", []string{"gateway", "--addr", "0.0.0.0:0", "--db", db}, 2, "without authentication: give --tokens FILE or set CONVO_TOKENS, or --allow-anonymous"},
 		{"bedrock without credentials", []string{"gateway", "--db", db, "--upstream", "b=bedrock@https://bedrock-runtime.us-east-1.amazonaws.com", "--route", "*=b"}, 2, "needs AWS_ACCESS_KEY_ID"},
+		{"negative price", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", badPrices}, 2, `prices.json: "claude-*".input: negative price -3`},
+		{"unknown currency", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", eurPrices}, 2, `unknown currency "EUR"`},
+		{"prices do not parse", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", brokenPrices}, 2, `broken.json: not valid JSON`},
+		{"prices missing", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", filepath.Join(dir, "none.json")}, 2, `none.json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

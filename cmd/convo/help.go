@@ -26,6 +26,7 @@ var examples = map[string]string{
 	"store rm":     "convo store rm conv_0193…",
 	"store prune":  "convo store prune --tenant acme --content 30d --metadata 365d",
 	"store append": "convo reply --from openai-chat reply.json | convo store append conv_0193…",
+	"store usage":  "convo store usage --by model --since 2026-12-01 --json",
 	"tokens":       "convo tokens --model gpt-4o history.json",
 	"validate":     "convo validate history.json",
 }

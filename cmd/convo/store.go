@@ -22,7 +22,7 @@ import (
 
 func init() {
 	commands["store"] = command{
-		usage:   "import|export|list|search|show|rm|prune [--db FILE|postgres://…] [--tenant T] …",
+		usage:   "import|export|list|search|show|usage|rm|prune [--db FILE|postgres://…] [--tenant T] …",
 		summary: "keep conversations in a database (a SQLite file or PostgreSQL)",
 		run:     runStore,
 	}
@@ -47,10 +47,11 @@ func init() {
 		"rm":     {"rm ID…", storeRemove},
 		"append": {"append [--version N] [--from F] ID [FILE]", storeAppend},
 		"prune":  {"prune [--content DURATION] [--metadata DURATION] [--now TIME]", storePrune},
+		"usage":  {"usage [--by model|conversation|tenant|day] [--since T] [--until T] [--all-tenants] [--json]", storeUsage},
 	}
 }
 
-var storeOrder = []string{"import", "append", "export", "list", "search", "show", "rm", "prune"}
+var storeOrder = []string{"import", "append", "export", "list", "search", "show", "usage", "rm", "prune"}
 
 func runStore(e *env, args []string) error {
 	if len(args) == 0 {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/store"
@@ -20,6 +21,7 @@ func storeAppend(e *env, args []string) error {
 	fs, sf := newStoreFlags(e, "append")
 	version := fs.Int64("version", 0, "append only if the conversation is still at version `N` (default: the version read just before, so a concurrent change is still a conflict)")
 	from := fs.String("from", "convo", "the input: canonical messages (convo), or a provider's reply body or stream ("+providerNames()+")")
+	prices := fs.String("prices", "", "price assistant messages without a cost by the JSON `FILE` of USD per million tokens by model glob, before the catalogue")
 	args, err := parse(fs, args, 2)
 	if err != nil {
 		return err
@@ -45,6 +47,11 @@ func storeAppend(e *env, args []string) error {
 		}
 		msgs = convo.History{m}
 	}
+	pricer, err := pricing.Default(*prices)
+	if err != nil {
+		return err
+	}
+	msgs = pricer.Fill(msgs) // priced as recorded: kept with each message
 	ctx, s, done, err := sf.openExisting()
 	if err != nil {
 		return err

@@ -132,6 +132,7 @@ func New(st store.Store, opts Options) (*UI, error) {
 	u.mux.HandleFunc("POST "+Prefix+"signin", u.signin)
 	u.mux.HandleFunc("POST "+Prefix+"signout", u.signout)
 	u.mux.HandleFunc("GET "+Prefix+"{$}", u.session(u.list))
+	u.mux.HandleFunc("GET "+Prefix+"usage", u.session(u.usagePage))
 	u.mux.HandleFunc("GET "+Prefix+"c/{id}", u.session(u.conversation))
 	u.mux.HandleFunc("GET "+Prefix+"c/{id}/messages", u.session(u.messages))
 	u.mux.HandleFunc("GET "+Prefix+"c/{id}/export", u.session(u.export))

@@ -27,6 +27,7 @@ type msgView struct {
 	Compacted int
 	Origin    *convo.Origin
 	Usage     *convo.Usage
+	Cost      *convo.Cost // nil: unknown
 	Finish    string
 	Parts     []partView
 	// Hidden is a tool message whose every result is shown beside its
@@ -178,7 +179,7 @@ func view(msgs convo.History, first int, after convo.History) []msgView {
 	}
 	for i, m := range msgs {
 		v := msgView{Index: first + i, ID: m.ID, Role: string(m.Role), Name: m.Name, Time: m.Time, Phase: string(m.Phase),
-			Scope: string(m.Scope), Effort: m.Effort, Compacted: m.Compacted, Origin: m.Origin, Usage: m.Usage,
+			Scope: string(m.Scope), Effort: m.Effort, Compacted: m.Compacted, Origin: m.Origin, Usage: m.Usage, Cost: m.Cost,
 			Finish: string(m.Finish), ForkAt: first + i + 1,
 			Withheld: storedOf(m.Native).Content, Redactions: redactions(m)}
 		for _, p := range m.Parts {
@@ -326,6 +327,11 @@ type stats struct {
 	Models    []string
 	Providers []string
 	Usage     convo.Usage
+	// Cost adds up the priced replies' costs; Unpriced counts the
+	// replies with usage and no cost (theirs is unknown).
+	Cost     convo.Money
+	Priced   int
+	Unpriced int
 }
 
 func statsOf(h convo.History) stats {
@@ -352,6 +358,13 @@ func statsOf(h convo.History) stats {
 			s.Usage.CacheWrite += u.CacheWrite
 			s.Usage.Reasoning += u.Reasoning
 			s.Usage.Total += total(u)
+		}
+		switch {
+		case m.Cost != nil:
+			s.Cost += m.Cost.USD
+			s.Priced++
+		case m.Usage != nil:
+			s.Unpriced++
 		}
 	}
 	return s
@@ -382,6 +395,9 @@ func (s stats) add(t stats) stats {
 	out.Usage.CacheWrite += t.Usage.CacheWrite
 	out.Usage.Reasoning += t.Usage.Reasoning
 	out.Usage.Total += t.Usage.Total
+	out.Cost += t.Cost
+	out.Priced += t.Priced
+	out.Unpriced += t.Unpriced
 	return out
 }
 

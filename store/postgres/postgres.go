@@ -278,6 +278,12 @@ type cols struct {
 	refRow  []int64
 	refOff  []int32
 	refHash []string
+	// The usage index's rows (usage.go): the index of the row and its
+	// usage, cost -1 for none.
+	uRow, uAt                []int64
+	uModel                   []string
+	uIn, uOut, uCR, uCW, uRe []int64
+	uCost                    []int64
 }
 
 // mediaCTEs insert the blobs ($a: hashes, $a+1: data) and references
@@ -310,6 +316,7 @@ func columns(rows []backend.Row) cols {
 		for _, m := range r.Media {
 			c.refRow, c.refOff, c.refHash = append(c.refRow, int64(i)), append(c.refOff, int32(m.Off)), append(c.refHash, m.Hash)
 		}
+		c.addUsage(i, r.Usage)
 	}
 	return c
 }
@@ -319,12 +326,12 @@ func columns(rows []backend.Row) cols {
 var createConv = `WITH c AS (
 	INSERT INTO conversations (tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
 	VALUES ($1, $2, $3, $4, 1, $5::integer, $5::integer, $6, '', 0, $7, $7)
-	RETURNING pk, 0::bigint AS first
+	RETURNING pk, 0::bigint AS first, tenant
 ), m AS (
 	INSERT INTO messages (conv, pos, id, role, body, text, words)
 	SELECT c.pk, r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
 	FROM c, unnest($8::text[], $9::text[], $10::bytea[], $11::text[], $12::text[]) WITH ORDINALITY AS r (id, role, body, text, words, ord)
-)` + mediaCTEs(13) + `
+)` + mediaCTEs(13) + usageCTE(18) + `
 SELECT pk FROM c`
 
 // Create stores a new conversation.
@@ -336,9 +343,9 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	c, rows := cr.Conversation, cr.Rows
 	cl := columns(rows)
 	var pk int64
-	err = s.pool.QueryRow(ctx, createConv, c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
+	err = s.pool.QueryRow(ctx, createConv, cl.withUsage(c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
 		nullString(cr.Open), c.Created, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
-		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&pk)
+		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash)...).Scan(&pk)
 	if uniqueViolation(err, "conversations_tenant_id") {
 		return store.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
 	}
@@ -383,12 +390,12 @@ var appendRows = `WITH c AS (
 	UPDATE conversations SET version = version + 1, messages = messages + $3::integer, next_pos = next_pos + $3::integer,
 		open_calls = $4, updated = greatest(updated, $5)
 	WHERE pk = $1 AND version = $2
-	RETURNING pk, next_pos - $3::integer AS first, version, messages, updated
+	RETURNING pk, next_pos - $3::integer AS first, version, messages, updated, tenant
 ), m AS (
 	INSERT INTO messages (conv, pos, id, role, body, text, words)
 	SELECT c.pk, c.first + r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
 	FROM c, unnest($6::text[], $7::text[], $8::bytea[], $9::text[], $10::text[]) WITH ORDINALITY AS r (id, role, body, text, words, ord)
-)` + mediaCTEs(11) + `
+)` + mediaCTEs(11) + usageCTE(16) + `
 SELECT version, messages, updated FROM c`
 
 // Append adds messages at the end if the version still is version.
@@ -414,9 +421,9 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 			return store.Conversation{}, err
 		}
 		out := r.Conversation
-		err = s.pool.QueryRow(ctx, appendRows, r.pk, r.Version, len(rows), nullString(after),
+		err = s.pool.QueryRow(ctx, appendRows, cl.withUsage(r.pk, r.Version, len(rows), nullString(after),
 			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
-			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash).Scan(&out.Version, &out.Messages, &out.Updated)
+			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash)...).Scan(&out.Version, &out.Messages, &out.Updated)
 		switch {
 		case err == nil:
 			out.Updated = out.Updated.UTC()
@@ -1157,9 +1164,9 @@ func appendIn(q rowQuery, w *backend.Write, r row, out *store.Conversation) erro
 			return err
 		}
 		cl := columns(w.Rows)
-		err = q(appendRows, []any{r.pk, r.Version, len(w.Rows), nullString(backend.MarshalCalls(after)),
+		err = q(appendRows, cl.withUsage(r.pk, r.Version, len(w.Rows), nullString(backend.MarshalCalls(after)),
 			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
-			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash}, func(row pgx.Row) error {
+			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash), func(row pgx.Row) error {
 			err := row.Scan(&out.Version, &out.Messages, &out.Updated)
 			if uniqueViolation(err, "messages_conv_id") {
 				return fmt.Errorf("a message id of conversation %q: %w", r.ID, store.ErrExists)
@@ -1193,9 +1200,9 @@ func createIn(q rowQuery, c store.Conversation, h convo.History, rows []backend.
 	now := backend.Now()
 	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
 	cl := columns(rows)
-	err = q(createConv, []any{c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
+	err = q(createConv, cl.withUsage(c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
 		nullString(backend.MarshalCalls(open)), now, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
-		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash}, func(row pgx.Row) error {
+		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash), func(row pgx.Row) error {
 		var pk int64
 		err := row.Scan(&pk)
 		switch {

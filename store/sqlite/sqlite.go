@@ -253,7 +253,9 @@ const (
 	insertRef     = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
 	copyRefs      = `INSERT INTO media_refs (conv, pos, off, hash)
 		SELECT ?1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = ?1 AND m.pos = r.pos WHERE r.conv = ?2`
-	insertText     = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
+	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
+	insertUsage = `INSERT INTO usage (conv, pos, tenant, at, model, input, output, cache_read, cache_write, reasoning, cost)
+		SELECT ?1, ?2, tenant, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM conversations WHERE pk = ?1`
 	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
 	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
 	updateDeleted  = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
@@ -294,7 +296,7 @@ const (
 
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
-		updateForked, copyMessages, copyTexts, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
+		updateForked, copyMessages, copyTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease}
 	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter}
 )
@@ -714,6 +716,16 @@ func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend
 		}
 		if r.Text != "" {
 			tx.texts.add(conv, pos+int64(i), r.Text)
+		}
+		if u := r.Usage; u != nil {
+			var cost any
+			if u.Cost != backend.NoCost {
+				cost = u.Cost
+			}
+			if _, err := tx.ExecContext(ctx, insertUsage, conv, pos+int64(i), u.At, u.Model, u.Input, u.Output,
+				u.CacheRead, u.CacheWrite, u.Reasoning, cost); err != nil {
+				return wrap(err)
+			}
 		}
 	}
 	return nil

@@ -54,6 +54,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"SearchModel", testSearchModel},
 		{"Model", testModel},
 		{"Retention", testRetention},
+		{"Usage", testUsage},
+		{"UsageBatch", testUsageBatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -245,6 +245,21 @@ func TestViewer(t *testing.T) {
 	screenshot(t, ctx, "viewer-list.png", 1000)
 	cons.check(t, "list")
 
+	// The usage page, drawn on the server, breaks no policy.
+	var heading string
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(s.URL+"/ui/usage?days=366"),
+		chromedp.WaitVisible(`.usage-page h1`, chromedp.ByQuery),
+		chromedp.Text(`.usage-page h1`, &heading, chromedp.ByQuery),
+	); err != nil || heading != "Usage" {
+		t.Fatalf("usage page: %q %v", heading, err)
+	}
+	safe(t, ctx, "usage")
+	cons.check(t, "usage")
+	if err := chromedp.Run(ctx, chromedp.Navigate(s.URL+"/ui/")); err != nil {
+		t.Fatal(err)
+	}
+
 	// Search, and follow a result to its message.
 	var marks int
 	var loc string

@@ -24,6 +24,8 @@ type Row struct {
 	Media []MediaRef
 	Blobs []Blob
 	Text  string
+	// Usage is what the message adds to the usage index; nil for none.
+	Usage *Usage
 }
 
 // Encode gives every message without an id a new one and encodes each to
@@ -34,6 +36,7 @@ type Row struct {
 func Encode(msgs []convo.Message) (convo.History, []Row, error) {
 	h := make(convo.History, len(msgs))
 	rows := make([]Row, len(msgs))
+	now := Now()
 	for i, m := range msgs {
 		if m.ID == "" {
 			m.ID = store.NewID("msg")
@@ -53,7 +56,7 @@ func Encode(msgs []convo.Message) (convo.History, []Row, error) {
 		}
 		h[i] = back
 		stripped, refs, blobs := StripMedia(body)
-		rows[i] = Row{ID: m.ID, Role: back.Role, Body: stripped, Media: refs, Blobs: blobs, Text: SearchText(back)}
+		rows[i] = Row{ID: m.ID, Role: back.Role, Body: stripped, Media: refs, Blobs: blobs, Text: SearchText(back), Usage: UsageOf(&back, now)}
 	}
 	return h, rows, nil
 }
