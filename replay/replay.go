@@ -464,7 +464,6 @@ func (r *Replayer) Existing(ctx context.Context, tenant, key string) (store.Conv
 	return cs[0], true, nil
 }
 
-
 // compactJSON is v without insignificant white space, for keys.
 func compactJSON(v json.RawMessage) string {
 	var x any
