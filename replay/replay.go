@@ -289,6 +289,11 @@ func (r *Replayer) Replay(ctx context.Context, q Request) (*Result, error) {
 	if p < len(h) {
 		info.AtMessage = h[p].ID
 	}
+	if sendErr != nil && ctx.Err() != nil {
+		// Interrupted, not failed: nothing is stored, and running the
+		// replay again makes it.
+		return nil, fmt.Errorf("replay: %w", ctx.Err())
+	}
 	if sendErr != nil {
 		info.Error = failure(sendErr)
 	}

@@ -58,7 +58,6 @@ func runGateway(e *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8787", "listen on `ADDR` (host:port)")
 	db := fs.String("db", backends.DefaultDSN, "the store: a SQLite `FILE`, or a postgres:// URL")
 	tokens := fs.String("tokens", "", "gateway tokens from `FILE`: \"TOKEN TENANT\" a line, as convo serve (default: $CONVO_TOKENS)")
-	config := fs.String("config", "", "upstreams and routes from a JSON `FILE` (docs/gateway.md)")
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
 	queue := fs.Int("queue", gateway.DefaultQueueSize, "hold at most `N` exchanges waiting to be recorded (more are dropped and counted)")
 	queueBytes := fs.Int64("queue-bytes", gateway.DefaultQueueBytes, "and at most about `N` bytes of them (replies and messages)")
@@ -67,42 +66,14 @@ func runGateway(e *env, args []string) error {
 	otelContent := fs.Bool("otel-content", false, "with --otlp, put the messages in the spans (off: they may be sensitive)")
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
-	var ups, routes listFlag
-	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable)")
-	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins)")
+	upstreams := newUpstreamFlags(fs)
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent, retention: *retention, sweepEvery: *sweepEvery}
-	if *config != "" {
-		if len(ups) > 0 || len(routes) > 0 {
-			return usagef("--config goes without --upstream and --route")
-		}
-		f, err := os.Open(*config)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if cfg.opts.Config, err = gateway.ParseConfig(f); err != nil {
-			return fmt.Errorf("%s: %w", *config, err)
-		}
-	}
-	for _, s := range ups {
-		u, err := gateway.ParseUpstream(s)
-		if err != nil {
-			return usagef("--upstream: %v", err)
-		}
-		cfg.opts.Config.Upstreams = append(cfg.opts.Config.Upstreams, u)
-	}
-	for _, s := range routes {
-		r, err := gateway.ParseRoute(s)
-		if err != nil {
-			return usagef("--route: %v", err)
-		}
-		cfg.opts.Config.Routes = append(cfg.opts.Config.Routes, r)
-	}
-	if len(cfg.opts.Config.Upstreams) == 0 {
-		return usagef("give --upstream and --route, or --config FILE")
+	var err error
+	if cfg.opts.Config, err = upstreams.read(); err != nil {
+		return err
 	}
 	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
 	// The same tokens and tenants as convo serve.
