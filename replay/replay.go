@@ -182,7 +182,7 @@ func (r *Replayer) route(model string) (string, *send.Client, error) {
 			return rt.Upstream, r.clients[rt.Upstream], nil
 		}
 	}
-	return "", nil, fmt.Errorf("replay: no route for model %q", model)
+	return "", nil, invalidf("replay: no route for model %q", model)
 }
 
 // Request says what to replay.
@@ -319,11 +319,11 @@ func (r *Replayer) load(ctx context.Context, q Request) (store.Conversation, con
 		return c, nil, 0, fmt.Errorf("replay: conversation %q: %w", q.Conversation, err)
 	}
 	if q.Model == "" {
-		return c, nil, 0, errors.New("replay: no model")
+		return c, nil, 0, invalidf("replay: no model")
 	}
 	p, err := cut(h, q.At)
 	if err != nil {
-		return c, nil, 0, fmt.Errorf("replay: conversation %q: %w", q.Conversation, err)
+		return c, nil, 0, invalidf("replay: conversation %q: %v", q.Conversation, err)
 	}
 	if at, ok := store.ContentExpired(c); ok {
 		return c, nil, 0, fmt.Errorf("replay: conversation %q %w: its content expired on %s", q.Conversation, ErrNotReplayable, at.Format(time.DateOnly))
@@ -338,7 +338,7 @@ func (r *Replayer) load(ctx context.Context, q Request) (store.Conversation, con
 		}
 	}
 	if p == 0 {
-		return c, nil, 0, fmt.Errorf("replay: conversation %q: nothing to send before that message", q.Conversation)
+		return c, nil, 0, invalidf("replay: conversation %q: nothing to send before that message", q.Conversation)
 	}
 	return c, h, p, nil
 }
@@ -477,4 +477,16 @@ func compactJSON(v json.RawMessage) string {
 	}
 	b, _ := json.Marshal(x) // read from JSON: cannot fail
 	return string(b)
+}
+
+// invalidError is a replay request that cannot be made as asked (no
+// route, no such message, a bad setting): store.ErrInvalid to errors.Is,
+// so a server answers it as the client's mistake.
+type invalidError struct{ msg string }
+
+func (e invalidError) Error() string        { return e.msg }
+func (e invalidError) Is(target error) bool { return target == store.ErrInvalid }
+
+func invalidf(format string, args ...any) error {
+	return invalidError{fmt.Sprintf(format, args...)}
 }

@@ -28,7 +28,7 @@ func (r *Replayer) rebuild(c store.Conversation, h convo.History, p int, q Reque
 		return nil, nil, err
 	}
 	if req, err = Apply(req, q.Set); err != nil {
-		return nil, nil, fmt.Errorf("replay: %w", err)
+		return nil, nil, invalidf("replay: %v", err)
 	}
 	req.Model, req.Stream, req.StreamUsage, req.Candidates = q.Model, false, false, 0
 	req.History = make(convo.History, 0, p)

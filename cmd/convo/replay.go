@@ -96,7 +96,7 @@ func parseReplay(e *env, args []string) (replayArgs, error) {
 	if len(rest) > 0 {
 		a.q.Conversation = rest[0]
 	}
-	a.opts.Getenv, a.opts.Timeout, a.opts.Price = e.getenv, a.timeout, Price
+	a.opts.Timeout = a.timeout
 	return a, nil
 }
 
@@ -121,9 +121,24 @@ func parseInterspersed(fs *flag.FlagSet, args []string, max int) ([]string, erro
 	return pos, nil
 }
 
-// Price is the cost of a reply's usage, for the comparisons: nil until a
+// newReplayer makes a Replayer with the command's environment: keys from
+// it, Bedrock's signer, the prices.
+func newReplayer(e *env, opts replay.Options) (*replay.Replayer, error) {
+	opts.Getenv, opts.Price = e.getenv, replayPrice
+	for _, u := range opts.Config.Upstreams {
+		if u.Protocol == "bedrock" && opts.SignBedrock == nil {
+			var err error
+			if opts.SignBedrock, err = bedrockSigner(e.getenv); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return replay.New(opts)
+}
+
+// replayPrice is the cost of a reply's usage, for the comparisons: nil until a
 // price catalogue is wired in (replay.PriceFunc).
-var Price replay.PriceFunc
+var replayPrice replay.PriceFunc
 
 // parseSince reads --since: a time (RFC 3339), a date, or a duration
 // before now.
@@ -150,14 +165,7 @@ func runReplay(e *env, args []string) error {
 	}
 	defer done()
 	a.opts.Store = st
-	for _, u := range a.opts.Config.Upstreams {
-		if u.Protocol == "bedrock" && a.opts.SignBedrock == nil {
-			if a.opts.SignBedrock, err = bedrockSigner(e.getenv); err != nil {
-				return err
-			}
-		}
-	}
-	r, err := replay.New(a.opts)
+	r, err := newReplayer(e, a.opts)
 	if err != nil {
 		return err
 	}
