@@ -211,7 +211,7 @@ func New(st store.Store, opts Options) (*Server, error) {
 	}
 	if opts.UI {
 		v, err := ui.New(st, ui.Options{Tokens: opts.Tokens, Anonymous: opts.Anonymous, Formats: s.formatNames,
-			Export: s.exportFor, Logger: opts.Logger})
+			Export: s.exportFor, Logger: opts.Logger, Replay: opts.Replay})
 		if err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
