@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/provider"
@@ -75,8 +76,12 @@ func Recorded(c store.Conversation, h convo.History) (*provider.Request, []provi
 	}
 	var warns []provider.Warning
 	if len(req.Tools) > 0 {
+		names := make([]string, len(req.Tools))
+		for i, t := range req.Tools {
+			names[i] = t.Name
+		}
 		warns = append(warns, provider.Warning{Path: "tools", Code: CodeToolsInferred,
-			Msg: fmt.Sprintf("the record keeps no tool declarations (meta.%s): %d tools declared from the calls in the conversation, by name only", RequestKey, len(req.Tools))})
+			Msg: fmt.Sprintf("the record keeps no tool declarations (meta.%s): declared from the calls in the conversation, by name only: %s", RequestKey, strings.Join(names, ", "))})
 	}
 	return req, warns, nil
 }

@@ -62,7 +62,7 @@ func (u *UI) replayForm(r *http.Request) (replayForm, error) {
 	if i < 0 {
 		return replayForm{}, store.ErrNotFound
 	}
-	d := replayForm{C: c, At: at, Index: i, Message: view(h[i:i+1], i, nil)[0], Routes: u.opts.Replay.Models()}
+	d := replayForm{C: c, At: at, Index: i, Message: view(h[i:i+1], i, h[i+1:min(i+9, len(h))])[0], Routes: u.opts.Replay.Models()}
 	seen := map[string]bool{}
 	for _, rt := range d.Routes {
 		if !strings.ContainsAny(rt.Model, "*?[") && !seen[rt.Model] {
@@ -211,6 +211,18 @@ type replayLink struct {
 }
 
 func init() {
+	funcs["ms"] = func(ms *int64) string {
+		if ms == nil {
+			return ""
+		}
+		return strconv.FormatInt(*ms, 10) + " ms"
+	}
+	funcs["usd"] = func(usd *float64) string {
+		if usd == nil {
+			return "—"
+		}
+		return "$" + strconv.FormatFloat(*usd, 'f', 6, 64)
+	}
 	funcs["replayFrom"] = func(prefix, conv string, m msgView) *replayLink {
 		if m.Role == "system" || m.ID == "" {
 			return nil // nothing before it to send, or nothing to name it by

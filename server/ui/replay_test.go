@@ -112,7 +112,7 @@ func TestReplayViewer(t *testing.T) {
 	cmp := get(t, c, e.URL+loc).want(t, http.StatusOK)
 	cmp.has(t, "Replay on gpt-4o-mini", `href="/ui/c/caps?at=2#m-2">Capitals</a>`, "<code>temperature=0.3</code>, <code>seed=7</code>",
 		"<td>gpt-4o</td><td>gpt-4o-mini</td>", "<td>stop</td><td>tool_use</td>", `<span class="badge warn">different</span>`,
-		"<td>90 / 5</td><td>104 / 16</td>", "not recorded", `<code class="fn">get_capital</code>`,
+		"<td>90 / 5</td><td>104 / 16</td>", "<td>not recorded</td><td>", " ms</td>", "<td>—</td><td>—</td>", `<code class="fn">get_capital</code>`,
 		`<del>London, of course.</del>`, `<p class="difftext"></p>`, "static/replay.css")
 	// The fork names what it is.
 	fork := strings.TrimSuffix(strings.TrimPrefix(loc, "/ui/c/"), "/compare")
