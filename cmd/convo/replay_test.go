@@ -24,7 +24,7 @@ func fakeOpenAI(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-test" {
-			http.Error(w, `{"error":{"message":"bad path or key"}}`, 401)
+			http.Error(w, `{"error":{"message":"bad path or key"}}`, http.StatusUnauthorized)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
