@@ -53,10 +53,11 @@ const (
 	// RequestKey is the conversation metadata member that keeps the
 	// settings of the conversation's requests: a provider.Request as JSON
 	// without its messages (tools, tool_choice, output, max_tokens,
-	// temperature, reasoning, …). A replay sends them again; without it
-	// only the history is known, and the tools are declared from the
-	// calls in it (a warning says so).
-	RequestKey = "convo_request"
+	// temperature, reasoning, …), as the gateway records them
+	// (gateway.RequestMeta). A replay sends them again; without it only
+	// the history is known, and the tools are declared from the calls in
+	// it (a warning says so).
+	RequestKey = gateway.RequestMeta
 )
 
 // DefaultTimeout bounds one replay's upstream exchange.

@@ -371,3 +371,8 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
