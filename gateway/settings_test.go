@@ -59,8 +59,8 @@ func TestRequestSettingsRecorded(t *testing.T) {
 				Tools []struct {
 					Name, Description string
 				}
-				ToolChoice struct{ Mode string } `json:"tool_choice"`
-				MaxTokens   int64             `json:"max_tokens"`
+				ToolChoice  struct{ Mode string } `json:"tool_choice"`
+				MaxTokens   int64                 `json:"max_tokens"`
 				Temperature float64
 				Messages    []convo.Message
 				Model, User string
