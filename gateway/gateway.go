@@ -372,6 +372,9 @@ type exchange struct {
 	// (its History is history); nil when it could not be.
 	req      *provider.Request
 	reqWarns []provider.Warning
+	// settings is the request without its messages, to record (see
+	// RequestMeta); nil when it could not be read whole.
+	settings *provider.Request
 	asked    int64 // the replies the request asked for (n, candidateCount)
 	// continued is how many messages of history the stored conversation
 	// holds, when the request continues one; continuedFP is their
@@ -507,6 +510,7 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 		}
 	}
 	err := g.decodeRequest(x)
+	rec.settings = x.settings
 	if x.up.proto != x.client {
 		x.openaiConv = "" // translate refuses it
 	}
@@ -572,19 +576,23 @@ func (g *Gateway) prepare(r *http.Request, x *exchange) {
 func (g *Gateway) decodeRequest(x *exchange) error {
 	opts := provider.Options{Repair: true}
 	translated := x.up.proto != x.client
-	if translated || x.client.namesReplies {
-		if from, err := all.LookupRequest(x.client.name); err == nil {
-			if req, warns, err := from.DecodeRequest(x.body, opts); err == nil {
-				x.history = req.History
-				if translated {
-					x.req, x.reqWarns = req, warns
-				}
-				x.previousID, x.openaiConv = nativeString(req.Native, "previous_response_id"), openaiConversation(req.Native)
-				return nil
+	// The whole request is read, not only its history: its settings are
+	// recorded too (RequestMeta), and reading them costs little beside
+	// the messages.
+	if from, err := all.LookupRequest(x.client.name); err == nil {
+		if req, warns, err := from.DecodeRequest(x.body, opts); err == nil {
+			x.history = req.History
+			if translated {
+				x.req, x.reqWarns = req, warns
 			}
-			// translate reports the error; the history may still be
-			// readable, for the recording.
+			x.settings = settingsOf(req)
+			if translated || x.client.namesReplies {
+				x.previousID, x.openaiConv = nativeString(req.Native, "previous_response_id"), openaiConversation(req.Native)
+			}
+			return nil
 		}
+		// translate reports the error; the history may still be
+		// readable, for the recording.
 	}
 	codec, err := all.Lookup(x.client.name)
 	if err == nil {

@@ -31,22 +31,65 @@ const (
 	responseKey = "convo_gateway_response"
 )
 
-// recordMeta is the metadata of a recorded conversation: its fingerprint
-// and the id of the OpenAI response it ends with, each when not ""; nil
-// when both are, so that a write leaves the metadata as it is.
-func recordMeta(fp, response string) json.RawMessage {
-	if fp == "" && response == "" {
+// RequestMeta is the member of a recorded conversation's metadata that
+// keeps the settings of its last request: the request in
+// provider.Request's JSON form without its messages, model, stream,
+// user and metadata (tools, tool_choice, output, max_tokens,
+// temperature, reasoning, …), so that the request can be made again
+// (package replay). It is recorded in the full mode only, without
+// redaction rules (they apply to messages), and only up to
+// maxSettingsMeta bytes.
+const RequestMeta = "convo_request"
+
+// maxSettingsMeta bounds the settings recorded: the store keeps at most
+// store.MaxMetaBytes of metadata a conversation.
+const maxSettingsMeta = 32 << 10
+
+// recordMeta is the metadata of a recorded conversation: its fingerprint,
+// the id of the OpenAI response it ends with and its request's settings,
+// each when not empty; nil when all are, so that a write leaves the
+// metadata as it is.
+func recordMeta(fp, response string, settings json.RawMessage) json.RawMessage {
+	if fp == "" && response == "" && settings == nil {
 		return nil
 	}
-	m := map[string]string{}
+	m := map[string]any{}
 	if fp != "" {
 		m[metaKey] = fp
 	}
 	if response != "" {
 		m[responseKey] = response
 	}
-	meta, _ := json.Marshal(m) // strings cannot fail
+	if settings != nil {
+		m[RequestMeta] = settings
+	}
+	meta, _ := json.Marshal(m) // strings and valid JSON cannot fail
 	return meta
+}
+
+// settingsOf is what of a request is recorded under RequestMeta, or nil
+// when it has nothing but messages. Who the end user is (user, metadata)
+// is not kept.
+func settingsOf(req *provider.Request) *provider.Request {
+	s := *req
+	s.History, s.Model, s.Stream, s.StreamUsage, s.User, s.Metadata = nil, "", false, false, "", nil
+	if reflect.ValueOf(s).IsZero() {
+		return nil
+	}
+	return &s
+}
+
+// settingsMeta is the JSON of a record's settings, when they are
+// recorded: in the full mode, without redaction rules, small enough.
+func (rc *recorder) settingsMeta(rec *record) json.RawMessage {
+	if rec.settings == nil || (rec.mode != "" && rec.mode != RecordFull) || rc.policy.red != nil {
+		return nil
+	}
+	b, err := json.Marshal(rec.settings)
+	if err != nil || len(b) > maxSettingsMeta {
+		return nil
+	}
+	return b
 }
 
 // cacheKey is the fingerprint cache's key, within a tenant, for the
@@ -86,6 +129,9 @@ type record struct {
 	ids  []string
 
 	cands *candidates // nil unless the request asked for several replies
+
+	// settings is the request without its messages (RequestMeta), or nil.
+	settings *provider.Request
 
 	// response is the id of the OpenAI response a passed-through
 	// Responses exchange recorded, set by the writer.
@@ -181,6 +227,12 @@ func (r *record) footprint() int64 {
 	}
 	for i := range r.turn {
 		n += messageFootprint(&r.turn[i])
+	}
+	if r.settings != nil {
+		for _, t := range r.settings.Tools {
+			n += int64(len(t.Name) + len(t.Description) + len(t.Parameters))
+		}
+		n += int64(len(r.settings.Output.Schema))
 	}
 	return n
 }
@@ -934,7 +986,7 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		// it by its id.
 		rec.response = reply.Origin.ResponseID
 	}
-	w.Meta = recordMeta(fp, rec.response)
+	w.Meta = recordMeta(fp, rec.response, rc.settingsMeta(rec))
 	return w, fp, forks
 }
 
@@ -984,7 +1036,7 @@ func (rc *recorder) forkWrites(rec *record, base *fingerprinter, fail string, no
 			fp := base.clone()
 			fp.add(&c.others[k])
 			fw.fp = fp.sum()
-			fw.meta = recordMeta(fw.fp, "")
+			fw.meta = recordMeta(fw.fp, "", rc.settingsMeta(rec))
 		}
 		out = append(out, fw)
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/replay"
 	"github.com/convo-go/convo/server/ui"
 	"github.com/convo-go/convo/store"
 )
@@ -120,6 +121,10 @@ type Options struct {
 	// UI serves the transcript viewer (package server/ui) under /ui/,
 	// with the same tokens and tenants as the API.
 	UI bool
+	// Replay, when set, replays recorded turns on other models
+	// (POST /convo/v1/conversations/{id}/replay, and "Replay from here"
+	// in the viewer); nil answers those routes 501 Not Implemented.
+	Replay *replay.Replayer
 }
 
 // Server is the HTTP API over a store. Make one with New; it is an
@@ -206,7 +211,7 @@ func New(st store.Store, opts Options) (*Server, error) {
 	}
 	if opts.UI {
 		v, err := ui.New(st, ui.Options{Tokens: opts.Tokens, Anonymous: opts.Anonymous, Formats: s.formatNames,
-			Export: s.exportFor, Logger: opts.Logger})
+			Export: s.exportFor, Logger: opts.Logger, Replay: opts.Replay})
 		if err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
@@ -248,6 +253,9 @@ func (s *Server) routes() []route {
 		{method: "GET", pattern: "/convo/v1/conversations/{id}/export", h: s.export},
 		{method: "GET", pattern: "/convo/v1/formats", h: s.formats},
 		{method: "GET", pattern: "/convo/v1/search", h: s.search},
+		{method: "POST", pattern: "/convo/v1/conversations/{id}/replay", h: s.replayTurn},
+		{method: "GET", pattern: "/convo/v1/conversations/{id}/replay", h: s.replayComparison},
+		{method: "GET", pattern: "/convo/v1/replay/routes", h: s.replayRoutes},
 
 		{method: "POST", pattern: "/v1/conversations", h: s.oaCreate},
 		{method: "GET", pattern: "/v1/conversations/{id}", h: s.oaGet},

@@ -14,7 +14,7 @@ import (
 // status, same problem — and stays unchanged; listings leave it out.
 func TestTenantIsolation(t *testing.T) {
 	each(t, func(t *testing.T, open func(*testing.T) store.Store) {
-		ts := newServer(t, open(t), nil)
+		ts := replayServer(t, open(t)) // every route served, replays too
 		c := ts.create(t, ts.alice, `[{"role":"user","id":"u1","parts":[{"type":"text","text":"secret"}]},{"role":"assistant","id":"a1","parts":[{"type":"text","text":"ok"}]}]`)
 		before, beforeDesc := ts.load(t, ts.aliceTenant, c.ID)
 
@@ -32,6 +32,8 @@ func TestTenantIsolation(t *testing.T) {
 			"POST /convo/v1/conversations/{id}/fork (before)":        {"POST", "/convo/v1/conversations/ID/fork", `{"before":"a1"}`},
 			"GET /convo/v1/conversations/{id}/export":                {"GET", "/convo/v1/conversations/ID/export", ""},
 			"GET /convo/v1/conversations/{id}/export (codec)":        {"GET", "/convo/v1/conversations/ID/export?format=anthropic", ""},
+			"POST /convo/v1/conversations/{id}/replay":               {"POST", "/convo/v1/conversations/ID/replay", `{"model":"gpt-x"}`},
+			"GET /convo/v1/conversations/{id}/replay":                {"GET", "/convo/v1/conversations/ID/replay", ""},
 			"GET /v1/conversations/{id}":                             {"GET", "/v1/conversations/ID", ""},
 			"POST /v1/conversations/{id}":                            {"POST", "/v1/conversations/ID", `{"metadata":{"x":"1"}}`},
 			"DELETE /v1/conversations/{id}":                          {"DELETE", "/v1/conversations/ID", ""},

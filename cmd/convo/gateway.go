@@ -20,8 +20,8 @@ import (
 
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/internal/prom"
-	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/pricing"
+	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/backends"
 )
 
@@ -79,7 +79,6 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	db := fs.String("db", e.envOr("CONVO_DB", backends.DefaultDSN), "the store: a SQLite `FILE`, or a postgres:// URL ($CONVO_DB when set)")
 	tokens := fs.String("tokens", "", "gateway tokens from `FILE`: \"TOKEN TENANT\" a line, as convo serve (default: $CONVO_TOKENS)")
 	anonymous := fs.Bool("allow-anonymous", false, "without tokens, listen on a non-loopback ADDR too (a container's): whoever reaches it uses the upstreams' keys")
-	config := fs.String("config", "", "upstreams and routes from a JSON `FILE` (docs/gateway.md)")
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
 	queue := fs.Int("queue", gateway.DefaultQueueSize, "hold at most `N` exchanges waiting to be recorded (more are dropped and counted)")
 	queueBytes := fs.Int64("queue-bytes", gateway.DefaultQueueBytes, "and at most about `N` bytes of them (replies and messages)")
@@ -92,9 +91,7 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	spoolDir := fs.String("spool", "", "keep recordings the store cannot take in directory `DIR` until it can (default: FILE.spool beside a SQLite --db, else convo-gateway.spool; off: no spool)")
 	spoolMax := fs.Int64("spool-max-bytes", gateway.DefaultSpoolMaxBytes, "bound the spool's files to `N` bytes (past it recordings are dropped and counted)")
 	prices := fs.String("prices", "", "price replies by the JSON `FILE` of USD per million tokens by model glob, before the catalogue (docs/gateway.md)")
-	var ups, routes listFlag
-	fs.Var(&ups, "upstream", "an upstream `NAME=PROTOCOL@URL[,key-env=VAR]` (repeatable; none: OpenAI, Anthropic and Gemini)")
-	fs.Var(&routes, "route", "send models matching `GLOB=NAME` to an upstream (repeatable, first match wins, before the default routes when no --upstream is given)")
+	upstreams := newUpstreamFlags(fs)
 	if _, err := parse(fs, args, 0); err != nil {
 		return gatewayConfig{}, err
 	}
@@ -103,7 +100,7 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	}
 	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent, retention: *retention, sweepEvery: *sweepEvery}
 	var err error
-	if cfg.opts.Config, err = gatewayUpstreams(*config, ups, routes); err != nil {
+	if cfg.opts.Config, err = upstreams.read(); err != nil {
 		return gatewayConfig{}, err
 	}
 	if err := cfg.opts.Config.Validate(); err != nil {
@@ -129,46 +126,6 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	}
 	cfg.opts.Tokens, cfg.opts.Anonymous, cfg.tokenFrom = sc.opts.Tokens, sc.opts.Anonymous, sc.tokenFrom
 	return cfg, nil
-}
-
-// gatewayUpstreams is the configuration of the --config file, else of the
-// --upstream and --route flags, else the default upstreams with the
-// --route flags tried before the default routes.
-func gatewayUpstreams(file string, ups, routes []string) (gateway.Config, error) {
-	var c gateway.Config
-	if file != "" {
-		if len(ups) > 0 || len(routes) > 0 {
-			return c, usagef("--config goes without --upstream and --route")
-		}
-		f, err := os.Open(file)
-		if err != nil {
-			return c, usageError{err.Error()}
-		}
-		defer f.Close()
-		if c, err = gateway.ParseConfig(f); err != nil {
-			return c, usagef("%s: %v", file, err)
-		}
-		return c, nil
-	}
-	for _, s := range ups {
-		u, err := gateway.ParseUpstream(s)
-		if err != nil {
-			return c, usagef("--upstream: %v", err)
-		}
-		c.Upstreams = append(c.Upstreams, u)
-	}
-	for _, s := range routes {
-		r, err := gateway.ParseRoute(s)
-		if err != nil {
-			return c, usagef("--route: %v", err)
-		}
-		c.Routes = append(c.Routes, r)
-	}
-	if len(c.Upstreams) == 0 {
-		d := gateway.DefaultConfig()
-		c.Upstreams, c.Routes = d.Upstreams, append(c.Routes, d.Routes...)
-	}
-	return c, nil
 }
 
 // runGatewayServer serves until ctx is done, then stops accepting

@@ -13,9 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/provider/openai"
+	"github.com/convo-go/convo/replay"
 	"github.com/convo-go/convo/server"
 	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/backends"
@@ -23,7 +25,7 @@ import (
 
 func init() {
 	commands["serve"] = command{
-		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE]",
+		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE] [--upstream … --route … | --config FILE]",
 		summary: "serve the conversation history API over a store",
 		run:     runServe,
 	}
@@ -52,6 +54,8 @@ type serveConfig struct {
 	ready func(addr string)
 	// wrap, when set, wraps the store (tests inject faults with it).
 	wrap func(store.Store) store.Store
+	// replay, when set, are the upstreams and routes replays go to.
+	replay *gateway.Config
 }
 
 func runServe(e *env, args []string) error {
@@ -83,6 +87,7 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
 	models := addModelsFlag(fs)
+	ups := newUpstreamFlags(fs) // replays go there (convo replay's)
 	if _, err := parse(fs, args, 0); err != nil {
 		return serveConfig{}, err
 	}
@@ -98,6 +103,13 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	cfg := serveConfig{addr: *addr, db: *db, jsonLog: *logFormat == "json", retention: *retention, sweepEvery: *sweepEvery}
 	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes, cfg.opts.MaxInflightBytes = *maxBody, *maxMsg, *maxInflight
 	cfg.opts.UI = *viewer
+	if ups.set() {
+		c, err := ups.read()
+		if err != nil {
+			return serveConfig{}, err
+		}
+		cfg.replay = &c
+	}
 	if err := cfg.loadTokens(e, *tokens); err != nil {
 		return serveConfig{}, err
 	}
@@ -185,6 +197,13 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	cfg.opts.Metrics = prom.NewRegistry()
 	cfg.opts.Formats = all.Formats()
 	cfg.opts.Items = server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems}
+	if cfg.replay != nil {
+		// Within the server's request timeout: a replay answers the
+		// request that asked for it.
+		if cfg.opts.Replay, err = newReplayer(e, replay.Options{Store: st, Config: *cfg.replay, Timeout: 90 * time.Second}); err != nil {
+			return err
+		}
+	}
 	h, err := server.New(st, cfg.opts)
 	if err != nil {
 		return err

@@ -54,6 +54,9 @@ func TestServeUsage(t *testing.T) {
 			stderr: "$CONVO_TOKENS: entry 1: want TOKEN=TENANT"},
 		{name: "bad database", args: []string{"serve", "--db", filepath.Join(dir, "no", "such", "dir.db")}, code: 1, stderr: "dir.db"},
 		{name: "address in use", args: []string{"serve", "--addr", busy.Addr().String(), "--db", db}, code: 1, stderr: busy.Addr().String()},
+		{name: "replay upstream without route", args: []string{"serve", "--db", db, "--upstream", "oa=openai-chat@http://127.0.0.1:1"}, code: 1, stderr: "no routes"},
+		{name: "replay upstream key unset", args: []string{"serve", "--db", db, "--upstream", "oa=openai-chat@http://127.0.0.1:1,key-env=OA_KEY", "--route", "*=oa"}, code: 1, stderr: "$OA_KEY is empty"},
+		{name: "replay bad upstream", args: []string{"serve", "--db", db, "--upstream", "oa"}, code: 2, stderr: "want NAME=PROTOCOL@URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/replay"
 	"github.com/convo-go/convo/store"
 )
 
@@ -86,6 +87,9 @@ type Options struct {
 	Export func(w http.ResponseWriter, r *http.Request, tenant, id string)
 	// Logger receives internal errors, which visitors never see.
 	Logger *slog.Logger
+	// Replay, when set, offers "Replay from here" on every message and
+	// shows a replay beside its original (nil: neither).
+	Replay *replay.Replayer
 }
 
 // UI is the viewer, an http.Handler for the paths under Prefix.
@@ -138,6 +142,9 @@ func New(st store.Store, opts Options) (*UI, error) {
 	u.mux.HandleFunc("GET "+Prefix+"c/{id}/export", u.session(u.export))
 	u.mux.HandleFunc("POST "+Prefix+"c/{id}/fork", u.session(u.fork))
 	u.mux.HandleFunc("POST "+Prefix+"c/{id}/delete", u.session(u.delete))
+	u.mux.HandleFunc("GET "+Prefix+"c/{id}/replay", u.session(u.replayPage))
+	u.mux.HandleFunc("POST "+Prefix+"c/{id}/replay", u.session(u.replayPost))
+	u.mux.HandleFunc("GET "+Prefix+"c/{id}/compare", u.session(u.compare))
 	u.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		u.errorPage(w, r, http.StatusNotFound, "Not found", "There is no page here.")
 	})
@@ -468,6 +475,10 @@ type convData struct {
 	Next     int // the index of the next page; 0 at the end
 	Prev     int // the index of the previous page; -1 at the start
 	Formats  []string
+	// Replay: messages offer "Replay from here"; ReplayOf is set on a
+	// replay's fork.
+	Replay   bool
+	ReplayOf *replay.Info
 }
 
 // loadPage loads the messages of a page from index from: the page, and a
@@ -507,6 +518,11 @@ func (u *UI) pageData(r *http.Request, from int) (convData, error) {
 	}
 	if u.opts.Export != nil {
 		d.Formats = u.opts.Formats()
+	}
+	if d.Replay = u.opts.Replay != nil; d.Replay {
+		if info, ok := replay.ForkInfo(c); ok {
+			d.ReplayOf = &info
+		}
 	}
 	return d, nil
 }
