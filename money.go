@@ -26,6 +26,20 @@ func (m Money) String() string {
 	return string(m.Append(nil))
 }
 
+// MarshalText writes m's text form, so that a Money in JSON is a decimal
+// string ("0.0042"), never a float.
+func (m Money) MarshalText() ([]byte, error) { return m.Append(nil), nil }
+
+// UnmarshalText reads the text form ParseMoney reads.
+func (m *Money) UnmarshalText(b []byte) error {
+	v, err := ParseMoney(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
 // Append appends m's text form to b.
 func (m Money) Append(b []byte) []byte {
 	u := uint64(m)

@@ -48,6 +48,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/catalog"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/internal/prom"
 	"github.com/convo-go/convo/pricing"
@@ -154,6 +155,11 @@ type Options struct {
 	// Metrics, the replies' tokens and cost are counted by tenant and
 	// model (convo_tokens_total, convo_cost_usd_total).
 	Pricer *pricing.Pricer
+	// Models describes the models a translated request goes to
+	// (provider.Request.Target): their maximum output, how they think,
+	// what they refuse while thinking. Nil is the shipped catalogue.
+	// Requests passed through are sent as the client wrote them.
+	Models *catalog.Catalog
 }
 
 // Gateway is the proxy, an http.Handler. Close it to drain the recordings.

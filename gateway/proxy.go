@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/catalog"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 )
@@ -294,7 +295,8 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 	if req.Stream {
 		req.StreamUsage = true // the recording wants the usage whatever the client asked
 	}
-	if req.MaxTokens == 0 && x.up.proto.name == "anthropic" {
+	req.Target = g.target(x.model, &warns)
+	if req.MaxTokens == 0 && req.Target.MaxOutput == 0 && x.up.proto.name == "anthropic" {
 		req.MaxTokens = defaultMaxTokens // required by Anthropic, optional elsewhere
 	}
 	body, w2, err := to.EncodeRequest(req, provider.Options{Repair: true, Model: x.model})
@@ -477,8 +479,23 @@ func (c *clientWriter) flush() {
 	}
 }
 
+// target describes model from the catalogue for a translated request; a
+// model the catalogue knows only by its family, or not at all, adds a
+// warning.
+func (g *Gateway) target(model string, warns *[]provider.Warning) provider.Model {
+	cat := g.opts.Models
+	if cat == nil {
+		cat = catalog.Default()
+	}
+	m, match := cat.Lookup(model)
+	if match.Warning != "" {
+		*warns = append(*warns, provider.WarnCode(provider.CodeModelUnknown, "model", "%s", match.Warning))
+	}
+	return provider.TargetOf(model, m, match)
+}
+
 // defaultMaxTokens is the max_tokens sent to Anthropic for a request that
-// set none.
+// set none and whose model's maximum output the catalogue does not know.
 const defaultMaxTokens = 4096
 
 // upstreamTransport is the transport of the gateway's own client: the

@@ -20,6 +20,10 @@ const (
 	// request (temperature while it thinks, per Request.Target) was left
 	// out.
 	CodeSettingRefused Code = "setting-refused"
+	// CodeModelUnknown: the target model is not in the model catalogue;
+	// its family's entry was used, or none, and the model-aware rules
+	// (Request.Target) may not fit it.
+	CodeModelUnknown Code = "model-unknown"
 	// CodeCandidatesDropped: a request for several candidate replies
 	// (Request.Candidates > 1) was left out for a target that returns one
 	// reply per request: the target's answer is one of them.

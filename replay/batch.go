@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/store"
 )
 
@@ -155,10 +156,10 @@ type Totals struct {
 
 // SideTotals add up one side's usage, latency and cost.
 type SideTotals struct {
-	Input     int64    `json:"input"`
-	Output    int64    `json:"output"`
-	LatencyMS int64    `json:"latency_ms,omitempty"`
-	CostUSD   *float64 `json:"cost_usd,omitempty"`
+	Input     int64        `json:"input"`
+	Output    int64        `json:"output"`
+	LatencyMS int64        `json:"latency_ms,omitempty"`
+	CostUSD   *convo.Money `json:"cost_usd,omitempty"`
 }
 
 // Total sums up the outcomes of a batch.
@@ -206,7 +207,7 @@ func (t *SideTotals) add(s Side) {
 	}
 	if s.CostUSD != nil {
 		if t.CostUSD == nil {
-			t.CostUSD = new(float64)
+			t.CostUSD = new(convo.Money)
 		}
 		*t.CostUSD += *s.CostUSD
 	}

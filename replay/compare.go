@@ -50,7 +50,7 @@ type Side struct {
 	// is; a recording does not keep its exchange's).
 	LatencyMS *int64 `json:"latency_ms,omitempty"`
 	// CostUSD is the answer's cost, where Options.Price knows it.
-	CostUSD *float64 `json:"cost_usd,omitempty"`
+	CostUSD *convo.Money `json:"cost_usd,omitempty"`
 	// Messages are the answer's messages, for a side-by-side view.
 	Messages []convo.Message `json:"-"`
 }

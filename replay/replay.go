@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/catalog"
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/send"
@@ -71,10 +72,10 @@ const DefaultMaxTokens = 4096
 // is not there to send again: recorded in metadata mode, or expired.
 var ErrNotReplayable = errors.New("cannot be replayed")
 
-// PriceFunc returns what a reply's usage cost on a model, in US dollars,
-// and whether the price is known. It is the seam where a price catalogue
-// plugs in; without one, no cost is shown.
-type PriceFunc func(provider, model string, u convo.Usage) (usd float64, ok bool)
+// PriceFunc returns what a reply's usage cost on a model, exactly, and
+// whether the price is known; without one, no cost is shown. convo replay
+// and convo serve price with package pricing (the model catalogue).
+type PriceFunc func(provider, model string, u convo.Usage) (usd convo.Money, ok bool)
 
 // Options configure a Replayer.
 type Options struct {
@@ -94,6 +95,9 @@ type Options struct {
 	SignBedrock func(req *http.Request, body []byte) error
 	// Price, when set, gives the cost of each side's usage.
 	Price PriceFunc
+	// Models describes the target models (provider.Request.Target): their
+	// maximum output, how they think. Nil is the shipped catalogue.
+	Models *catalog.Catalog
 	// Now is the clock (nil: time.Now); tests set it.
 	Now func() time.Time
 }

@@ -120,8 +120,8 @@ func setup(t *testing.T, meta json.RawMessage) *env {
 	}
 	keys := map[string]string{"OA_KEY": "sk-oa", "AN_KEY": "sk-an"}
 	r, err := replay.New(replay.Options{Store: st, Config: cfg, Getenv: func(k string) string { return keys[k] },
-		Timeout: 300 * time.Millisecond, Price: func(_, model string, u convo.Usage) (float64, bool) {
-			return float64(u.Input+u.Output) / 1e6, model != ""
+		Timeout: 300 * time.Millisecond, Price: func(_, model string, u convo.Usage) (convo.Money, bool) {
+			return convo.Money(u.Input+u.Output) * convo.Dollar / 1e6, model != ""
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestReplayToolCall(t *testing.T) {
 	if !res.Compare.SameToolCalls || !res.Compare.SameFinish || len(res.Compare.ToolCalls) != 1 {
 		t.Errorf("compare = %+v", res.Compare)
 	}
-	if res.Replay.Usage == nil || res.Replay.Usage.Input != 104 || res.Replay.CostUSD == nil || *res.Replay.CostUSD != 120e-6 {
+	if res.Replay.Usage == nil || res.Replay.Usage.Input != 104 || res.Replay.CostUSD == nil || *res.Replay.CostUSD != 120*convo.Dollar/1e6 {
 		t.Errorf("replay usage %+v cost %v", res.Replay.Usage, res.Replay.CostUSD)
 	}
 	if res.Original.Model != "gpt-4o" || res.Replay.Model != "gpt-tools" || res.Replay.LatencyMS == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/catalog"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/store"
 )
@@ -38,7 +39,16 @@ func (r *Replayer) rebuild(c store.Conversation, h convo.History, p int, q Reque
 			req.History = append(req.History, m)
 		}
 	}
-	if req.MaxTokens == 0 && protocol == "anthropic" {
+	models := r.opts.Models
+	if models == nil {
+		models = catalog.Default()
+	}
+	m, match := models.Lookup(q.Model)
+	if match.Warning != "" {
+		warns = append(warns, provider.WarnCode(provider.CodeModelUnknown, "model", "%s", match.Warning))
+	}
+	req.Target = provider.TargetOf(q.Model, m, match)
+	if req.MaxTokens == 0 && req.Target.MaxOutput == 0 && protocol == "anthropic" {
 		req.MaxTokens = DefaultMaxTokens // required by Anthropic, optional elsewhere
 	}
 	return req, warns, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/archive"
+	"github.com/convo-go/convo/catalog"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 )
@@ -271,7 +272,7 @@ func convertRequest(e *env, src provider.RequestCodec, dst provider.Codec, body 
 	if opts.Model != "" {
 		r.Model = opts.Model // --model names the target model, and the request's
 	}
-	r.Target = targetModel(r.Model)
+	r.Target = e.targetModel(r.Model)
 	out, warns, err = rd.EncodeRequest(r, opts)
 	e.warn(warns)
 	if err != nil {
@@ -282,13 +283,20 @@ func convertRequest(e *env, src provider.RequestCodec, dst provider.Codec, body 
 }
 
 // targetModel describes the model a whole request is converted for (the
-// request's model, or --model), for the encoders' model-aware rules
-// (provider.Request.Target).
-//
-// TODO(catalogue): look the name up in the model catalogue. Until it is
-// glued in this returns the zero value, "unknown", and the encoders follow
-// only what the request itself says.
-func targetModel(name string) provider.Model {
-	_ = name
-	return provider.Model{}
+// request's model, or --model) from the model catalogue (--models), for
+// the encoders' model-aware rules (provider.Request.Target). A model the
+// catalogue knows only by its family, or not at all, is a warning.
+func (e *env) targetModel(name string) provider.Model {
+	if name == "" {
+		return provider.Model{}
+	}
+	cat := e.models
+	if cat == nil {
+		cat = catalog.Default()
+	}
+	m, match := cat.Lookup(name)
+	if match.Warning != "" {
+		e.warn([]provider.Warning{provider.WarnCode(provider.CodeModelUnknown, "model", "%s", match.Warning)})
+	}
+	return provider.TargetOf(name, m, match)
 }

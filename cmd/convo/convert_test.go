@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/catalog"
 	"github.com/convo-go/convo/provider/all"
 )
 
@@ -142,5 +146,44 @@ func TestConvertRequestModel(t *testing.T) {
 	out, _, code = runCLI(t, in, "convert", "--from", "anthropic", "--to", "openai-chat")
 	if code != 0 || !strings.Contains(out, `"model":"claude-sonnet-4-5"`) {
 		t.Fatalf("without --model: code %d\n%s", code, out)
+	}
+}
+
+// TestConvertTargetFromCatalogue: the target model's facts come from the
+// model catalogue (--models laid over it): Anthropic's max_tokens from the
+// model's maximum output, temperature left out for a model that refuses it
+// while thinking, and a model the catalogue does not know is a warning.
+func TestConvertTargetFromCatalogue(t *testing.T) {
+	chat := `{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}`
+	maxOut := catalog.Default()
+	m, _ := maxOut.Lookup("claude-sonnet-4-5")
+	out, errs, code := runCLI(t, chat, "convert", "--from", "openai-chat", "--to", "anthropic", "--model", "claude-sonnet-4-5")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"max_tokens":%d`, m.MaxOutput)) {
+		t.Fatalf("want max_tokens %d from the catalogue: code %d\n%s\n%s", m.MaxOutput, code, out, errs)
+	}
+	if strings.Contains(errs, "model-unknown") || strings.Contains(errs, "not in the model catalogue") {
+		t.Errorf("a catalogued model warned: %s", errs)
+	}
+
+	thinking := `{"model":"gpt-5","reasoning_effort":"high","temperature":0.5,"messages":[{"role":"user","content":"hi"}]}`
+	out, errs, code = runCLI(t, thinking, "convert", "--from", "openai-chat", "--to", "anthropic", "--model", "claude-sonnet-4-5")
+	if code != 0 || strings.Contains(out, `"temperature"`) || !strings.Contains(errs, "temperature") {
+		t.Errorf("temperature while thinking: code %d\n%s\n%s", code, out, errs)
+	}
+
+	_, errs, code = runCLI(t, chat, "convert", "--from", "openai-chat", "--to", "anthropic", "--model", "claude-unheard-of-9")
+	if code != 0 || !strings.Contains(errs, "not in the model catalogue") {
+		t.Errorf("a model the catalogue knows only by family: code %d, stderr %s", code, errs)
+	}
+
+	// A catalogue file laid over the shipped one changes the figure.
+	file := filepath.Join(t.TempDir(), "models.json")
+	doc := `{"format":"convo-catalog/v1","models":[{"name":"claude-sonnet-4-5","provider":"anthropic","family":"anthropic","context":200000,"max_output":1234,"source":["https://example.com/models"],"as_of":"2026-12-05"}]}`
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = runCLI(t, chat, "convert", "--from", "openai-chat", "--to", "anthropic", "--model", "claude-sonnet-4-5", "--models", file)
+	if code != 0 || !strings.Contains(out, `"max_tokens":1234`) {
+		t.Errorf("--models: code %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -95,11 +95,12 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	if _, err := parse(fs, args, 0); err != nil {
 		return gatewayConfig{}, err
 	}
-	if _, _, err := e.loadModels(*models, false); err != nil {
+	cat, _, err := e.loadModels(*models, false)
+	if err != nil {
 		return gatewayConfig{}, usageError{err.Error()}
 	}
 	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent, retention: *retention, sweepEvery: *sweepEvery}
-	var err error
+	cfg.opts.Models = cat
 	if cfg.opts.Config, err = upstreams.read(); err != nil {
 		return gatewayConfig{}, err
 	}
@@ -116,7 +117,7 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	}
 	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
 	cfg.opts.SpoolDir, cfg.opts.SpoolMaxBytes = spoolPath(*spoolDir, *db), *spoolMax
-	if cfg.opts.Pricer, err = pricing.Default(*prices); err != nil {
+	if cfg.opts.Pricer, err = pricing.Default(*prices, cat); err != nil {
 		return gatewayConfig{}, usageError{err.Error()}
 	}
 	// The same tokens and tenants as convo serve.

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/replay"
 	"github.com/convo-go/convo/store/backends"
 )
@@ -124,10 +126,13 @@ func parseInterspersed(fs *flag.FlagSet, args []string, max int) ([]string, erro
 // newReplayer makes a Replayer with the command's environment: keys from
 // it, Bedrock's signer, the prices.
 func newReplayer(e *env, opts replay.Options) (*replay.Replayer, error) {
-	opts.Getenv, opts.Price = e.getenv, replayPrice
+	pricer, err := pricing.Default("", e.models)
+	if err != nil {
+		return nil, err
+	}
+	opts.Getenv, opts.Price, opts.Models = e.getenv, replayPrice(pricer), e.models
 	for _, u := range opts.Config.Upstreams {
 		if u.Protocol == "bedrock" && opts.SignBedrock == nil {
-			var err error
 			if opts.SignBedrock, err = bedrockSigner(e.getenv); err != nil {
 				return nil, err
 			}
@@ -136,9 +141,18 @@ func newReplayer(e *env, opts replay.Options) (*replay.Replayer, error) {
 	return replay.New(opts)
 }
 
-// replayPrice is the cost of a reply's usage, for the comparisons: nil until a
-// price catalogue is wired in (replay.PriceFunc).
-var replayPrice replay.PriceFunc
+// replayPrice prices a reply's usage for the comparisons with p (the
+// prices file, then the model catalogue).
+func replayPrice(p *pricing.Pricer) replay.PriceFunc {
+	return func(_, model string, u convo.Usage) (convo.Money, bool) {
+		pr, ok := p.Price(model)
+		if !ok {
+			return 0, false
+		}
+		usd, err := pr.Of(u)
+		return usd, err == nil
+	}
+}
 
 // parseSince reads --since: a time (RFC 3339), a date, or a duration
 // before now.
@@ -307,11 +321,11 @@ func latency(ms *int64) string {
 	return fmt.Sprintf("%d ms", *ms)
 }
 
-func cost(usd *float64) string {
+func cost(usd *convo.Money) string {
 	if usd == nil {
 		return "—"
 	}
-	return fmt.Sprintf("$%.6f", *usd)
+	return "$" + usd.String()
 }
 
 func call(c *replay.Call) string {

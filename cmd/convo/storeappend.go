@@ -47,7 +47,7 @@ func storeAppend(e *env, args []string) error {
 		}
 		msgs = convo.History{m}
 	}
-	pricer, err := pricing.Default(*prices)
+	pricer, err := pricing.Default(*prices, e.models)
 	if err != nil {
 		return err
 	}

@@ -217,11 +217,11 @@ func init() {
 		}
 		return strconv.FormatInt(*ms, 10) + " ms"
 	}
-	funcs["usd"] = func(usd *float64) string {
+	funcs["usd"] = func(usd *convo.Money) string {
 		if usd == nil {
 			return "—"
 		}
-		return "$" + strconv.FormatFloat(*usd, 'f', 6, 64)
+		return "$" + usd.String()
 	}
 	funcs["replayFrom"] = func(prefix, conv string, m msgView) *replayLink {
 		if m.Role == "system" || m.ID == "" {
