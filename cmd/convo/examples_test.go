@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,14 +27,13 @@ import (
 // notRun are the examples this test does not run, with the reason. An
 // entry whose example is gone fails the test, so the list stays true.
 var notRun = map[string]string{
+	"python app.py": "the user's own application, shown unchanged",
+	"convo replay --db convo.db --upstream claude=anthropic@https://api.anthropic.com,key-env=ANTHROPIC_API_KEY --route 'claude-*=claude' --model claude-haiku-4-5 --set temperature=0.2 --at msg_… conv_0193…": "sends the turn to Anthropic over the network; TestReplayCommand runs replays against a local upstream",
+	"convo replay --config gateway.json --model claude-haiku-4-5 --set temperature=0.2 conv_0193…":                                                                                                              "sends the turn to the upstream gateway.json names, over the network; TestReplayCommand runs replays against a local upstream",
 	"go install github.com/convo-go/convo/cmd/convo@latest": "downloads the module from the network",
 	"go test ./...": "the whole test suite, this test among it",
-	"curl … | convo reply --from anthropic > reply.json":                                                                                                          "needs a provider's API over the network; TestReply reads recorded replies",
-	"CONVO_TOKENS=tok1=acme convo serve --addr :8080 --db postgres://localhost/convo":                                                                             "a server that runs until stopped, on a PostgreSQL at localhost; TestServe* start convo serve",
-	"convo gateway --upstream oa=openai@https://api.openai.com/v1,key-env=OPENAI_API_KEY --route 'gpt-*=oa'":                                                      "a proxy that runs until stopped, to a provider over the network; the gateway's tests run its configuration",
-	"CONVO_TOKENS=tok-alice=alice convo gateway --db convo.db --upstream claude=anthropic@https://api.anthropic.com,key-env=ANTHROPIC_API_KEY --route '*=claude'": "a proxy that runs until stopped, to a provider over the network",
-	"export ANTHROPIC_API_KEY=… CONVO_TOKENS=tok-alice=alice":                                                                                                     "the environment of the gateway example after it",
-	"convo gateway --db convo.db --addr 127.0.0.1:8787 --upstream claude=anthropic@https://api.anthropic.com,key-env=ANTHROPIC_API_KEY --upstream local=ollama@http://127.0.0.1:11434 --route 'claude-*=claude' --route '*=local'": "a proxy that runs until stopped, to Anthropic over the network and an Ollama server",
+	"curl … | convo reply --from anthropic > reply.json":                              "needs a provider's API over the network; TestReply reads recorded replies",
+	"CONVO_TOKENS=tok1=acme convo serve --addr :8080 --db postgres://localhost/convo": "a server that runs until stopped, on a PostgreSQL at localhost; TestServe* start convo serve",
 }
 
 // exampleKey is an example without its comment and extra spaces: how
@@ -206,6 +206,16 @@ func runExample(t *testing.T, f fixtures, line string) {
 		}
 		out.Reset()
 		switch {
+		case len(argv) > 1 && argv[0] == "export" && len(stages) == 1:
+			// Sets the environment of the examples after it, which
+			// give theirs themselves here.
+			for _, a := range argv[1:] {
+				if k, _, ok := strings.Cut(a, "="); !ok || k == "" {
+					t.Fatalf("%q: export %q is not NAME=VALUE", line, a)
+				}
+			}
+		case len(argv) > 1 && argv[0] == "convo" && (argv[1] == "serve" || argv[1] == "gateway"):
+			startAndStop(t, vars, argv)
 		case len(argv) > 0 && argv[0] == "convo":
 			var errb bytes.Buffer
 			e := &env{stdin: in, stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }}
@@ -229,6 +239,35 @@ func runExample(t *testing.T, f fixtures, line string) {
 		}
 		fh.Write(out.Bytes())
 		fh.Close()
+	}
+}
+
+// startAndStop runs a server example (convo serve, convo gateway) as
+// printed, on a free loopback port instead of its --addr: it must start —
+// its flags parse, its store opens, it listens — and it is then stopped.
+// Its upstreams are not called: a server calls them only for a request.
+func startAndStop(t *testing.T, vars map[string]string, argv []string) {
+	var errb syncBuffer
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &errb, getenv: func(k string) string { return vars[k] }}
+	args := append(slices.Clone(argv[2:]), "--addr", "127.0.0.1:0")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var err error
+	if argv[1] == "serve" {
+		var cfg serveConfig
+		if cfg, err = parseServe(e, args); err == nil {
+			cfg.ready = func(string) { stop() }
+			err = serve(ctx, e, cfg)
+		}
+	} else {
+		var cfg gatewayConfig
+		if cfg, err = parseGateway(e, args); err == nil {
+			cfg.ready = func(string) { stop() }
+			err = runGatewayServer(ctx, e, cfg)
+		}
+	}
+	if err != nil {
+		t.Fatalf("%q: %v\n%s", argv, err, errb.String())
 	}
 }
 
