@@ -54,7 +54,7 @@ func TestReplayGatewayRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r, err := replay.New(replay.Options{Store: st, Config: cfg})
+	r, err := replay.New(replay.Options{Store: st, Config: cfg, Models: testModels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,9 +106,15 @@ type Options struct {
 type Replayer struct {
 	opts    Options
 	clients map[string]*send.Client // by upstream name
+	// noKey holds, by upstream name, why an upstream whose key variable
+	// is empty cannot be replayed on: an error for the models routed
+	// there only, so that the default upstreams serve whichever have keys.
+	noKey map[string]error
 }
 
-// New checks the upstreams and routes and reads the upstreams' keys.
+// New checks the upstreams and routes and reads the upstreams' keys. An
+// upstream whose key variable is empty is an error for the replays routed
+// to it, not here.
 func New(opts Options) (*Replayer, error) {
 	if opts.Store == nil {
 		return nil, errors.New("replay: nil store")
@@ -125,8 +131,12 @@ func New(opts Options) (*Replayer, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Replayer{opts: opts, clients: map[string]*send.Client{}}
+	r := &Replayer{opts: opts, clients: map[string]*send.Client{}, noKey: map[string]error{}}
 	for _, u := range opts.Config.Upstreams {
+		if u.KeyEnv != "" && opts.Getenv(u.KeyEnv) == "" {
+			r.noKey[u.Name] = fmt.Errorf("replay: upstream %q: $%s is empty", u.Name, u.KeyEnv)
+			continue
+		}
 		c, err := r.client(u)
 		if err != nil {
 			return nil, err
@@ -141,9 +151,7 @@ func New(opts Options) (*Replayer, error) {
 func (r *Replayer) client(u gateway.Upstream) (*send.Client, error) {
 	key := ""
 	if u.KeyEnv != "" {
-		if key = r.opts.Getenv(u.KeyEnv); key == "" {
-			return nil, fmt.Errorf("replay: upstream %q: $%s is empty", u.Name, u.KeyEnv)
-		}
+		key = r.opts.Getenv(u.KeyEnv)
 	}
 	c, err := send.New(u.Protocol, key)
 	if err != nil {
@@ -184,6 +192,9 @@ type Route struct {
 func (r *Replayer) route(model string) (string, *send.Client, error) {
 	for _, rt := range r.opts.Config.Routes {
 		if ok, _ := path.Match(rt.Model, model); ok {
+			if err := r.noKey[rt.Upstream]; err != nil {
+				return "", nil, err
+			}
 			return rt.Upstream, r.clients[rt.Upstream], nil
 		}
 	}

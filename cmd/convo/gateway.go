@@ -97,7 +97,7 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	}
 	cat, _, err := e.loadModels(*models, false)
 	if err != nil {
-		return gatewayConfig{}, usageError{err.Error()}
+		return gatewayConfig{}, err // a bad file, as for every command: exit 1
 	}
 	cfg := gatewayConfig{addr: *addr, db: *db, otlp: *otlp, otelContent: *otelContent, retention: *retention, sweepEvery: *sweepEvery}
 	cfg.opts.Models = cat
@@ -118,7 +118,7 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
 	cfg.opts.SpoolDir, cfg.opts.SpoolMaxBytes = spoolPath(*spoolDir, *db), *spoolMax
 	if cfg.opts.Pricer, err = pricing.Default(*prices, cat); err != nil {
-		return gatewayConfig{}, usageError{err.Error()}
+		return gatewayConfig{}, err // a bad file, as for store append: exit 1
 	}
 	// The same tokens and tenants as convo serve.
 	sc := serveConfig{addr: *addr, anywhere: *anonymous, anywhereFlag: "--allow-anonymous"}

@@ -46,10 +46,10 @@ func TestGatewayUsage(t *testing.T) {
 		{"config missing", []string{"gateway", "--db", db, "--config", filepath.Join(dir, "nope.json")}, 2, "nope.json"},
 		{"open without tokens", []string{"gateway", "--addr", "0.0.0.0:0", "--db", db}, 2, "without authentication: give --tokens FILE or set CONVO_TOKENS, or --allow-anonymous"},
 		{"bedrock without credentials", []string{"gateway", "--db", db, "--upstream", "b=bedrock@https://bedrock-runtime.us-east-1.amazonaws.com", "--route", "*=b"}, 2, "needs AWS_ACCESS_KEY_ID"},
-		{"negative price", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", badPrices}, 2, `prices.json: "claude-*".input: negative price -3`},
-		{"unknown currency", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", eurPrices}, 2, `unknown currency "EUR"`},
-		{"prices do not parse", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", brokenPrices}, 2, `broken.json: not valid JSON`},
-		{"prices missing", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", filepath.Join(dir, "none.json")}, 2, `none.json`},
+		{"negative price", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", badPrices}, 1, `prices.json: "claude-*".input: negative price -3`},
+		{"unknown currency", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", eurPrices}, 1, `unknown currency "EUR"`},
+		{"prices do not parse", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", brokenPrices}, 1, `broken.json: not valid JSON`},
+		{"prices missing", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", filepath.Join(dir, "none.json")}, 1, `none.json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

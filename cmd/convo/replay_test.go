@@ -119,7 +119,8 @@ func TestReplayCommandErrors(t *testing.T) {
 		{[]string{"paris", up, "--route", "*=oa"}, 2, "--model is required"},
 		{[]string{"--model", "m", up, "--route", "*=oa"}, 2, "give a CONVERSATION"},
 		{[]string{"--model", "m", "paris", "--search", "x", up, "--route", "*=oa"}, 2, "not both"},
-		{[]string{"--model", "m", "paris"}, 2, "give --upstream and --route"},
+		{[]string{"--model", "m", "paris"}, 1, `no route for model "m"`},       // the default upstreams
+		{[]string{"--model", "gpt-5", "paris"}, 1, "$OPENAI_API_KEY is empty"}, // routed to one without its key
 		{[]string{"--model", "m", "paris", "--set", "temperature", up, "--route", "*=oa"}, 2, "want NAME=VALUE"},
 		{[]string{"--model", "m", "--since", "yesterday", up, "--route", "*=oa"}, 2, "--since"},
 		{[]string{"--model", "m", "nope", up, "--route", "*=oa"}, 1, "not found"},
