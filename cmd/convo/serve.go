@@ -198,6 +198,13 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	cfg.opts.Formats = all.Formats()
 	cfg.opts.Items = server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems}
 	if cfg.replay != nil {
+		// The upstreams were named for replays, which send no client's
+		// key: one without its own is a mistake to say at start.
+		for _, u := range cfg.replay.Upstreams {
+			if u.KeyEnv != "" && e.getenv(u.KeyEnv) == "" {
+				return fmt.Errorf("replay upstream %q: $%s is empty", u.Name, u.KeyEnv)
+			}
+		}
 		// Within the server's request timeout: a replay answers the
 		// request that asked for it.
 		if cfg.opts.Replay, err = newReplayer(e, replay.Options{Store: st, Config: *cfg.replay, Timeout: 90 * time.Second}); err != nil {
