@@ -52,3 +52,11 @@ func TestDependenciesPointDown(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogIsALeaf: the model catalogue is data that tokens, provider
+// and pricing all read, so it may import nothing of convo.
+func TestCatalogIsALeaf(t *testing.T) {
+	for imp := range deps(t, module+"/catalog") {
+		t.Errorf("catalog imports %s; it may import nothing of convo", imp)
+	}
+}
