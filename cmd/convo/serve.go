@@ -198,12 +198,8 @@ func serve(ctx context.Context, e *env, cfg serveConfig) (err error) {
 	cfg.opts.Formats = all.Formats()
 	cfg.opts.Items = server.ItemFuncs{Encode: openai.EncodeItems, Decode: openai.DecodeItems}
 	if cfg.replay != nil {
-		// The upstreams were named for replays, which send no client's
-		// key: one without its own is a mistake to say at start.
-		for _, u := range cfg.replay.Upstreams {
-			if u.KeyEnv != "" && e.getenv(u.KeyEnv) == "" {
-				return fmt.Errorf("replay upstream %q: $%s is empty", u.Name, u.KeyEnv)
-			}
+		if err := replayKeys(e, *cfg.replay); err != nil {
+			return err
 		}
 		// Within the server's request timeout: a replay answers the
 		// request that asked for it.
@@ -290,4 +286,16 @@ func redact(dsn string) string {
 		return dsn
 	}
 	return u.Redacted()
+}
+
+// replayKeys checks that every upstream named for replays has its key:
+// a replay sends no client's key, so one without its own is a mistake to
+// say at start.
+func replayKeys(e *env, c gateway.Config) error {
+	for _, u := range c.Upstreams {
+		if u.KeyEnv != "" && e.getenv(u.KeyEnv) == "" {
+			return fmt.Errorf("replay upstream %q: $%s is empty", u.Name, u.KeyEnv)
+		}
+	}
+	return nil
 }
