@@ -37,6 +37,9 @@ func TestLookup(t *testing.T) {
 		{"amazon.nova-pro-v1:0", "nova-pro", MatchVersion, 300000, false},
 		{"llama3.1:8b", "llama3.1", MatchVersion, 131072, false},
 		{"gemma3:1b", "gemma3:1b", MatchExact, 32768, false},
+		{"claude-opus-5.5", "claude-opus-5-5", MatchAlias, 1000000, false},
+		{"claude-sonnet-5", "claude-sonnet-5", MatchExact, 1000000, false},
+		{"gemini-3.1-pro-preview", "gemini-3.1-pro", MatchAlias, 1048576, false},
 		// Family fallbacks: a sibling the table does not hold.
 		{"claude-opus-9", "claude-sonnet-4-5", MatchFamily, 200000, true},
 		{"gpt-5.2", "gpt-5", MatchFamily, 400000, true},
@@ -78,6 +81,8 @@ func TestModelFacts(t *testing.T) {
 		{"gemini-3-pro", ThinkLevel, "", true, 0, 0},
 		{"o3", ThinkEffort, "top_p", true, 0, 0},
 		{"gpt-4.1", ThinkNone, "", true, 0, 0},
+		// Sonnet 5 refuses non-default sampling settings (its page, 2026-12-05).
+		{"claude-sonnet-5", ThinkAdaptive, "temperature", true, 0, 0},
 	}
 	for _, tt := range tests {
 		m, _ := c.Lookup(tt.model)
