@@ -71,6 +71,7 @@ var messageFields = []messageField{
 	{"Usage", "message.usage.cache_write", func(a, b *convo.Message) bool { return usage(a).CacheWrite == usage(b).CacheWrite }},
 	{"Usage", "message.usage.reasoning", func(a, b *convo.Message) bool { return usage(a).Reasoning == usage(b).Reasoning }},
 	{"Usage", "message.usage.total", func(a, b *convo.Message) bool { return usage(a).Total == usage(b).Total }},
+	{"Cost", "message.cost", func(a, b *convo.Message) bool { return reflect.DeepEqual(a.Cost, b.Cost) }},
 	{"Finish", "message.finish", func(a, b *convo.Message) bool { return a.Finish == b.Finish }},
 	{"Meta", "message.meta", func(a, b *convo.Message) bool { return jsonEq(a.Meta, b.Meta) }},
 	{"Native", "message.native", func(a, b *convo.Message) bool { return nativeEq(a.Native, b.Native) }},

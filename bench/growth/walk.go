@@ -41,6 +41,9 @@ func walkMessage(dst []byte, m *convo.Message) []byte {
 			dst = strconv.AppendInt(dst, v, 10)
 		}
 	}
+	if c := m.Cost; c != nil {
+		dst = c.USD.Append(dst)
+	}
 	dst = append(dst, m.Finish...)
 	dst = walkParts(dst, m.Parts)
 	dst = append(dst, m.Meta...)
