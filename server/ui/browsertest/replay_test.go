@@ -61,8 +61,9 @@ func replaySite(t *testing.T) (*site, *atomic.Value) {
 	r, err := replay.New(replay.Options{Store: st, Config: gateway.Config{
 		Upstreams: []gateway.Upstream{{Name: "claude", Protocol: "anthropic", URL: up.URL}},
 		Routes:    []gateway.Route{{Model: "claude-haiku-4-5", Upstream: "claude"}, {Model: "claude-*", Upstream: "claude"}},
-	}, Price: func(_, model string, u convo.Usage) (float64, bool) {
-		return float64(u.Input)*1e-6 + float64(u.Output)*5e-6, strings.HasPrefix(model, "claude")
+	}, Price: func(_, model string, u convo.Usage) (convo.Money, bool) {
+		// USD 1 per million input tokens, 5 per million output.
+		return convo.Money(u.Input)*1000 + convo.Money(u.Output)*5000, strings.HasPrefix(model, "claude")
 	}})
 	if err != nil {
 		t.Fatal(err)
