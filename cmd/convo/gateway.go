@@ -9,10 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,13 +57,7 @@ func runGateway(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	return runGatewayServer(ctx, e, cfg)
+	return untilSignal(func(ctx context.Context) error { return runGatewayServer(ctx, e, cfg) })
 }
 
 // parseGateway reads the command line and the environment into a config.

@@ -63,14 +63,19 @@ func runServe(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	return untilSignal(func(ctx context.Context) error { return serve(ctx, e, cfg) })
+}
+
+// untilSignal runs a server until SIGINT or SIGTERM starts its shutdown;
+// once shutdown starts, a second signal ends the process at once.
+func untilSignal(run func(context.Context) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
-		// Once shutdown starts, a second signal ends the process at once.
 		<-ctx.Done()
 		stop()
 	}()
-	return serve(ctx, e, cfg)
+	return run(ctx)
 }
 
 // parseServe reads the command line and the environment into a config.
