@@ -965,7 +965,13 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	slices.SortStableFunc(order, func(a, b int) int {
 		return cmp.Or(strings.Compare(ws[a].Tenant, ws[b].Tenant), strings.Compare(ws[a].ID, ws[b].ID))
 	})
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return batchPlain(ctx, tx, ws, order, res) })
+	applied := func(i int) bool { return res[i].Err == nil }
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := batchPlain(ctx, tx, ws, order, res); err != nil {
+			return err
+		}
+		return charge(ctx, tx, backend.Charges(ws, applied))
+	})
 	if err == nil {
 		return res
 	}
@@ -987,7 +993,7 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 				res[i].Err = fmt.Errorf("writes[%d]: %w", i, err)
 			}
 		}
-		return nil
+		return charge(ctx, tx, backend.Charges(ws, applied))
 	})
 	if err != nil {
 		for _, i := range order {

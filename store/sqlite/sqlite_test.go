@@ -85,7 +85,7 @@ func TestReopen(t *testing.T) {
 	if err != nil || len(h) != 1 || got.Version != c.Version {
 		t.Fatalf("after reopening: %d messages, %v", len(h), err)
 	}
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 5 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 6 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if err := s.Check(t.Context()); err != nil {
