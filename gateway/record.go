@@ -142,6 +142,10 @@ type record struct {
 	// starts with.
 	turn []convo.Message
 
+	// charges are the spend counters the reply's cost is charged to (the
+	// budgets the exchange is under).
+	charges []string
+
 	span *exchangeSpan // for the exchange's span, when the gateway makes spans
 	mode RecordMode    // "" is full
 	size int64         // what it holds, counted against the queue's bytes (footprint)
@@ -987,6 +991,11 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		rec.response = reply.Origin.ResponseID
 	}
 	w.Meta = recordMeta(fp, rec.response, rc.settingsMeta(rec))
+	if reply != nil && reply.Cost != nil && reply.Cost.USD > 0 {
+		for _, k := range rec.charges {
+			w.Charges = append(w.Charges, store.Charge{Key: k, Day: now, USD: reply.Cost.USD})
+		}
+	}
 	return w, fp, forks
 }
 

@@ -17,12 +17,12 @@ import (
 type Charge struct {
 	// Key names the counter within the write's tenant: 1 to MaxIDBytes
 	// bytes of UTF-8 ("tenant", "token:…").
-	Key string
+	Key string `json:"key"`
 	// Day is the UTC day the amount counts on; its time of day is
 	// ignored.
-	Day time.Time
+	Day time.Time `json:"day"`
 	// USD is the amount, not negative.
-	USD convo.Money
+	USD convo.Money `json:"usd"`
 }
 
 // SpendKeeper is a Store that keeps spend counters: the SQLite and
