@@ -305,3 +305,25 @@ func (bs *budgets) refuse(w http.ResponseWriter, p *protocol, o *overBudget) {
 	writeError(w, p, http.StatusTooManyRequests, fmt.Sprintf("over budget: %s has spent its %s budget of $%s; it renews at %s",
 		b.what, period, b.limit, o.end.Format(time.RFC3339)))
 }
+
+// CheckTokens reports a token budget of c that names none of tokens (a
+// gateway token's SHA-256), as New would, before anything is opened.
+func (c Config) CheckTokens(tokens map[string]string) error {
+	hashes := map[[sha256.Size]byte]string{}
+	for tok, tenant := range tokens {
+		hashes[sha256.Sum256([]byte(tok))] = tenant
+	}
+	for i, b := range c.Budgets {
+		if b.TokenSHA256 == "" {
+			continue
+		}
+		var h [sha256.Size]byte
+		if _, err := hex.Decode(h[:], []byte(b.TokenSHA256)); err != nil {
+			return fmt.Errorf("gateway: budgets[%d]: token_sha256: %w", i, err)
+		}
+		if _, ok := hashes[h]; !ok {
+			return fmt.Errorf("gateway: budgets[%d]: token_sha256 %s… is the hash of no gateway token", i, b.TokenSHA256[:12])
+		}
+	}
+	return nil
+}

@@ -374,9 +374,9 @@ type exchange struct {
 	// key is the client's own provider key, sent where its SDK sends one,
 	// when that is not its gateway token; "" when there is none. It goes
 	// to no one but the upstream (upstreamRequest), and nowhere else.
-	key     string
-	model   string
-	stream  bool
+	key    string
+	model  string
+	stream bool
 	// charges are the spend counters of the budgets the exchange is
 	// under, which its reply's cost is charged to.
 	charges []string
