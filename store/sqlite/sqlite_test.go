@@ -459,7 +459,7 @@ func TestMetaValues(t *testing.T) {
 	}
 
 	// A database from before migration 4: the migration indexes what it has.
-	if _, err := db.Exec(`DROP TABLE usage; DROP TRIGGER message_usage_deleted;
+	if _, err := db.Exec(`DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted;
 		DROP TABLE meta_values; DROP TRIGGER meta_values_added; DROP TRIGGER meta_values_changed;
 		DROP TRIGGER meta_values_removed; DELETE FROM schema_migrations WHERE version >= 4`); err != nil {
 		t.Fatal(err)
