@@ -38,8 +38,8 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/prom"
-	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/pricing"
+	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/replay"
 	"github.com/convo-go/convo/server/ui"
 	"github.com/convo-go/convo/store"
