@@ -242,3 +242,33 @@ func TestBudgetTwoGateways(t *testing.T) {
 		t.Errorf("%d replies for a budget of %d with %d clients: overspend past the bound of %d", ok.Load(), replies, 2*clients, 2*clients)
 	}
 }
+
+// failingSpend is a store whose spend cannot be read.
+type failingSpend struct{ store.Store }
+
+func (failingSpend) Spent(context.Context, string, string, time.Time, time.Time) (convo.Money, error) {
+	return 0, store.ErrUnavailable
+}
+
+// TestBudgetStoreDown: a budget the store cannot answer about lets the
+// request go (the gateway serves while its store is away), counted.
+func TestBudgetStoreDown(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	alice := tenant
+	rg := newRig(t, "anthropic", func(o *gateway.Options) {
+		o.Store, o.Metrics = failingSpend{o.Store}, reg
+		o.Config.Budgets = []gateway.Budget{{Tenant: &alice, USD: 0, Period: "day"}}
+	})
+	if resp := ask(t, rg, "anthropic"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("unchecked request: %s", resp.Status)
+	}
+	mresp, err := http.Get(rg.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	if want := "convo_budget_check_errors_total 1\n"; !strings.Contains(string(b), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+}

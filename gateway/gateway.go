@@ -426,22 +426,9 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			return
 		}
 		x.tenant, x.key = tenant, key
-		applying, charges := g.budgets.applying(r, tenant)
-		if len(applying) > 0 {
-			// The tenant's replies answered and not yet recorded count
-			// first: without this wait a client quicker than the writer
-			// (BatchDelay and a commit) would spend past the budget by
-			// whatever it asks meanwhile; with it, only the requests in
-			// flight can.
-			if q := g.rec.queuedBefore(tenant); q > 0 {
-				_, _ = g.rec.waitWritten(r.Context(), q)
-			}
-			if o := g.budgets.over(r.Context(), applying); o != nil {
-				g.budgets.refuse(w, cp, o)
-				return
-			}
+		if !g.underBudget(w, r, x) {
+			return
 		}
-		x.charges = charges
 		mode, err := g.policy.mode(r)
 		if err != nil {
 			writeError(w, cp, http.StatusBadRequest, err.Error())
@@ -508,6 +495,28 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			slog.String("upstream", x.up.Name), slog.String("model", x.model), slog.Bool("stream", x.stream),
 			slog.String("conversation", x.rec.conv), slog.Int64("ms", time.Since(x.start).Milliseconds()))
 	}
+}
+
+// underBudget notes the budgets x is under, and answers the client (429)
+// when one of them is spent.
+func (g *Gateway) underBudget(w http.ResponseWriter, r *http.Request, x *exchange) bool {
+	applying, charges := g.budgets.applying(r, x.tenant)
+	if len(applying) == 0 {
+		return true
+	}
+	// The tenant's replies answered and not yet recorded count first:
+	// without this wait a client quicker than the writer (BatchDelay and
+	// a commit) would spend past the budget by whatever it asks
+	// meanwhile; with it, only the requests in flight can.
+	if q := g.rec.queuedBefore(x.tenant); q > 0 {
+		_, _ = g.rec.waitWritten(r.Context(), q)
+	}
+	if o := g.budgets.over(r.Context(), applying); o != nil {
+		g.budgets.refuse(w, x.client, o)
+		return false
+	}
+	x.charges = charges
+	return true
 }
 
 // pick sets the upstream of x by its model, and answers the client when

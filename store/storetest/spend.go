@@ -131,3 +131,36 @@ func testSpendConcurrent(t *testing.T, s store.Store) {
 		t.Errorf("spent %s, want %s", got, want)
 	}
 }
+
+// BenchSpent measures what a budget check asks the store: a month's spend
+// of one counter, among 100 tenants' counters charged every day of two
+// months.
+func BenchSpent(b *testing.B, s store.Store) {
+	sk, ok := s.(store.SpendKeeper)
+	if !ok {
+		b.Skip("the store keeps no spend")
+	}
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var ws []store.Write
+	for tn := range 100 {
+		var cs []store.Charge
+		for d := range 61 {
+			cs = append(cs, store.Charge{Key: "tenant", Day: start.AddDate(0, 0, d), USD: convo.Dollar})
+		}
+		ws = append(ws, store.Write{Tenant: fmt.Sprintf("t%d", tn), ID: "c", Create: true, Charges: cs})
+	}
+	for _, r := range s.Batch(b.Context(), ws) {
+		if r.Err != nil {
+			b.Fatal(r.Err)
+		}
+	}
+	dec, jan := start.AddDate(0, 1, 0), start.AddDate(0, 2, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		v, err := sk.Spent(b.Context(), fmt.Sprintf("t%d", i%100), "tenant", dec, jan)
+		if err != nil || v != 31*convo.Dollar {
+			b.Fatalf("%s %v", v, err)
+		}
+	}
+}
