@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"reflect"
 	"runtime"
@@ -114,7 +115,7 @@ type record struct {
 	// The reply, one of: reply (decoded already), or body in the
 	// upstream's protocol (the tap's copy of a pass-through), or fail.
 	reply    *convo.Message
-	body     []byte
+	body     [][]byte  // in chunks (copyReply); nil once decoded
 	client   *protocol // the client's protocol, req's
 	upstream *protocol
 	streamed bool
@@ -212,7 +213,10 @@ func (r *record) messages() ([]convo.Message, error) {
 // included) — their structs, parts and (by their canonical JSON's
 // estimated size) contents.
 func (r *record) footprint() int64 {
-	n := recordSize + int64(cap(r.body)) + int64(cap(r.req))
+	n := recordSize + int64(cap(r.req))
+	for _, c := range r.body {
+		n += int64(cap(c))
+	}
 	for _, id := range r.ids {
 		n += stringSize + int64(len(id))
 	}
@@ -941,6 +945,7 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 	}
 	if reply == nil && rec.body != nil {
 		ms, err := decodeTap(rec)
+		rec.body = nil // decoded: the copy is garbage now, not when the batch is written
 		if err != nil && fail == "" {
 			fail = err.Error()
 		}
@@ -1053,19 +1058,37 @@ func decodeTap(rec *record) ([]convo.Message, error) {
 	return []convo.Message{m}, err
 }
 
+// tapReader reads the chunks the tap copied in order, without joining them.
+func tapReader(body [][]byte) io.Reader {
+	rs := make([]io.Reader, len(body))
+	for i, c := range body {
+		rs[i] = bytes.NewReader(c)
+	}
+	return io.MultiReader(rs...)
+}
+
+// joined returns the chunks the tap copied as one slice: a reply that is
+// not streamed is decoded whole (it fits in one chunk but for a long one).
+func joined(body [][]byte) []byte {
+	if len(body) == 1 {
+		return body[0]
+	}
+	return bytes.Join(body, nil)
+}
+
 // decodeReplies decodes every candidate of a reply the tap copied, in the
 // upstream's protocol.
-func decodeReplies(p *protocol, body []byte, streamed bool) ([]convo.Message, error) {
+func decodeReplies(p *protocol, body [][]byte, streamed bool) ([]convo.Message, error) {
 	rc, err := all.Lookup(p.name)
 	if err != nil {
 		return nil, err
 	}
 	if !streamed {
-		ms, _, err := provider.DecodeReplies(rc, body, provider.Options{})
+		ms, _, err := provider.DecodeReplies(rc, joined(body), provider.Options{})
 		return ms, err
 	}
 	acc := rc.NewAccumulator(provider.Options{})
-	_, _, err = stream.Feed(p.source(bytes.NewReader(body)), acc)
+	_, _, err = stream.Feed(p.source(tapReader(body)), acc)
 	ms, _, merr := provider.AccumulatedReplies(acc)
 	if err == nil {
 		err = merr
@@ -1074,16 +1097,16 @@ func decodeReplies(p *protocol, body []byte, streamed bool) ([]convo.Message, er
 }
 
 // decodeReply decodes a reply the tap copied, in the upstream's protocol.
-func decodeReply(p *protocol, body []byte, streamed bool) (convo.Message, error) {
+func decodeReply(p *protocol, body [][]byte, streamed bool) (convo.Message, error) {
 	rc, err := all.Lookup(p.name)
 	if err != nil {
 		return convo.Message{}, err
 	}
 	if streamed {
-		m, _, err := rc.ReadStream(bytes.NewReader(body), provider.Options{})
+		m, _, err := rc.ReadStream(tapReader(body), provider.Options{})
 		return m, err
 	}
-	m, _, err := rc.DecodeReply(body, provider.Options{})
+	m, _, err := rc.DecodeReply(joined(body), provider.Options{})
 	return m, err
 }
 
