@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -700,6 +701,10 @@ func (f *flights) wait(ctx context.Context, tenant string, keys []string) {
 	}
 }
 
+// returnAfter is the footprint of a written batch past which the writer
+// returns the memory it held to the system at once (see run).
+const returnAfter = 8 << 20
+
 // maxBatch bounds the records written in one store batch: enough that a
 // burst costs few commits, few enough that a lookup waiting for its
 // tenant's records does not wait long.
@@ -729,7 +734,18 @@ func (rc *recorder) run() {
 		close(rc.written)
 		rc.written = make(chan struct{})
 		rc.mu.Unlock()
+		var held int64
+		for _, rec := range batch {
+			held += rec.size
+		}
 		clear(batch) // the records' replies are garbage now
+		if held >= returnAfter {
+			// A large reply's copies are garbage now, but a gateway
+			// that goes idle after it runs no collection for two
+			// minutes and keeps them resident: collect and give the
+			// memory back now (a few milliseconds, rare).
+			debug.FreeOSMemory()
+		}
 	}
 }
 

@@ -62,6 +62,9 @@ func TestLargeReplyAllocations(t *testing.T) {
 	if n < size {
 		t.Fatalf("the client got %d bytes of a %d-byte stream", n, size)
 	}
+	if after.NumForcedGC == before.NumForcedGC {
+		t.Error("the writer kept a 10 MB reply's garbage: no collection forced after writing it (returnAfter)")
+	}
 	if ratio > 16.5 {
 		t.Errorf("recording a %d-byte streamed reply allocated %.1f× its size, more than 16.5×: a new whole copy of the reply?", n, ratio)
 	}
