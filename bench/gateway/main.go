@@ -314,8 +314,18 @@ func fail(mode string, err error) {
 	failures[mode]++
 }
 
-func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
+// us and signed print a time in µs, or in ms from 10 ms on.
+func us(d time.Duration) string {
+	if d >= 10*time.Millisecond {
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
 func signed(d time.Duration) string {
+	if d >= 10*time.Millisecond || d <= -10*time.Millisecond {
+		return fmt.Sprintf("%+.1f ms", float64(d)/float64(time.Millisecond))
+	}
 	return fmt.Sprintf("%+.0f µs", float64(d)/float64(time.Microsecond))
 }
 func mib(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
@@ -587,8 +597,9 @@ func spawn(sp modeSpec, args ...string) *proc {
 	bin, mode, label := sp.bin, sp.mode, sp.label
 	cmd := exec.Command(bin, append([]string{"child", mode}, args...)...)
 	cmd.Stderr = os.Stderr
+	cmd.Env = append(os.Environ(), "GWBENCH_LABEL="+label)
 	if sp.spoolOff {
-		cmd.Env = append(os.Environ(), "GWBENCH_SPOOL=off")
+		cmd.Env = append(cmd.Env, "GWBENCH_SPOOL=off")
 	}
 	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && label != "" {
 		// A labelled mode's profiles (another build's, the control's) go
@@ -596,9 +607,6 @@ func spawn(sp modeSpec, args ...string) *proc {
 		dir = filepath.Join(dir, strings.NewReplacer(" ", "", "(", "", ")", "").Replace(label))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			log.Fatal(err)
-		}
-		if cmd.Env == nil {
-			cmd.Env = os.Environ()
 		}
 		cmd.Env = append(cmd.Env, "GWBENCH_PROFILE="+dir)
 	}
@@ -706,7 +714,7 @@ func child(mode string, args []string) {
 		defer cancel()
 		_ = gw.Close(ctx)
 		s := gw.Stats()
-		fmt.Fprintf(os.Stderr, "%s: recorded %d, dropped %d, failed %d\n", mode, s.Recorded, s.Dropped, s.Failed)
+		fmt.Fprintf(os.Stderr, "%s%s: recorded %d, dropped %d, failed %d, spooled %d\n", mode, os.Getenv("GWBENCH_LABEL"), s.Recorded, s.Dropped, s.Failed, s.Spooled)
 	}
 }
 
