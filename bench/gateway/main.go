@@ -482,7 +482,7 @@ func load(m *proc, set string, c, n int) *result {
 	}
 	wg.Wait()
 	t.res.wall = time.Since(start)
-	t.res.cpu = m.cpu() - cpu0
+	t.res.cpu = m.settled() - cpu0
 	return t.res
 }
 
@@ -510,7 +510,7 @@ func loadOpen(m *proc, set string, rate float64, n int) *result {
 	}
 	wg.Wait()
 	t.res.wall = time.Since(start)
-	t.res.cpu = m.cpu() - cpu0
+	t.res.cpu = m.settled() - cpu0
 	return t.res
 }
 
@@ -639,6 +639,23 @@ func (p *proc) cpu() time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// settled waits until the child stops using CPU (no tick for 100 ms:
+// the recording writer has caught up with the batch), at most 30 s, and
+// returns its CPU time then: a gateway's recording of the batch's last
+// exchanges is part of the batch's cost, not of the next mode's round.
+func (p *proc) settled() time.Duration {
+	last := p.cpu()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		now := p.cpu()
+		if now == last {
+			return now
+		}
+		last = now
+	}
+	return last
 }
 
 // rss is the child's peak resident set (VmHWM) in KiB.
