@@ -154,8 +154,8 @@ func measure(up *proc, set, levels string, requests, rounds int, rate float64, f
 	}
 	fmt.Print("\n\n")
 	var sums []summary
-	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | the same per round: median (least … most) | exchanges/s | proxy CPU / exchange | CPU / reverse's | proxy RSS (peak) | failed |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | the same per round: median (least … most) | exchanges/s | proxy CPU / exchange | CPU / reverse's | proxy RSS (peak) | failed | recorded / dropped / spooled |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, ls := range strings.Split(levels, ",") {
 		c, err := strconv.Atoi(ls)
 		if err != nil {
@@ -182,6 +182,7 @@ func measure(up *proc, set, levels string, requests, rounds int, rate float64, f
 				one := run(m)
 				one.upstream = up.took()
 				one.rss = m.rss()
+				one.rec = m.stats()
 				own[i] = one.own()
 				res[m.name] = res[m.name].merge(one)
 			}
@@ -225,15 +226,15 @@ func report(c int, names []string, res map[string]*result) {
 		delete(failures, name)
 		failMu.Unlock()
 		if len(r.total) == 0 {
-			fmt.Printf("| %d | %s | | | | | | | | | | | | | %s | %d |\n", c, name, mib(r.rss), failed)
+			fmt.Printf("| %d | %s | | | | | | | | | | | | | %s | %d | %s |\n", c, name, mib(r.rss), failed, r.recorded())
 			continue
 		}
 		rs := slices.Sorted(slices.Values(r.rounds))
-		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %.2f× | %s | %d |\n", c, name,
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %.2f× | %s | %d | %s |\n", c, name,
 			us(r.pct(r.ttfb, 50)), us(r.pct(r.ttfb, 99)), us(r.pct(r.total, 50)), us(r.pct(r.total, 99)),
 			signed(r.pct(r.ttfb, 50)-base.pct(base.ttfb, 50)), signed(r.pct(r.total, 50)-base.pct(base.total, 50)),
 			us(r.pct(r.upstream, 50)), signed(r.own()-base.own()), signed(rs[len(rs)/2]), signed(rs[0]), signed(rs[len(rs)-1]),
-			float64(len(r.total))/r.wall.Seconds(), us(r.cpuPer()), float64(r.cpuPer())/float64(base.cpuPer()), mib(r.rss), failed)
+			float64(len(r.total))/r.wall.Seconds(), us(r.cpuPer()), float64(r.cpuPer())/float64(base.cpuPer()), mib(r.rss), failed, r.recorded())
 	}
 }
 
@@ -341,7 +342,17 @@ type result struct {
 	upstream    []time.Duration // the upstream's streams, first write to last
 	rounds      []time.Duration // own() − the reverse proxy's, in each round
 	wall, cpu   time.Duration
-	rss         int64 // the process's peak resident set, KiB (the most of the rounds)
+	rss         int64          // the process's peak resident set, KiB (the most of the rounds)
+	rec         *gateway.Stats // a gateway's recordings, summed over the rounds
+}
+
+// recorded is what a gateway recorded, dropped and spooled; empty for
+// the reverse proxy.
+func (r *result) recorded() string {
+	if r.rec == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d / %d / %d", r.rec.Recorded, r.rec.Dropped, r.rec.Spooled)
 }
 
 // cpuPer is the proxy's CPU time per exchange measured.
@@ -361,6 +372,15 @@ func (r *result) merge(o *result) *result {
 	r.wall += o.wall
 	r.cpu += o.cpu
 	r.rss = max(r.rss, o.rss)
+	if o.rec != nil {
+		if r.rec == nil {
+			r.rec = &gateway.Stats{}
+		}
+		r.rec.Recorded += o.rec.Recorded
+		r.rec.Dropped += o.rec.Dropped
+		r.rec.Failed += o.rec.Failed
+		r.rec.Spooled += o.rec.Spooled
+	}
 	return r
 }
 
@@ -641,6 +661,41 @@ func (p *proc) cpu() time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
+// statsPath is where a gateway mode's process answers with its
+// gateway's Stats as JSON: beside the gateway's own paths, for the load
+// generator only.
+const statsPath = "/gwbench/stats"
+
+// stats is the gateway's recording counts in a gateway mode's process
+// (the process serves one round of one level), nil for another mode or
+// an earlier build that does not answer.
+func (p *proc) stats() *gateway.Stats {
+	if p.spec.mode == "reverse" {
+		return nil
+	}
+	resp, err := http.Get("http://" + p.addr + statsPath)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var s gateway.Stats
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&s) != nil {
+		return nil
+	}
+	return &s
+}
+
+// withStats serves gw, and its Stats at statsPath.
+func withStats(gw *gateway.Gateway) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == statsPath {
+			_ = json.NewEncoder(w).Encode(gw.Stats())
+			return
+		}
+		gw.ServeHTTP(w, r)
+	})
+}
+
 // settled waits until the child stops using CPU (no tick for 100 ms:
 // the recording writer has caught up with the batch), at most 30 s, and
 // returns its CPU time then: a gateway's recording of the batch's last
@@ -711,7 +766,7 @@ func child(mode string, args []string) {
 		if gw, err = newGateway(st, "http://"+args[0]+setPath(args), spoolDir(dir)); err != nil {
 			log.Fatal(err)
 		}
-		h = gw
+		h = withStats(gw)
 	default:
 		log.Fatalf("unknown mode %q", mode)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/store/sqlite"
 )
 
@@ -166,7 +167,7 @@ func TestModesEndToEnd(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					h = gw
+					h = withStats(gw)
 					recorded = func() int64 {
 						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 						defer cancel()
@@ -209,6 +210,16 @@ func TestModesEndToEnd(t *testing.T) {
 					wantRec := int64(3)
 					if sp.noRecord {
 						wantRec = 0
+					}
+					// The load generator reads what the process recorded.
+					var st *gateway.Stats
+					for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+						if st = m.stats(); st == nil || st.Recorded >= wantRec {
+							break
+						}
+					}
+					if st == nil || st.Recorded != wantRec {
+						t.Errorf("stats from %s: %+v, want %d recorded", statsPath, st, wantRec)
 					}
 					if n := recorded(); n != wantRec {
 						t.Errorf("recorded %d exchanges, want %d", n, wantRec)
