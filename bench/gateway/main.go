@@ -502,6 +502,7 @@ func load(m *proc, set string, c, n int) *result {
 	}
 	wg.Wait()
 	t.res.wall = time.Since(start)
+	m.drain(n)
 	t.res.cpu = m.settled() - cpu0
 	return t.res
 }
@@ -530,6 +531,7 @@ func loadOpen(m *proc, set string, rate float64, n int) *result {
 	}
 	wg.Wait()
 	t.res.wall = time.Since(start)
+	m.drain(n)
 	t.res.cpu = m.settled() - cpu0
 	return t.res
 }
@@ -694,6 +696,22 @@ func withStats(gw *gateway.Gateway) http.Handler {
 		}
 		gw.ServeHTTP(w, r)
 	})
+}
+
+// drain waits, at most a minute, until a recording gateway's process has
+// recorded, dropped or failed each of the n exchanges it was sent: its
+// writer may wait on the disk, which an idle CPU does not show.
+func (p *proc) drain(n int) {
+	if p.spec.mode == "reverse" || p.spec.noRecord {
+		return
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		s := p.stats()
+		if s == nil || s.Recorded+s.Dropped+s.Failed >= int64(n) {
+			return
+		}
+	}
+	log.Printf("%s: recordings still pending a minute after the batch", p.name)
 }
 
 // settled waits until the child stops using CPU (no tick for 100 ms:

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/store/sqlite"
 )
 
@@ -211,14 +210,10 @@ func TestModesEndToEnd(t *testing.T) {
 					if sp.noRecord {
 						wantRec = 0
 					}
-					// The load generator reads what the process recorded.
-					var st *gateway.Stats
-					for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-						if st = m.stats(); st == nil || st.Recorded >= wantRec {
-							break
-						}
-					}
-					if st == nil || st.Recorded != wantRec {
+					// The load generator waits for the recordings and reads
+					// what the process recorded.
+					m.drain(3)
+					if st := m.stats(); st == nil || st.Recorded != wantRec {
 						t.Errorf("stats from %s: %+v, want %d recorded", statsPath, st, wantRec)
 					}
 					if n := recorded(); n != wantRec {
