@@ -31,6 +31,8 @@ type Config struct {
 	Routes    []Route    `json:"routes"`
 	// Record is the recording policy: modes per token and redaction.
 	Record RecordConfig `json:"record,omitzero"`
+	// Budgets cap what tenants and gateway tokens spend (Budget).
+	Budgets []Budget `json:"budgets,omitempty"`
 }
 
 // Upstream is a provider endpoint the gateway forwards to.
@@ -169,5 +171,5 @@ func (c Config) check() error {
 			return fmt.Errorf("gateway: routes[%d]: no upstream %q", i, r.Upstream)
 		}
 	}
-	return nil
+	return checkBudgets(c.Budgets)
 }

@@ -154,6 +154,8 @@ type spoolEntry struct {
 	Meta     json.RawMessage `json:"meta,omitempty"`
 	Messages []convo.Message `json:"messages"`
 	Forks    []spoolFork     `json:"forks,omitempty"`
+	// Charges are the write's spend charges (store.Write.Charges).
+	Charges []store.Charge `json:"charges,omitempty"`
 }
 
 // spoolFork is a candidate's fork of a spooled exchange (forkWrite).
@@ -165,7 +167,7 @@ type spoolFork struct {
 }
 
 func encodeEntry(w store.Write, forks []forkWrite) ([]byte, error) {
-	e := spoolEntry{V: 1, Tenant: w.Tenant, Conv: w.ID, Create: w.Create, Meta: w.Meta, Messages: w.Messages}
+	e := spoolEntry{V: 1, Tenant: w.Tenant, Conv: w.ID, Create: w.Create, Meta: w.Meta, Messages: w.Messages, Charges: w.Charges}
 	for _, f := range forks {
 		e.Forks = append(e.Forks, spoolFork{Conv: f.conv, Meta: f.meta, Messages: f.msgs, Tail: f.tail})
 	}
@@ -180,7 +182,7 @@ func decodeEntry(b []byte) (store.Write, []forkWrite, error) {
 	if e.V != 1 {
 		return store.Write{}, nil, fmt.Errorf("spooled exchange: version %d, want 1", e.V)
 	}
-	w := store.Write{Tenant: e.Tenant, ID: e.Conv, Create: e.Create, Version: store.AnyVersion, Meta: e.Meta, Messages: e.Messages}
+	w := store.Write{Tenant: e.Tenant, ID: e.Conv, Create: e.Create, Version: store.AnyVersion, Meta: e.Meta, Messages: e.Messages, Charges: e.Charges}
 	var forks []forkWrite
 	for _, f := range e.Forks {
 		forks = append(forks, forkWrite{conv: f.Conv, meta: f.Meta, msgs: f.Messages, tail: f.Tail})

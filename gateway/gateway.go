@@ -173,6 +173,7 @@ type Gateway struct {
 	mux     *http.ServeMux
 	policy  policy
 	metrics *metrics // nil without Options.Metrics
+	budgets *budgets // nil without budgets
 	handed  flights  // the exchanges under way by the Responses reply id they gave
 }
 
@@ -263,6 +264,10 @@ func New(opts Options) (*Gateway, error) {
 	g.rec.policy = g.policy
 	if g.rec.spend, err = newSpend(opts); err != nil {
 		return nil, fmt.Errorf("gateway: registering metrics: %w", err)
+	}
+	if g.budgets, err = newBudgets(opts, g.tokens, g.log); err != nil {
+		g.rec.close(context.Background())
+		return nil, err
 	}
 	g.mux = http.NewServeMux()
 	if opts.Metrics != nil {
@@ -369,9 +374,12 @@ type exchange struct {
 	// key is the client's own provider key, sent where its SDK sends one,
 	// when that is not its gateway token; "" when there is none. It goes
 	// to no one but the upstream (upstreamRequest), and nowhere else.
-	key     string
-	model   string
-	stream  bool
+	key    string
+	model  string
+	stream bool
+	// charges are the spend counters of the budgets the exchange is
+	// under, which its reply's cost is charged to.
+	charges []string
 	body    []byte
 	history convo.History
 	// req is the whole request, decoded once for a translated exchange
@@ -418,6 +426,9 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			return
 		}
 		x.tenant, x.key = tenant, key
+		if !g.underBudget(w, r, x) {
+			return
+		}
 		mode, err := g.policy.mode(r)
 		if err != nil {
 			writeError(w, cp, http.StatusBadRequest, err.Error())
@@ -486,6 +497,28 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 	}
 }
 
+// underBudget notes the budgets x is under, and answers the client (429)
+// when one of them is spent.
+func (g *Gateway) underBudget(w http.ResponseWriter, r *http.Request, x *exchange) bool {
+	applying, charges := g.budgets.applying(r, x.tenant)
+	if len(applying) == 0 {
+		return true
+	}
+	// The tenant's replies answered and not yet recorded count first:
+	// without this wait a client quicker than the writer (BatchDelay and
+	// a commit) would spend past the budget by whatever it asks
+	// meanwhile; with it, only the requests in flight can.
+	if q := g.rec.queuedBefore(x.tenant); q > 0 {
+		_, _ = g.rec.waitWritten(r.Context(), q)
+	}
+	if o := g.budgets.over(r.Context(), applying); o != nil {
+		g.budgets.refuse(w, x.client, o)
+		return false
+	}
+	x.charges = charges
+	return true
+}
+
 // pick sets the upstream of x by its model, and answers the client when
 // there is none or the request cannot go to it without a key.
 func (g *Gateway) pick(w http.ResponseWriter, x *exchange) bool {
@@ -507,7 +540,7 @@ func (g *Gateway) pick(w http.ResponseWriter, x *exchange) bool {
 // so the response headers can name the conversation and message ids before
 // the reply starts.
 func (g *Gateway) prepare(r *http.Request, x *exchange) {
-	rec := &record{tenant: x.tenant, client: x.client, upstream: x.up.proto, streamed: x.stream, replyID: store.NewID("msg")}
+	rec := &record{tenant: x.tenant, client: x.client, upstream: x.up.proto, streamed: x.stream, replyID: store.NewID("msg"), charges: x.charges}
 	x.rec = rec
 	if x.asked > 1 && severalReplies(x.up.proto.name) {
 		rec.cands = &candidates{forks: make([]fork, min(x.asked, maxCandidates)-1)}

@@ -183,11 +183,12 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 // copyReply copies a passed-through reply to the client as it arrives and
 // returns what it copied, for the recording; over reports a reply longer
 // than MaxReplyBytes (tap is nil then). The reply is read straight into
-// the buffer that keeps it, a pooled one of replyBuf bytes to begin with
-// (grown, by doubling, for a longer reply), so recording costs no second
-// copy while the reply streams, and what waits for the writer is one
-// allocation of the reply's size.
-func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) (tap []byte, over bool, err error) {
+// the buffers that keep it: a pooled one of replyBuf bytes to begin with,
+// as most replies fit in it, then chunks of tapChunk bytes. A growing
+// reply is never copied into a larger buffer (doubling a buffer allocates
+// twice a long reply's size and holds two copies while it copies), and
+// what waits for the writer is about the reply's size, once.
+func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) (tap [][]byte, over bool, err error) {
 	flusher, _ := w.(http.Flusher)
 	bp := replyBufs.Get().(*[]byte)
 	buf := (*bp)[:0]
@@ -197,14 +198,20 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) 
 			replyBufs.Put(bp)
 		}
 	}()
+	var total int64
 	for {
 		if cap(buf)-len(buf) < minRead {
-			if over {
+			switch {
+			case over:
 				buf = buf[:0] // nothing is kept: the buffer only copies
-			} else {
-				buf = append(make([]byte, 0, 2*cap(buf)), buf...)
+			case pooled:
+				tap = append(tap, bytes.Clone(buf))
 				pooled = false // the pooled buffer goes back now
 				replyBufs.Put(bp)
+				buf = make([]byte, 0, tapChunk)
+			default:
+				tap = append(tap, buf)
+				buf = make([]byte, 0, tapChunk)
 			}
 		}
 		n, rerr := body.Read(buf[len(buf):cap(buf)])
@@ -217,8 +224,9 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) 
 				flusher.Flush()
 			}
 			buf = buf[:len(buf)+n]
-			if over || int64(len(buf)) > g.opts.MaxReplyBytes {
-				over, buf = true, buf[:0]
+			total += int64(n)
+			if over || total > g.opts.MaxReplyBytes {
+				over, buf, tap = true, buf[:0], nil
 			}
 		}
 		if rerr == io.EOF {
@@ -232,12 +240,12 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) 
 	switch {
 	case over:
 		return nil, true, err
-	case len(buf) == 0:
+	case total == 0:
 		return nil, false, err // nothing came: no reply to decode
 	case pooled:
-		return bytes.Clone(buf), false, err // the reply's size, not the pool's
+		buf = bytes.Clone(buf) // the reply's size, not the pool's
 	}
-	return buf, false, err
+	return append(tap, buf), false, err
 }
 
 // replyBufs are the buffers pass-through reads replies into. A read from
@@ -249,8 +257,13 @@ var replyBufs = sync.Pool{New: func() any { b := make([]byte, replyBuf); return 
 const (
 	replyBuf = 8 << 10
 	// minRead is the least room a read is given: with less left, the
-	// buffer grows.
+	// next chunk begins.
 	minRead = 1 << 10
+	// tapChunk is the size of the chunks a reply longer than replyBuf is
+	// kept in: large enough that their count stays small (640 for a
+	// 40 MB reply), small enough that the last one's unused room does not
+	// matter.
+	tapChunk = 64 << 10
 )
 
 // translate serves a client whose protocol is not the upstream's: the

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -114,7 +116,7 @@ type record struct {
 	// The reply, one of: reply (decoded already), or body in the
 	// upstream's protocol (the tap's copy of a pass-through), or fail.
 	reply    *convo.Message
-	body     []byte
+	body     [][]byte  // in chunks (copyReply); nil once decoded
 	client   *protocol // the client's protocol, req's
 	upstream *protocol
 	streamed bool
@@ -141,6 +143,10 @@ type record struct {
 	// request (Gateway.restore), which the turn kept after this write
 	// starts with.
 	turn []convo.Message
+
+	// charges are the spend counters the reply's cost is charged to (the
+	// budgets the exchange is under).
+	charges []string
 
 	span *exchangeSpan // for the exchange's span, when the gateway makes spans
 	mode RecordMode    // "" is full
@@ -212,7 +218,10 @@ func (r *record) messages() ([]convo.Message, error) {
 // included) — their structs, parts and (by their canonical JSON's
 // estimated size) contents.
 func (r *record) footprint() int64 {
-	n := recordSize + int64(cap(r.body)) + int64(cap(r.req))
+	n := recordSize + int64(cap(r.req))
+	for _, c := range r.body {
+		n += int64(cap(c))
+	}
 	for _, id := range r.ids {
 		n += stringSize + int64(len(id))
 	}
@@ -696,6 +705,10 @@ func (f *flights) wait(ctx context.Context, tenant string, keys []string) {
 	}
 }
 
+// returnAfter is the footprint of a written batch past which the writer
+// returns the memory it held to the system at once (see run).
+const returnAfter = 8 << 20
+
 // maxBatch bounds the records written in one store batch: enough that a
 // burst costs few commits, few enough that a lookup waiting for its
 // tenant's records does not wait long.
@@ -725,7 +738,18 @@ func (rc *recorder) run() {
 		close(rc.written)
 		rc.written = make(chan struct{})
 		rc.mu.Unlock()
+		var held int64
+		for _, rec := range batch {
+			held += rec.size
+		}
 		clear(batch) // the records' replies are garbage now
+		if held >= returnAfter {
+			// A large reply's copies are garbage now, but a gateway
+			// that goes idle after it runs no collection for two
+			// minutes and keeps them resident: collect and give the
+			// memory back now (a few milliseconds, rare).
+			debug.FreeOSMemory()
+		}
 	}
 }
 
@@ -941,6 +965,7 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 	}
 	if reply == nil && rec.body != nil {
 		ms, err := decodeTap(rec)
+		rec.body = nil // decoded: the copy is garbage now, not when the batch is written
 		if err != nil && fail == "" {
 			fail = err.Error()
 		}
@@ -987,6 +1012,11 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		rec.response = reply.Origin.ResponseID
 	}
 	w.Meta = recordMeta(fp, rec.response, rc.settingsMeta(rec))
+	if reply != nil && reply.Cost != nil && reply.Cost.USD > 0 {
+		for _, k := range rec.charges {
+			w.Charges = append(w.Charges, store.Charge{Key: k, Day: now, USD: reply.Cost.USD})
+		}
+	}
 	return w, fp, forks
 }
 
@@ -1053,19 +1083,37 @@ func decodeTap(rec *record) ([]convo.Message, error) {
 	return []convo.Message{m}, err
 }
 
+// tapReader reads the chunks the tap copied in order, without joining them.
+func tapReader(body [][]byte) io.Reader {
+	rs := make([]io.Reader, len(body))
+	for i, c := range body {
+		rs[i] = bytes.NewReader(c)
+	}
+	return io.MultiReader(rs...)
+}
+
+// joined returns the chunks the tap copied as one slice: a reply that is
+// not streamed is decoded whole (it fits in one chunk but for a long one).
+func joined(body [][]byte) []byte {
+	if len(body) == 1 {
+		return body[0]
+	}
+	return bytes.Join(body, nil)
+}
+
 // decodeReplies decodes every candidate of a reply the tap copied, in the
 // upstream's protocol.
-func decodeReplies(p *protocol, body []byte, streamed bool) ([]convo.Message, error) {
+func decodeReplies(p *protocol, body [][]byte, streamed bool) ([]convo.Message, error) {
 	rc, err := all.Lookup(p.name)
 	if err != nil {
 		return nil, err
 	}
 	if !streamed {
-		ms, _, err := provider.DecodeReplies(rc, body, provider.Options{})
+		ms, _, err := provider.DecodeReplies(rc, joined(body), provider.Options{})
 		return ms, err
 	}
 	acc := rc.NewAccumulator(provider.Options{})
-	_, _, err = stream.Feed(p.source(bytes.NewReader(body)), acc)
+	_, _, err = stream.Feed(p.source(tapReader(body)), acc)
 	ms, _, merr := provider.AccumulatedReplies(acc)
 	if err == nil {
 		err = merr
@@ -1074,16 +1122,16 @@ func decodeReplies(p *protocol, body []byte, streamed bool) ([]convo.Message, er
 }
 
 // decodeReply decodes a reply the tap copied, in the upstream's protocol.
-func decodeReply(p *protocol, body []byte, streamed bool) (convo.Message, error) {
+func decodeReply(p *protocol, body [][]byte, streamed bool) (convo.Message, error) {
 	rc, err := all.Lookup(p.name)
 	if err != nil {
 		return convo.Message{}, err
 	}
 	if streamed {
-		m, _, err := rc.ReadStream(bytes.NewReader(body), provider.Options{})
+		m, _, err := rc.ReadStream(tapReader(body), provider.Options{})
 		return m, err
 	}
-	m, _, err := rc.DecodeReply(body, provider.Options{})
+	m, _, err := rc.DecodeReply(joined(body), provider.Options{})
 	return m, err
 }
 

@@ -273,7 +273,12 @@ func TestSpoolStoreStalls(t *testing.T) {
 // still answered; the recordings that do not fit are counted dropped (and
 // /readyz says 503, losing), the others recorded once the store is back.
 func TestSpoolFull(t *testing.T) {
-	rg, fs, _ := spoolRig(t, t.TempDir(), func(o *gateway.Options) { o.SpoolMaxBytes = 20 << 10; o.BatchDelay = -1 })
+	logs := &lockedLog{}
+	start := time.Now()
+	rg, fs, _ := spoolRig(t, t.TempDir(), func(o *gateway.Options) {
+		o.SpoolMaxBytes, o.BatchDelay = 20<<10, -1
+		o.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelError}))
+	})
 	fs.mode.Store(storeDown)
 	const n = 30
 	var xs []answered
@@ -287,6 +292,14 @@ func TestSpoolFull(t *testing.T) {
 	}
 	if code, body := rg.readyz(t); code != 503 || body["status"] != "losing" {
 		t.Fatalf("/readyz while dropping: %d %v, want 503 losing", code, body)
+	}
+	// The loss is logged, never silent, and at most once a second: the
+	// lines' counts add up to at most what was dropped (a second's worth
+	// may still wait for its line).
+	lines, lost := logs.count(t, "gateway: recordings lost")
+	if lines == 0 || lost == 0 || lost > s.Dropped || float64(lines) > 1+time.Since(start).Seconds() {
+		t.Fatalf("%d lines logging %d lost recordings in %v, with %d dropped: want at least one, at most one a second",
+			lines, lost, time.Since(start), s.Dropped)
 	}
 	fs.mode.Store(storeUp)
 	waitFor(t, "the spool to be replayed", func() bool { return rg.gw.Stats().Recorded == s.Spooled })
@@ -412,4 +425,34 @@ func TestSpoolConcurrent(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	rg.drain(t)
+}
+
+// lockedLog collects a gateway's JSON log lines.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// count returns how many lines have msg and the sum of their exchanges.
+func (l *lockedLog) count(t *testing.T, msg string) (lines int, exchanges int64) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		var e struct {
+			Msg       string `json:"msg"`
+			Exchanges int64  `json:"exchanges"`
+		}
+		if line == "" || json.Unmarshal([]byte(line), &e) != nil || !strings.HasPrefix(e.Msg, msg) {
+			continue
+		}
+		lines, exchanges = lines+1, exchanges+e.Exchanges
+	}
+	return lines, exchanges
 }

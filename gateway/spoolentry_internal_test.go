@@ -104,3 +104,26 @@ func TestSpoolEntryBad(t *testing.T) {
 		}
 	}
 }
+
+// TestSpoolEntryCharges: a spooled exchange keeps the charges of its
+// write (an added member of version 1), so a replayed recording charges
+// its budgets as the store write would have.
+func TestSpoolEntryCharges(t *testing.T) {
+	writes, _ := goldenEntries()
+	w := writes[0]
+	w.Charges = []store.Charge{{Key: "tenant", Day: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), USD: 2_751_000}, {Key: "token:0123456789abcdef", Day: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), USD: 1}}
+	b, err := encodeEntry(w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"charges":[{"key":"tenant","day":"2026-12-05T00:00:00Z","usd":"0.002751"}`)) {
+		t.Errorf("entry %s", b)
+	}
+	got, _, err := decodeEntry(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Charges) != 2 || got.Charges[0] != w.Charges[0] || got.Charges[1] != w.Charges[1] {
+		t.Errorf("charges %+v, want %+v", got.Charges, w.Charges)
+	}
+}

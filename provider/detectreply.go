@@ -347,7 +347,14 @@ const streamPeek = 8 << 10
 // the input is binary when name's framing is text. Reply codecs'
 // ReadStream calls it first.
 func CheckStream(r io.Reader, name string) (io.Reader, error) {
-	buf := make([]byte, streamPeek)
+	peek := streamPeek
+	if br, ok := r.(*bytes.Reader); ok && br.Len() < peek {
+		// A stream held in memory (the gateway's recording of a reply)
+		// is often shorter than the peek: a buffer of its length, not
+		// 8 KiB allocated and cleared for each one.
+		peek = br.Len()
+	}
+	buf := make([]byte, peek)
 	n, err := io.ReadFull(r, buf)
 	buf = buf[:n]
 	var rest io.Reader

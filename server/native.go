@@ -59,6 +59,7 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Tenant = tenant(r)
+	s.price(msgs)
 	c, err = s.st.Create(r.Context(), c, msgs...)
 	if err != nil {
 		s.problem(w, r, err)
@@ -219,6 +220,7 @@ func (s *Server) appendMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	ten, id := tenant(r), r.PathValue("id")
 	msgs, ids := withIDs(msgs)
+	s.price(msgs)
 	c, err := s.st.Append(r.Context(), ten, id, version, msgs...)
 	if err != nil {
 		s.problem(w, r, s.conflictVersion(r, err, version))

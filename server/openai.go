@@ -231,6 +231,7 @@ func (s *Server) oaCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Tenant = tenant(r)
+	s.price(msgs)
 	if c, err = s.st.Create(r.Context(), c, msgs...); err != nil {
 		s.problem(w, r, err)
 		return
@@ -326,6 +327,7 @@ func (s *Server) oaCreateItems(w http.ResponseWriter, r *http.Request) {
 	msgs, _ = withIDs(msgs)
 	// OpenAI's API has no version to hold: the items go at the end of
 	// whatever the conversation holds by then, atomically.
+	s.price(msgs)
 	if _, err := s.st.Append(r.Context(), tenant(r), r.PathValue("id"), store.AnyVersion, msgs...); err != nil {
 		s.problem(w, r, err)
 		return

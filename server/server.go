@@ -38,6 +38,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/prom"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/replay"
 	"github.com/convo-go/convo/server/ui"
@@ -125,12 +126,19 @@ type Options struct {
 	// (POST /convo/v1/conversations/{id}/replay, and "Replay from here"
 	// in the viewer); nil answers those routes 501 Not Implemented.
 	Replay *replay.Replayer
+	// Pricer prices the assistant messages appended or created with
+	// usage and no cost, from their usage and model, as the gateway
+	// prices what it records (convo.Message.Cost). A message that carries
+	// a cost keeps it; nil, or a model without a known price, leaves the
+	// cost unknown.
+	Pricer *pricing.Pricer
 }
 
 // Server is the HTTP API over a store. Make one with New; it is an
 // http.Handler safe for concurrent use.
 type Server struct {
 	st      store.Store
+	raw     store.Store // the store as given, for the interfaces st may hide (prom.Store)
 	opts    Options
 	tokens  map[[sha256.Size]byte]string
 	log     *slog.Logger
@@ -165,7 +173,7 @@ func New(st store.Store, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	s := &Server{st: st, raw: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	// Tokens are kept as hashes so a lookup takes the same time whatever
 	// prefix of a real token a caller guesses.
 	s.tokens = make(map[[sha256.Size]byte]string, len(opts.Tokens))
@@ -253,6 +261,7 @@ func (s *Server) routes() []route {
 		{method: "GET", pattern: "/convo/v1/conversations/{id}/export", h: s.export},
 		{method: "GET", pattern: "/convo/v1/formats", h: s.formats},
 		{method: "GET", pattern: "/convo/v1/search", h: s.search},
+		{method: "GET", pattern: "/convo/v1/usage", h: s.usage},
 		{method: "POST", pattern: "/convo/v1/conversations/{id}/replay", h: s.replayTurn},
 		{method: "GET", pattern: "/convo/v1/conversations/{id}/replay", h: s.replayComparison},
 		{method: "GET", pattern: "/convo/v1/replay/routes", h: s.replayRoutes},
@@ -436,4 +445,21 @@ func checkToken(tok, tenant string) error {
 		}
 	}
 	return checkTenant(tenant)
+}
+
+// price fills in the cost of the assistant messages with usage and no
+// cost, where Options.Pricer knows their model's price.
+func (s *Server) price(msgs convo.History) {
+	if s.opts.Pricer == nil {
+		return
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role != convo.RoleAssistant || m.Usage == nil || m.Cost != nil {
+			continue
+		}
+		if c, ok := s.opts.Pricer.Cost(*m); ok {
+			m.Cost = &c
+		}
+	}
 }

@@ -274,6 +274,11 @@ type Write struct {
 	// Meta, when not nil, replaces the conversation's metadata as Update
 	// does ("null" removes it).
 	Meta json.RawMessage
+	// Charges are added to the tenant's spend counters (SpendKeeper) in
+	// the transaction that applies the write, only if it applies: a
+	// write that fails, or that a spool writes again after it committed,
+	// charges nothing more.
+	Charges []Charge
 }
 
 // WriteResult is the outcome of one write of a Batch: the conversation's

@@ -85,3 +85,47 @@ type UsageReporter interface {
 	// nothing. An unknown grouping or a Since after Until is ErrInvalid.
 	Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error)
 }
+
+// UsageJSON is a usage row in JSON, as `convo store usage --json` prints
+// it and GET /convo/v1/usage answers it: the grouping's key under its
+// name (model, conversation with its tenant, tenant or day; none for the
+// total), the tokens by kind and the cost as an exact decimal string.
+type UsageJSON struct {
+	Model        *string `json:"model,omitempty"`
+	Conversation *string `json:"conversation,omitempty"`
+	Tenant       *string `json:"tenant,omitempty"`
+	Day          *string `json:"day,omitempty"`
+	Messages     int64   `json:"messages"`
+	Unpriced     int64   `json:"unpriced_messages"`
+	Input        int64   `json:"input_tokens"`
+	Output       int64   `json:"output_tokens"`
+	Cached       int64   `json:"cached_tokens"`
+	CacheWrite   int64   `json:"cache_write_tokens"`
+	Reasoning    int64   `json:"reasoning_tokens"`
+	// Cost adds up the priced messages' costs in dollars ("0.012"); the
+	// unpriced messages' cost is unknown, not in it.
+	Cost string `json:"cost_usd"`
+}
+
+// UsageRowsJSON returns rows, grouped by by, in their JSON form: never
+// nil, so that no rows is an empty array.
+func UsageRowsJSON(by UsageGroup, rows []UsageRow) []UsageJSON {
+	out := make([]UsageJSON, len(rows))
+	for i, r := range rows {
+		u := UsageJSON{Messages: r.Messages, Unpriced: r.Unpriced, Input: r.Input, Output: r.Output, Cached: r.CacheRead,
+			CacheWrite: r.CacheWrite, Reasoning: r.Reasoning, Cost: r.Cost.String()}
+		key := rows[i].Key
+		switch by {
+		case ByModel:
+			u.Model = &key
+		case ByConversation:
+			u.Conversation, u.Tenant = &key, &rows[i].Tenant
+		case ByTenant:
+			u.Tenant = &key
+		case ByDay:
+			u.Day = &key
+		}
+		out[i] = u
+	}
+	return out
+}

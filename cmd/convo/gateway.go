@@ -109,7 +109,8 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	cfg.opts.MaxBodyBytes, cfg.opts.QueueSize, cfg.opts.QueueBytes, cfg.opts.BatchDelay = *maxBody, *queue, *queueBytes, *batchDelay
 	cfg.opts.SpoolDir, cfg.opts.SpoolMaxBytes = spoolPath(*spoolDir, *db), *spoolMax
 	if cfg.opts.Pricer, err = pricing.Default(*prices, cat); err != nil {
-		return gatewayConfig{}, err // a bad file, as for store append: exit 1
+		// Never a silent default: the gateway does not start (exit 2).
+		return gatewayConfig{}, usageError{err.Error()}
 	}
 	// The same tokens and tenants as convo serve.
 	sc := serveConfig{addr: *addr, anywhere: *anonymous, anywhereFlag: "--allow-anonymous"}
@@ -117,6 +118,9 @@ func parseGateway(e *env, args []string) (gatewayConfig, error) {
 		return gatewayConfig{}, err
 	}
 	cfg.opts.Tokens, cfg.opts.Anonymous, cfg.tokenFrom = sc.opts.Tokens, sc.opts.Anonymous, sc.tokenFrom
+	if err := cfg.opts.Config.CheckTokens(cfg.opts.Tokens); err != nil {
+		return gatewayConfig{}, usageError{strings.TrimPrefix(err.Error(), "gateway: ")}
+	}
 	return cfg, nil
 }
 

@@ -27,12 +27,23 @@ func TestGatewayUsage(t *testing.T) {
 	os.WriteFile(eurPrices, []byte(`{"claude-*": {"input": 3, "output": 15, "currency": "EUR"}}`), 0o600)
 	brokenPrices := filepath.Join(dir, "broken.json")
 	os.WriteFile(brokenPrices, []byte(`{"claude-*": {"input": 3,`), 0o600)
+	budget := func(name, b string) string {
+		f := filepath.Join(dir, name+".json")
+		os.WriteFile(f, []byte(`{"upstreams":[{"name":"a","protocol":"anthropic","url":"http://127.0.0.1:1"}],"routes":[{"model":"*","upstream":"a"}],"budgets":[`+b+`]}`), 0o600)
+		return f
+	}
+	tokens := filepath.Join(dir, "tokens")
+	os.WriteFile(tokens, []byte("tok-a alice\n"), 0o600)
 	tests := []struct {
 		name   string
 		args   []string
 		code   int
 		stderr string
 	}{
+		{"budget without period", []string{"gateway", "--db", db, "--config", budget("noperiod", `{"tenant":"a","usd":"5"}`)}, 2, `budgets[0]: no period: want "day" or "month"`},
+		{"budget of unknown period", []string{"gateway", "--db", db, "--config", budget("week", `{"tenant":"a","usd":"5","period":"week"}`)}, 2, `budgets[0]: unknown period "week"`},
+		{"negative budget", []string{"gateway", "--db", db, "--config", budget("neg", `{"tenant":"a","usd":"-1","period":"day"}`)}, 2, `budgets[0]: negative usd -1`},
+		{"budget of no token", []string{"gateway", "--db", db, "--tokens", tokens, "--config", budget("tok", `{"token_sha256":"`+strings.Repeat("ab", 32)+`","usd":"1","period":"day"}`)}, 2, `budgets[0]: token_sha256 abababababab… is the hash of no gateway token`},
 		{"upstream without route", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h"}, 2, "no routes"},
 		{"bad upstream", []string{"gateway", "--db", db, "--upstream", "x"}, 2, "want NAME=PROTOCOL@URL"},
 		{"bad route", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "x"}, 2, "want MODEL_GLOB=UPSTREAM"},
@@ -46,10 +57,10 @@ func TestGatewayUsage(t *testing.T) {
 		{"config missing", []string{"gateway", "--db", db, "--config", filepath.Join(dir, "nope.json")}, 2, "nope.json"},
 		{"open without tokens", []string{"gateway", "--addr", "0.0.0.0:0", "--db", db}, 2, "without authentication: give --tokens FILE or set CONVO_TOKENS, or --allow-anonymous"},
 		{"bedrock without credentials", []string{"gateway", "--db", db, "--upstream", "b=bedrock@https://bedrock-runtime.us-east-1.amazonaws.com", "--route", "*=b"}, 2, "needs AWS_ACCESS_KEY_ID"},
-		{"negative price", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", badPrices}, 1, `prices.json: "claude-*".input: negative price -3`},
-		{"unknown currency", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", eurPrices}, 1, `unknown currency "EUR"`},
-		{"prices do not parse", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", brokenPrices}, 1, `broken.json: not valid JSON`},
-		{"prices missing", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", filepath.Join(dir, "none.json")}, 1, `none.json`},
+		{"negative price", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", badPrices}, 2, `prices.json: "claude-*".input: negative price -3`},
+		{"unknown currency", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", eurPrices}, 2, `unknown currency "EUR"`},
+		{"prices do not parse", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", brokenPrices}, 2, `broken.json: not valid JSON`},
+		{"prices missing", []string{"gateway", "--db", db, "--upstream", "a=anthropic@http://h", "--route", "*=a", "--prices", filepath.Join(dir, "none.json")}, 2, `none.json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/internal/prom"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/provider/all"
 	"github.com/convo-go/convo/provider/openai"
 	"github.com/convo-go/convo/replay"
@@ -25,7 +26,7 @@ import (
 
 func init() {
 	commands["serve"] = command{
-		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE] [--upstream … --route … | --config FILE]",
+		usage:   "[--addr ADDR] [--db FILE|postgres://…] [--tokens FILE] [--prices FILE] [--upstream … --route … | --config FILE]",
 		summary: "serve the conversation history API over a store",
 		run:     runServe,
 	}
@@ -92,11 +93,13 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	retention := fs.String("retention", "", "prune by the per-tenant retention policy in JSON `FILE` (docs/store.md)")
 	sweepEvery := fs.Duration("sweep-every", time.Hour, "apply --retention every `DURATION`")
 	models := addModelsFlag(fs)
+	prices := fs.String("prices", "", "price appended replies that carry usage and no cost by the JSON `FILE` of USD per million tokens by model glob, before the catalogue (as convo gateway)")
 	ups := newUpstreamFlags(fs) // replays go there (convo replay's)
 	if _, err := parse(fs, args, 0); err != nil {
 		return serveConfig{}, err
 	}
-	if _, _, err := e.loadModels(*models, false); err != nil {
+	cat, _, err := e.loadModels(*models, false)
+	if err != nil {
 		return serveConfig{}, err
 	}
 	if *maxBody <= 0 || *maxMsg <= 0 || *maxInflight <= 0 {
@@ -108,6 +111,10 @@ func parseServe(e *env, args []string) (serveConfig, error) {
 	cfg := serveConfig{addr: *addr, db: *db, jsonLog: *logFormat == "json", retention: *retention, sweepEvery: *sweepEvery}
 	cfg.opts.MaxBodyBytes, cfg.opts.MaxMessageBytes, cfg.opts.MaxInflightBytes = *maxBody, *maxMsg, *maxInflight
 	cfg.opts.UI = *viewer
+	if cfg.opts.Pricer, err = pricing.Default(*prices, cat); err != nil {
+		// Never a silent default: the server does not start (exit 2).
+		return serveConfig{}, usageError{err.Error()}
+	}
 	if ups.set() {
 		c, err := ups.read()
 		if err != nil {

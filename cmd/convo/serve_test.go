@@ -30,6 +30,8 @@ func TestServeUsage(t *testing.T) {
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, []byte("# nobody\n"), 0o600)
 	db := filepath.Join(dir, "convo.db")
+	negPrices := filepath.Join(dir, "prices.json")
+	os.WriteFile(negPrices, []byte(`{"claude-*": {"input": "-3", "output": 15}}`), 0o600)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +47,7 @@ func TestServeUsage(t *testing.T) {
 		{name: "open without tokens", args: []string{"serve", "--addr", "0.0.0.0:0", "--db", db}, code: 2,
 			stderr: "refusing to serve 0.0.0.0:0 without authentication"},
 		{name: "bad limit", args: []string{"serve", "--max-body", "0"}, code: 2, stderr: "must be positive"},
+		{name: "negative price", args: []string{"serve", "--db", db, "--prices", negPrices}, code: 2, stderr: `prices.json: "claude-*".input: negative price -3`},
 		{name: "argument", args: []string{"serve", "extra"}, code: 2, stderr: "too many arguments"},
 		{name: "bad tokens file", args: []string{"serve", "--tokens", tokens, "--db", db}, code: 1,
 			stderr: tokens + `: line 2: want "TOKEN TENANT", got 1 fields`},

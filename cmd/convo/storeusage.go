@@ -68,43 +68,10 @@ func parseWhen(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-// usageJSON is one group as convo store usage --json prints it; the
-// grouping key's member is named after the grouping.
-type usageJSON struct {
-	Model        *string `json:"model,omitempty"`
-	Conversation *string `json:"conversation,omitempty"`
-	Tenant       *string `json:"tenant,omitempty"`
-	Day          *string `json:"day,omitempty"`
-	Messages     int64   `json:"messages"`
-	Unpriced     int64   `json:"unpriced_messages"`
-	Input        int64   `json:"input_tokens"`
-	Output       int64   `json:"output_tokens"`
-	Cached       int64   `json:"cached_tokens"`
-	CacheWrite   int64   `json:"cache_write_tokens"`
-	Reasoning    int64   `json:"reasoning_tokens"`
-	// Cost is exact dollars as a decimal string: a JSON number would be
-	// read as a float.
-	Cost string `json:"cost_usd"`
-}
-
+// printUsageJSON prints rows as a JSON array (store.UsageJSON), the shape
+// GET /convo/v1/usage answers too.
 func printUsageJSON(e *env, q store.UsageQuery, rows []store.UsageRow) error {
-	out := make([]usageJSON, len(rows))
-	for i, r := range rows {
-		u := usageJSON{Messages: r.Messages, Unpriced: r.Unpriced, Input: r.Input, Output: r.Output, Cached: r.CacheRead,
-			CacheWrite: r.CacheWrite, Reasoning: r.Reasoning, Cost: r.Cost.String()}
-		key := r.Key
-		switch q.By {
-		case store.ByModel:
-			u.Model = &key
-		case store.ByConversation:
-			u.Conversation, u.Tenant = &key, &rows[i].Tenant
-		case store.ByTenant:
-			u.Tenant = &key
-		case store.ByDay:
-			u.Day = &key
-		}
-		out[i] = u
-	}
+	out := store.UsageRowsJSON(q.By, rows)
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err

@@ -5,6 +5,9 @@ package backends
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/convo-go/convo/store"
@@ -19,7 +22,9 @@ const DefaultDSN = "convo.db"
 // Open opens the store dsn names:
 //
 //   - postgres://… or postgresql://… — PostgreSQL (store/postgres; the URL
-//     may set search_path, pool_max_conns and the other pgx parameters);
+//     may set search_path, pool_max_conns and the other pgx parameters, and
+//     convo_partitions=N, which creates a new schema's tables partitioned
+//     by tenant into N partitions: postgres.Options.Partitions);
 //   - sqlite:PATH or a plain file path — a SQLite file (store/sqlite),
 //     created if it does not exist.
 //
@@ -29,9 +34,29 @@ func Open(ctx context.Context, dsn string) (store.Store, error) {
 	case dsn == "":
 		return nil, errors.New("no database given")
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return postgres.Open(ctx, dsn)
+		return openPostgres(ctx, dsn)
 	case strings.HasPrefix(dsn, "sqlite:"):
 		return sqlite.Open(ctx, strings.TrimPrefix(dsn, "sqlite:"))
 	}
 	return sqlite.Open(ctx, dsn)
+}
+
+// PartitionsParam is the parameter of a postgres:// URL that sets
+// postgres.Options.Partitions. It is taken out of the URL before pgx reads
+// it, which would send it to the server as a setting.
+const PartitionsParam = "convo_partitions"
+
+func openPostgres(ctx context.Context, dsn string) (store.Store, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || !u.Query().Has(PartitionsParam) {
+		return postgres.Open(ctx, dsn) // pgx says what is wrong with the URL
+	}
+	q := u.Query()
+	n, err := strconv.Atoi(q.Get(PartitionsParam))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s=%q: want a number of partitions", PartitionsParam, q.Get(PartitionsParam))
+	}
+	q.Del(PartitionsParam)
+	u.RawQuery = q.Encode()
+	return postgres.Options{Partitions: n}.Open(ctx, u.String())
 }

@@ -53,3 +53,20 @@ func TestOpenPostgres(t *testing.T) {
 		t.Fatalf("Open(%q) = %T, want *postgres.Store", dsn, s)
 	}
 }
+
+// TestOpenPostgresPartitioned: convo_partitions in the URL creates the
+// schema partitioned, and a bad number is a one-line error.
+func TestOpenPostgresPartitioned(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	if _, err := Open(t.Context(), dsn+"&"+PartitionsParam+"=x"); err == nil || !strings.Contains(err.Error(), PartitionsParam) {
+		t.Fatalf("Open with %s=x: %v", PartitionsParam, err)
+	}
+	s, err := Open(t.Context(), dsn+"&"+PartitionsParam+"=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := s.(*postgres.Store).Partitions(t.Context()); err != nil || n != 3 {
+		t.Fatalf("Partitions %d %v, want 3", n, err)
+	}
+}

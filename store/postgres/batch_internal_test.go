@@ -68,7 +68,7 @@ func plain(t *testing.T, s *Store, writes []store.Write, messages []int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := batchPlain(ctx, tx, ws, order, res); err != nil {
+	if err := s.batchPlain(ctx, tx, ws, order, res); err != nil {
 		tx.Rollback(ctx)
 		t.Fatalf("first attempt: %v", err)
 	}

@@ -25,7 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +42,7 @@ import (
 	"github.com/convo-go/convo/store/internal/backend"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/partitioned/*.sql
 var migrationFS embed.FS
 
 // Options configure a store.
@@ -52,11 +54,26 @@ type Options struct {
 	// MaxConns is the size of the connection pool (0: the connection
 	// string's pool_max_conns, else pgxpool's default).
 	MaxConns int32
+	// Partitions, when the schema is new, creates its tables PARTITION BY
+	// HASH (tenant) with this many partitions each (migrations/partitioned,
+	// docs/store.md "Partitioning"); 0 creates them unpartitioned. A
+	// schema that exists keeps the layout it was created with, and its
+	// number of partitions; asking for partitions of an unpartitioned one
+	// is an error rather than a silent no.
+	Partitions int
 }
+
+// MaxPartitions bounds Options.Partitions: beyond it every statement that
+// cannot name its tenant would visit too many tables.
+const MaxPartitions = 256
 
 // Store is a store.Store in a PostgreSQL database.
 type Store struct {
 	pool *pgxpool.Pool
+	// partitioned: the schema's tables are partitioned by tenant, and q
+	// holds the statements that write the tenant into every table.
+	partitioned bool
+	q           *queries
 }
 
 var _ store.Store = (*Store)(nil)
@@ -70,6 +87,9 @@ func (o Options) Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if o.Partitions < 0 || o.Partitions > MaxPartitions {
+		return nil, fmt.Errorf("postgres: %d partitions: want 0 (none) to %d", o.Partitions, MaxPartitions)
 	}
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
@@ -85,7 +105,7 @@ func (o Options) Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, o.Partitions); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
@@ -115,11 +135,7 @@ func (s *Store) Close() error {
 // the same database.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-func (s *Store) migrate(ctx context.Context) error {
-	all, err := backend.Migrations(migrationFS, "migrations")
-	if err != nil {
-		return err
-	}
+func (s *Store) migrate(ctx context.Context, partitions int) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -144,6 +160,13 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&applied); err != nil {
 		return err
 	}
+	if err := s.layout(ctx, tx, *schema, applied, partitions); err != nil {
+		return err
+	}
+	all, err := migrations(s.partitioned)
+	if err != nil {
+		return err
+	}
 	pending, err := backend.Pending(all, applied)
 	if err != nil {
 		return err
@@ -163,6 +186,77 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	return tx.Commit(ctx)
+}
+
+// layout settles whether the schema's tables are partitioned: as asked
+// (partitions > 0) when none exist yet, else as they were created.
+func (s *Store) layout(ctx context.Context, tx pgx.Tx, schema string, applied, partitions int) error {
+	if applied == 0 {
+		s.partitioned = partitions > 0
+		if s.partitioned {
+			// Read by migrations/partitioned/0001_init.sql, for this
+			// transaction only.
+			if _, err := tx.Exec(ctx, `SELECT set_config('convo.partitions', $1, true)`, strconv.Itoa(partitions)); err != nil {
+				return err
+			}
+		}
+	} else {
+		var kind string
+		err := tx.QueryRow(ctx, `SELECT coalesce((SELECT relkind::text FROM pg_class WHERE oid = to_regclass('conversations')), '')`).Scan(&kind)
+		if err != nil {
+			return err
+		}
+		s.partitioned = kind == "p"
+		if partitions > 0 && !s.partitioned {
+			return fmt.Errorf("schema %q was created unpartitioned (version %d): partitions apply to a new schema only; "+
+				"copy the data into one (docs/store.md, Partitioning)", schema, applied)
+		}
+	}
+	s.q = layouts[0]
+	if s.partitioned {
+		s.q = layouts[1]
+	}
+	return nil
+}
+
+// migrations returns the schema's migrations: migrations/NNNN_name.sql,
+// for the partitioned layout with migrations/partitioned/NNNN_name.sql in
+// place of the file of the same version and name where there is one.
+func migrations(partitioned bool) ([]backend.Migration, error) {
+	all, err := backend.Migrations(migrationFS, "migrations")
+	if err != nil || !partitioned {
+		return all, err
+	}
+	names, err := fs.Glob(migrationFS, "migrations/partitioned/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		base := path.Base(name)
+		i := slices.IndexFunc(all, func(m backend.Migration) bool {
+			return base == fmt.Sprintf("%04d_%s.sql", m.Version, m.Name)
+		})
+		if i < 0 {
+			return nil, fmt.Errorf("migration partitioned/%s: no migration of that version and name to replace", base)
+		}
+		b, err := fs.ReadFile(migrationFS, name)
+		if err != nil {
+			return nil, err
+		}
+		all[i].SQL = string(b)
+	}
+	return all, nil
+}
+
+// Partitions returns how many partitions each of the schema's tables has:
+// 0 when they are not partitioned.
+func (s *Store) Partitions(ctx context.Context) (int, error) {
+	if !s.partitioned {
+		return 0, nil
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT convo_partitions()`).Scan(&n)
+	return n, wrap(err)
 }
 
 // SchemaVersion returns the version of the newest migration applied.
@@ -252,9 +346,24 @@ func unavailable(err error) bool {
 func (s *Store) Ping(ctx context.Context) error { return wrap(s.pool.Ping(ctx)) }
 
 // uniqueViolation reports whether err broke the named unique constraint.
+// In the partitioned layout the error names the partition's index, which
+// PostgreSQL names after the partition and the columns: constraint
+// messages_conv_id (conv, id, tenant) is messages_p3_conv_id_tenant_key
+// in partition messages_p3.
 func uniqueViolation(err error, constraint string) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == constraint
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		return false
+	}
+	if pe.ConstraintName == constraint {
+		return true
+	}
+	i := strings.LastIndex(pe.TableName, "_p")
+	if i < 0 || i+2 == len(pe.TableName) || strings.Trim(pe.TableName[i+2:], "0123456789") != "" || !strings.HasPrefix(pe.ConstraintName, pe.TableName+"_") {
+		return false
+	}
+	cols := strings.TrimPrefix(pe.ConstraintName, pe.TableName+"_")
+	return strings.HasPrefix(pe.TableName[:i]+"_"+cols, constraint+"_")
 }
 
 func nullString(b []byte) *string {
@@ -296,8 +405,8 @@ func mediaCTEs(a int) string {
 	INSERT INTO blobs (hash, refs, data) SELECT u.h, 0, u.d FROM c, unnest($%d::text[], $%d::bytea[]) AS u (h, d)
 	ON CONFLICT (hash) DO UPDATE SET refs = blobs.refs
 ), f AS (
-	INSERT INTO media_refs (conv, pos, off, hash)
-	SELECT c.pk, c.first + u.i, u.off, u.h FROM c, unnest($%d::bigint[], $%d::integer[], $%d::text[]) AS u (i, off, h)
+	INSERT INTO media_refs ({tenant,}conv, pos, off, hash)
+	SELECT {c.tenant,}c.pk, c.first + u.i, u.off, u.h FROM c, unnest($%d::bigint[], $%d::integer[], $%d::text[]) AS u (i, off, h)
 )`, a, a+1, a+2, a+3, a+4)
 }
 
@@ -322,17 +431,48 @@ func columns(rows []backend.Row) cols {
 }
 
 // createConv inserts a conversation and its first messages in one
-// statement.
+// statement (a template of newQueries).
 var createConv = `WITH c AS (
 	INSERT INTO conversations (tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
 	VALUES ($1, $2, $3, $4, 1, $5::integer, $5::integer, $6, '', 0, $7, $7)
 	RETURNING pk, 0::bigint AS first, tenant
 ), m AS (
-	INSERT INTO messages (conv, pos, id, role, body, text, words)
-	SELECT c.pk, r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
+	INSERT INTO messages ({tenant,}conv, pos, id, role, body, text, words)
+	SELECT {c.tenant,}c.pk, r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
 	FROM c, unnest($8::text[], $9::text[], $10::bytea[], $11::text[], $12::text[]) WITH ORDINALITY AS r (id, role, body, text, words, ord)
 )` + mediaCTEs(13) + usageCTE(18) + `
 SELECT pk FROM c`
+
+// Fork's copies of the messages and media references of conversation $2
+// (the first $3 messages) into conversation $1 of the same tenant.
+// Templates of newQueries.
+const (
+	forkMessages = `INSERT INTO messages ({tenant,}conv, pos, id, role, body, text, words)
+	SELECT {tenant,}$1, pos, id, role, body, text, words FROM messages WHERE conv = $2 ORDER BY pos LIMIT $3`
+	forkMedia = `INSERT INTO media_refs ({tenant,}conv, pos, off, hash)
+	SELECT {r.tenant,}$1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = $1 AND m.pos = r.pos WHERE r.conv = $2`
+)
+
+// queries are the statements that differ between the two layouts: those
+// that insert the rows a conversation owns, which carry its tenant, the
+// partition key, when the tables are partitioned. In the templates,
+// {tenant,} {c.tenant,} and {r.tenant,} stand for that column, or nothing.
+type queries struct {
+	createConv, appendRows, forkMessages, forkMedia string
+}
+
+// layouts are the statements of the unpartitioned layout and of the
+// partitioned one.
+var layouts = [2]*queries{newQueries(false), newQueries(true)}
+
+func newQueries(partitioned bool) *queries {
+	r := strings.NewReplacer("{tenant,}", "", "{c.tenant,}", "", "{r.tenant,}", "")
+	if partitioned {
+		r = strings.NewReplacer("{tenant,}", "tenant, ", "{c.tenant,}", "c.tenant, ", "{r.tenant,}", "r.tenant, ")
+	}
+	return &queries{createConv: r.Replace(createConv), appendRows: r.Replace(appendRows),
+		forkMessages: r.Replace(forkMessages), forkMedia: r.Replace(forkMedia)}
+}
 
 // Create stores a new conversation.
 func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
@@ -343,7 +483,7 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	c, rows := cr.Conversation, cr.Rows
 	cl := columns(rows)
 	var pk int64
-	err = s.pool.QueryRow(ctx, createConv, cl.withUsage(c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
+	err = s.pool.QueryRow(ctx, s.q.createConv, cl.withUsage(c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
 		nullString(cr.Open), c.Created, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
 		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash)...).Scan(&pk)
 	if uniqueViolation(err, "conversations_tenant_id") {
@@ -385,15 +525,15 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 // appendRows bumps the version of conversation $1 if it still is $2 and
 // inserts the messages after its last one, in one statement: both happen
 // or neither. No row back means the version moved (or the conversation is
-// gone).
+// gone). A template of newQueries.
 var appendRows = `WITH c AS (
 	UPDATE conversations SET version = version + 1, messages = messages + $3::integer, next_pos = next_pos + $3::integer,
 		open_calls = $4, updated = greatest(updated, $5)
 	WHERE pk = $1 AND version = $2
 	RETURNING pk, next_pos - $3::integer AS first, version, messages, updated, tenant
 ), m AS (
-	INSERT INTO messages (conv, pos, id, role, body, text, words)
-	SELECT c.pk, c.first + r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
+	INSERT INTO messages ({tenant,}conv, pos, id, role, body, text, words)
+	SELECT {c.tenant,}c.pk, c.first + r.ord - 1, r.id, r.role, r.body, r.text, to_tsvector('simple', r.words)
 	FROM c, unnest($6::text[], $7::text[], $8::bytea[], $9::text[], $10::text[]) WITH ORDINALITY AS r (id, role, body, text, words, ord)
 )` + mediaCTEs(11) + usageCTE(16) + `
 SELECT version, messages, updated FROM c`
@@ -421,7 +561,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 			return store.Conversation{}, err
 		}
 		out := r.Conversation
-		err = s.pool.QueryRow(ctx, appendRows, cl.withUsage(r.pk, r.Version, len(rows), nullString(after),
+		err = s.pool.QueryRow(ctx, s.q.appendRows, cl.withUsage(r.pk, r.Version, len(rows), nullString(after),
 			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
 			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash)...).Scan(&out.Version, &out.Messages, &out.Updated)
 		switch {
@@ -676,8 +816,7 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		if err != nil {
 			return wrap(err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO messages (conv, pos, id, role, body, text, words)
-			SELECT $1, pos, id, role, body, text, words FROM messages WHERE conv = $2 ORDER BY pos LIMIT $3`, pk, src.pk, at); err != nil {
+		if _, err := tx.Exec(ctx, s.q.forkMessages, pk, src.pk, at); err != nil {
 			return wrap(err)
 		}
 		// The copies reference the same blobs; locking them first keeps a
@@ -686,8 +825,7 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 			(SELECT r.hash FROM media_refs r JOIN messages m ON m.conv = $1 AND m.pos = r.pos WHERE r.conv = $2) FOR UPDATE`, pk, src.pk); err != nil {
 			return wrap(err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO media_refs (conv, pos, off, hash)
-			SELECT $1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = $1 AND m.pos = r.pos WHERE r.conv = $2`, pk, src.pk); err != nil {
+		if _, err := tx.Exec(ctx, s.q.forkMedia, pk, src.pk); err != nil {
 			return wrap(err)
 		}
 		open, err := tail(ctx, tx, pk, c.ID)
@@ -965,7 +1103,13 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	slices.SortStableFunc(order, func(a, b int) int {
 		return cmp.Or(strings.Compare(ws[a].Tenant, ws[b].Tenant), strings.Compare(ws[a].ID, ws[b].ID))
 	})
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return batchPlain(ctx, tx, ws, order, res) })
+	applied := func(i int) bool { return res[i].Err == nil }
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.batchPlain(ctx, tx, ws, order, res); err != nil {
+			return err
+		}
+		return charge(ctx, tx, backend.Charges(ws, applied))
+	})
 	if err == nil {
 		return res
 	}
@@ -977,7 +1121,7 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, i := range order {
-			c, err := batchOne(ctx, tx, &ws[i])
+			c, err := s.batchOne(ctx, tx, &ws[i])
 			var fatal fatalError
 			if errors.As(err, &fatal) {
 				return fatal.err
@@ -987,7 +1131,7 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 				res[i].Err = fmt.Errorf("writes[%d]: %w", i, err)
 			}
 		}
-		return nil
+		return charge(ctx, tx, backend.Charges(ws, applied))
 	})
 	if err != nil {
 		for _, i := range order {
@@ -1003,7 +1147,7 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 // conversations it writes are locked and read in one query, and the first
 // write of each goes in one more round trip. The first write that fails
 // ends it with errRetry.
-func batchPlain(ctx context.Context, tx pgx.Tx, ws []backend.Write, order []int, res []store.WriteResult) error {
+func (s *Store) batchPlain(ctx context.Context, tx pgx.Tx, ws []backend.Write, order []int, res []store.WriteResult) error {
 	locked, err := lockConvs(ctx, tx, ws, order)
 	if err != nil {
 		return err
@@ -1022,7 +1166,7 @@ func batchPlain(ctx context.Context, tx pgx.Tx, ws []backend.Write, order []int,
 		}
 		seen[k] = true
 		r, ok := locked[k]
-		if writeLocked(inBatch(b), &ws[i], r, ok, &res[i].Conversation) != nil {
+		if s.writeLocked(inBatch(b), &ws[i], r, ok, &res[i].Conversation) != nil {
 			return errRetry
 		}
 	}
@@ -1030,7 +1174,7 @@ func batchPlain(ctx context.Context, tx pgx.Tx, ws []backend.Write, order []int,
 		return errRetry
 	}
 	for _, i := range later {
-		if res[i].Conversation, err = batchWrite(ctx, tx, &ws[i], ws[i].Create); err != nil {
+		if res[i].Conversation, err = s.batchWrite(ctx, tx, &ws[i], ws[i].Create); err != nil {
 			return errRetry
 		}
 	}
@@ -1073,14 +1217,14 @@ func (e fatalError) Error() string { return e.err.Error() }
 
 // batchOne applies one write of a batch in a savepoint, retrying a create
 // that raced as an append.
-func batchOne(ctx context.Context, tx pgx.Tx, w *backend.Write) (store.Conversation, error) {
+func (s *Store) batchOne(ctx context.Context, tx pgx.Tx, w *backend.Write) (store.Conversation, error) {
 	create := w.Create
 	for {
 		sp, err := tx.Begin(ctx) // SAVEPOINT
 		if err != nil {
 			return store.Conversation{}, fatalError{err}
 		}
-		c, err := batchWrite(ctx, sp, w, create)
+		c, err := s.batchWrite(ctx, sp, w, create)
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil { // RELEASE
 				return store.Conversation{}, fatalError{err}
@@ -1100,16 +1244,16 @@ func batchOne(ctx context.Context, tx pgx.Tx, w *backend.Write) (store.Conversat
 // batchWrite applies one write of a batch: creates the conversation (when
 // create is set and it does not exist), or appends to it and sets its
 // metadata.
-func batchWrite(ctx context.Context, tx pgx.Tx, w *backend.Write, create bool) (store.Conversation, error) {
+func (s *Store) batchWrite(ctx context.Context, tx pgx.Tx, w *backend.Write, create bool) (store.Conversation, error) {
 	r, err := getConv(ctx, tx, selectConv+` FOR UPDATE`, w.Tenant, w.ID)
 	if errors.Is(err, store.ErrNotFound) && create {
-		return createIn(atOnce(ctx, tx), w.New, w.H, w.Rows)
+		return s.createIn(atOnce(ctx, tx), w.New, w.H, w.Rows)
 	}
 	if err != nil {
 		return store.Conversation{}, err
 	}
 	var out store.Conversation
-	err = appendIn(atOnce(ctx, tx), w, r, &out)
+	err = s.appendIn(atOnce(ctx, tx), w, r, &out)
 	return out, err
 }
 
@@ -1134,12 +1278,12 @@ func inBatch(b *pgx.Batch) rowQuery {
 // writeLocked applies one write of a batch whose conversation's row r,
 // when it exists, is locked and read already; out is the conversation
 // after it, complete once q's statements have run.
-func writeLocked(q rowQuery, w *backend.Write, r row, exists bool, out *store.Conversation) error {
+func (s *Store) writeLocked(q rowQuery, w *backend.Write, r row, exists bool, out *store.Conversation) error {
 	switch {
 	case exists:
-		return appendIn(q, w, r, out)
+		return s.appendIn(q, w, r, out)
 	case w.Create:
-		c, err := createIn(q, w.New, w.H, w.Rows)
+		c, err := s.createIn(q, w.New, w.H, w.Rows)
 		*out = c
 		return err
 	}
@@ -1149,7 +1293,7 @@ func writeLocked(q rowQuery, w *backend.Write, r row, exists bool, out *store.Co
 // appendIn appends a write's messages to the locked conversation r and sets
 // its metadata; out is the conversation after it, complete once q's
 // statements have run.
-func appendIn(q rowQuery, w *backend.Write, r row, out *store.Conversation) error {
+func (s *Store) appendIn(q rowQuery, w *backend.Write, r row, out *store.Conversation) error {
 	if err := backend.CheckVersion(r.ID, r.Version, w.Version); err != nil {
 		return err
 	}
@@ -1164,7 +1308,7 @@ func appendIn(q rowQuery, w *backend.Write, r row, out *store.Conversation) erro
 			return err
 		}
 		cl := columns(w.Rows)
-		err = q(appendRows, cl.withUsage(r.pk, r.Version, len(w.Rows), nullString(backend.MarshalCalls(after)),
+		err = q(s.q.appendRows, cl.withUsage(r.pk, r.Version, len(w.Rows), nullString(backend.MarshalCalls(after)),
 			backend.Now(), cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
 			cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash), func(row pgx.Row) error {
 			err := row.Scan(&out.Version, &out.Messages, &out.Updated)
@@ -1192,7 +1336,7 @@ func appendIn(q rowQuery, w *backend.Write, r row, out *store.Conversation) erro
 
 // createIn creates the conversation c (checked by backend.NewConversation)
 // with the messages h, rows, for a write of a batch.
-func createIn(q rowQuery, c store.Conversation, h convo.History, rows []backend.Row) (store.Conversation, error) {
+func (s *Store) createIn(q rowQuery, c store.Conversation, h convo.History, rows []backend.Row) (store.Conversation, error) {
 	open, err := backend.Check(nil, h)
 	if err != nil {
 		return store.Conversation{}, err
@@ -1200,7 +1344,7 @@ func createIn(q rowQuery, c store.Conversation, h convo.History, rows []backend.
 	now := backend.Now()
 	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
 	cl := columns(rows)
-	err = q(createConv, cl.withUsage(c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
+	err = q(s.q.createConv, cl.withUsage(c.Tenant, c.ID, c.Title, nullString(c.Meta), len(rows),
 		nullString(backend.MarshalCalls(open)), now, cl.ids, cl.roles, cl.bodies, cl.texts, cl.words,
 		cl.hashes, cl.blobs, cl.refRow, cl.refOff, cl.refHash), func(row pgx.Row) error {
 		var pk int64

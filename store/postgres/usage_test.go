@@ -73,3 +73,8 @@ func TestUsageMigration(t *testing.T) {
 func BenchmarkUsage(b *testing.B) {
 	storetest.BenchUsage(b, benchStore(b, 4), 100_000)
 }
+
+// BenchmarkSpent reads a month's spend of one counter (a budget check).
+func BenchmarkSpent(b *testing.B) {
+	storetest.BenchSpent(b, benchStore(b, 4))
+}

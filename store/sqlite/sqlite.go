@@ -297,8 +297,8 @@ const (
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
 		updateForked, copyMessages, copyTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
-		savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease}
-	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter}
+		savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
+	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
@@ -893,7 +893,7 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 				yield()
 			}
 		}
-		return nil
+		return charge(ctx, tx, backend.Charges(ws, func(i int) bool { return res[i].Err == nil }))
 	})
 	if err != nil {
 		for i := range res {

@@ -61,7 +61,7 @@ func TestUsageMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`DROP TABLE usage; DROP TRIGGER message_usage_deleted; DELETE FROM schema_migrations WHERE version = 5`); err != nil {
+	if _, err := db.Exec(`DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted; DELETE FROM schema_migrations WHERE version >= 5`); err != nil {
 		t.Fatal(err)
 	}
 	if s, err = sqlite.Open(t.Context(), path); err != nil {
@@ -87,4 +87,9 @@ func TestUsageMigration(t *testing.T) {
 // BenchmarkUsage answers usage questions over 100,000 conversations.
 func BenchmarkUsage(b *testing.B) {
 	storetest.BenchUsage(b, benchStore(b, sqlite.Options{}), 100_000)
+}
+
+// BenchmarkSpent reads a month's spend of one counter (a budget check).
+func BenchmarkSpent(b *testing.B) {
+	storetest.BenchSpent(b, benchStore(b, sqlite.Options{}))
 }

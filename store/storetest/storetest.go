@@ -56,6 +56,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Retention", testRetention},
 		{"Usage", testUsage},
 		{"UsageBatch", testUsageBatch},
+		{"Spend", testSpend},
+		{"SpendConcurrent", testSpendConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,8 +1,14 @@
 package backend
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/store"
@@ -47,5 +53,62 @@ func PrepareWrite(i int, sw store.Write) (Write, error) {
 	if w.H, w.Rows, err = Encode(sw.Messages); err != nil {
 		return w, fmt.Errorf("writes[%d]: %w", i, err)
 	}
+	for j, c := range sw.Charges {
+		switch {
+		case c.Key == "" || len(c.Key) > store.MaxIDBytes || !utf8.ValidString(c.Key):
+			return w, fmt.Errorf("writes[%d]: charges[%d]: key: want 1 to %d bytes of UTF-8: %w", i, j, store.MaxIDBytes, store.ErrInvalid)
+		case c.USD < 0:
+			return w, fmt.Errorf("writes[%d]: charges[%d]: negative amount %s: %w", i, j, c.USD, store.ErrInvalid)
+		case c.Day.IsZero():
+			return w, fmt.Errorf("writes[%d]: charges[%d]: no day: %w", i, j, store.ErrInvalid)
+		}
+	}
 	return w, nil
+}
+
+// Charge is one spend counter's total charge of a batch.
+type Charge struct {
+	Tenant, Key string
+	Day         time.Time
+	USD         convo.Money
+}
+
+// Charges adds up the charges of the writes applied (those ok reports)
+// by counter, in the order of their keys: one statement a counter, and
+// the counters' rows locked in the same order by every batch (PostgreSQL),
+// so that two batches never wait for each other in a circle.
+func Charges(ws []Write, ok func(i int) bool) []Charge {
+	var out []Charge
+	at := map[Charge]int{} // by tenant, key and day; USD zero
+	for i := range ws {
+		if !ok(i) {
+			continue
+		}
+		for _, c := range ws[i].Charges {
+			k := Charge{Tenant: ws[i].Tenant, Key: c.Key, Day: store.SpendDay(c.Day)}
+			j, seen := at[k]
+			if !seen {
+				j = len(out)
+				at[k] = j
+				out = append(out, k)
+			}
+			out[j].USD = AddMoney(out[j].USD, c.USD)
+		}
+	}
+	slices.SortFunc(out, func(a, b Charge) int {
+		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.Key, b.Key), a.Day.Compare(b.Day))
+	})
+	return out
+}
+
+// MaxMoney is the largest amount a spend counter holds: counters stop
+// there rather than wrap around.
+const MaxMoney = convo.Money(math.MaxInt64)
+
+// AddMoney adds two amounts that are not negative, stopping at MaxMoney.
+func AddMoney(a, b convo.Money) convo.Money {
+	if a > MaxMoney-b {
+		return MaxMoney
+	}
+	return a + b
 }

@@ -1,0 +1,116 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/sqlite"
+)
+
+// signalWrites is a store whose writes succeed without storing and are
+// announced on wrote, so that a test can wait for the recorder to finish
+// an exchange.
+type signalWrites struct {
+	store.Store
+	wrote chan int
+}
+
+func (s signalWrites) Batch(_ context.Context, writes []store.Write) []store.WriteResult {
+	s.wrote <- len(writes)
+	return make([]store.WriteResult, len(writes))
+}
+
+// Bounds of TestRecordingAllocs, a little above what was measured on
+// 2026-12-05 (linux/amd64): 270 allocations for a recorded pass-through
+// exchange, the handler's and the recorder's together (httptest's request
+// and recorder included), and 113 for the same exchange with
+// Convo-Record: off. A change that makes
+// every exchange allocate more fails here; one that makes it allocate
+// less should lower them.
+const (
+	maxRecordedAllocs   = 290
+	maxUnrecordedAllocs = 125
+)
+
+// TestRecordingAllocs guards the allocations of the recording path, the
+// hot path of a busy gateway: one streamed Anthropic exchange passed
+// through the handler (the upstream replayed in the process), and its
+// recording prepared by the writer (the reply's stream folded, the
+// request's messages, the store write) up to the store, which discards
+// it. testing.AllocsPerRun counts the process's allocations, so the
+// writer's goroutine is counted: each run waits for its batch.
+func TestRecordingAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts: not in -short")
+	}
+	data, err := os.ReadFile(recorded["anthropic"].stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sw := signalWrites{st, make(chan int, 1)}
+	gw, err := gateway.New(gateway.Options{
+		Config: gateway.Config{
+			Upstreams: []gateway.Upstream{{Name: "a", Protocol: "anthropic", URL: "http://upstream.invalid"}},
+			Routes:    []gateway.Route{{Model: "*", Upstream: "a"}},
+		},
+		Store:      sw,
+		Tokens:     map[string]string{token: tenant},
+		Client:     &http.Client{Transport: replayTransport{data}},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		BatchDelay: -1, // a batch per exchange, written at once
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close(context.Background())
+	body := []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
+	serve := func(record bool) {
+		req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", token)
+		if !record {
+			req.Header.Set("Convo-Record", "off")
+		}
+		w := httptest.NewRecorder()
+		gw.ServeHTTP(w, req)
+		if w.Code != 200 || !bytes.Contains(w.Body.Bytes(), []byte("get_weather")) {
+			t.Fatalf("status %d: %s", w.Code, w.Body.String())
+		}
+		if record {
+			if n := <-sw.wrote; n != 1 {
+				t.Fatalf("batch of %d writes, want 1", n)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		record bool
+		max    float64
+	}{{"recorded", true, maxRecordedAllocs}, {"not recorded", false, maxUnrecordedAllocs}} {
+		serve(c.record) // warm: the first exchange fills caches
+		got := testing.AllocsPerRun(50, func() { serve(c.record) })
+		t.Logf("%s: %.0f allocations an exchange (bound %.0f)", c.name, got, c.max)
+		if got > c.max {
+			t.Errorf("%s: %.0f allocations an exchange, more than %.0f: the recording path allocates more than it did", c.name, got, c.max)
+		}
+	}
+	select {
+	case n := <-sw.wrote:
+		t.Errorf("an exchange with Convo-Record: off was recorded (%d writes)", n)
+	default:
+	}
+}
