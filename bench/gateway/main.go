@@ -5,26 +5,45 @@
 // concurrent streams.
 //
 // Each proxy runs in its own child process (this program, re-executed), so
-// its memory and CPU are its own; the fake upstream — a recorded Anthropic
-// stream with thinking, text and a tool call, replayed at full speed — runs
-// in another. The modes:
+// its memory and CPU are its own; the fake upstream runs in another and
+// replays, at full speed unless paced, one of two stream sets (-stream):
 //
-//   - reverse: httputil.ReverseProxy (FlushInterval -1), the baseline;
-//   - passthrough: the gateway, Anthropic client to Anthropic upstream,
-//     recording every exchange into SQLite;
-//   - translate: the gateway, OpenAI Chat client to the same Anthropic
-//     upstream, recording too.
+//   - text: a real OpenAI Chat stream of 303 chunks (300 text deltas and a
+//     usage chunk, gpt-4.1-nano; the Vercel AI SDK's fixture
+//     vercel-openai-text.chunks.txt), and for translation the same deltas
+//     as an Anthropic stream, derived here and framed as a recorded
+//     claude-haiku-4-5 stream. The client speaks OpenAI Chat, streaming.
+//   - tool: a recorded Anthropic stream with thinking, text and a tool
+//     call (tool_use.sse, 13 events). Pass-through's client speaks
+//     Anthropic, translation's OpenAI Chat.
+//
+// The modes, interleaved:
+//
+//   - reverse: httputil.ReverseProxy (FlushInterval -1), the baseline,
+//     to the stream pass-through gets;
+//   - passthrough (not recorded): the gateway passing through for a client
+//     that sends Convo-Record: off;
+//   - passthrough: the gateway passing through, recording every exchange
+//     into SQLite, its spool on (convo gateway's default);
+//   - passthrough (spool off): the same with no spool (--spool off);
+//   - translate: the gateway translating the OpenAI Chat client to the
+//     Anthropic upstream, recording, its spool on.
+//
+// The gateway runs as convo gateway does by default: its own upstream
+// client, prices, the shipped model catalogue. After each level a summary
+// gives issue 35's figures (CPU per exchange over ReverseProxy's, the
+// first byte recording − not recording) and issue 30's (what translation
+// adds over ReverseProxy divided by what pass-through adds).
 //
 // With -before BIN, a build of this program from an earlier commit also
 // serves the two gateway modes ("passthrough (before)", "translate
 // (before)"), interleaved with the others in the same run, so a change is
-// measured against what it replaced on the same machine at the same time.
+// measured against what it replaced on the same machine at the same time
+// (the tool stream only: an earlier build knows no other).
 //
 // With -control, a second ReverseProxy ("reverse (control)") runs too:
 // its difference to the first is what identical code differs by in the
-// same run, the resolution of every other difference. With -unrecorded,
-// the gateway passes through for a client that sends Convo-Record: off
-// ("passthrough (not recorded)"): what the gateway adds without recording.
+// same run, the resolution of every other difference.
 //
 // Each round starts one mode later than the round before, so that over
 // the rounds every mode runs in every place of a round; a mode's place
@@ -55,18 +74,20 @@
 // CPU; the report gives the upstream's own time for each mode, and the
 // difference to the reverse proxy with that time taken out.
 //
-// Usage: go run ./gateway [-levels 1,64,512] [-requests N] [-rounds R] [-rate R] [-control] [-unrecorded] [-spool] [-before BIN]
+// Usage: go run ./gateway [-stream text,tool] [-levels 1,64,512] [-requests N] [-rounds R] [-rate R] [-control] [-before BIN]
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -87,6 +108,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/store/sqlite"
 )
 
@@ -101,43 +123,56 @@ func main() {
 	before := flag.String("before", "", "a build of this program from an earlier commit: its gateway modes run too")
 	fresh := flag.Bool("fresh", true, "start every mode's process anew for each round and level, so that no process's luck (its placement on the machine) sways every round")
 	control := flag.Bool("control", false, "run a second ReverseProxy, \"reverse (control)\": its difference to the first is what identical code differs by in this run")
-	unrecorded := flag.Bool("unrecorded", false, "run the gateway passing through with recording off too (Convo-Record: off): what it adds without recording")
-	spooled := flag.Bool("spool", false, "run the gateway passing through with its spool on too, \"passthrough (spool)\": what the spool costs while the store keeps up")
+	streamsFlag := flag.String("stream", "text,tool", "the upstream streams, each measured in turn: text (a real 303-chunk OpenAI Chat stream, and the same text as an Anthropic stream) and tool (a recorded Anthropic stream with thinking and a tool call)")
 	rate := flag.Float64("rate", 0, "open loop: start `R` exchanges a second, the upstream pacing its stream so that as many as the level are in flight (0: closed loop)")
 	flag.Parse()
 
-	up := spawn(os.Args[0], "upstream", "")
+	up := spawn(modeSpec{bin: os.Args[0], mode: "upstream"})
 	defer up.stop()
-	start := starter(up, *before, *control, *unrecorded, *spooled)
+	for _, set := range strings.Split(*streamsFlag, ",") {
+		if _, ok := streamSets[set]; !ok {
+			log.Fatalf("-stream: unknown stream %q (want text or tool)", set)
+		}
+		if *before != "" && set != "tool" {
+			log.Fatalf("-before: an earlier build serves only the tool stream")
+		}
+		fmt.Printf("Stream %q: %s.\n", set, streamSets[set])
+		measure(up, set, *levels, *requests, *rounds, *rate, *fresh, starter(up, set, *before, *control))
+	}
+}
+
+// measure runs every level of one stream set and prints its tables.
+func measure(up *proc, set, levels string, requests, rounds int, rate float64, fresh bool, start func() []*proc) {
 	var modes []*proc
-	if !*fresh {
+	if !fresh {
 		modes = start()
 		defer func() { stopAll(modes) }()
 	}
-	fmt.Printf("GOMAXPROCS-visible CPUs: %s; requests per mode and level: %d; rounds: %d", cpus(), *requests, *rounds)
-	if *rate > 0 {
-		fmt.Printf("; open loop at %g exchanges/s, the upstream's stream lasting streams/rate", *rate)
+	fmt.Printf("GOMAXPROCS-visible CPUs: %s; requests per mode and level: %d; rounds: %d", cpus(), requests, rounds)
+	if rate > 0 {
+		fmt.Printf("; open loop at %g exchanges/s, the upstream's stream lasting streams/rate", rate)
 	}
 	fmt.Print("\n\n")
-	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | the same per round: median (least … most) | exchanges/s | proxy CPU / exchange | proxy RSS (peak) | failed |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, ls := range strings.Split(*levels, ",") {
+	var sums []summary
+	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | the same per round: median (least … most) | exchanges/s | proxy CPU / exchange | CPU / reverse's | proxy RSS (peak) | failed | recorded / dropped / spooled |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, ls := range strings.Split(levels, ",") {
 		c, err := strconv.Atoi(ls)
 		if err != nil {
 			log.Fatal(err)
 		}
-		n := max(*requests, 8*c)
-		run := func(m *proc) *result { return load(m, c, n) }
-		if *rate > 0 {
+		n := max(requests, 8*c)
+		run := func(m *proc) *result { return load(m, set, c, n) }
+		if rate > 0 {
 			// Little's law: c streams in flight at rate exchanges a second
 			// when each lasts c/rate.
-			up.pace(time.Duration(float64(c) / *rate * float64(time.Second)))
-			run = func(m *proc) *result { return loadOpen(m, *rate, n) }
+			up.pace(time.Duration(float64(c) / rate * float64(time.Second)))
+			run = func(m *proc) *result { return loadOpen(m, set, rate, n) }
 		}
 		res := map[string]*result{}
 		var names []string
-		for r := 0; r < *rounds; r++ {
-			if *fresh {
+		for r := 0; r < rounds; r++ {
+			if fresh {
 				modes = start()
 			}
 			own := make([]time.Duration, len(modes))
@@ -147,6 +182,7 @@ func main() {
 				one := run(m)
 				one.upstream = up.took()
 				one.rss = m.rss()
+				one.rec = m.stats()
 				own[i] = one.own()
 				res[m.name] = res[m.name].merge(one)
 			}
@@ -155,12 +191,15 @@ func main() {
 				res[m.name].rounds = append(res[m.name].rounds, own[i]-own[0])
 				names = append(names, m.name)
 			}
-			if *fresh {
+			if fresh {
 				stopAll(modes)
 			}
 		}
 		report(c, names, res)
+		sums = append(sums, summarize(c, names, res))
 	}
+	printSummary(sums)
+	fmt.Println()
 }
 
 // placeOrder returns the order in which round r runs n modes, by their
@@ -187,16 +226,77 @@ func report(c int, names []string, res map[string]*result) {
 		delete(failures, name)
 		failMu.Unlock()
 		if len(r.total) == 0 {
-			fmt.Printf("| %d | %s | | | | | | | | | | | | %s | %d |\n", c, name, mib(r.rss), failed)
+			fmt.Printf("| %d | %s | | | | | | | | | | | | | %s | %d | %s |\n", c, name, mib(r.rss), failed, r.recorded())
 			continue
 		}
 		rs := slices.Sorted(slices.Values(r.rounds))
-		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %s | %d |\n", c, name,
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %.2f× | %s | %d | %s |\n", c, name,
 			us(r.pct(r.ttfb, 50)), us(r.pct(r.ttfb, 99)), us(r.pct(r.total, 50)), us(r.pct(r.total, 99)),
 			signed(r.pct(r.ttfb, 50)-base.pct(base.ttfb, 50)), signed(r.pct(r.total, 50)-base.pct(base.total, 50)),
 			us(r.pct(r.upstream, 50)), signed(r.own()-base.own()), signed(rs[len(rs)/2]), signed(rs[0]), signed(rs[len(rs)-1]),
-			float64(len(r.total))/r.wall.Seconds(), us(r.cpu/time.Duration(len(r.total))), mib(r.rss), failed)
+			float64(len(r.total))/r.wall.Seconds(), us(r.cpuPer()), float64(r.cpuPer())/float64(base.cpuPer()), mib(r.rss), failed, r.recorded())
 	}
+}
+
+// summary is one level's figures against the issues' targets.
+type summary struct {
+	c                     int
+	cpu                   map[string]float64 // CPU per exchange / reverse's, by mode
+	ttfbRecMinusOff       time.Duration      // pass-through's TTFB p50 recording − not recording
+	addTotal, addCPU      [2]time.Duration   // translation's and pass-through's p50 total and CPU per exchange − reverse's
+	translateOverPassthru [2]float64         // addTotal[0]/addTotal[1], addCPU[0]/addCPU[1]
+}
+
+// summarize takes a level's figures against the targets from res, the
+// first mode being the reverse proxy.
+func summarize(c int, names []string, res map[string]*result) summary {
+	base := res[names[0]]
+	s := summary{c: c, cpu: map[string]float64{}}
+	for _, n := range names {
+		if r := res[n]; len(r.total) > 0 && base.cpuPer() > 0 {
+			s.cpu[n] = float64(r.cpuPer()) / float64(base.cpuPer())
+		}
+	}
+	pass, off, tr := res["passthrough"], res["passthrough"+unrecordedLabel], res["translate"]
+	if pass == nil || off == nil || tr == nil || len(pass.total) == 0 || len(off.total) == 0 || len(tr.total) == 0 {
+		return s
+	}
+	s.ttfbRecMinusOff = pass.pct(pass.ttfb, 50) - off.pct(off.ttfb, 50)
+	bt := base.pct(base.total, 50)
+	s.addTotal = [2]time.Duration{tr.pct(tr.total, 50) - bt, pass.pct(pass.total, 50) - bt}
+	s.addCPU = [2]time.Duration{tr.cpuPer() - base.cpuPer(), pass.cpuPer() - base.cpuPer()}
+	s.translateOverPassthru = [2]float64{ratio(s.addTotal), ratio(s.addCPU)}
+	return s
+}
+
+// ratio is d[0]/d[1], NaN when d[1] is not above zero: what pass-through
+// adds must be something for translation's to be a multiple of it.
+func ratio(d [2]time.Duration) float64 {
+	if d[1] <= 0 {
+		return math.NaN()
+	}
+	return float64(d[0]) / float64(d[1])
+}
+
+// printSummary prints the figures of issue 35 (CPU per exchange against
+// ReverseProxy's, first byte recording against not) and issue 30
+// (translation's addition over pass-through's) at every level.
+func printSummary(sums []summary) {
+	fmt.Println()
+	fmt.Println("| streams | CPU / reverse: not recorded (≤ 1.1) | recording, spool on (≤ 1.5) | recording, spool off (≤ 1.5) | translating, recording (≤ 1.5) | TTFB p50 recording − not recording (≤ 100 µs) | total p50 − reverse: translation / pass-through | (translation − reverse) / (pass-through − reverse): total p50 (≤ 2) | the same, CPU per exchange |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, s := range sums {
+		fmt.Printf("| %d | %.2f× | %.2f× | %.2f× | %.2f× | %s | %s / %s | %s | %s |\n", s.c,
+			s.cpu["passthrough"+unrecordedLabel], s.cpu["passthrough"], s.cpu["passthrough"+spoolOffLabel], s.cpu["translate"],
+			signed(s.ttfbRecMinusOff), signed(s.addTotal[0]), signed(s.addTotal[1]), times(s.translateOverPassthru[0]), times(s.translateOverPassthru[1]))
+	}
+}
+
+func times(f float64) string {
+	if math.IsNaN(f) {
+		return "n/a (pass-through ≤ reverse)"
+	}
+	return fmt.Sprintf("%.2f×", f)
 }
 
 // failures counts failed exchanges by mode; they are left out of the
@@ -215,8 +315,18 @@ func fail(mode string, err error) {
 	failures[mode]++
 }
 
-func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
+// us and signed print a time in µs, or in ms from 10 ms on.
+func us(d time.Duration) string {
+	if d >= 10*time.Millisecond {
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
 func signed(d time.Duration) string {
+	if d >= 10*time.Millisecond || d <= -10*time.Millisecond {
+		return fmt.Sprintf("%+.1f ms", float64(d)/float64(time.Millisecond))
+	}
 	return fmt.Sprintf("%+.0f µs", float64(d)/float64(time.Microsecond))
 }
 func mib(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
@@ -232,7 +342,25 @@ type result struct {
 	upstream    []time.Duration // the upstream's streams, first write to last
 	rounds      []time.Duration // own() − the reverse proxy's, in each round
 	wall, cpu   time.Duration
-	rss         int64 // the process's peak resident set, KiB (the most of the rounds)
+	rss         int64          // the process's peak resident set, KiB (the most of the rounds)
+	rec         *gateway.Stats // a gateway's recordings, summed over the rounds
+}
+
+// recorded is what a gateway recorded, dropped and spooled; empty for
+// the reverse proxy.
+func (r *result) recorded() string {
+	if r.rec == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d / %d / %d", r.rec.Recorded, r.rec.Dropped, r.rec.Spooled)
+}
+
+// cpuPer is the proxy's CPU time per exchange measured.
+func (r *result) cpuPer() time.Duration {
+	if len(r.total) == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(len(r.total))
 }
 
 func (r *result) merge(o *result) *result {
@@ -244,6 +372,15 @@ func (r *result) merge(o *result) *result {
 	r.wall += o.wall
 	r.cpu += o.cpu
 	r.rss = max(r.rss, o.rss)
+	if o.rec != nil {
+		if r.rec == nil {
+			r.rec = &gateway.Stats{}
+		}
+		r.rec.Recorded += o.rec.Recorded
+		r.rec.Dropped += o.rec.Dropped
+		r.rec.Failed += o.rec.Failed
+		r.rec.Spooled += o.rec.Spooled
+	}
 	return r
 }
 
@@ -268,19 +405,38 @@ type target struct {
 	m              *proc
 	url, body, hdr string
 	unrecorded     bool // the client asks the gateway to record nothing
+	model          string
 	client         *http.Client
 	mu             sync.Mutex
 	res            *result
 }
 
-func newTarget(m *proc, n int) (*target, func()) {
+// newTarget is what m's client sends for stream set: with the tool
+// stream an Anthropic client (an OpenAI Chat one when m translates), with
+// the text stream an OpenAI Chat client, its model routing it to the
+// OpenAI upstream or, when m translates, to the Anthropic one. The reverse
+// proxy forwards to the set's path on the upstream itself.
+func newTarget(m *proc, set string, n int) (*target, func()) {
 	tr := &http.Transport{MaxIdleConns: 2048, MaxIdleConnsPerHost: 2048, MaxConnsPerHost: 0}
-	t := &target{m: m, client: &http.Client{Transport: tr}, url: "http://" + m.addr + "/v1/messages", body: anthropicRequest, hdr: "X-Api-Key",
+	t := &target{m: m, client: &http.Client{Transport: tr},
 		res: &result{ttfb: make([]time.Duration, 0, n), total: make([]time.Duration, 0, n)}}
-	if strings.HasPrefix(m.name, "translate") {
-		t.url, t.body, t.hdr = "http://"+m.addr+"/v1/chat/completions", chatRequest, "Authorization"
+	translate := m.spec.mode == "translate"
+	switch {
+	case set == "tool" && !translate:
+		t.url, t.model, t.hdr = "/v1/messages", "claude-sonnet-4-5", "X-Api-Key"
+	case set == "tool":
+		t.url, t.model, t.hdr = "/v1/chat/completions", "claude-sonnet-4-5", "Authorization"
+	case translate:
+		t.url, t.model, t.hdr = "/v1/chat/completions", "claude-haiku-4-5", "Authorization"
+	default:
+		t.url, t.model, t.hdr = "/v1/chat/completions", "gpt-4.1-nano", "Authorization"
 	}
-	t.unrecorded = strings.HasSuffix(m.name, unrecordedLabel)
+	t.body = fmt.Sprintf(chatRequest, t.model)
+	if t.hdr == "X-Api-Key" {
+		t.body = fmt.Sprintf(anthropicRequest, t.model)
+	}
+	t.url = "http://" + m.addr + t.url
+	t.unrecorded = m.spec.noRecord
 	return t, tr.CloseIdleConnections
 }
 
@@ -324,8 +480,8 @@ func (t *target) exchange(buf []byte) {
 
 // load runs n exchanges through m with c concurrent clients, each starting
 // its next exchange when the last ends (closed loop).
-func load(m *proc, c, n int) *result {
-	t, done := newTarget(m, n)
+func load(m *proc, set string, c, n int) *result {
+	t, done := newTarget(m, set, n)
 	defer done()
 	jobs := make(chan struct{}, n)
 	for i := 0; i < n; i++ {
@@ -346,7 +502,8 @@ func load(m *proc, c, n int) *result {
 	}
 	wg.Wait()
 	t.res.wall = time.Since(start)
-	t.res.cpu = m.cpu() - cpu0
+	m.drain(n)
+	t.res.cpu = m.settled() - cpu0
 	return t.res
 }
 
@@ -354,8 +511,8 @@ func load(m *proc, c, n int) *result {
 // whether or not the earlier ones have ended (open loop): below saturation
 // an exchange's time is the proxy's and the upstream's, not time spent
 // waiting for the exchanges before it.
-func loadOpen(m *proc, rate float64, n int) *result {
-	t, done := newTarget(m, n)
+func loadOpen(m *proc, set string, rate float64, n int) *result {
+	t, done := newTarget(m, set, n)
 	defer done()
 	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 	every := time.Duration(float64(time.Second) / rate)
@@ -374,47 +531,70 @@ func loadOpen(m *proc, rate float64, n int) *result {
 	}
 	wg.Wait()
 	t.res.wall = time.Since(start)
-	t.res.cpu = m.cpu() - cpu0
+	m.drain(n)
+	t.res.cpu = m.settled() - cpu0
 	return t.res
 }
 
-const anthropicRequest = `{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`
-const chatRequest = `{"model":"claude-bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Weather in Paris?"}]}`
+// The clients' requests, their model filled in.
+const anthropicRequest = `{"model":%q,"max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`
+const chatRequest = `{"model":%q,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Weather in Paris?"}]}`
+
+// streamSets describes the upstream's streams, by the name -stream takes.
+var streamSets = map[string]string{
+	"text": "a real OpenAI Chat stream of 303 chunks (300 text deltas, 1,730 bytes of text, usage last: vercel-openai-text.chunks.txt) " +
+		"for pass-through, and for translation the same deltas as an Anthropic stream (derived, framed as a recorded claude-haiku-4-5 stream); the client speaks OpenAI Chat",
+	"tool": "a recorded Anthropic stream with thinking, text and a tool call (13 events: tool_use.sse); " +
+		"pass-through's client speaks Anthropic, translation's OpenAI Chat",
+}
 
 // modeSpec is how a mode's process starts: this program or the -before
-// build, the mode, and the label its results carry.
-type modeSpec struct{ bin, mode, label string }
+// build, the mode, and the label its results carry; whether its client
+// asks for no recording (Convo-Record: off) and whether the gateway runs
+// without its spool (convo gateway --spool off; on is the command's
+// default).
+type modeSpec struct {
+	bin, mode, label   string
+	noRecord, spoolOff bool
+}
 
-// unrecordedLabel marks the pass-through mode whose client sends
-// Convo-Record: off.
-const unrecordedLabel = " (not recorded)"
+// The labels of the pass-through modes beside the default one (recording,
+// spool on).
+const (
+	unrecordedLabel = " (not recorded)"
+	spoolOffLabel   = " (spool off)"
+)
 
-// spoolLabel marks the pass-through mode whose gateway has a spool
-// (gateway.Options.SpoolDir).
-const spoolLabel = " (spool)"
-
-// starter returns what starts the modes' processes, in front of up: this
-// program's three modes, a second reverse proxy with control,
-// pass-through unrecorded with unrecorded, and before's gateway modes when
-// it is set.
-func starter(up *proc, before string, control, unrecorded, spooled bool) func() []*proc {
-	specs := []modeSpec{{os.Args[0], "reverse", ""}, {os.Args[0], "passthrough", ""}, {os.Args[0], "translate", ""}}
+// specs lists the modes: ReverseProxy first (every difference is to it),
+// the gateway passing through without recording, recording with its
+// spool and without, translating (recording, spool on); a second reverse
+// proxy with control, and before's gateway modes when it is set.
+func specs(before string, control bool) []modeSpec {
+	me := os.Args[0]
+	sp := []modeSpec{
+		{bin: me, mode: "reverse"},
+		{bin: me, mode: "passthrough", label: unrecordedLabel, noRecord: true},
+		{bin: me, mode: "passthrough"},
+		{bin: me, mode: "passthrough", label: spoolOffLabel, spoolOff: true},
+		{bin: me, mode: "translate"},
+	}
 	if control {
-		specs = append(specs, modeSpec{os.Args[0], "reverse", " (control)"})
-	}
-	if unrecorded {
-		specs = append(specs, modeSpec{os.Args[0], "passthrough", unrecordedLabel})
-	}
-	if spooled {
-		specs = append(specs, modeSpec{os.Args[0], "passthrough", spoolLabel})
+		sp = append(sp, modeSpec{bin: me, mode: "reverse", label: " (control)"})
 	}
 	if before != "" {
-		specs = append(specs, modeSpec{before, "passthrough", " (before)"}, modeSpec{before, "translate", " (before)"})
+		sp = append(sp, modeSpec{bin: before, mode: "passthrough", label: " (before)"}, modeSpec{bin: before, mode: "translate", label: " (before)"})
 	}
+	return sp
+}
+
+// starter returns what starts the modes' processes for stream set, in
+// front of up.
+func starter(up *proc, set, before string, control bool) func() []*proc {
+	sp := specs(before, control)
 	return func() []*proc {
-		modes := make([]*proc, len(specs))
-		for i, sp := range specs {
-			modes[i] = spawn(sp.bin, sp.mode, sp.label, up.addr)
+		modes := make([]*proc, len(sp))
+		for i, s := range sp {
+			modes[i] = spawn(s, up.addr, set)
 		}
 		return modes
 	}
@@ -429,15 +609,19 @@ func stopAll(modes []*proc) {
 // proc is a child process serving one mode.
 type proc struct {
 	name, addr string
+	spec       modeSpec
 	cmd        *exec.Cmd
 }
 
-// spawn starts bin serving mode, named mode+label in the results.
-func spawn(bin, mode, label string, args ...string) *proc {
+// spawn starts sp's process with args (the upstream's address and the
+// stream set), named mode+label in the results.
+func spawn(sp modeSpec, args ...string) *proc {
+	bin, mode, label := sp.bin, sp.mode, sp.label
 	cmd := exec.Command(bin, append([]string{"child", mode}, args...)...)
 	cmd.Stderr = os.Stderr
-	if label == spoolLabel {
-		cmd.Env = append(os.Environ(), "GWBENCH_SPOOL=1")
+	cmd.Env = append(os.Environ(), "GWBENCH_LABEL="+label)
+	if sp.spoolOff {
+		cmd.Env = append(cmd.Env, "GWBENCH_SPOOL=off")
 	}
 	if dir := os.Getenv("GWBENCH_PROFILE"); dir != "" && label != "" {
 		// A labelled mode's profiles (another build's, the control's) go
@@ -445,9 +629,6 @@ func spawn(bin, mode, label string, args ...string) *proc {
 		dir = filepath.Join(dir, strings.NewReplacer(" ", "", "(", "", ")", "").Replace(label))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			log.Fatal(err)
-		}
-		if cmd.Env == nil {
-			cmd.Env = os.Environ()
 		}
 		cmd.Env = append(cmd.Env, "GWBENCH_PROFILE="+dir)
 	}
@@ -462,7 +643,7 @@ func spawn(bin, mode, label string, args ...string) *proc {
 	if err != nil {
 		log.Fatalf("%s: %v", mode, err)
 	}
-	return &proc{name: mode + label, addr: strings.TrimSpace(line), cmd: cmd}
+	return &proc{name: mode + label, addr: strings.TrimSpace(line), spec: sp, cmd: cmd}
 }
 
 func (p *proc) stop() {
@@ -482,6 +663,74 @@ func (p *proc) cpu() time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
+// statsPath is where a gateway mode's process answers with its
+// gateway's Stats as JSON: beside the gateway's own paths, for the load
+// generator only.
+const statsPath = "/gwbench/stats"
+
+// stats is the gateway's recording counts in a gateway mode's process
+// (the process serves one round of one level), nil for another mode or
+// an earlier build that does not answer.
+func (p *proc) stats() *gateway.Stats {
+	if p.spec.mode == "reverse" {
+		return nil
+	}
+	resp, err := http.Get("http://" + p.addr + statsPath)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var s gateway.Stats
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&s) != nil {
+		return nil
+	}
+	return &s
+}
+
+// withStats serves gw, and its Stats at statsPath.
+func withStats(gw *gateway.Gateway) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == statsPath {
+			_ = json.NewEncoder(w).Encode(gw.Stats())
+			return
+		}
+		gw.ServeHTTP(w, r)
+	})
+}
+
+// drain waits, at most a minute, until a recording gateway's process has
+// recorded, dropped or failed each of the n exchanges it was sent: its
+// writer may wait on the disk, which an idle CPU does not show.
+func (p *proc) drain(n int) {
+	if p.spec.mode == "reverse" || p.spec.noRecord {
+		return
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		s := p.stats()
+		if s == nil || s.Recorded+s.Dropped+s.Failed >= int64(n) {
+			return
+		}
+	}
+	log.Printf("%s: recordings still pending a minute after the batch", p.name)
+}
+
+// settled waits until the child stops using CPU (no tick for 100 ms:
+// the recording writer has caught up with the batch), at most 30 s, and
+// returns its CPU time then: a gateway's recording of the batch's last
+// exchanges is part of the batch's cost, not of the next mode's round.
+func (p *proc) settled() time.Duration {
+	last := p.cpu()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		now := p.cpu()
+		if now == last {
+			return now
+		}
+		last = now
+	}
+	return last
+}
+
 // rss is the child's peak resident set (VmHWM) in KiB.
 func (p *proc) rss() int64 {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
@@ -494,16 +743,17 @@ func (p *proc) rss() int64 {
 	return 0
 }
 
-// child serves one mode and prints its address on stdout.
-// spoolDir is the spool of a gateway mode's process: in dir when the
-// process runs "passthrough (spool)", else none.
+// spoolDir is the spool of a gateway mode's process: in dir, as convo
+// gateway keeps one beside its database by default, unless the process
+// runs "passthrough (spool off)".
 func spoolDir(dir string) string {
-	if os.Getenv("GWBENCH_SPOOL") != "1" {
+	if os.Getenv("GWBENCH_SPOOL") == "off" {
 		return ""
 	}
 	return filepath.Join(dir, "spool")
 }
 
+// child serves one mode and prints its address on stdout.
 func child(mode string, args []string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -513,13 +763,13 @@ func child(mode string, args []string) {
 	var gw *gateway.Gateway
 	switch mode {
 	case "upstream":
-		data, err := os.ReadFile(filepath.Join("..", "provider", "anthropic", "testdata", "reply", "tool_use.sse"))
+		sets, err := loadStreams("..")
 		if err != nil {
 			log.Fatal(err)
 		}
-		h = upstream(data)
+		h = upstream(sets)
 	case "reverse":
-		h = reverseProxy(args[0])
+		h = reverseProxy(args[0] + setPath(args))
 	case "passthrough", "translate":
 		dir, err := os.MkdirTemp("", "gwbench")
 		if err != nil {
@@ -531,20 +781,10 @@ func child(mode string, args []string) {
 			log.Fatal(err)
 		}
 		defer st.Close()
-		gw, err = gateway.New(gateway.Options{
-			Config: gateway.Config{
-				Upstreams: []gateway.Upstream{{Name: "a", Protocol: "anthropic", URL: "http://" + args[0]}},
-				Routes:    []gateway.Route{{Model: "*", Upstream: "a"}},
-			},
-			Store:    st,
-			Tokens:   map[string]string{"tok": "bench"},
-			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-			SpoolDir: spoolDir(dir),
-		})
-		if err != nil {
+		if gw, err = newGateway(st, "http://"+args[0]+setPath(args), spoolDir(dir)); err != nil {
 			log.Fatal(err)
 		}
-		h = gw
+		h = withStats(gw)
 	default:
 		log.Fatalf("unknown mode %q", mode)
 	}
@@ -564,7 +804,7 @@ func child(mode string, args []string) {
 		defer cancel()
 		_ = gw.Close(ctx)
 		s := gw.Stats()
-		fmt.Fprintf(os.Stderr, "%s: recorded %d, dropped %d, failed %d\n", mode, s.Recorded, s.Dropped, s.Failed)
+		fmt.Fprintf(os.Stderr, "%s%s: recorded %d, dropped %d, failed %d, spooled %d\n", mode, os.Getenv("GWBENCH_LABEL"), s.Recorded, s.Dropped, s.Failed, s.Spooled)
 	}
 }
 
@@ -640,6 +880,121 @@ func profile(base string) func() {
 	}
 }
 
+// setPath is where the upstream serves the stream set named in a child's
+// arguments: the tool stream at the root (as an earlier build, with
+// -before, expects), the others under their name.
+func setPath(args []string) string {
+	if len(args) < 2 || args[1] == "tool" {
+		return ""
+	}
+	return "/" + args[1]
+}
+
+// newGateway is the gateway as convo gateway runs it by default (its own
+// upstream client, prices, the shipped model catalogue, a spool when
+// spool is set), recording into st, with an Anthropic upstream at base
+// and an OpenAI one at base/v1, routed by model name.
+func newGateway(st *sqlite.Store, base, spool string) (*gateway.Gateway, error) {
+	pr, err := pricing.Default("", nil)
+	if err != nil {
+		return nil, err
+	}
+	return gateway.New(gateway.Options{
+		Config: gateway.Config{
+			Upstreams: []gateway.Upstream{
+				{Name: "a", Protocol: "anthropic", URL: base},
+				{Name: "o", Protocol: "openai", URL: base + "/v1"},
+			},
+			Routes: []gateway.Route{{Model: "claude-*", Upstream: "a"}, {Model: "gpt-*", Upstream: "o"}},
+		},
+		Store:    st,
+		Tokens:   map[string]string{"tok": "bench"},
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SpoolDir: spool,
+		Pricer:   pr,
+	})
+}
+
+// streams is one stream set's replies as the upstream sends them, cut
+// into events: Anthropic's, and OpenAI Chat's (none for the tool set).
+type streams struct{ anthropic, chat [][]byte }
+
+// loadStreams reads the recorded streams from the repository at root.
+func loadStreams(root string) (map[string]streams, error) {
+	tool, err := os.ReadFile(filepath.Join(root, "provider", "anthropic", "testdata", "reply", "tool_use.sse"))
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := os.ReadFile(filepath.Join(root, "provider", "openai", "testdata", "recorded", "chat", "vercel-openai-text.chunks.txt"))
+	if err != nil {
+		return nil, err
+	}
+	chat, anth, err := textStreams(chunks)
+	if err != nil {
+		return nil, fmt.Errorf("vercel-openai-text.chunks.txt: %w", err)
+	}
+	return map[string]streams{"tool": {anthropic: events(tool)}, "text": {anthropic: anth, chat: chat}}, nil
+}
+
+// events cuts an SSE stream into its events.
+func events(data []byte) [][]byte {
+	ev := bytes.SplitAfter(data, []byte("\n\n"))
+	if len(ev[len(ev)-1]) == 0 {
+		ev = ev[:len(ev)-1]
+	}
+	return ev
+}
+
+// textStreams turns the recorded Chat chunks (one JSON object a line, as
+// the Vercel AI SDK's fixture keeps them) into the SSE stream OpenAI sends
+// (each chunk a data: event, then data: [DONE]), and the same text deltas
+// into an Anthropic stream framed as a recorded one
+// (llm-anthropic-prefill-stop-sequence.sse: message_start, a text block
+// with a ping after its start, message_delta with the usage, message_stop).
+func textStreams(chunks []byte) (chat, anth [][]byte, err error) {
+	ev := func(name string, v any) {
+		b, _ := json.Marshal(v)
+		anth = append(anth, []byte("event: "+name+"\ndata: "+string(b)+"\n\n"))
+	}
+	ev("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"model": "claude-haiku-4-5-20251001", "id": "msg_01KozUDYHvRtgs3NLgG7jzN9", "type": "message", "role": "assistant",
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 16, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 3, "service_tier": "standard"}}})
+	ev("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+	ev("ping", map[string]any{"type": "ping"})
+	var out int
+	for i, line := range bytes.Split(bytes.TrimSpace(chunks), []byte("\n")) {
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+			Usage *struct {
+				Completion int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(line, &c); err != nil {
+			return nil, nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		chat = append(chat, append(append([]byte("data: "), line...), "\n\n"...))
+		if c.Usage != nil {
+			out = c.Usage.Completion
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != "" {
+				ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": ch.Delta.Content}})
+			}
+		}
+	}
+	chat = append(chat, []byte("data: [DONE]\n\n"))
+	ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	ev("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": out}})
+	ev("message_stop", map[string]any{"type": "message_stop"})
+	return chat, anth, nil
+}
+
 // upstream replays data, event by event, flushed, as a provider streams.
 // POST /pace?stream=D (from the load generator, not through a proxy) makes
 // every stream after it last about D, its events evenly spaced; the first
@@ -649,11 +1004,12 @@ func profile(base string) func() {
 // as a remote provider's stream would not slow down with the proxy's
 // machine. GET /took returns how long each stream took from its first
 // write to its last, one count of nanoseconds a line, since the last GET.
-func upstream(data []byte) http.Handler {
-	events := bytes.SplitAfter(data, []byte("\n\n"))
-	if len(events[len(events)-1]) == 0 {
-		events = events[:len(events)-1]
-	}
+//
+// A request whose path begins with a set's name (/text/…) gets that set's
+// stream, any other the tool set's; one whose path ends in
+// /chat/completions gets the OpenAI Chat stream, any other the Anthropic
+// one. The pace is one for every stream: events evenly spaced over D.
+func upstream(sets map[string]streams) http.Handler {
 	var gap atomic.Int64
 	var mu sync.Mutex
 	var took []time.Duration
@@ -665,7 +1021,7 @@ func upstream(data []byte) http.Handler {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			gap.Store(int64(d) / int64(max(1, len(events)-1)))
+			gap.Store(int64(d))
 			return
 		case "/took":
 			mu.Lock()
@@ -677,8 +1033,20 @@ func upstream(data []byte) http.Handler {
 			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
+		set := sets["tool"]
+		if name, _, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); ok && sets[name].anthropic != nil {
+			set = sets[name]
+		}
+		events := set.anthropic
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			events = set.chat
+		}
+		if events == nil {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		g := time.Duration(gap.Load())
+		g := time.Duration(gap.Load()) / time.Duration(max(1, len(events)-1))
 		start := time.Now()
 		for i, ev := range events {
 			if g > 0 {
