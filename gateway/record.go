@@ -303,10 +303,17 @@ func newRecorder(st store.Store, size int, maxBytes int64, delay time.Duration, 
 	return rc
 }
 
+// spoolWait bounds how long a handler waits for room in a full queue that
+// a spool drains.
+const spoolWait = 5 * time.Second
+
 // enqueue hands rec to the writer. A full queue — as many records as it
 // holds, or as many bytes — drops the record (counted in Stats, logged, and
 // marked on the exchange's span): the client's exchange has been answered
-// already, and memory stays bounded.
+// already, and memory stays bounded. With a spool, the handler first waits
+// (up to spoolWait) for the writer to take a batch: the writer can always
+// spool what the store is behind by, so a saturated gateway slows its
+// clients rather than lose what it answered.
 func (rc *recorder) enqueue(rec *record) {
 	if rec.mode == RecordOff {
 		return // the client asked that nothing be kept
@@ -315,11 +322,18 @@ func (rc *recorder) enqueue(rec *record) {
 		rec.span.end = time.Now() // the exchange ends as it is handed over
 	}
 	rec.compact()
-	if reason := rc.offer(rec); reason != "" {
+	reason := rc.offer(rec)
+	if reason == queueFull && rc.dur != nil {
+		reason = rc.offerWaiting(rec)
+	}
+	if reason != "" {
 		rc.lose(1, reason)
 		rc.dropSpan(rec, reason)
 	}
 }
+
+// queueFull is offer's answer when the queue has no room.
+const queueFull = "queue full"
 
 // offer puts rec in the queue, or returns why it cannot. A record larger
 // than the byte bound is taken when nothing else is queued: MaxReplyBytes
@@ -332,7 +346,7 @@ func (rc *recorder) offer(rec *record) (dropped string) {
 		return "shutting down"
 	}
 	if rc.bytes > 0 && rc.bytes+rec.size > rc.maxBytes {
-		return "queue full"
+		return queueFull
 	}
 	select {
 	case rc.q <- rec:
@@ -349,7 +363,27 @@ func (rc *recorder) offer(rec *record) (dropped string) {
 		}
 		return ""
 	default:
-		return "queue full"
+		return queueFull
+	}
+}
+
+// offerWaiting offers rec again each time the writer has taken a batch,
+// until it is queued or spoolWait has passed.
+func (rc *recorder) offerWaiting(rec *record) (dropped string) {
+	deadline := time.NewTimer(spoolWait)
+	defer deadline.Stop()
+	for {
+		rc.mu.Lock()
+		written := rc.written
+		rc.mu.Unlock()
+		if reason := rc.offer(rec); reason != queueFull {
+			return reason
+		}
+		select {
+		case <-written:
+		case <-deadline.C:
+			return queueFull
+		}
 	}
 }
 

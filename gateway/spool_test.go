@@ -249,7 +249,9 @@ func TestSpoolStoreFails(t *testing.T) {
 // does not make the gateway drop: the stalled batch is given up and
 // spooled, and everything is recorded once the store moves again.
 func TestSpoolStoreStalls(t *testing.T) {
-	rg, fs, _ := spoolRig(t, t.TempDir(), func(o *gateway.Options) { o.QueueSize = 128 })
+	// A queue of 4 fills long before the stalled write is given up: the
+	// handlers wait for the writer to spool rather than drop.
+	rg, fs, _ := spoolRig(t, t.TempDir(), func(o *gateway.Options) { o.QueueSize = 4 })
 	fs.mode.Store(storeStalls)
 	const n = 200
 	var xs []answered
