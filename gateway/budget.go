@@ -183,11 +183,9 @@ func newBudgets(opts Options, tokens map[[sha256.Size]byte]string, log *slog.Log
 			bs.byTenant[b.tenant] = append(bs.byTenant[b.tenant], b)
 			continue
 		}
-		var h [sha256.Size]byte
-		hex.Decode(h[:], []byte(c.TokenSHA256)) // checked
-		tenant, ok := tokens[h]
-		if !ok {
-			return nil, fmt.Errorf("gateway: budgets[%d]: token_sha256 %s… is the hash of no gateway token", i, c.TokenSHA256[:12])
+		h, tenant, err := tokenOf(i, c, tokens)
+		if err != nil {
+			return nil, err
 		}
 		b.tenant, b.key, b.kind = tenant, "token:"+c.TokenSHA256[:16], "token"
 		bs.byToken[h] = append(bs.byToken[h], b)
@@ -293,12 +291,12 @@ func (bs *budgets) over(ctx context.Context, applying []*budget) *overBudget {
 // Retry-After the whole seconds to the period's end.
 func (bs *budgets) refuse(w http.ResponseWriter, p *protocol, o *overBudget) {
 	b := o.b
-	period := "daily"
+	label, period := "day", "daily"
 	if b.month {
-		period = "monthly"
+		label, period = "month", "monthly"
 	}
 	if bs.refused != nil {
-		bs.refused.WithLabelValues(b.tenant, b.kind, map[bool]string{false: "day", true: "month"}[b.month]).Inc()
+		bs.refused.WithLabelValues(b.tenant, b.kind, label).Inc()
 	}
 	secs := int64(math.Ceil(o.end.Sub(bs.now()).Seconds()))
 	w.Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
@@ -317,13 +315,22 @@ func (c Config) CheckTokens(tokens map[string]string) error {
 		if b.TokenSHA256 == "" {
 			continue
 		}
-		var h [sha256.Size]byte
-		if _, err := hex.Decode(h[:], []byte(b.TokenSHA256)); err != nil {
-			return fmt.Errorf("gateway: budgets[%d]: token_sha256: %w", i, err)
-		}
-		if _, ok := hashes[h]; !ok {
-			return fmt.Errorf("gateway: budgets[%d]: token_sha256 %s… is the hash of no gateway token", i, b.TokenSHA256[:12])
+		if _, _, err := tokenOf(i, b, hashes); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// tokenOf returns the hash a token budget (budgets[i]) names and the
+// tenant of the gateway token it is the hash of.
+func tokenOf(i int, b Budget, tokens map[[sha256.Size]byte]string) (h [sha256.Size]byte, tenant string, err error) {
+	if _, err := hex.Decode(h[:], []byte(b.TokenSHA256)); err != nil {
+		return h, "", fmt.Errorf("gateway: budgets[%d]: token_sha256: %w", i, err)
+	}
+	tenant, ok := tokens[h]
+	if !ok {
+		return h, "", fmt.Errorf("gateway: budgets[%d]: token_sha256 %s… is the hash of no gateway token", i, b.TokenSHA256[:12])
+	}
+	return h, tenant, nil
 }

@@ -759,8 +759,10 @@ func (rc *recorder) run() {
 	for rec := range rc.q {
 		batch = rc.gather(append(batch[:0], rec), wait)
 		rc.writeBatch(batch)
+		var held int64
 		rc.mu.Lock()
 		for _, rec := range batch {
+			held += rec.size
 			rc.bytes -= rec.size
 			rc.wrote = rec.seq
 			for _, key := range [...]string{rec.tenant, rec.tenant + "\x00" + rec.conv} {
@@ -772,10 +774,6 @@ func (rc *recorder) run() {
 		close(rc.written)
 		rc.written = make(chan struct{})
 		rc.mu.Unlock()
-		var held int64
-		for _, rec := range batch {
-			held += rec.size
-		}
 		clear(batch) // the records' replies are garbage now
 		if held >= returnAfter {
 			// A large reply's copies are garbage now, but a gateway
@@ -1118,7 +1116,12 @@ func decodeTap(rec *record) ([]convo.Message, error) {
 }
 
 // tapReader reads the chunks the tap copied in order, without joining them.
+// Most replies are one chunk: a *bytes.Reader lets provider.CheckStream
+// peek no further than the reply.
 func tapReader(body [][]byte) io.Reader {
+	if len(body) == 1 {
+		return bytes.NewReader(body[0])
+	}
 	rs := make([]io.Reader, len(body))
 	for i, c := range body {
 		rs[i] = bytes.NewReader(c)

@@ -3,8 +3,6 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -174,26 +172,20 @@ func TestPartitionedMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	queries := []string{`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL)`,
-		`SELECT set_config('convo.partitions', '3', false)`}
-	for i, name := range []string{"partitioned/0001_init", "0002_search", "partitioned/0003_media"} {
-		b, err := os.ReadFile("migrations/" + name + ".sql")
-		if err != nil {
-			t.Fatal(err)
-		}
-		queries = append(queries, string(b), fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', now())`, i+1, name[strings.Index(name, "_")+1:]))
-	}
+	// The partition count the partitioned migrations read.
+	execAll(t, conn, []string{`SELECT set_config('convo.partitions', '3', false)`})
+	execAll(t, conn, olderSchema(t, "partitioned/0001_init", "0002_search", "partitioned/0003_media"))
 	for _, tenant := range []string{"t", "u"} {
-		queries = append(queries,
+		for _, q := range []string{
 			`INSERT INTO conversations (tenant, id, title, meta, version, messages, next_pos, forked_from, forked_at, created, updated)
-			VALUES ('`+tenant+`', 'old', '', '{"fp":"old-`+tenant+`"}', 1, 1, 1, '', 0, '2026-11-30T00:00:00Z', now())`,
+			VALUES ($1::text, 'old', '', '{"fp":"old-' || $1::text || '"}', 1, 1, 1, '', 0, '2026-11-30T00:00:00Z', now())`,
 			`INSERT INTO messages (tenant, conv, pos, id, role, text, words, body) SELECT tenant, pk, 0, 'm0', 'assistant', 'ok', to_tsvector('simple', 'ok'),
 			convert_to('{"role":"assistant","id":"m0","time":"2026-12-01T10:00:00Z","origin":{"model":"m1"},"usage":{"input":100,"output":10},"parts":[{"type":"text","text":"ok"}]}', 'UTF8')
-			FROM conversations WHERE tenant = '`+tenant+`'`)
-	}
-	for _, q := range queries {
-		if _, err := conn.Exec(t.Context(), q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
+			FROM conversations WHERE tenant = $1`,
+		} {
+			if _, err := conn.Exec(t.Context(), q, tenant); err != nil {
+				t.Fatalf("%.60s: %v", q, err)
+			}
 		}
 	}
 	s, err := postgres.Open(t.Context(), dsn)

@@ -17,6 +17,31 @@ import (
 	"github.com/convo-go/convo/store/storetest"
 )
 
+// olderSchema returns the statements that leave a database as an older
+// convo did: the table migrations are noted in, then the named migration
+// files (under migrations/), each with its row.
+func olderSchema(t *testing.T, names ...string) []string {
+	qs := []string{`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL)`}
+	for i, name := range names {
+		b, err := os.ReadFile("migrations/" + name + ".sql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs = append(qs, string(b), fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', now())`, i+1, name[strings.Index(name, "_")+1:]))
+	}
+	return qs
+}
+
+// execAll runs queries on conn in order.
+func execAll(t *testing.T, conn *pgx.Conn, queries []string) {
+	t.Helper()
+	for _, q := range queries {
+		if _, err := conn.Exec(t.Context(), q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+}
+
 // -stress runs the reliability tests at a size for hunting rare failures.
 var stress = flag.Bool("stress", false, "run the crash and concurrency tests longer")
 
@@ -217,30 +242,19 @@ func BenchmarkAppendLong(b *testing.B) {
 // conversation's metadata (version 4).
 func TestSearchMigration(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
-	init, err := os.ReadFile("migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
 	conn, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	for _, q := range []string{
-		`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL)`,
-		string(init),
-		`INSERT INTO schema_migrations VALUES (1, 'init', now())`,
+	execAll(t, conn, append(olderSchema(t, "0001_init"),
 		`INSERT INTO conversations (tenant, id, title, meta, version, messages, next_pos, forked_from, forked_at, created, updated)
 			VALUES ('t', 'old', '', '{"fp":"old","n":1}', 1, 2, 2, '', 0, now(), now())`,
 		`INSERT INTO messages (conv, pos, id, role, body) SELECT pk, 0, 'm0', 'user',
 			'{"role":"user","id":"m0","parts":[{"type":"text","text":"Weather in Paris?"}]}' FROM conversations`,
 		`INSERT INTO messages (conv, pos, id, role, body) SELECT pk, 1, 'm1', 'assistant',
 			'{"role":"assistant","id":"m1","parts":[{"type":"text","text":"Sunny in Paris."}]}' FROM conversations`,
-	} {
-		if _, err := conn.Exec(t.Context(), q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
+	))
 	s, err := postgres.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -24,14 +23,7 @@ func TestUsageMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	queries := []string{`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL)`}
-	for i, name := range []string{"0001_init", "0002_search", "0003_media", "0004_meta_values"} {
-		b, err := os.ReadFile("migrations/" + name + ".sql")
-		if err != nil {
-			t.Fatal(err)
-		}
-		queries = append(queries, string(b), fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', now())`, i+1, name[5:]))
-	}
+	queries := olderSchema(t, "0001_init", "0002_search", "0003_media", "0004_meta_values")
 	body := func(pos int, extra string) string {
 		return fmt.Sprintf(`INSERT INTO messages (conv, pos, id, role, body) SELECT pk, %d, 'm%d', 'assistant',
 			convert_to('{"role":"assistant","id":"m%d",%s"finish":"stop","parts":[{"type":"text","text":"ok"}]}', 'UTF8') FROM conversations`, pos, pos, pos, extra)
@@ -43,11 +35,7 @@ func TestUsageMigration(t *testing.T) {
 		body(1, `"origin":{"model":"m2"},"usage":{"input":7},`),
 		body(2, ``), // no usage: not indexed
 	)
-	for _, q := range queries {
-		if _, err := conn.Exec(t.Context(), q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
+	execAll(t, conn, queries)
 	s, err := postgres.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
