@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,12 +41,34 @@ func (g *Gateway) responseResource(w http.ResponseWriter, r *http.Request, x *ex
 		return
 	}
 	x.tenant, x.key = tenant, key
+	// None of these requests needs a body, but a client may send one:
+	// openai-go's GetStreaming asks for the stream with {"stream":true}.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes))
+	if err != nil {
+		writeError(w, x.client, http.StatusBadRequest, "reading the request body: "+err.Error())
+		return
+	}
+	x.body = body
 	id := r.PathValue("id")
 	if conv, replyID, ours := parseResponseID(id); ours {
 		g.ownResponse(w, r, x, id, conv, replyID)
 		return
 	}
 	g.forwardResponse(w, r, x, id)
+}
+
+// streamAsked reports whether a request for a response asks for it
+// streamed: stream=true in its query, as OpenAI documents it, or in its
+// body, as openai-go sends it.
+func streamAsked(r *http.Request, body []byte) bool {
+	if r.URL.Query().Get("stream") == "true" {
+		return true
+	}
+	if len(body) == 0 {
+		return false
+	}
+	_, stream, _, err := peek(body)
+	return err == nil && stream != nil && *stream
 }
 
 // ownResponse answers for a response the gateway gave, from the record:
@@ -73,7 +96,7 @@ func (g *Gateway) ownResponse(w http.ResponseWriter, r *http.Request, x *exchang
 		if o := h[i].Origin; o != nil {
 			opts.Model = o.Model
 		}
-		if r.URL.Query().Get("stream") == "true" {
+		if streamAsked(r, x.body) {
 			// The stream a client asking for it again gets of a
 			// background response: the whole reply, in its events.
 			w.Header().Set("Content-Type", x.client.contentType())
@@ -229,8 +252,8 @@ func listedMessage(it map[string]json.RawMessage) error {
 
 // forwardResponse passes a request for a response the gateway did not
 // give to the first upstream, in the configuration's order, that serves
-// the Responses API, as it came (its query without a key, the headers the
-// protocol forwards), with the upstream's key or else the client's own as
+// the Responses API, as it came (its body, its query without a key, the
+// headers the protocol forwards), with the upstream's key or else the client's own as
 // for any request; and the answer back as it comes, a stream included.
 func (g *Gateway) forwardResponse(w http.ResponseWriter, r *http.Request, x *exchange, id string) {
 	if x.up = g.responsesUpstream(); x.up == nil {
@@ -253,12 +276,16 @@ func (g *Gateway) forwardResponse(w http.ResponseWriter, r *http.Request, x *exc
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), g.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, r.Method, u, nil)
+	var body io.Reader
+	if len(x.body) > 0 {
+		body = bytes.NewReader(x.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, u, body)
 	if err != nil {
 		writeError(w, x.client, http.StatusBadRequest, "response id: "+err.Error())
 		return
 	}
-	for _, k := range append([]string{"Accept"}, x.client.forward...) {
+	for _, k := range append([]string{"Accept", "Content-Type"}, x.client.forward...) {
 		if v := r.Header.Values(k); len(v) > 0 {
 			req.Header[http.CanonicalHeaderKey(k)] = v
 		}

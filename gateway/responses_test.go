@@ -21,14 +21,24 @@ import (
 
 // seen is one request a fake Responses API got.
 type seen struct {
-	method, path, query, auth, project string
+	method, path, query, auth, project, body string
 }
 
 // call sends a request to the gateway with the bearer tok and returns the
 // answer's status, content type and body.
 func call(t *testing.T, method, u, tok string) (int, string, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, u, nil)
+	return callWith(t, method, u, tok, "")
+}
+
+// callWith is call with a request body.
+func callWith(t *testing.T, method, u, tok, body string) (int, string, []byte) {
+	t.Helper()
+	var rb io.Reader
+	if body != "" {
+		rb = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, u, rb)
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
@@ -39,8 +49,8 @@ func call(t *testing.T, method, u, tok string) (int, string, []byte) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Content-Type"), body
+	answer, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), answer
 }
 
 // TestResponseForwarded: retrieving, deleting, listing the input items of
@@ -56,8 +66,9 @@ func TestResponseForwarded(t *testing.T) {
 	var mu sync.Mutex
 	var got []seen
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		got = append(got, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), r.Header.Get("Openai-Project")})
+		got = append(got, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), r.Header.Get("Openai-Project"), string(body)})
 		mu.Unlock()
 		if r.Header.Get("Cookie") != "" {
 			t.Errorf("a cookie reached the upstream")
@@ -68,7 +79,7 @@ func TestResponseForwarded(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(`{"error":{"message":"Response with id 'resp_gone' not found.","type":"invalid_request_error","param":null,"code":null}}`))
-		case r.URL.Query().Get("stream") == "true":
+		case r.URL.Query().Get("stream") == "true" || string(body) == `{"stream":true}`:
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = w.Write([]byte("event: response.completed\ndata: {\"type\":\"response.completed\"}\n\n"))
 		default:
@@ -113,21 +124,22 @@ func TestResponseForwarded(t *testing.T) {
 			srv := httptest.NewServer(gw)
 			t.Cleanup(srv.Close)
 			for _, c := range []struct {
-				method, path, wantPath, wantQuery string
-				status                            int
-				wantBody                          string
+				method, path, body, wantPath, wantQuery string
+				status                                  int
+				wantBody                                string
 			}{
-				{"GET", "/v1/responses/resp_abc?include%5B%5D=reasoning.encrypted_content", "/v1/responses/resp_abc", "include%5B%5D=reasoning.encrypted_content", 200, `"method":"GET"`},
-				{"DELETE", "/v1/responses/resp_abc", "/v1/responses/resp_abc", "", 200, `"method":"DELETE"`},
-				{"GET", "/v1/responses/resp_abc/input_items?limit=2&order=asc&key=" + tok, "/v1/responses/resp_abc/input_items", "limit=2&order=asc", 200, `"method":"GET"`},
-				{"POST", "/v1/responses/resp_abc/cancel", "/v1/responses/resp_abc/cancel", "", 200, `"method":"POST"`},
-				{"GET", "/v1/responses/resp_abc?stream=true", "/v1/responses/resp_abc", "stream=true", 200, "event: response.completed\n"},
-				{"GET", "/v1/responses/resp_gone", "/v1/responses/resp_gone", "", 404, "not found"},
+				{"GET", "/v1/responses/resp_abc?include%5B%5D=reasoning.encrypted_content", "", "/v1/responses/resp_abc", "include%5B%5D=reasoning.encrypted_content", 200, `"method":"GET"`},
+				{"DELETE", "/v1/responses/resp_abc", "", "/v1/responses/resp_abc", "", 200, `"method":"DELETE"`},
+				{"GET", "/v1/responses/resp_abc/input_items?limit=2&order=asc&key=" + tok, "", "/v1/responses/resp_abc/input_items", "limit=2&order=asc", 200, `"method":"GET"`},
+				{"POST", "/v1/responses/resp_abc/cancel", "", "/v1/responses/resp_abc/cancel", "", 200, `"method":"POST"`},
+				{"GET", "/v1/responses/resp_abc?stream=true", "", "/v1/responses/resp_abc", "stream=true", 200, "event: response.completed\n"},
+				{"GET", "/v1/responses/resp_abc", `{"stream":true}`, "/v1/responses/resp_abc", "", 200, "event: response.completed\n"},
+				{"GET", "/v1/responses/resp_gone", "", "/v1/responses/resp_gone", "", 404, "not found"},
 			} {
 				mu.Lock()
 				n := len(got)
 				mu.Unlock()
-				status, _, body := call(t, c.method, srv.URL+c.path, tok)
+				status, _, body := callWith(t, c.method, srv.URL+c.path, tok, c.body)
 				if status != c.status || !strings.Contains(string(body), c.wantBody) {
 					t.Errorf("%s %s: status %d: %s", c.method, c.path, status, body)
 				}
@@ -135,7 +147,7 @@ func TestResponseForwarded(t *testing.T) {
 				if len(got) != n+1 {
 					t.Fatalf("%s %s: %d upstream requests", c.method, c.path, len(got)-n)
 				}
-				want := seen{c.method, c.wantPath, c.wantQuery, wantAuth, "proj_1"}
+				want := seen{c.method, c.wantPath, c.wantQuery, wantAuth, "proj_1", c.body}
 				if s := got[n]; s != want {
 					t.Errorf("%s %s: upstream got %+v, want %+v", c.method, c.path, s, want)
 				}
@@ -198,9 +210,12 @@ func TestOwnResponseEndpoints(t *testing.T) {
 	second := responseIDOf(t, got, false)
 	base := rg.srv.URL + "/v1/responses/"
 
-	status, ct, body := call(t, "GET", base+second+"?stream=true", token)
-	if status != 200 || ct != "text/event-stream" || responseIDOf(t, body, true) != second || !bytes.Contains(body, []byte("event: response.completed")) {
-		t.Errorf("streamed again: status %d %s:\n%s", status, ct, body)
+	// Asked for as OpenAI documents it, and as openai-go asks.
+	for _, ask := range [][2]string{{"?stream=true", ""}, {"", `{"stream":true}`}} {
+		status, ct, body := callWith(t, "GET", base+second+ask[0], token, ask[1])
+		if status != 200 || ct != "text/event-stream" || responseIDOf(t, body, true) != second || !bytes.Contains(body, []byte("event: response.completed")) {
+			t.Errorf("streamed again (%s%s): status %d %s:\n%s", ask[0], ask[1], status, ct, body)
+		}
 	}
 
 	type page struct {

@@ -3,6 +3,8 @@ package sdktest
 import (
 	"bytes"
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -97,4 +99,61 @@ func TestGatewayStructuredResponsesSDK(t *testing.T) {
 		t.Fatalf("SDK got %q (completed: %q, %s); want %q", text, done.OutputText(), done.Status, want)
 	}
 	rg.checkStored(t, "Weather in Paris?")
+}
+
+// TestGatewayResponseResourcesSDK: openai-go's calls on a stored response
+// through the gateway. Translated (an Anthropic upstream), the response is
+// the gateway's: Responses.GetStreaming streams it again, InputItems.List
+// pages through the conversation before it (ListAutoPaging following
+// after cursors), and Responses.Delete is refused with a 400 saying why.
+// Passed through (a Responses upstream), Get and Delete reach OpenAI's
+// fake, whose answer comes back.
+func TestGatewayResponseResourcesSDK(t *testing.T) {
+	ctx := context.Background()
+	t.Run("translated", func(t *testing.T) {
+		rg := newGatewayRig(t, "anthropic")
+		client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
+		first, err := client.Responses.New(ctx, responses.ResponseNewParams{
+			Model: "claude-test",
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Weather in Paris?")},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream := client.Responses.GetStreaming(ctx, first.ID, responses.ResponseGetParams{})
+		var done *responses.Response
+		for stream.Next() {
+			if ev := stream.Current(); ev.Type == "response.completed" {
+				r := ev.Response
+				done = &r
+			}
+		}
+		if err := stream.Err(); err != nil || done == nil || done.ID != first.ID || len(done.Output) != len(first.Output) {
+			t.Fatalf("GetStreaming: %v, %+v", err, done)
+		}
+		var kinds []string
+		iter := client.Responses.InputItems.ListAutoPaging(ctx, first.ID, responses.InputItemListParams{Limit: openai.Int(1), Order: responses.InputItemListParamsOrderAsc})
+		for iter.Next() {
+			it := iter.Current()
+			kinds = append(kinds, it.Type+" "+it.Role)
+		}
+		if err := iter.Err(); err != nil || len(kinds) != 1 || kinds[0] != "message user" {
+			t.Fatalf("input items %v, %v", kinds, err)
+		}
+		var apiErr *openai.Error
+		if err := client.Responses.Delete(ctx, first.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Message, "convo store rm") {
+			t.Fatalf("Delete: %v", err)
+		}
+	})
+	t.Run("passed through", func(t *testing.T) {
+		rg := newGatewayRig(t, "openai-responses")
+		client := openai.NewClient(option.WithBaseURL(rg.url+"/v1/"), option.WithAPIKey(gwToken), option.WithMaxRetries(0))
+		got, err := client.Responses.Get(ctx, rg.want.Origin.ResponseID, responses.ResponseGetParams{})
+		if err != nil || got.ID != rg.want.Origin.ResponseID {
+			t.Fatalf("Get: %v, %+v", err, got)
+		}
+		if err := client.Responses.Delete(ctx, rg.want.Origin.ResponseID); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+	})
 }
