@@ -57,6 +57,13 @@ func (g *Gateway) responseResource(w http.ResponseWriter, r *http.Request, x *ex
 	g.forwardResponse(w, r, x, id)
 }
 
+// subresource returns what of a stored response r asks for after its id
+// ("/input_items", "/cancel"), or "" for the response itself.
+func subresource(r *http.Request) string {
+	_, rest, _ := strings.Cut(r.Pattern, "{id}")
+	return rest
+}
+
 // streamAsked reports whether a request for a response asks for it
 // streamed: stream=true in its query, as OpenAI documents it, or in its
 // body, as openai-go sends it.
@@ -89,7 +96,7 @@ func (g *Gateway) ownResponse(w http.ResponseWriter, r *http.Request, x *exchang
 		writeError(w, x.client, http.StatusBadRequest, fmt.Sprintf("response %q was given by the gateway from a translated exchange, recorded in conversation %q: the gateway does not delete its recordings through the Responses API (convo store rm deletes the conversation)", id, conv))
 	case r.Method == http.MethodPost:
 		writeError(w, x.client, http.StatusBadRequest, fmt.Sprintf("response %q was given by the gateway from a translated exchange, which is never in the background: there is nothing to cancel", id))
-	case strings.HasSuffix(r.URL.Path, "/input_items"):
+	case subresource(r) == "/input_items":
 		g.inputItems(w, r, x, h[:i])
 	default:
 		opts := provider.StreamOptions{ResponseID: id}
@@ -116,8 +123,7 @@ func (g *Gateway) ownResponse(w http.ResponseWriter, r *http.Request, x *exchang
 // inputItems answers GET /v1/responses/{id}/input_items for a response the
 // gateway gave: the recorded conversation before it (all the model was
 // given, what earlier responses it went on from included, as OpenAI
-// counts them; system messages, which Responses sends as instructions,
-// left out), as the Responses input items a client would send for it, in
+// counts them), as the Responses input items a client would send for it, in
 // OpenAI's list shape with its order (desc by default), limit (20 by
 // default, 1 to 100) and after cursor. An item without an id of its own
 // is given its place in the input ("item_3").
@@ -203,6 +209,9 @@ func responseItems(h convo.History) ([]responseItem, error) {
 	}
 	var input []map[string]json.RawMessage
 	var text string
+	if len(req.Input) == 0 {
+		return nil, nil // no input
+	}
 	if json.Unmarshal(req.Input, &text) == nil {
 		// One user message, which a request may send as a string.
 		input = []map[string]json.RawMessage{{"role": json.RawMessage(`"user"`), "content": req.Input}}
@@ -264,10 +273,7 @@ func (g *Gateway) forwardResponse(w http.ResponseWriter, r *http.Request, x *exc
 		writeError(w, x.client, http.StatusUnauthorized, msg)
 		return
 	}
-	u := strings.TrimRight(x.up.URL, "/") + "/responses/" + url.PathEscape(id)
-	if strings.HasSuffix(r.URL.Path, "/input_items") || strings.HasSuffix(r.URL.Path, "/cancel") {
-		u += r.URL.Path[strings.LastIndexByte(r.URL.Path, '/'):]
-	}
+	u := strings.TrimRight(x.up.URL, "/") + "/responses/" + url.PathEscape(id) + subresource(r)
 	if q := r.URL.Query(); len(q) > 0 {
 		q.Del("key") // a key in the query is the gateway's or the client's, never the upstream's to see
 		if s := q.Encode(); s != "" {
