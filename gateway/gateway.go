@@ -295,7 +295,9 @@ func New(opts Options) (*Gateway, error) {
 	g.mux.HandleFunc("GET /v1/models", g.models)
 	g.mux.HandleFunc("GET /healthz", g.healthz)
 	g.mux.HandleFunc("GET /readyz", g.readyz)
-	g.mux.HandleFunc("GET /v1/responses/{id}", g.response)
+	for _, route := range responseRoutes {
+		g.mux.HandleFunc(route, g.metered(route, "openai-responses", g.responseResource))
+	}
 	return g, nil
 }
 

@@ -122,37 +122,6 @@ func (g *Gateway) previous(ctx context.Context, x *exchange) *refusal {
 	return nil
 }
 
-// response answers GET /v1/responses/{id} for a reply the gateway gave a
-// Responses client on a translated route (responseID): the recorded reply
-// as the response object it was. Responses passed through to OpenAI are
-// OpenAI's to give.
-func (g *Gateway) response(w http.ResponseWriter, r *http.Request) {
-	p := protocols["openai-responses"]
-	tenant, _, ok := g.authenticate(r)
-	if !ok {
-		writeError(w, p, http.StatusUnauthorized, g.refusedToken(r))
-		return
-	}
-	id := r.PathValue("id")
-	conv, replyID, ok := parseResponseID(id)
-	var h convo.History
-	if ok {
-		h, _ = g.recorded(r.Context(), tenant, conv, replyID)
-	}
-	i := slices.IndexFunc(h, func(m convo.Message) bool { return m.ID == replyID })
-	enc, err := all.Encoder(p.name)
-	if i < 0 || h[i].Role != convo.RoleAssistant || err != nil {
-		writeError(w, p, http.StatusNotFound, fmt.Sprintf("response %q is not recorded by this gateway for this key", id))
-		return
-	}
-	opts := provider.StreamOptions{ResponseID: id}
-	if o := h[i].Origin; o != nil {
-		opts.Model = o.Model
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(enc.EncodeReply(h[i], opts))
-}
-
 // recorded returns what conversation conv of tenant holds once the
 // records queued for it are written and, when replyID is not "", once the
 // exchange that gave that reply (handed out, perhaps still under way) is

@@ -178,3 +178,34 @@ func OutputCallsAsText(m *convo.Message) bool {
 	}
 	return changed
 }
+
+// IsOutputCall reports whether p is a call of OutputTool (a client tool's
+// call: a server tool of that name is the provider's own).
+func IsOutputCall(p *convo.Part) bool {
+	return p.Type == convo.TypeToolCall && p.Server == "" && p.Name == OutputTool
+}
+
+// OutputStream is the text a streamed call of OutputTool shows while its
+// arguments arrive: what OutputCallsAsText makes of the call at the end,
+// shown as it grows, so that a client that asked for structured output
+// gets text deltas and never a tool call it did not ask for. The pieces
+// are kept without the white space outside JSON strings: what streams is
+// then a prefix of the compact arguments the finished call holds, and of
+// the text it becomes. The stream accumulators of the formats that send
+// OutputTool keep one per such call, show the call as a text part holding
+// Text until it ends, and report each piece as the DeltaText Add returns.
+type OutputStream struct {
+	text    []byte
+	in, esc bool // the text ends in a JSON string, after a backslash there
+}
+
+// Add appends a piece of the call's arguments and returns what it added
+// to the text.
+func (o *OutputStream) Add(piece string) string {
+	s := stripSpaceFrom(piece, &o.in, &o.esc)
+	o.text = append(o.text, s...)
+	return s
+}
+
+// Text returns the text so far.
+func (o *OutputStream) Text() string { return string(o.text) }

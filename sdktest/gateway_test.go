@@ -58,6 +58,12 @@ func newGatewayRig(t *testing.T, up string) *gwRig { return newCheckedRig(t, up,
 // newCheckedRig is newGatewayRig with an upstream that refuses, as a 400
 // in Anthropic's error shape, a request check finds fault with.
 func newCheckedRig(t *testing.T, up string, check func(body []byte) error) *gwRig {
+	return newEditedRig(t, up, check, nil)
+}
+
+// newEditedRig is newCheckedRig with the recorded replies changed by edit
+// (when not nil) before the upstream replays them.
+func newEditedRig(t *testing.T, up string, check func(body []byte) error, edit func([]byte) []byte) *gwRig {
 	t.Helper()
 	files := gwRecorded[up]
 	plain, err := os.ReadFile(filepath.Join("..", "provider", files[0]))
@@ -67,6 +73,9 @@ func newCheckedRig(t *testing.T, up string, check func(body []byte) error) *gwRi
 	sse, err := os.ReadFile(filepath.Join("..", "provider", files[1]))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		plain, sse = edit(plain), edit(sse)
 	}
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

@@ -64,6 +64,11 @@ type sblock struct {
 	stopped    bool
 	done       bool   // part is the final part: the block stopped
 	warn       string // a problem found when it stopped
+	// out is the text a call of provider.OutputTool shows while it
+	// streams, and added what its last input_json_delta added to it: the
+	// call is the reply's text (see head.finish), and streams as text.
+	out   *provider.OutputStream
+	added string
 }
 
 // event is one stream event as read; strings alias the event's data.
@@ -143,6 +148,8 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 		p.Kind, p.Text = provider.DeltaText, string(dl.thinking)
 	case dl.typ == "signature_delta" && b.typ == "thinking":
 		p.Kind, p.Text = provider.DeltaSignature, string(dl.signature)
+	case dl.typ == "input_json_delta" && b.out != nil:
+		p.Kind, p.Text = provider.DeltaText, b.added
 	case dl.typ == "input_json_delta" && b.typ == "tool_use":
 		// The first piece replaces the block's input of
 		// content_block_start (see final).
@@ -311,6 +318,10 @@ func (a *accumulator) startBlock() (*sblock, error) {
 	case convo.TypeReasoning:
 		sb.text = append(sb.text, p.Text...)
 		sb.sig = append(sb.sig, p.Signature...)
+	case convo.TypeToolCall:
+		if provider.IsOutputCall(&p) {
+			sb.out = &provider.OutputStream{}
+		}
 	}
 	return sb, nil
 }
@@ -429,6 +440,9 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 		piece, ok = dl.partial, dl.hasPartial && (b.opaque || b.typ == "tool_use")
 		b.input = append(b.input, piece...)
 		b.hasInput = b.hasInput || len(piece) > 0
+		if ok && b.out != nil {
+			b.added = b.out.Add(string(piece))
+		}
 	case "citations_delta":
 		piece, ok = dl.citation, dl.citation != nil && (b.opaque || b.typ == "text")
 		b.cites = append(b.cites, piece)
@@ -577,8 +591,12 @@ func (a *accumulator) parts() ([]convo.Part, []string) {
 }
 
 // snapshot returns the part a block is so far: as it would end, with the
-// arguments of a tool call still streaming shown as they are.
+// arguments of a tool call still streaming shown as they are, and a call
+// of provider.OutputTool still streaming as the text it is becoming.
 func (b *sblock) snapshot() convo.Part {
+	if b.out != nil && !b.stopped {
+		return convo.Text(b.out.Text())
+	}
 	p, _ := b.final()
 	if !b.stopped && b.typ == "tool_use" && b.hasInput && p.Args == nil {
 		// Partial arguments are not JSON yet: show them as they are.

@@ -81,6 +81,11 @@ type block struct {
 	data     []byte       // image bytes, decoded
 	errRaw   []byte       // image error
 	stopped  bool
+	// out is the text a call of provider.OutputTool shows while it
+	// streams, and added what its last input delta added to it: the call
+	// is the reply's text (see reply.finish), and streams as text.
+	out   *provider.OutputStream
+	added string
 }
 
 // resultItem is one content block of a server tool result: text still
@@ -137,6 +142,9 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 		return provider.Piece{}, nil
 	}
 	i, _ := slices.BinarySearchFunc(a.blocks, a.last.index, func(b *block, i int) int { return b.index - i })
+	if a.last.out != nil {
+		return provider.Piece{Kind: provider.DeltaText, Index: i, Text: a.last.added}, nil
+	}
 	return provider.Piece{Kind: a.grownKind, Index: i, Text: t.String()[a.grownFrom:]}, nil
 }
 
@@ -357,7 +365,7 @@ func (a *accumulator) readStart(idx int, out **block) error {
 		case "toolUse":
 			b := a.open(idx, kindToolUse)
 			*out = b
-			return convo.ErrorAt(a.r.ReadObject(func(k []byte) error {
+			err := a.r.ReadObject(func(k []byte) error {
 				switch string(k) {
 				case "toolUseId":
 					return a.str(&b.id, "toolUseId")
@@ -367,7 +375,11 @@ func (a *accumulator) readStart(idx int, out **block) error {
 					return a.str(&b.typ, "type")
 				}
 				return a.r.Skip()
-			}), "toolUse")
+			})
+			if b.name == provider.OutputTool && b.typ != "server_tool_use" {
+				b.out = &provider.OutputStream{}
+			}
+			return convo.ErrorAt(err, "toolUse")
 
 		case "toolResult":
 			b := a.open(idx, kindToolResult)
@@ -469,7 +481,12 @@ func (a *accumulator) readDelta(idx int) error {
 					return a.r.Skip()
 				}
 				a.grow(&b.text, provider.DeltaArgs)
-				return convo.ErrorAt(a.appendString(&b.text), "input")
+				from := b.text.Len()
+				err := a.appendString(&b.text)
+				if b.out != nil {
+					b.added = b.out.Add(b.text.String()[from:])
+				}
+				return convo.ErrorAt(err, "input")
 			}), "toolUse")
 
 		case "reasoningContent":
@@ -656,6 +673,11 @@ func (b *block) part(final bool, before []convo.Part) (convo.Part, string) {
 		}
 		return p, ""
 	case kindToolUse:
+		if b.out != nil && !b.stopped && !final {
+			// A call of the output tool still streaming: the text it
+			// is becoming.
+			return convo.Text(b.out.Text()), ""
+		}
 		return b.toolUse(final)
 	case kindToolResult:
 		return b.toolResult(before), ""
