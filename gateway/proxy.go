@@ -155,7 +155,8 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	tap, over, readErr := g.copyReply(w, resp.Body, x.stream)
+	// A reply not to be recorded is only copied: nothing is kept of it.
+	tap, over, readErr := g.copyReply(w, resp.Body, x.stream, x.rec.mode != RecordOff)
 	switch {
 	case over:
 		x.rec.fail = fmt.Sprintf("reply longer than %d bytes: not recorded", g.opts.MaxReplyBytes)
@@ -180,15 +181,17 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 	g.rec.enqueue(x.rec)
 }
 
-// copyReply copies a passed-through reply to the client as it arrives and
-// returns what it copied, for the recording; over reports a reply longer
-// than MaxReplyBytes (tap is nil then). The reply is read straight into
+// copyReply copies a passed-through reply to the client as it arrives and,
+// with keep, returns what it copied, for the recording; over reports a
+// reply longer than MaxReplyBytes (tap is nil then). Without keep, every
+// read goes into the same pooled buffer and tap is nil: nothing is
+// allocated for the reply. The reply is read straight into
 // the buffers that keep it: a pooled one of replyBuf bytes to begin with,
 // as most replies fit in it, then chunks of tapChunk bytes. A growing
 // reply is never copied into a larger buffer (doubling a buffer allocates
 // twice a long reply's size and holds two copies while it copies), and
 // what waits for the writer is about the reply's size, once.
-func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) (tap [][]byte, over bool, err error) {
+func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep bool) (tap [][]byte, over bool, err error) {
 	flusher, _ := w.(http.Flusher)
 	bp := replyBufs.Get().(*[]byte)
 	buf := (*bp)[:0]
@@ -225,7 +228,9 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) 
 			}
 			buf = buf[:len(buf)+n]
 			total += int64(n)
-			if over || total > g.opts.MaxReplyBytes {
+			if !keep {
+				buf = buf[:0]
+			} else if over || total > g.opts.MaxReplyBytes {
 				over, buf, tap = true, buf[:0], nil
 			}
 		}
@@ -240,7 +245,7 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) 
 	switch {
 	case over:
 		return nil, true, err
-	case total == 0:
+	case total == 0 || !keep:
 		return nil, false, err // nothing came: no reply to decode
 	case pooled:
 		buf = bytes.Clone(buf) // the reply's size, not the pool's
