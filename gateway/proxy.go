@@ -184,8 +184,8 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 // copyReply copies a passed-through reply to the client as it arrives and,
 // with keep, returns what it copied, for the recording; over reports a
 // reply longer than MaxReplyBytes (tap is nil then). Without keep, every
-// read goes into the same pooled buffer and tap is nil: nothing is
-// allocated for the reply. The reply is read straight into
+// read goes into the same pooled buffer of copyBuf bytes and tap is nil:
+// nothing is allocated for the reply. With keep, the reply is read straight into
 // the buffers that keep it: a pooled one of replyBuf bytes to begin with,
 // as most replies fit in it, then chunks of tapChunk bytes. A growing
 // reply is never copied into a larger buffer (doubling a buffer allocates
@@ -193,12 +193,16 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 // what waits for the writer is about the reply's size, once.
 func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep bool) (tap [][]byte, over bool, err error) {
 	flusher, _ := w.(http.Flusher)
-	bp := replyBufs.Get().(*[]byte)
+	pool := &replyBufs
+	if !keep {
+		pool = &copyBufs
+	}
+	bp := pool.Get().(*[]byte)
 	buf := (*bp)[:0]
 	pooled := true // buf is *bp's array
 	defer func() {
 		if pooled {
-			replyBufs.Put(bp)
+			pool.Put(bp)
 		}
 	}()
 	var total int64
@@ -259,7 +263,14 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 // exchange.
 var replyBufs = sync.Pool{New: func() any { b := make([]byte, replyBuf); return &b }}
 
+// copyBufs are the buffers of replies that are not kept (Convo-Record:
+// off): as large as httputil.ReverseProxy's, since nothing is kept of
+// them, so that a stream that arrives faster than it is sent costs as
+// few reads and writes as the reverse proxy's.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBuf); return &b }}
+
 const (
+	copyBuf  = 32 << 10
 	replyBuf = 8 << 10
 	// minRead is the least room a read is given: with less left, the
 	// next chunk begins.
