@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/store"
@@ -57,27 +58,8 @@ func TestRecordingAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gw.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	sw := signalWrites{st, make(chan int, 1)}
-	gw, err := gateway.New(gateway.Options{
-		Config: gateway.Config{
-			Upstreams: []gateway.Upstream{{Name: "a", Protocol: "anthropic", URL: "http://upstream.invalid"}},
-			Routes:    []gateway.Route{{Model: "*", Upstream: "a"}},
-		},
-		Store:      sw,
-		Tokens:     map[string]string{token: tenant},
-		Client:     &http.Client{Transport: replayTransport{data}},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		BatchDelay: -1, // a batch per exchange, written at once
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close(context.Background())
+	sw := signalWrites{openStore(t), make(chan int, 1)}
+	gw := replayGateway(t, data, sw, -1) // a batch per exchange, written at once
 	body := []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
 	serve := func(record bool) {
 		req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
@@ -146,25 +128,7 @@ func TestUnrecordedReplyNotKept(t *testing.T) {
 	end := bytes.LastIndex(data, []byte("event: message_stop"))
 	ping := []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
 	long := append(append(append([]byte(nil), data[:end]...), bytes.Repeat(ping, (128<<10)/len(ping))...), data[end:]...)
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gw.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	gw, err := gateway.New(gateway.Options{
-		Config: gateway.Config{
-			Upstreams: []gateway.Upstream{{Name: "a", Protocol: "anthropic", URL: "http://upstream.invalid"}},
-			Routes:    []gateway.Route{{Model: "*", Upstream: "a"}},
-		},
-		Store:  st,
-		Tokens: map[string]string{token: tenant},
-		Client: &http.Client{Transport: replayTransport{long}},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close(context.Background())
+	gw := replayGateway(t, long, openStore(t), 0)
 	body := []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
 	serve := func() {
 		req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
@@ -189,4 +153,39 @@ func TestUnrecordedReplyNotKept(t *testing.T) {
 	if per > len(long)/4 {
 		t.Errorf("%d bytes allocated an exchange with Convo-Record: off for a reply of %d: the reply is kept", per, len(long))
 	}
+}
+
+// openStore opens a SQLite store in a temporary directory, closed when
+// the test ends.
+func openStore(tb testing.TB) *sqlite.Store {
+	tb.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "gw.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
+// replayGateway is a gateway recording into st whose one Anthropic
+// upstream answers every request with data, in the process (see
+// replayTransport); closed when the test ends.
+func replayGateway(tb testing.TB, data []byte, st store.Store, batchDelay time.Duration) *gateway.Gateway {
+	tb.Helper()
+	gw, err := gateway.New(gateway.Options{
+		Config: gateway.Config{
+			Upstreams: []gateway.Upstream{{Name: "a", Protocol: "anthropic", URL: "http://upstream.invalid"}},
+			Routes:    []gateway.Route{{Model: "*", Upstream: "a"}},
+		},
+		Store:      st,
+		Tokens:     map[string]string{token: tenant},
+		Client:     &http.Client{Transport: replayTransport{data}},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		BatchDelay: batchDelay,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { gw.Close(context.Background()) })
+	return gw
 }
