@@ -250,7 +250,7 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 	case over:
 		return nil, true, err
 	case total == 0 || !keep:
-		return nil, false, err // nothing came: no reply to decode
+		return nil, false, err // nothing came, or nothing is kept: no reply to decode
 	case pooled:
 		buf = bytes.Clone(buf) // the reply's size, not the pool's
 	}
