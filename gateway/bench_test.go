@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +19,6 @@ import (
 
 	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/store"
-	"github.com/convo-go/convo/store/sqlite"
 )
 
 // replayTransport answers every upstream request with a recorded stream,
@@ -58,25 +55,8 @@ func BenchmarkGateway(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "gw.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	gw, err := gateway.New(gateway.Options{
-		Config: gateway.Config{
-			Upstreams: []gateway.Upstream{{Name: "a", Protocol: "anthropic", URL: "http://upstream.invalid"}},
-			Routes:    []gateway.Route{{Model: "*", Upstream: "a"}},
-		},
-		Store:  discardWrites{st},
-		Tokens: map[string]string{token: tenant},
-		Client: &http.Client{Transport: replayTransport{data}},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer gw.Close(context.Background())
+	st := openStore(b)
+	gw := replayGateway(b, data, discardWrites{st}, 0)
 	serve := func(b *testing.B, client string, body []byte) {
 		req := httptest.NewRequest("POST", clientPath(client, "claude-bench", true), bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

@@ -155,7 +155,8 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	tap, over, readErr := g.copyReply(w, resp.Body, x.stream)
+	// A reply not to be recorded is only copied: nothing is kept of it.
+	tap, over, readErr := g.copyReply(w, resp.Body, x.stream, x.rec.mode != RecordOff)
 	switch {
 	case over:
 		x.rec.fail = fmt.Sprintf("reply longer than %d bytes: not recorded", g.opts.MaxReplyBytes)
@@ -180,22 +181,28 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 	g.rec.enqueue(x.rec)
 }
 
-// copyReply copies a passed-through reply to the client as it arrives and
-// returns what it copied, for the recording; over reports a reply longer
-// than MaxReplyBytes (tap is nil then). The reply is read straight into
+// copyReply copies a passed-through reply to the client as it arrives and,
+// with keep, returns what it copied, for the recording; over reports a
+// reply longer than MaxReplyBytes (tap is nil then). Without keep, every
+// read goes into the same pooled buffer of copyBuf bytes and tap is nil:
+// nothing is allocated for the reply. With keep, the reply is read straight into
 // the buffers that keep it: a pooled one of replyBuf bytes to begin with,
 // as most replies fit in it, then chunks of tapChunk bytes. A growing
 // reply is never copied into a larger buffer (doubling a buffer allocates
 // twice a long reply's size and holds two copies while it copies), and
 // what waits for the writer is about the reply's size, once.
-func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) (tap [][]byte, over bool, err error) {
+func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep bool) (tap [][]byte, over bool, err error) {
 	flusher, _ := w.(http.Flusher)
-	bp := replyBufs.Get().(*[]byte)
+	pool := &replyBufs
+	if !keep {
+		pool = &copyBufs
+	}
+	bp := pool.Get().(*[]byte)
 	buf := (*bp)[:0]
 	pooled := true // buf is *bp's array
 	defer func() {
 		if pooled {
-			replyBufs.Put(bp)
+			pool.Put(bp)
 		}
 	}()
 	var total int64
@@ -225,7 +232,9 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) 
 			}
 			buf = buf[:len(buf)+n]
 			total += int64(n)
-			if over || total > g.opts.MaxReplyBytes {
+			if !keep {
+				buf = buf[:0]
+			} else if over || total > g.opts.MaxReplyBytes {
 				over, buf, tap = true, buf[:0], nil
 			}
 		}
@@ -240,8 +249,8 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) 
 	switch {
 	case over:
 		return nil, true, err
-	case total == 0:
-		return nil, false, err // nothing came: no reply to decode
+	case total == 0 || !keep:
+		return nil, false, err // nothing came, or nothing is kept: no reply to decode
 	case pooled:
 		buf = bytes.Clone(buf) // the reply's size, not the pool's
 	}
@@ -254,7 +263,14 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream bool) 
 // exchange.
 var replyBufs = sync.Pool{New: func() any { b := make([]byte, replyBuf); return &b }}
 
+// copyBufs are the buffers of replies that are not kept (Convo-Record:
+// off): as large as httputil.ReverseProxy's, since nothing is kept of
+// them, so that a stream that arrives faster than it is sent costs as
+// few reads and writes as the reverse proxy's.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBuf); return &b }}
+
 const (
+	copyBuf  = 32 << 10
 	replyBuf = 8 << 10
 	// minRead is the least room a read is given: with less left, the
 	// next chunk begins.

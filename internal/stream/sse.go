@@ -25,7 +25,8 @@ type SSE struct {
 	has    bool // data has at least one data line
 	line   []byte
 	// names are the event names seen last, reused: a stream repeats a few
-	// names (content_block_delta) for most of its events.
+	// names (content_block_delta) for most of its events. Names every
+	// stream of a provider has are in knownNames, made once.
 	names [4]string
 	next  int // the slot of names the next new name takes
 	// skipLF is set after a CR: a LF right after it belongs to the same
@@ -88,8 +89,24 @@ func (s *SSE) Next() (codec.Event, error) {
 	}
 }
 
-// name returns value as a string, one of names when it is there.
+// knownNames are the event names of the providers' streams, as strings
+// made once for every stream: Anthropic's, and the most frequent of
+// OpenAI Responses'.
+var knownNames = [...]string{
+	"content_block_delta", "content_block_start", "content_block_stop", "message_start", "message_delta", "message_stop", "ping", "error",
+	"response.output_text.delta", "response.reasoning_summary_text.delta", "response.function_call_arguments.delta",
+	"response.created", "response.in_progress", "response.output_item.added", "response.output_item.done",
+	"response.content_part.added", "response.content_part.done", "response.output_text.done", "response.completed",
+}
+
+// name returns value as a string: one of knownNames or names when it is
+// there.
 func (s *SSE) name(value []byte) string {
+	for _, n := range knownNames {
+		if n == string(value) {
+			return n
+		}
+	}
 	for _, n := range s.names {
 		if n == string(value) {
 			return n

@@ -2,8 +2,10 @@ package stream
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -50,9 +52,20 @@ func TestSSE(t *testing.T) {
 		{"unfinished event discarded", "data: a\n\ndata: b\n", []codec.Event{ev("", "a")}},
 		{"DONE delivered", "data: {}\n\ndata: [DONE]\n\n", []codec.Event{ev("", "{}"), ev("", "[DONE]")}},
 		{"empty", "", nil},
-		{"more names than are reused", "event: a\ndata: 1\n\nevent: b\ndata: 2\n\nevent: c\ndata: 3\n\nevent: d\ndata: 4\n\nevent: e\ndata: 5\n\nevent: a\ndata: 6\n\nevent: e\ndata: 7\n\n",
-			[]codec.Event{ev("a", "1"), ev("b", "2"), ev("c", "3"), ev("d", "4"), ev("e", "5"), ev("a", "6"), ev("e", "7")}},
 	}
+	// More names than are reused: each event keeps its own.
+	var in strings.Builder
+	var want []codec.Event
+	for i, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 0, 19, 3} {
+		name := fmt.Sprintf("n%d", n)
+		fmt.Fprintf(&in, "event: %s\ndata: %d\n\n", name, i)
+		want = append(want, ev(name, strconv.Itoa(i)))
+	}
+	tests = append(tests, struct {
+		name string
+		in   string
+		want []codec.Event
+	}{"more names than are reused", in.String(), want})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, wrap := range []func(io.Reader) io.Reader{

@@ -29,26 +29,68 @@ import (
 // are left out: Chat has no form for them, and written as function calls
 // a client would run them.
 func NewChatStreamEncoder(w io.Writer, opts provider.StreamOptions) provider.StreamEncoder {
-	return &chatEncoder{w: w, opts: opts, calls: map[chatKey]*chatCall{}, ncalls: map[int]int{}, runes: map[int]int{}}
+	e := &chatEncoder{w: w, opts: opts}
+	// Candidate 0's state, its first parts, the chunks' head and the
+	// buffer they are written in are in the encoder itself: one
+	// allocation for what most streams need.
+	e.cands = e.cand0[:]
+	e.cands[0].parts = e.parts0[:0]
+	e.head, e.buf = e.head0[:0], e.buf0[:0]
+	return e
 }
 
-// chatKey names a part being streamed: its candidate and index.
-type chatKey struct{ cand, index int }
-
 type chatEncoder struct {
-	w       io.Writer
-	opts    provider.StreamOptions
-	buf     []byte
-	head    []byte // {"id":…,"object":…,"created":…,"model":…,
-	calls   map[chatKey]*chatCall
-	ncalls  map[int]int // tool calls begun, by candidate (present once its role chunk is written)
-	runes   map[int]int // runes of content written, by candidate: where a text's citations count from
+	w    io.Writer
+	opts provider.StreamOptions
+	buf  []byte
+	head []byte // {"id":…,"object":…,"created":…,"model":…,
+	// cands are the candidates by index; most streams have one. Slices,
+	// not maps: a stream is a few parts of one candidate, and a map (and a
+	// part's state on the heap) cost allocations every stream.
+	cands   []chatCand
+	cand0   [1]chatCand
+	parts0  [4]chatCall
+	head0   [128]byte
+	buf0    [512]byte
 	usage   *convo.Usage
 	done    bool
 	started bool
 }
 
+// chatCand is what was written of one candidate.
+type chatCand struct {
+	begun  bool       // its role chunk is written
+	ncalls int        // tool calls begun
+	runes  int        // runes of content written: where a text's citations count from
+	parts  []chatCall // in the order they started
+}
+
+// cand returns candidate k's state.
+func (e *chatEncoder) cand(k int) *chatCand {
+	if k >= len(e.cands) {
+		e.cands = append(e.cands, make([]chatCand, k+1-len(e.cands))...)
+	}
+	return &e.cands[k]
+}
+
+// call returns the state of part i of candidate k, or nil before its
+// DeltaPartStart. The parts are searched from the last to start, the one
+// most deltas are for; a reply has a few.
+func (e *chatEncoder) call(k, i int) *chatCall {
+	if k >= len(e.cands) {
+		return nil
+	}
+	parts := e.cands[k].parts
+	for j := len(parts) - 1; j >= 0; j-- {
+		if parts[j].part == i {
+			return &parts[j]
+		}
+	}
+	return nil
+}
+
 type chatCall struct {
+	part  int // the part's index (Delta.Index)
 	index int
 	args  bool
 	typ   convo.PartType
@@ -65,26 +107,27 @@ func (e *chatEncoder) Write(d provider.Delta) error {
 		e.start(d.Origin)
 	}
 	k := d.Candidate
-	if _, ok := e.ncalls[k]; !ok && d.Kind != provider.DeltaError {
-		e.ncalls[k] = 0
-		e.chunk(k, `{"role":"assistant","content":""}`, "")
+	if d.Kind != provider.DeltaError {
+		if c := e.cand(k); !c.begun {
+			c.begun = true
+			e.chunk(k, `{"role":"assistant","content":""}`, "")
+		}
 	}
-	key := chatKey{k, d.Index}
 	switch d.Kind {
 	case provider.DeltaPartStart:
-		e.partStart(key, d.Part)
+		e.partStart(k, d.Index, d.Part)
 	case provider.DeltaText:
-		if c := e.calls[key]; c != nil && d.Text != "" {
+		if c := e.call(k, d.Index); c != nil && d.Text != "" {
 			c.text = true
 			e.text(k, c.typ, d.Text)
 		}
 	case provider.DeltaArgs:
-		if c := e.calls[key]; c != nil && c.typ == convo.TypeToolCall && d.Text != "" {
+		if c := e.call(k, d.Index); c != nil && c.typ == convo.TypeToolCall && d.Text != "" {
 			c.args = true
 			e.args(k, c, d.Text)
 		}
 	case provider.DeltaPartEnd:
-		if c := e.calls[key]; c != nil {
+		if c := e.call(k, d.Index); c != nil {
 			e.partEnd(k, c, d.Part)
 		}
 	case provider.DeltaUsage:
@@ -124,25 +167,30 @@ func (e *chatEncoder) start(o *convo.Origin) {
 	e.head = append(e.head, `,"model":`...)
 	e.head = jsonx.AppendString(e.head, model)
 	e.head = append(e.head, ',')
-	e.ncalls[0] = 0
+	e.cand(0).begun = true
 	e.chunk(0, `{"role":"assistant","content":""}`, "")
 }
 
 // partStart opens a part; a tool call gets the next tool_calls index of
 // its candidate and a chunk with its id and name.
-func (e *chatEncoder) partStart(key chatKey, p *convo.Part) {
+func (e *chatEncoder) partStart(k, i int, p *convo.Part) {
 	typ := p.Type
 	if p.IsServerTool() {
 		typ = "" // written as a function call, a client would run it
 	}
-	c := &chatCall{typ: typ, at: e.runes[key.cand]}
-	e.calls[key] = c
+	cd := e.cand(k)
+	c := e.call(k, i)
+	if c == nil {
+		cd.parts = append(cd.parts, chatCall{})
+		c = &cd.parts[len(cd.parts)-1]
+	}
+	*c = chatCall{part: i, typ: typ, at: cd.runes}
 	if typ != convo.TypeToolCall {
 		return
 	}
-	c.index = e.ncalls[key.cand]
-	e.ncalls[key.cand]++
-	e.open(key.cand)
+	c.index = cd.ncalls
+	cd.ncalls++
+	e.open(k)
 	e.buf = append(e.buf, `{"tool_calls":[{"index":`...)
 	e.buf = strconv.AppendInt(e.buf, int64(c.index), 10)
 	e.buf = append(e.buf, `,"id":`...)
@@ -206,7 +254,7 @@ func (e *chatEncoder) text(k int, t convo.PartType, s string) {
 	case convo.TypeReasoning:
 		key = `{"reasoning_content":`
 	case convo.TypeText:
-		e.runes[k] += utf8.RuneCountInString(s)
+		e.cand(k).runes += utf8.RuneCountInString(s)
 	default:
 		return
 	}
