@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -321,8 +322,18 @@ func (rc *recorder) replayAll() bool {
 			return false
 		default:
 		}
+		var held int64
+		for _, f := range frames {
+			held += int64(len(f.Data))
+		}
 		if !rc.replayBatch(frames) {
 			return false
+		}
+		if held >= returnAfter {
+			// As the writer does after a batch (run): a long reply's
+			// copies are garbage now, which an idle gateway would keep
+			// resident for minutes.
+			debug.FreeOSMemory()
 		}
 		if err := d.sp.Advance(mark); err != nil {
 			// The frames are in the store: read again, they are
@@ -339,8 +350,9 @@ func (rc *recorder) replayAll() bool {
 func (rc *recorder) replayBatch(frames []spool.Frame) bool {
 	writes := make([]store.Write, 0, len(frames))
 	forks := make([][]forkWrite, 0, len(frames))
-	for _, f := range frames {
-		w, fw, err := decodeEntry(f.Data)
+	for i := range frames {
+		w, fw, err := decodeEntry(frames[i].Data)
+		frames[i].Data = nil // decoded: a long reply is not held twice while the store writes it
 		if err != nil {
 			rc.failed.Add(1)
 			rc.log.Error("gateway: spool: recording failed", "err", err)
