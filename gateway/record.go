@@ -1049,6 +1049,15 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 			w.Charges = append(w.Charges, store.Charge{Key: k, Day: now, USD: reply.Cost.USD})
 		}
 	}
+	if rec.size >= returnAfter {
+		// A long reply's tap and what decoding it left (as much again)
+		// are garbage now, and the heap may grow to twice what was live
+		// before they are collected: collect them before the store
+		// copies the reply (its JSON, SQLite's copies), which then reuse
+		// that memory instead of adding to it. A few milliseconds, for a
+		// rare reply.
+		runtime.GC()
+	}
 	return w, fp, forks
 }
 
