@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,12 +168,157 @@ type spoolFork struct {
 	Tail     int             `json:"tail"`
 }
 
+// encodeEntry encodes a spooled exchange: the bytes json.Marshal writes
+// for its spoolEntry, but each message written once, into a buffer of the
+// entry's size. json.Marshal writes a message, copies it into its buffer
+// (growing it by doubling) and copies that buffer: a 40 MB reply 120 MB
+// allocated, and held three times at once.
 func encodeEntry(w store.Write, forks []forkWrite) ([]byte, error) {
-	e := spoolEntry{V: 1, Tenant: w.Tenant, Conv: w.ID, Create: w.Create, Meta: w.Meta, Messages: w.Messages, Charges: w.Charges}
-	for _, f := range forks {
-		e.Forks = append(e.Forks, spoolFork{Conv: f.conv, Meta: f.meta, Messages: f.msgs, Tail: f.tail})
+	type head struct { // spoolEntry's members before messages
+		V      int             `json:"v"`
+		Tenant string          `json:"tenant"`
+		Conv   string          `json:"conversation"`
+		Create bool            `json:"create,omitempty"`
+		Meta   json.RawMessage `json:"meta,omitempty"`
 	}
-	return json.Marshal(e)
+	type forkHead struct { // spoolFork's
+		Conv string          `json:"conversation"`
+		Meta json.RawMessage `json:"meta,omitempty"`
+	}
+	size := 256 + messagesSize(w.Messages)
+	for _, f := range forks {
+		size += 256 + messagesSize(f.msgs)
+	}
+	b, err := appendObjectStart(make([]byte, 0, size), head{V: 1, Tenant: w.Tenant, Conv: w.ID, Create: w.Create, Meta: w.Meta})
+	if err == nil {
+		b, err = appendMessages(append(b, `,"messages":`...), w.Messages)
+	}
+	if err == nil && len(forks) > 0 {
+		b = append(b, `,"forks":[`...)
+		for i, f := range forks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendObjectStart(b, forkHead{Conv: f.conv, Meta: f.meta}); err != nil {
+				break
+			}
+			if b, err = appendMessages(append(b, `,"messages":`...), f.msgs); err != nil {
+				break
+			}
+			b = strconv.AppendInt(append(b, `,"tail":`...), int64(f.tail), 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if err == nil && len(w.Charges) > 0 {
+		var c []byte
+		c, err = json.Marshal(w.Charges)
+		b = append(append(b, `,"charges":`...), c...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("spooled exchange: %w", err)
+	}
+	return append(b, '}'), nil
+}
+
+// messagesSize estimates the bytes of msgs encoded.
+func messagesSize(msgs []convo.Message) int {
+	n := 2
+	for i := range msgs {
+		n += msgs[i].EstimatedBytes() + 1
+	}
+	return n
+}
+
+// appendObjectStart appends v as json.Marshal writes it, without its
+// closing brace.
+func appendObjectStart(b []byte, v any) ([]byte, error) {
+	o, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	return append(b, o[:len(o)-1]...), nil
+}
+
+// appendMessages appends msgs as json.Marshal writes them: each message's
+// canonical JSON compacted, with <, >, &, U+2028 and U+2029 escaped.
+func appendMessages(b []byte, msgs []convo.Message) ([]byte, error) {
+	if msgs == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	var scratch []byte
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		at := len(b)
+		var err error
+		if b, err = convo.AppendMessage(b, m); err != nil {
+			return b, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		if !json.Valid(b[at:]) {
+			return b, fmt.Errorf("messages[%d]: encoded as invalid JSON", i)
+		}
+		if !marshalForm(b[at:]) {
+			scratch = append(scratch[:0], b[at:]...)
+			b = appendMarshalForm(b[:at], scratch)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// marshalForm reports whether the JSON value v is as json.Marshal writes
+// a Marshaler's output: no space outside strings, and none of <, >, &,
+// U+2028, U+2029.
+func marshalForm(v []byte) bool {
+	in, esc := false, false
+	for i, c := range v {
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
+			return false
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// appendMarshalForm appends the valid JSON value v as json.Marshal writes
+// a Marshaler's output (see marshalForm).
+func appendMarshalForm(b, v []byte) []byte {
+	const hex = "0123456789abcdef"
+	in, esc := false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			continue
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
+			b = append(b, '\\', 'u', '2', '0', '2', hex[v[i+2]&0xF])
+			i += 2
+			continue
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 func decodeEntry(b []byte) (store.Write, []forkWrite, error) {
