@@ -260,53 +260,30 @@ func appendMessages(b []byte, msgs []convo.Message) ([]byte, error) {
 		if !json.Valid(b[at:]) {
 			return b, fmt.Errorf("messages[%d]: encoded as invalid JSON", i)
 		}
-		if !marshalForm(b[at:]) {
+		if _, same := marshalForm(nil, b[at:], false); !same {
 			scratch = append(scratch[:0], b[at:]...)
-			b = appendMarshalForm(b[:at], scratch)
+			b, _ = marshalForm(b[:at], scratch, true)
 		}
 	}
 	return append(b, ']'), nil
 }
 
-// marshalForm reports whether the JSON value v is as json.Marshal writes
-// a Marshaler's output: no space outside strings, and none of <, >, &,
-// U+2028, U+2029.
-func marshalForm(v []byte) bool {
-	in, esc := false, false
-	for i, c := range v {
-		switch {
-		case c == '<' || c == '>' || c == '&':
-			return false
-		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
-			return false
-		case esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
-		}
-	}
-	return true
-}
-
-// appendMarshalForm appends the valid JSON value v as json.Marshal writes
-// a Marshaler's output (see marshalForm).
-func appendMarshalForm(b, v []byte) []byte {
+// marshalForm appends to dst, when write is set, the valid JSON value v as
+// json.Marshal writes a Marshaler's output: no space outside strings, and
+// <, >, &, U+2028 and U+2029 escaped. It reports whether that is v as it
+// is; without write it returns at the first difference.
+func marshalForm(dst, v []byte, write bool) ([]byte, bool) {
 	const hex = "0123456789abcdef"
-	in, esc := false, false
+	in, esc, same := false, false, true
 	for i := 0; i < len(v); i++ {
 		c := v[i]
+		var repl []byte // written instead of c (and, for U+2028 and U+2029, the two bytes after it)
 		switch {
 		case c == '<' || c == '>' || c == '&':
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			continue
+			repl = []byte{'\\', 'u', '0', '0', hex[c>>4], hex[c&0xF]}
 		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
-			b = append(b, '\\', 'u', '2', '0', '2', hex[v[i+2]&0xF])
+			repl = []byte{'\\', 'u', '2', '0', '2', hex[v[i+2]&0xF]}
 			i += 2
-			continue
 		case esc:
 			esc = false
 		case in && c == '\\':
@@ -314,11 +291,19 @@ func appendMarshalForm(b, v []byte) []byte {
 		case c == '"':
 			in = !in
 		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			continue
+			repl = []byte{}
 		}
-		b = append(b, c)
+		switch {
+		case repl == nil && write:
+			dst = append(dst, c)
+		case repl == nil:
+		case !write:
+			return dst, false
+		default:
+			dst, same = append(dst, repl...), false
+		}
 	}
-	return b
+	return dst, same
 }
 
 func decodeEntry(b []byte) (store.Write, []forkWrite, error) {
