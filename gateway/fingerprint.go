@@ -66,11 +66,7 @@ func (f *fingerprinter) clone() *fingerprinter {
 
 // item folds one item into the chain.
 func (f *fingerprinter) item(kind string, fields ...string) {
-	b := make([]byte, 0, 64)
-	b = append(b, f.h[:]...)
-	b = append(b, f.role...)
-	b = append(b, 0)
-	b = append(b, kind...)
+	b := f.itemHead(make([]byte, 0, 64), kind)
 	for _, s := range fields {
 		b = append(b, 0)
 		b = strconv.AppendInt(b, int64(len(s)), 10)
@@ -79,6 +75,15 @@ func (f *fingerprinter) item(kind string, fields ...string) {
 	}
 	f.h = sha256.Sum256(b)
 	f.items++
+}
+
+// itemHead appends what an item's hash begins with: the chain's hash, the
+// role and the item's kind.
+func (f *fingerprinter) itemHead(b []byte, kind string) []byte {
+	b = append(b, f.h[:]...)
+	b = append(b, f.role...)
+	b = append(b, 0)
+	return append(b, kind...)
 }
 
 // flush folds the pending text in as one item.
@@ -103,12 +108,7 @@ func (f *fingerprinter) textSum() (sum [sha256.Size]byte) {
 		n += len(l.s)
 	}
 	h := sha256.New()
-	b := make([]byte, 0, 128)
-	b = append(b, f.h[:]...)
-	b = append(b, f.role...)
-	b = append(b, 0)
-	b = append(b, "text"...)
-	b = append(b, 0)
+	b := append(f.itemHead(make([]byte, 0, 128), "text"), 0)
 	b = strconv.AppendInt(b, int64(n), 10)
 	h.Write(append(b, ':'))
 	at := 0

@@ -683,7 +683,7 @@ func (a *respAcc) find(text *textBuf, from int, kind provider.DeltaKind) (int, b
 		default:
 			continue
 		}
-		if text.Equal(n, got) {
+		if len(got) == n && text.HasPrefix(got) {
 			if at >= 0 {
 				return 0, false // two alike: which one grows is not known
 			}

@@ -79,12 +79,12 @@ func (t *Text) String() string {
 	return b.String()
 }
 
-// Equal reports whether the text's first n bytes are s.
-func (t *Text) Equal(n int, s string) bool {
-	if len(s) != n || n > t.n {
+// HasPrefix reports whether the text begins with s.
+func (t *Text) HasPrefix(s string) bool {
+	if len(s) > t.n {
 		return false
 	}
-	for i := 0; i <= len(t.full); i++ {
+	for i := 0; s != "" && i <= len(t.full); i++ {
 		c := t.cur
 		if i < len(t.full) {
 			c = t.full[i]
@@ -93,15 +93,13 @@ func (t *Text) Equal(n int, s string) bool {
 		if string(c[:k]) != s[:k] {
 			return false
 		}
-		if s = s[k:]; s == "" {
-			return true
-		}
+		s = s[k:]
 	}
 	return true
 }
 
 // EqualBytes reports whether the text is p.
-func (t *Text) EqualBytes(p []byte) bool { return t.Equal(len(p), unsafeString(p)) }
+func (t *Text) EqualBytes(p []byte) bool { return t.n == len(p) && t.HasPrefix(unsafeString(p)) }
 
 // Since returns the text after its first n bytes.
 func (t *Text) Since(n int) string {
