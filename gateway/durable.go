@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,12 +168,142 @@ type spoolFork struct {
 	Tail     int             `json:"tail"`
 }
 
+// encodeEntry encodes a spooled exchange: the bytes json.Marshal writes
+// for its spoolEntry, but each message written once, into a buffer of the
+// entry's size. json.Marshal writes a message, copies it into its buffer
+// (growing it by doubling) and copies that buffer: a 40 MB reply 120 MB
+// allocated, and held three times at once.
 func encodeEntry(w store.Write, forks []forkWrite) ([]byte, error) {
-	e := spoolEntry{V: 1, Tenant: w.Tenant, Conv: w.ID, Create: w.Create, Meta: w.Meta, Messages: w.Messages, Charges: w.Charges}
-	for _, f := range forks {
-		e.Forks = append(e.Forks, spoolFork{Conv: f.conv, Meta: f.meta, Messages: f.msgs, Tail: f.tail})
+	type head struct { // spoolEntry's members before messages
+		V      int             `json:"v"`
+		Tenant string          `json:"tenant"`
+		Conv   string          `json:"conversation"`
+		Create bool            `json:"create,omitempty"`
+		Meta   json.RawMessage `json:"meta,omitempty"`
 	}
-	return json.Marshal(e)
+	type forkHead struct { // spoolFork's
+		Conv string          `json:"conversation"`
+		Meta json.RawMessage `json:"meta,omitempty"`
+	}
+	size := 256 + messagesSize(w.Messages)
+	for _, f := range forks {
+		size += 256 + messagesSize(f.msgs)
+	}
+	b, err := appendObjectStart(make([]byte, 0, size), head{V: 1, Tenant: w.Tenant, Conv: w.ID, Create: w.Create, Meta: w.Meta})
+	if err == nil {
+		b, err = appendMessages(append(b, `,"messages":`...), w.Messages)
+	}
+	if err == nil && len(forks) > 0 {
+		b = append(b, `,"forks":[`...)
+		for i, f := range forks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendObjectStart(b, forkHead{Conv: f.conv, Meta: f.meta}); err != nil {
+				break
+			}
+			if b, err = appendMessages(append(b, `,"messages":`...), f.msgs); err != nil {
+				break
+			}
+			b = strconv.AppendInt(append(b, `,"tail":`...), int64(f.tail), 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if err == nil && len(w.Charges) > 0 {
+		var c []byte
+		c, err = json.Marshal(w.Charges)
+		b = append(append(b, `,"charges":`...), c...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("spooled exchange: %w", err)
+	}
+	return append(b, '}'), nil
+}
+
+// messagesSize estimates the bytes of msgs encoded.
+func messagesSize(msgs []convo.Message) int {
+	n := 2
+	for i := range msgs {
+		n += msgs[i].EstimatedBytes() + 1
+	}
+	return n
+}
+
+// appendObjectStart appends v as json.Marshal writes it, without its
+// closing brace.
+func appendObjectStart(b []byte, v any) ([]byte, error) {
+	o, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	return append(b, o[:len(o)-1]...), nil
+}
+
+// appendMessages appends msgs as json.Marshal writes them: each message's
+// canonical JSON compacted, with <, >, &, U+2028 and U+2029 escaped.
+func appendMessages(b []byte, msgs []convo.Message) ([]byte, error) {
+	if msgs == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	var scratch []byte
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		at := len(b)
+		var err error
+		if b, err = convo.AppendMessage(b, m); err != nil {
+			return b, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		if !json.Valid(b[at:]) {
+			return b, fmt.Errorf("messages[%d]: encoded as invalid JSON", i)
+		}
+		if _, same := marshalForm(nil, b[at:], false); !same {
+			scratch = append(scratch[:0], b[at:]...)
+			b, _ = marshalForm(b[:at], scratch, true)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// marshalForm appends to dst, when write is set, the valid JSON value v as
+// json.Marshal writes a Marshaler's output: no space outside strings, and
+// <, >, &, U+2028 and U+2029 escaped. It reports whether that is v as it
+// is; without write it returns at the first difference.
+func marshalForm(dst, v []byte, write bool) ([]byte, bool) {
+	const hex = "0123456789abcdef"
+	in, esc, same := false, false, true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		var repl []byte // written instead of c (and, for U+2028 and U+2029, the two bytes after it)
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			repl = []byte{'\\', 'u', '0', '0', hex[c>>4], hex[c&0xF]}
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
+			repl = []byte{'\\', 'u', '2', '0', '2', hex[v[i+2]&0xF]}
+			i += 2
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			repl = []byte{}
+		}
+		switch {
+		case repl == nil && write:
+			dst = append(dst, c)
+		case repl == nil:
+		case !write:
+			return dst, false
+		default:
+			dst, same = append(dst, repl...), false
+		}
+	}
+	return dst, same
 }
 
 func decodeEntry(b []byte) (store.Write, []forkWrite, error) {
@@ -321,8 +453,18 @@ func (rc *recorder) replayAll() bool {
 			return false
 		default:
 		}
+		var held int64
+		for _, f := range frames {
+			held += int64(len(f.Data))
+		}
 		if !rc.replayBatch(frames) {
 			return false
+		}
+		if held >= returnAfter {
+			// As the writer does after a batch (run): a long reply's
+			// copies are garbage now, which an idle gateway would keep
+			// resident for minutes.
+			debug.FreeOSMemory()
 		}
 		if err := d.sp.Advance(mark); err != nil {
 			// The frames are in the store: read again, they are
@@ -339,8 +481,9 @@ func (rc *recorder) replayAll() bool {
 func (rc *recorder) replayBatch(frames []spool.Frame) bool {
 	writes := make([]store.Write, 0, len(frames))
 	forks := make([][]forkWrite, 0, len(frames))
-	for _, f := range frames {
-		w, fw, err := decodeEntry(f.Data)
+	for i := range frames {
+		w, fw, err := decodeEntry(frames[i].Data)
+		frames[i].Data = nil // decoded: a long reply is not held twice while the store writes it
 		if err != nil {
 			rc.failed.Add(1)
 			rc.log.Error("gateway: spool: recording failed", "err", err)

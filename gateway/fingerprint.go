@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/convo-go/convo"
 )
@@ -34,25 +35,38 @@ type fingerprinter struct {
 	loose bool
 	h     [sha256.Size]byte
 	role  convo.Role
-	text  []byte // the pending text of the current role
+	// The pending text of the current role: text, with the long pieces
+	// (a long reply's) in their places, held rather than copied.
+	text  []byte
+	long  []longText
 	items int
 }
+
+// longText is a long piece of pending text, after the first at bytes of
+// the fingerprinter's text.
+type longText struct {
+	at int
+	s  string
+}
+
+// copyBelow is the length of text the fingerprinter copies; a longer one
+// it holds. A long string has its own allocation (as the decoders make
+// them), which a record holds anyway: holding it costs nothing, where
+// copying a 40 MB reply's text costs 40 MB.
+const copyBelow = 4 << 10
 
 // clone returns a copy of f that folds on independently of it: the
 // fingerprints of several replies to one request.
 func (f *fingerprinter) clone() *fingerprinter {
 	c := *f
 	c.text = slices.Clone(f.text)
+	c.long = slices.Clone(f.long)
 	return &c
 }
 
 // item folds one item into the chain.
 func (f *fingerprinter) item(kind string, fields ...string) {
-	b := make([]byte, 0, 64)
-	b = append(b, f.h[:]...)
-	b = append(b, f.role...)
-	b = append(b, 0)
-	b = append(b, kind...)
+	b := f.itemHead(make([]byte, 0, 64), kind)
 	for _, s := range fields {
 		b = append(b, 0)
 		b = strconv.AppendInt(b, int64(len(s)), 10)
@@ -63,11 +77,58 @@ func (f *fingerprinter) item(kind string, fields ...string) {
 	f.items++
 }
 
+// itemHead appends what an item's hash begins with: the chain's hash, the
+// role and the item's kind.
+func (f *fingerprinter) itemHead(b []byte, kind string) []byte {
+	b = append(b, f.h[:]...)
+	b = append(b, f.role...)
+	b = append(b, 0)
+	return append(b, kind...)
+}
+
+// flush folds the pending text in as one item.
 func (f *fingerprinter) flush() {
-	if len(f.text) > 0 {
-		f.item("text", string(f.text))
-		f.text = f.text[:0]
+	if len(f.text) == 0 && len(f.long) == 0 {
+		return
 	}
+	if len(f.long) == 0 {
+		f.item("text", string(f.text))
+	} else {
+		f.h = f.textSum()
+		f.items++
+	}
+	f.text, f.long = f.text[:0], f.long[:0]
+}
+
+// textSum is the chain's hash with the pending text folded in, as item
+// makes it, hashed piece by piece rather than joined first.
+func (f *fingerprinter) textSum() (sum [sha256.Size]byte) {
+	n := len(f.text)
+	for _, l := range f.long {
+		n += len(l.s)
+	}
+	h := sha256.New()
+	b := append(f.itemHead(make([]byte, 0, 128), "text"), 0)
+	b = strconv.AppendInt(b, int64(n), 10)
+	h.Write(append(b, ':'))
+	at := 0
+	for _, l := range f.long {
+		h.Write(f.text[at:l.at])
+		h.Write(unsafe.Slice(unsafe.StringData(l.s), len(l.s))) // not copied, as io.WriteString would
+		at = l.at
+	}
+	h.Write(f.text[at:])
+	h.Sum(sum[:0])
+	return sum
+}
+
+// addText adds s to the pending text: copied when short, else held.
+func (f *fingerprinter) addText(s string) {
+	if len(s) < copyBelow {
+		f.text = append(f.text, s...)
+		return
+	}
+	f.long = append(f.long, longText{at: len(f.text), s: s})
 }
 
 // add folds one message in.
@@ -87,7 +148,7 @@ func (f *fingerprinter) add(m *convo.Message) {
 		p := &m.Parts[i]
 		switch {
 		case p.Type == convo.TypeText || p.Type == convo.TypeRefusal:
-			f.text = append(f.text, p.Text...)
+			f.addText(p.Text)
 		case p.Type == convo.TypeToolCall:
 			f.flush()
 			f.item("call", f.id(p.ID), p.Name, canonicalJSON(p.Args, p.ArgsRaw))
@@ -111,9 +172,13 @@ func (f *fingerprinter) add(m *convo.Message) {
 
 // sum is the fingerprint of what was added so far.
 func (f *fingerprinter) sum() string {
-	g := *f
-	g.text = append([]byte(nil), f.text...)
-	g.flush()
+	g := *f // f goes on: its pending text stays pending
+	switch {
+	case len(f.long) > 0:
+		g.h = f.textSum()
+	case len(f.text) > 0:
+		g.item("text", string(f.text))
+	}
 	return hex.EncodeToString(g.h[:16])
 }
 

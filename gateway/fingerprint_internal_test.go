@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -83,5 +85,50 @@ func TestFingerprintLooseIDs(t *testing.T) {
 	}
 	if fingerprint(given, true) == fingerprint(h("call_Xa81bQ2", "Oslo"), true) {
 		t.Error("loose: other arguments gave the same fingerprint")
+	}
+}
+
+// TestFingerprintLongText checks that a long text, which the fingerprinter
+// holds and hashes piece by piece instead of copying, fingerprints as the
+// same text in short parts (copied and joined) does, and that sum leaves
+// the pending text as it was.
+func TestFingerprintLongText(t *testing.T) {
+	long := strings.Repeat("the quick brown fox é€ ", 1000) // 25 KB
+	var short []convo.Part
+	for s := long; s != ""; {
+		n := min(len(s), 1000)
+		short = append(short, convo.Text(s[:n]))
+		s = s[n:]
+	}
+	user := convo.User("a question")
+	for _, c := range []struct {
+		name string
+		h    convo.History
+	}{
+		{"one long part", convo.History{user, {Role: convo.RoleAssistant, Parts: []convo.Part{convo.Text(long)}}}},
+		{"short, long, short", convo.History{user, {Role: convo.RoleAssistant, Parts: []convo.Part{convo.Text("a"), convo.Text(long), convo.Text("b")}}}},
+	} {
+		want := convo.History{user, {Role: convo.RoleAssistant, Parts: short}}
+		if c.name != "one long part" {
+			want[1].Parts = append(append([]convo.Part{convo.Text("a")}, short...), convo.Text("b"))
+		}
+		if got, w := Fingerprint(c.h), Fingerprint(want); got != w {
+			t.Errorf("%s: %s, want %s as in short parts", c.name, got, w)
+		}
+		f := fingerprinter{}
+		for i := range c.h {
+			f.add(&c.h[i])
+		}
+		if s1, s2 := f.sum(), f.sum(); s1 != s2 {
+			t.Errorf("%s: sum changed the pending text: %s, then %s", c.name, s1, s2)
+		}
+		f.add(&user)
+		g := fingerprinter{}
+		for _, m := range append(slices.Clone(want), user) {
+			g.add(&m)
+		}
+		if f.sum() != g.sum() {
+			t.Errorf("%s: after a flush: %s, want %s", c.name, f.sum(), g.sum())
+		}
 	}
 }

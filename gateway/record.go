@@ -1049,6 +1049,15 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 			w.Charges = append(w.Charges, store.Charge{Key: k, Day: now, USD: reply.Cost.USD})
 		}
 	}
+	if rec.size >= returnAfter {
+		// A long reply's tap and what decoding it left (as much again)
+		// are garbage now, and the heap may grow to twice what was live
+		// before they are collected: collect them before the store
+		// copies the reply (its JSON, SQLite's copies), which then reuse
+		// that memory instead of adding to it. A few milliseconds, for a
+		// rare reply.
+		runtime.GC()
+	}
 	return w, fp, forks
 }
 
@@ -1117,16 +1126,32 @@ func decodeTap(rec *record) ([]convo.Message, error) {
 
 // tapReader reads the chunks the tap copied in order, without joining them.
 // Most replies are one chunk: a *bytes.Reader lets provider.CheckStream
-// peek no further than the reply.
+// peek no further than the reply. A longer one is let go of chunk by chunk
+// as it is read (the reader clears body's elements): the decoded reply
+// grows as the copy shrinks, so a long reply is not held twice.
 func tapReader(body [][]byte) io.Reader {
 	if len(body) == 1 {
 		return bytes.NewReader(body[0])
 	}
-	rs := make([]io.Reader, len(body))
-	for i, c := range body {
-		rs[i] = bytes.NewReader(c)
+	return &chunkReader{body}
+}
+
+// chunkReader reads chunks in order and drops each once read.
+type chunkReader struct{ chunks [][]byte }
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.chunks) > 0 && len(r.chunks[0]) == 0 {
+		r.chunks[0], r.chunks = nil, r.chunks[1:]
 	}
-	return io.MultiReader(rs...)
+	if len(r.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.chunks[0])
+	r.chunks[0] = r.chunks[0][n:]
+	if len(r.chunks[0]) == 0 {
+		r.chunks[0], r.chunks = nil, r.chunks[1:]
+	}
+	return n, nil
 }
 
 // joined returns the chunks the tap copied as one slice: a reply that is

@@ -127,3 +127,38 @@ func TestSpoolEntryCharges(t *testing.T) {
 		t.Errorf("charges %+v, want %+v", got.Charges, w.Charges)
 	}
 }
+
+// TestSpoolEntryMarshal: encodeEntry, which writes each message once,
+// writes the bytes json.Marshal writes for the entry, whatever its
+// messages hold (what Marshal escapes or compacts: <, >, &, U+2028,
+// U+2029, native JSON with spaces), with forks, charges, and none.
+func TestSpoolEntryMarshal(t *testing.T) {
+	writes, forks := goldenEntries()
+	odd := convo.Assistant("a <b> & c\u2028d\u2029 \"e\" \\ f\n")
+	odd.ID = "msg_odd"
+	odd.Native = convo.Native{"openai": json.RawMessage(`{ "x" : [ 1, "<&>" ] }`)}
+	writes = append(writes,
+		store.Write{Tenant: "t<&>", ID: "conv_3", Meta: json.RawMessage(`{ "k": "<v>" }`), Messages: []convo.Message{odd, odd}},
+		store.Write{ID: "conv_4", Messages: []convo.Message{}},
+		store.Write{ID: "conv_5"},
+	)
+	forks = append(forks, [][]forkWrite{{{conv: "f1", msgs: []convo.Message{odd}, tail: 2}, {conv: "f2", meta: json.RawMessage(`{"a":1}`)}}, nil, nil}...)
+	writes[2].Charges = []store.Charge{{Key: "tenant", Day: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), USD: 7}}
+	for i, w := range writes {
+		got, err := encodeEntry(w, forks[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := spoolEntry{V: 1, Tenant: w.Tenant, Conv: w.ID, Create: w.Create, Meta: w.Meta, Messages: w.Messages, Charges: w.Charges}
+		for _, f := range forks[i] {
+			e.Forks = append(e.Forks, spoolFork{Conv: f.conv, Meta: f.meta, Messages: f.msgs, Tail: f.tail})
+		}
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("entry %d:\n%s\nwant (json.Marshal)\n%s", i, got, want)
+		}
+	}
+}

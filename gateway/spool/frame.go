@@ -44,13 +44,19 @@ type Frame struct {
 
 // AppendFrame appends the encoding of a frame to b.
 func AppendFrame(b []byte, t time.Time, data []byte) []byte {
+	h := header(t, data)
+	return append(append(b, h[:]...), data...)
+}
+
+// header returns the header of a frame of data appended at t.
+func header(t time.Time, data []byte) [headerBytes]byte {
 	var h [headerBytes]byte
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(data)))
 	binary.LittleEndian.PutUint64(h[8:], uint64(t.UnixNano()))
 	crc := crc32.Update(0, castagnoli, h[8:16])
 	crc = crc32.Update(crc, castagnoli, data)
 	binary.LittleEndian.PutUint32(h[4:], crc)
-	return append(append(b, h[:]...), data...)
+	return h
 }
 
 // FrameSize is the bytes a frame of n payload bytes takes.
@@ -58,8 +64,9 @@ func FrameSize(n int) int64 { return headerBytes + int64(n) }
 
 // Reader reads the frames of a segment.
 type Reader struct {
-	r   *bufio.Reader
-	off int64 // bytes read and accepted: the segment's magic, then whole frames
+	r    *bufio.Reader
+	off  int64 // bytes read and accepted: the segment's magic, then whole frames
+	size int64 // the segment's length when known (Spool.Read), else 0
 }
 
 // NewReader reads a segment from r, which starts with its magic.
@@ -90,9 +97,18 @@ func (r *Reader) Next() (Frame, error) {
 	if size > MaxFrameBytes {
 		return Frame{}, fmt.Errorf("frame at byte %d: length %d: %w", r.off, size, ErrTorn)
 	}
-	// Read rather than allocate the length: a torn header's length is
-	// garbage, and the file ends long before it.
-	data, err := io.ReadAll(io.LimitReader(r.r, int64(size)))
+	var data []byte
+	if r.size > 0 && r.off+FrameSize(int(size)) <= r.size {
+		// The segment holds the length: read it into one allocation of
+		// its size (a 40 MB frame read by io.ReadAll is copied as it
+		// grows, 100 MB allocated).
+		data = make([]byte, size)
+		_, err = io.ReadFull(r.r, data)
+	} else {
+		// Read rather than allocate the length: a torn header's length
+		// is garbage, and the file ends long before it.
+		data, err = io.ReadAll(io.LimitReader(r.r, int64(size)))
+	}
 	if err != nil || len(data) != int(size) {
 		return Frame{}, fmt.Errorf("frame at byte %d: payload cut short: %w", r.off, ErrTorn)
 	}

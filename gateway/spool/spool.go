@@ -326,12 +326,8 @@ func (s *Spool) Append(payloads [][]byte, now time.Time) (int, error) {
 	if n == 0 {
 		return 0, full
 	}
-	buf := make([]byte, 0, size)
-	for _, p := range payloads[:n] {
-		buf = AppendFrame(buf, now, p)
-	}
 	seg := &s.segs[len(s.segs)-1] // only appends change segs' last; wmu is held
-	_, err := s.w.Write(buf)
+	err := s.write(payloads[:n], now)
 	if err == nil {
 		err = s.w.Sync()
 	}
@@ -355,6 +351,42 @@ func (s *Spool) Append(payloads [][]byte, now time.Time) (int, error) {
 	s.frames += n
 	seg.size += size
 	return n, full
+}
+
+// longFrame is the payload length from which write does not copy a
+// payload into its buffer.
+const longFrame = 64 << 10
+
+// write writes payloads as frames to the open segment: short ones
+// gathered into one write, a long one written as it is after its header
+// (copied, a 40 MB reply would be held twice). Called with wmu held.
+func (s *Spool) write(payloads [][]byte, now time.Time) error {
+	var n int64
+	for _, p := range payloads {
+		if len(p) < longFrame {
+			n += FrameSize(len(p))
+		}
+	}
+	buf := make([]byte, 0, n+headerBytes)
+	for _, p := range payloads {
+		if len(p) < longFrame {
+			buf = AppendFrame(buf, now, p)
+			continue
+		}
+		h := header(now, p)
+		if _, err := s.w.Write(append(buf, h[:]...)); err != nil {
+			return err
+		}
+		buf = buf[:0]
+		if _, err := s.w.Write(p); err != nil {
+			return err
+		}
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	_, err := s.w.Write(buf)
+	return err
 }
 
 // ensureSegment opens a new segment for appends when there is none open
@@ -454,7 +486,7 @@ func (s *Spool) Read(max int, maxBytes int64) ([]Frame, Mark, error) {
 		if err != nil {
 			return nil, Mark{}, fmt.Errorf("spool: %w", err)
 		}
-		r := &Reader{r: bufioReader(io.NewSectionReader(f, pos.off, g.size-pos.off)), off: pos.off}
+		r := &Reader{r: bufioReader(io.NewSectionReader(f, pos.off, g.size-pos.off)), off: pos.off, size: g.size}
 		for len(out) < max && (len(out) == 0 || size < maxBytes) {
 			fr, err := r.Next()
 			if err == io.EOF {

@@ -93,6 +93,33 @@ func TestAppendRead(t *testing.T) {
 	}
 }
 
+// TestLongFrames: payloads of longFrame bytes and more, which Append
+// writes without copying and Read reads into an allocation of their size,
+// read back as they were between short ones, before and after a reopen.
+func TestLongFrames(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := open(t, dir, Options{})
+	long := bytes.Repeat([]byte("0123456789abcdef"), longFrame/16+100)
+	want := [][]byte{[]byte("a"), long, []byte("b"), long[:longFrame], long[1:], []byte("c")}
+	if n, err := s.Append(want, time.Unix(1700000000, 0)); n != len(want) || err != nil {
+		t.Fatalf("append: %d, %v", n, err)
+	}
+	if got := readAll(t, s, 2); !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Fatalf("read %d frames, not as appended", len(got))
+	}
+	if n, err := s.Append(want, time.Unix(1700000001, 0)); n != len(want) || err != nil {
+		t.Fatalf("append: %d, %v", n, err)
+	}
+	s.Close()
+	s2, rec := open(t, dir, Options{})
+	if rec.Frames != len(want) {
+		t.Fatalf("reopened: %d frames, want %d", rec.Frames, len(want))
+	}
+	if got := readAll(t, s2, 1000); !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Fatalf("after a reopen: read %d frames, not as appended", len(got))
+	}
+}
+
 // TestReopen: frames and the head survive a close (or a crash: the head
 // file is all that is kept), and appends go on after them.
 func TestReopen(t *testing.T) {

@@ -51,8 +51,22 @@ func plain8(x uint64) bool {
 }
 
 func appendString(dst []byte, s string) ([]byte, bool) {
+	dst, ok := appendEscaped(append(dst, '"'), s)
+	return append(dst, '"'), ok
+}
+
+// AppendStringContent appends s escaped as AppendString writes it, without
+// the quotes: a long string written in pieces, each cut at a rune boundary
+// (the pieces then write what the whole does).
+func AppendStringContent(dst []byte, s string) []byte {
+	dst, _ = appendEscaped(dst, s)
+	return dst
+}
+
+// appendEscaped appends s escaped for a JSON string and reports whether s
+// was valid UTF-8.
+func appendEscaped(dst []byte, s string) ([]byte, bool) {
 	ok := true
-	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		// Most of a string needs no escaping: skip it eight bytes at a time.
@@ -96,8 +110,7 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"'), ok
+	return append(dst, s[start:]...), ok
 }
 
 // AppendInt appends n.

@@ -55,9 +55,9 @@ type sblock struct {
 	part       convo.Part   // as content_block_start gave it (known types); the final part once done
 	members    wire.Members // the whole block, for types convo keeps opaque
 	opaque     bool
-	text       []byte // text_delta / thinking_delta
-	sig        []byte // signature_delta
-	input      []byte // input_json_delta
+	text       wire.Text // text_delta / thinking_delta
+	sig        []byte    // signature_delta
+	input      []byte    // input_json_delta
 	hasInput   bool
 	cites      [][]byte     // citations_delta
 	compaction wire.Members // compaction_delta members
@@ -314,9 +314,9 @@ func (a *accumulator) startBlock() (*sblock, error) {
 	}
 	switch p.Type {
 	case convo.TypeText:
-		sb.text = append(sb.text, p.Text...)
+		sb.text.AppendString(p.Text)
 	case convo.TypeReasoning:
-		sb.text = append(sb.text, p.Text...)
+		sb.text.AppendString(p.Text)
 		sb.sig = append(sb.sig, p.Signature...)
 	case convo.TypeToolCall:
 		if provider.IsOutputCall(&p) {
@@ -429,10 +429,10 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 	switch dl.typ {
 	case "text_delta":
 		piece, ok = dl.text, dl.hasText && (b.opaque || b.typ == "text")
-		b.text = append(b.text, piece...)
+		b.text.Append(piece)
 	case "thinking_delta":
 		piece, ok = dl.thinking, dl.hasThink && (b.opaque || b.typ == "thinking")
-		b.text = append(b.text, piece...)
+		b.text.Append(piece)
 	case "signature_delta":
 		piece, ok = dl.signature, dl.hasSign && (b.opaque || b.typ == "thinking")
 		b.sig = append(b.sig, piece...)
@@ -481,12 +481,12 @@ func (b *sblock) final() (convo.Part, string) {
 	p := b.part
 	switch b.typ {
 	case "text":
-		p.Text = string(b.text)
+		p.Text = b.text.String()
 		if len(b.cites) > 0 {
 			p = citedPart(p, b.cites)
 		}
 	case "thinking":
-		p.Text, p.Signature = string(b.text), string(b.sig)
+		p.Text, p.Signature = b.text.String(), string(b.sig)
 	case "tool_use":
 		if !b.hasInput {
 			break
@@ -506,12 +506,12 @@ func (b *sblock) final() (convo.Part, string) {
 func (b *sblock) finalOpaque() (convo.Part, string) {
 	ms := append(wire.Members(nil), b.members...)
 	warn := ""
-	if len(b.text) > 0 {
+	if b.text.Len() > 0 {
 		key := "text"
 		if ms.Value("thinking") != nil && ms.Value("text") == nil {
 			key = "thinking"
 		}
-		ms = ms.Set(key, jsonx.AppendString(nil, string(b.text)))
+		ms = ms.Set(key, b.text.AppendJSON(nil))
 	}
 	if len(b.sig) > 0 {
 		ms = ms.Set("signature", jsonx.AppendString(nil, string(b.sig)))

@@ -2,9 +2,13 @@ package openai
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 )
 
@@ -50,5 +54,56 @@ func TestStreamKeepsUnknownDeltaMembers(t *testing.T) {
 	}
 	if !got.Equal(want) {
 		t.Errorf("streamed:\n%s\nread whole:\n%s", msgJSON(t, got), msgJSON(t, want))
+	}
+}
+
+// TestLongStreamedTexts checks the long texts of a streamed Chat reply,
+// which the accumulator puts into the message itself instead of writing
+// them into the body it decodes (standIns): the message is the one the
+// body with every text in it decodes to, and the one the same reply read
+// whole gives.
+func TestLongStreamedTexts(t *testing.T) {
+	piece := `a "quoted" line é€𝄞\n\t<&>`
+	delta := func(key string, i int) string {
+		s, _ := json.Marshal(fmt.Sprintf("%s %d %s", key, i, piece))
+		return `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"` + key + `":` + string(s) + `},"finish_reason":null}]}` + "\n\n"
+	}
+	for _, keys := range [][]string{{"content"}, {"reasoning_content", "content"}, {"refusal"}, {"content", "annotations"}} {
+		var b strings.Builder
+		b.WriteString(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}` + "\n\n")
+		for _, k := range keys {
+			for i := 0; i < 3000; i++ {
+				if k == "annotations" {
+					b.WriteString(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"annotations":[{"type":"url_citation","url_citation":{"url":"https://example.com","title":"x","start_index":0,"end_index":4}}]},"finish_reason":null}]}` + "\n\n")
+					break
+				}
+				b.WriteString(delta(k, i))
+			}
+		}
+		b.WriteString(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
+		acc := newChatAcc(provider.Options{})
+		if _, _, err := stream.Feed(stream.NewSSE(strings.NewReader(b.String())), acc); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := acc.Message()
+		if err != nil {
+			t.Fatalf("%v: %v", keys, err)
+		}
+		long := acc.first.standIns()
+		if want := keys[len(keys)-1] != "annotations"; (len(long) > 0) != want {
+			t.Fatalf("%v: %d texts stood in for", keys, len(long))
+		}
+		body := acc.body(&acc.first, nil)
+		want, _, err := decodeChatReply(body, acc.bodyOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: the message differs from the body's with its texts", keys)
+		}
+		whole, _, err := Chat().DecodeReply(body, provider.Options{})
+		if err != nil || !reflect.DeepEqual(got, whole) {
+			t.Errorf("%v: the message differs from the reply read whole (%v)", keys, err)
+		}
 	}
 }

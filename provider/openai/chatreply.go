@@ -488,11 +488,11 @@ func (a *chatAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 	switch {
 	case a.changed || f.audio.set:
 		return provider.Piece{Other: true}, nil
-	case t == nil || len(t.b) == a.grownFrom:
+	case t == nil || t.Len() == a.grownFrom:
 		// Nothing, or an empty text, which is no part.
 		return provider.Piece{}, nil
 	}
-	p := provider.Piece{Kind: provider.DeltaText, Text: string(t.b[a.grownFrom:])}
+	p := provider.Piece{Kind: provider.DeltaText, Text: t.Since(a.grownFrom)}
 	for i, before := range []*textBuf{&f.reasoning, &f.content, &f.refusal} {
 		if before == t {
 			if a.grownFrom == 0 {
@@ -500,7 +500,7 @@ func (a *chatAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 			}
 			return p, nil
 		}
-		if before.set && len(before.b) > 0 {
+		if before.set && before.Len() > 0 {
 			p.Index++
 		}
 	}
@@ -525,12 +525,12 @@ func (a *chatAcc) textStart(k, index int, t *textBuf) provider.Piece {
 		return provider.Piece{Other: true}
 	}
 	for _, after := range []*textBuf{&f.reasoning, &f.content, &f.refusal}[k+1:] {
-		if len(after.b) > 0 {
+		if after.Len() > 0 {
 			return provider.Piece{Other: true}
 		}
 	}
 	var part convo.Part
-	switch text := string(t.b); k {
+	switch text := t.String(); k {
 	case 0:
 		part = convo.Part{Type: convo.TypeReasoning, Text: text, Provider: ProviderID}
 	case 1:
@@ -818,7 +818,7 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 func (a *chatAcc) add(t *textBuf, s []byte, call int64) {
 	switch {
 	case a.grown == nil:
-		a.grown, a.grownFrom, a.grownCall = t, len(t.b), call
+		a.grown, a.grownFrom, a.grownCall = t, t.Len(), call
 	case a.grown != t:
 		a.changed = true
 	}
@@ -964,9 +964,16 @@ func (a *chatAcc) audioDelta(r *jsonx.Reader) error {
 
 // body writes the chat.completion object the chunks so far add up to,
 // with choice c as its only choice (index 0); the usage, which counts every
-// choice, goes with the first.
-func (a *chatAcc) body(c *choiceAcc) []byte {
-	b := make([]byte, 0, 256+len(c.content.b)+len(c.refusal.b)+len(c.reasoning.b)+len(c.annotations)+len(c.logContent))
+// choice, goes with the first. The texts in long are written as a stand-in
+// (see standIns).
+func (a *chatAcc) body(c *choiceAcc, long []*textBuf) []byte {
+	n := 256 + len(c.annotations) + len(c.logContent)
+	for _, t := range []*textBuf{&c.content, &c.refusal, &c.reasoning} {
+		if !slices.Contains(long, t) {
+			n += t.Len()
+		}
+	}
+	b := make([]byte, 0, n)
 	b = append(b, `{"id":`...)
 	b = jsonx.AppendString(b, a.id)
 	b = append(b, `,"object":"chat.completion","created":`...)
@@ -980,19 +987,19 @@ func (a *chatAcc) body(c *choiceAcc) []byte {
 	}
 	b = jsonx.AppendString(b, role)
 	b = append(b, `,"content":`...)
-	b = appendOptText(b, &c.content)
+	b = appendOptText(b, &c.content, long)
 	b = append(b, `,"refusal":`...)
-	b = appendOptText(b, &c.refusal)
-	if c.reasoning.set && len(c.reasoning.b) > 0 {
+	b = appendOptText(b, &c.refusal, long)
+	if c.reasoning.set && c.reasoning.Len() > 0 {
 		b = append(b, `,"reasoning_content":`...)
-		b = appendOptText(b, &c.reasoning)
+		b = appendOptText(b, &c.reasoning, long)
 	}
 	b = c.appendCalls(b)
 	if c.fn != nil {
 		b = append(b, `,"function_call":{"name":`...)
-		b = jsonx.AppendString(b, string(c.fn.name.b))
+		b = c.fn.name.AppendJSON(b)
 		b = append(b, `,"arguments":`...)
-		b = jsonx.AppendString(b, string(c.fn.args.b))
+		b = c.fn.args.AppendJSON(b)
 		b = append(b, '}')
 	}
 	if len(c.annotations) > 0 {
@@ -1056,11 +1063,11 @@ func (a *choiceAcc) appendCalls(b []byte) []byte {
 		b = append(b, ',')
 		b = jsonx.AppendString(b, typ)
 		b = append(b, `:{"name":`...)
-		b = jsonx.AppendString(b, string(c.name.b))
+		b = c.name.AppendJSON(b)
 		b = append(b, ',')
 		b = jsonx.AppendString(b, argsKey)
 		b = append(b, ':')
-		b = jsonx.AppendString(b, string(c.args.b))
+		b = c.args.AppendJSON(b)
 		b = append(b, "}}"...)
 	}
 	return append(b, ']')
@@ -1077,7 +1084,7 @@ func (a *choiceAcc) appendAudio(b []byte) []byte {
 	}
 	if a.audio.data.set {
 		b = jsonx.AppendKey(b, "data")
-		b = jsonx.AppendString(b, string(a.audio.data.b))
+		b = a.audio.data.AppendJSON(b)
 	}
 	if a.audio.expires != nil {
 		b = jsonx.AppendKey(b, "expires_at")
@@ -1085,18 +1092,73 @@ func (a *choiceAcc) appendAudio(b []byte) []byte {
 	}
 	if a.audio.transcript.set {
 		b = jsonx.AppendKey(b, "transcript")
-		b = jsonx.AppendString(b, string(a.audio.transcript.b))
+		b = a.audio.transcript.AppendJSON(b)
 	}
 	return append(b, '}')
 }
 
 // appendOptText writes a gathered text as a JSON string, or null when no
 // part of it arrived or it is empty (as a reply read whole has it).
-func appendOptText(b []byte, t *textBuf) []byte {
-	if !t.set || len(t.b) == 0 {
+func appendOptText(b []byte, t *textBuf, long []*textBuf) []byte {
+	switch {
+	case !t.set || t.Len() == 0:
 		return append(b, "null"...)
+	case slices.Contains(long, t):
+		return append(b, `"`+textStandIn+`"`...)
 	}
-	return jsonx.AppendString(b, string(t.b))
+	return t.AppendJSON(b)
+}
+
+// textStandIn is what body writes for a long text, which message puts in the
+// decoded message's part itself (see standIns).
+const textStandIn = "."
+
+// longText is the length from which message does not write a text into
+// the body it decodes.
+const longText = 64 << 10
+
+// standIns returns the long texts of choice c that the body it decodes
+// can carry as a stand-in: the content, refusal and reasoning, each of
+// which becomes one part of its own type and nothing else of the message
+// depends on (annotations, which cite the content, leave it in the body).
+// Written into the body and read back, each would be copied twice more: a
+// 40 MB reply's text some 80 MB.
+func (c *choiceAcc) standIns() (long []*textBuf) {
+	for _, t := range []*textBuf{&c.content, &c.refusal, &c.reasoning} {
+		if t.Len() >= longText && (t != &c.content || len(c.annotations) == 0) {
+			long = append(long, t)
+		}
+	}
+	return long
+}
+
+// fill puts the long texts body wrote as stand-ins into m's parts: the
+// text, refusal and reasoning part each was decoded as. It reports false
+// when a part is not where body put it.
+func (c *choiceAcc) fill(m *convo.Message, long []*textBuf) bool {
+	for _, t := range long {
+		typ := convo.TypeText
+		switch t {
+		case &c.refusal:
+			typ = convo.TypeRefusal
+		case &c.reasoning:
+			typ = convo.TypeReasoning
+		}
+		at := -1
+		for i := range m.Parts {
+			if m.Parts[i].Type == typ {
+				if at >= 0 || m.Parts[i].Text != textStandIn {
+					return false
+				}
+				at = i
+			}
+		}
+		if at < 0 {
+			return false
+		}
+		m.Parts[at].Text = t.String()
+	}
+	return true
 }
 
 // Snapshot returns the message gathered so far (for showing partial text).
@@ -1113,7 +1175,7 @@ func (a *chatAcc) SnapshotCandidate(i int) convo.Message {
 	if i > 0 {
 		c = a.more[i-1]
 	}
-	m, _, _ := decodeChatReply(a.body(c), a.bodyOpts())
+	m, _, _ := decodeChatReply(a.body(c, nil), a.bodyOpts())
 	return m
 }
 
@@ -1137,7 +1199,11 @@ func (a *chatAcc) Message() (convo.Message, []provider.Warning, error) {
 // message returns choice c's final message, with warns and what decoding
 // it adds.
 func (a *chatAcc) message(c *choiceAcc, warns []provider.Warning) (convo.Message, []provider.Warning, error) {
-	m, w, err := decodeChatReply(a.body(c), a.bodyOpts())
+	long := c.standIns()
+	m, w, err := decodeChatReply(a.body(c, long), a.bodyOpts())
+	if len(long) > 0 && !c.fill(&m, long) {
+		m, w, err = decodeChatReply(a.body(c, nil), a.bodyOpts())
+	}
 	warns = append(warns, w...)
 	switch {
 	case a.err != nil:

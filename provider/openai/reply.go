@@ -7,6 +7,7 @@ import (
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
+	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // readAPIError reads an error object: {"type","code","param","message"}.
@@ -153,14 +154,15 @@ func appendUsageJSON(dst []byte, u *convo.Usage, chat bool) []byte {
 	return append(dst, '}')
 }
 
-// textBuf gathers the deltas of one text. Appending is amortised constant
-// time per byte, so a reply of many small deltas costs linear time.
+// textBuf gathers the deltas of one text, in chunks (wire.Text): a reply
+// of many small deltas costs linear time, and a long one is not copied as
+// it grows.
 type textBuf struct {
-	b   []byte
+	wire.Text
 	set bool // some delta or whole value arrived
 }
 
-func (t *textBuf) add(s []byte) { t.b = append(t.b, s...); t.set = true }
+func (t *textBuf) add(s []byte) { t.Append(s); t.set = true }
 
 // replace sets the whole text (a .done event's authoritative copy).
-func (t *textBuf) replace(s []byte) { t.b = append(t.b[:0], s...); t.set = true }
+func (t *textBuf) replace(s []byte) { t.Set(s); t.set = true }

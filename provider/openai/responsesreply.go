@@ -533,13 +533,13 @@ func (a *respAcc) deltaEvent(typ string) (bool, error) {
 	case done:
 		// A .done value that repeats what the deltas built changes
 		// nothing.
-		a.changed = a.changed || !t.set || string(t.b) != string(value)
+		a.changed = a.changed || !t.set || !t.EqualBytes(value)
 		t.replace(value)
 	case len(e.delta) == 0:
 		a.changed = a.changed || !t.set
 		t.add(e.delta)
 	default:
-		a.grown, a.grownFrom, a.grownKind = t, len(t.b), kind
+		a.grown, a.grownFrom, a.grownKind = t, t.Len(), kind
 		t.add(e.delta)
 	}
 	return true, nil
@@ -637,7 +637,7 @@ func (a *respAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 	}
 	i, ok := a.at[t]
 	if !ok {
-		if i, ok = a.find(t.b, a.grownFrom, a.grownKind); !ok {
+		if i, ok = a.find(t, a.grownFrom, a.grownKind); !ok {
 			return provider.Piece{Other: true}, nil
 		}
 		if a.at == nil {
@@ -645,7 +645,7 @@ func (a *respAcc) AddPiece(ev provider.Event) (provider.Piece, error) {
 		}
 		a.at[t] = i
 	}
-	return provider.Piece{Kind: a.grownKind, Index: i, Text: string(t.b[a.grownFrom:])}, nil
+	return provider.Piece{Kind: a.grownKind, Index: i, Text: t.Since(a.grownFrom)}, nil
 }
 
 // doneCopy reports whether the item or part the event being read extends
@@ -664,12 +664,10 @@ func (a *respAcc) doneCopy() bool {
 // extended from length from. It looks in the last snapshot, taken before
 // the delta, when only pieces of texts whose index is known came since:
 // the other texts are as it shows them.
-func (a *respAcc) find(text []byte, from int, kind provider.DeltaKind) (int, bool) {
-	parts := a.snap
-	if a.snapOK {
-		text = text[:from]
-	} else {
-		parts = a.Snapshot().Parts
+func (a *respAcc) find(text *textBuf, from int, kind provider.DeltaKind) (int, bool) {
+	parts, n := a.snap, from
+	if !a.snapOK {
+		parts, n = a.Snapshot().Parts, text.Len()
 	}
 	at := -1
 	for i := range parts {
@@ -685,7 +683,7 @@ func (a *respAcc) find(text []byte, from int, kind provider.DeltaKind) (int, boo
 		default:
 			continue
 		}
-		if got == string(text) {
+		if len(got) == n && text.HasPrefix(got) {
 			if at >= 0 {
 				return 0, false // two alike: which one grows is not known
 			}
@@ -781,19 +779,19 @@ func (it *itemAcc) build() []byte {
 		return setMember(base, "content", append(c, ']'))
 	case "function_call":
 		if it.args.set {
-			return setMember(base, "arguments", jsonx.AppendString(nil, string(it.args.b)))
+			return setMember(base, "arguments", it.args.AppendJSON(nil))
 		}
 	case "custom_tool_call":
 		if it.args.set {
-			return setMember(base, "input", jsonx.AppendString(nil, string(it.args.b)))
+			return setMember(base, "input", it.args.AppendJSON(nil))
 		}
 	case "mcp_call":
 		if it.args.set {
-			return setMember(base, "arguments", jsonx.AppendString(nil, string(it.args.b)))
+			return setMember(base, "arguments", it.args.AppendJSON(nil))
 		}
 	case "code_interpreter_call":
 		if it.args.set {
-			return setMember(base, "code", jsonx.AppendString(nil, string(it.args.b)))
+			return setMember(base, "code", it.args.AppendJSON(nil))
 		}
 	case "reasoning":
 		out := base
@@ -814,7 +812,7 @@ func (p *partAcc) build(dst []byte) []byte {
 	}
 	if p.typ == "refusal" {
 		dst = append(dst, `{"type":"refusal","refusal":`...)
-		dst = jsonx.AppendString(dst, string(p.text.b))
+		dst = p.text.AppendJSON(dst)
 		return append(dst, '}')
 	}
 	typ := p.typ
@@ -824,7 +822,7 @@ func (p *partAcc) build(dst []byte) []byte {
 	dst = append(dst, `{"type":`...)
 	dst = jsonx.AppendString(dst, typ)
 	dst = append(dst, `,"text":`...)
-	dst = jsonx.AppendString(dst, string(p.text.b))
+	dst = p.text.AppendJSON(dst)
 	dst = append(dst, `,"annotations":[`...)
 	dst = append(dst, p.annotations...)
 	return append(dst, "]}"...)
@@ -839,7 +837,7 @@ func textList(list []textBuf, typ string) []byte {
 		out = append(out, `{"type":"`...)
 		out = append(out, typ...)
 		out = append(out, `","text":`...)
-		out = jsonx.AppendString(out, string(list[i].b))
+		out = list[i].AppendJSON(out)
 		out = append(out, '}')
 	}
 	return append(out, ']')

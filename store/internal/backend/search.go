@@ -26,7 +26,9 @@ func SearchText(m convo.Message) string {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(s)
+		// Past the bound only its first byte tells where to cut below: a
+		// 40 MB reply is not copied to keep 128 KB of it.
+		b.WriteString(s[:min(len(s), store.MaxSearchTextBytes+1-b.Len())])
 	}
 	var parts func(ps []convo.Part)
 	parts = func(ps []convo.Part) {
