@@ -143,6 +143,37 @@ func TestBudgetToken(t *testing.T) {
 	}
 }
 
+// TestBudgetRecordOff: a budgeted request that asks Convo-Record: off is
+// still charged — recorded as metadata, its content left out — so that
+// the header cannot lift a budget.
+func TestBudgetRecordOff(t *testing.T) {
+	alice := tenant
+	rg := newRig(t, "anthropic", func(o *gateway.Options) {
+		o.Pricer = budgetPricer(t)
+		o.Config.Budgets = []gateway.Budget{{Tenant: &alice, USD: replyCost, Period: "day"}}
+	})
+	h := convo.History{convo.User("Weather in Paris?")}
+	resp := rg.post(t, "anthropic", "claude-sonnet-4-5", requestBody(t, "anthropic", "claude-sonnet-4-5", h, true), true,
+		map[string]string{"Convo-Record": "off"})
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatal(resp.Status)
+	}
+	conv := resp.Header.Get("Convo-Conversation")
+	waitRecorded(t, rg.gw, 1)
+	stored, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
+	if err != nil || len(stored) != 1 || len(stored[0].Parts) != 0 || stored[0].Cost == nil || stored[0].Cost.USD != replyCost {
+		t.Fatalf("stored %+v (%v), want the reply's metadata and cost only", stored, err)
+	}
+	resp = rg.post(t, "anthropic", "claude-sonnet-4-5", requestBody(t, "anthropic", "claude-sonnet-4-5", h, true), true,
+		map[string]string{"Convo-Record": "off"})
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("over budget with Convo-Record: off: %s", resp.Status)
+	}
+}
+
 // TestBudgetConfig: a budget that cannot work is refused with its place.
 func TestBudgetConfig(t *testing.T) {
 	base := `{"upstreams":[{"name":"u","protocol":"anthropic","url":"http://127.0.0.1:1"}],"routes":[{"model":"*","upstream":"u"}],"budgets":[%s]}`

@@ -436,6 +436,12 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			writeError(w, cp, http.StatusBadRequest, err.Error())
 			return
 		}
+		if mode == RecordOff && len(x.charges) > 0 {
+			// A budget is charged from the record: a budgeted request
+			// that kept nothing would spend without limit. What it may
+			// keep private is its content.
+			mode = RecordMetadata
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes))
 		if err != nil {
 			var tooBig *http.MaxBytesError

@@ -26,7 +26,9 @@ const (
 	// native.convo.content "not recorded" and the types of the parts left
 	// out. The request's messages are not stored.
 	RecordMetadata RecordMode = "metadata"
-	// RecordOff stores nothing and makes no span.
+	// RecordOff stores nothing and makes no span; a request under a
+	// budget is recorded as RecordMetadata instead, since its spend is
+	// charged from the record.
 	RecordOff RecordMode = "off"
 )
 
