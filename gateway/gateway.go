@@ -508,7 +508,7 @@ func (g *Gateway) underBudget(w http.ResponseWriter, r *http.Request, x *exchang
 	// without this wait a client quicker than the writer (BatchDelay and
 	// a commit) would spend past the budget by whatever it asks
 	// meanwhile; with it, only the requests in flight can.
-	if q := g.rec.queuedBefore(x.tenant); q > 0 {
+	if q := g.rec.queuedBefore(x.tenant); q != (handedOver{}) {
 		_, _ = g.rec.waitWritten(r.Context(), q)
 	}
 	if o := g.budgets.over(r.Context(), applying); o != nil {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,7 +65,7 @@ func TestWaitWrittenOnlyEarlier(t *testing.T) {
 	rc, st := heldRecorder(t)
 	rc.enqueue(testRecord("c1"))
 	target := rc.queuedBefore("t")
-	if target == 0 {
+	if target == (handedOver{}) {
 		t.Fatal("nothing queued")
 	}
 	done := make(chan error)
@@ -317,5 +319,96 @@ func TestWriterNoYieldWhileWaitedFor(t *testing.T) {
 	go rc.writeBatch([]*record{testRecord("c2")})
 	if (<-st.entered).yields {
 		t.Error("the writer asked the store to yield while a request waited for a record")
+	}
+}
+
+// heldStore holds every Batch until open is closed, then takes it (without
+// keeping anything) and logs the ids of its writes' last messages.
+type heldStore struct {
+	store.Store
+	open chan struct{}
+	mu   sync.Mutex
+	log  []string
+}
+
+func (h *heldStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	<-h.open
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, w := range writes {
+		h.log = append(h.log, w.Messages[len(w.Messages)-1].ID)
+	}
+	return make([]store.WriteResult, len(writes))
+}
+
+// TestSpoolDirectOrder: with the queue full, a record whose conversation
+// has records queued is not spooled ahead of them (the handler waits);
+// one whose conversation has records on their way to the spool directly
+// follows them there, even with room in the queue, and reaches the store
+// after them; a request waits for a tenant's records spooled directly as
+// for those queued.
+func TestSpoolDirectOrder(t *testing.T) {
+	st := &heldStore{open: make(chan struct{})}
+	rc := newRecorder(st, 2, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := rc.openDurable(t.TempDir(), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(conv, reply string) *record {
+		r := testRecord(conv)
+		r.replyID = reply
+		return r
+	}
+	rc.enqueue(rec("c1", "a"))
+	for start := time.Now(); len(rc.q) > 0; time.Sleep(time.Millisecond) { // the writer takes a, and is held
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the writer never took the first record")
+		}
+	}
+	for _, id := range []string{"b1", "b2"} {
+		if ticket, why := rc.offer(rec("c1", id)); ticket != 0 || why != "" {
+			t.Fatalf("%s: ticket %d, %q: want it queued", id, ticket, why)
+		}
+	}
+	if ticket, why := rc.offer(rec("c1", "c")); ticket != 0 || why != queueFull {
+		t.Fatalf("c, behind b1 and b2 in a full queue: ticket %d, %q: want it to wait", ticket, why)
+	}
+	d, e := rec("c2", "d"), rec("c2", "e")
+	if ticket, why := rc.offer(d); ticket != 1 || why != "" {
+		t.Fatalf("d, in a full queue: ticket %d, %q: want ticket 1", ticket, why)
+	}
+	close(st.open) // a, b1 and b2 are written: the queue is empty
+	if _, err := rc.waitWritten(context.Background(), handedOver{seq: 3}); err != nil || rc.queuedBefore("t\x00c1") != (handedOver{}) {
+		t.Fatalf("a, b1 and b2 not written: %v", err)
+	}
+	if ticket, why := rc.offer(e); ticket != 2 || why != "" {
+		t.Fatalf("e, after d on its way to the spool: ticket %d, %q: want ticket 2", ticket, why)
+	}
+	target := rc.queuedBefore("t")
+	if target != (handedOver{ticket: 2}) {
+		t.Fatalf("the tenant's records before a request: %+v, want ticket 2", target)
+	}
+	done := make(chan struct{})
+	go func() { rc.spoolDirect(e, 2); close(done) }()
+	rc.spoolDirect(d, 1)
+	<-done
+	if waited, err := rc.waitWritten(context.Background(), target); err != nil || waited {
+		t.Fatalf("waited %v (%v) for records spooled already", waited, err)
+	}
+	for start := time.Now(); rc.recorded.Load() < 5; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the spool was never replayed")
+		}
+	}
+	st.mu.Lock()
+	log := strings.Join(st.log, ",")
+	st.mu.Unlock()
+	if log != "a,b1,b2,d,e" {
+		t.Fatalf("the store got %s, want a,b1,b2,d,e", log)
+	}
+	if err := rc.close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.closeDurable(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
