@@ -61,8 +61,28 @@ type durable struct {
 
 	direct direct // the records handlers spool themselves
 
+	// Where the conversations in the spool are, for a lookup that reads
+	// one from the store (waitReplayed); guarded by mu.
+	appended  uint64            // frames appended since the spool opened, those it had then included
+	replayed  uint64            // frames replayed (the head advanced past them)
+	lastFrame map[string]uint64 // by tenant \x00 conversation, its last frame not replayed (by appended's count)
+	frames    []framed          // the frames lastFrame notes, oldest first
+	unknown   uint64            // the last frame frames had no room for, or the earlier run's last
+	moved     chan struct{}     // closed (and replaced) when the head advances
+
 	spooled, retried atomic.Int64
 }
+
+// framed is a conversation's frame in the spool (durable.frames).
+type framed struct {
+	key string
+	at  uint64
+}
+
+// maxFramed bounds the frames durable.frames notes; past it a lookup of a
+// conversation lastFrame does not note waits for everything spooled
+// before.
+const maxFramed = 1 << 16
 
 // direct is where handlers that found the queue full leave the records
 // they prepared (spoolDirect), until they are appended to the spool in the
@@ -225,6 +245,8 @@ func (rc *recorder) openDurable(dir string, maxBytes int64) error {
 	d := &durable{sp: sp, wake: make(chan struct{}, 1), stop: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{}),
 		direct: direct{ready: map[uint64]*directEntry{}}}
 	d.direct.cond.L = &d.direct.mu
+	d.lastFrame, d.moved = map[string]uint64{}, make(chan struct{})
+	d.appended, d.unknown = uint64(rec.Frames), uint64(rec.Frames)
 	rc.spooling = map[string]uint64{}
 	if rec.Frames > 0 {
 		rc.log.Info("gateway: spool: recording what an earlier run left", "exchanges", rec.Frames, "dir", dir)
@@ -295,6 +317,14 @@ func (rc *recorder) appendLocked(recs []*record, writes []store.Write, fps []str
 	for _, i := range taken[:n] {
 		// Written in order, after the spool: a lookup may go on from it.
 		rc.noteWritten(recs[i], writes[i], fps[i])
+		d.appended++
+		key := recs[i].tenant + "\x00" + recs[i].conv
+		if len(d.frames) < maxFramed {
+			d.lastFrame[key] = d.appended
+			d.frames = append(d.frames, framed{key, d.appended})
+		} else {
+			d.unknown = d.appended
+		}
 	}
 	if n > 0 {
 		select {
@@ -436,6 +466,58 @@ func (rc *recorder) replayAll() bool {
 			// The frames are in the store: read again, they are
 			// recognised (exactly once, above).
 			rc.log.Error("gateway: spool: advancing", "err", err)
+			return false
+		}
+		d.advanced(len(frames))
+	}
+}
+
+// advanced notes that the head moved past n frames: the lookups waiting
+// for them (waitReplayed) go on.
+func (d *durable) advanced(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.replayed += uint64(n)
+	i := 0
+	for ; i < len(d.frames) && d.frames[i].at <= d.replayed; i++ {
+		if f := d.frames[i]; d.lastFrame[f.key] == f.at {
+			delete(d.lastFrame, f.key)
+		}
+	}
+	d.frames = append(d.frames[:0], d.frames[i:]...)
+	close(d.moved)
+	d.moved = make(chan struct{})
+}
+
+// waitReplayed waits, at most waitPending, until what the spool holds of
+// a conversation is in the store, for a lookup that reads the
+// conversation from the store (Gateway.recorded), and reports whether it
+// is. Without a spool, or with none of the conversation in it, it is at
+// once.
+func (rc *recorder) waitReplayed(ctx context.Context, tenant, conv string) bool {
+	d := rc.dur
+	if d == nil {
+		return true
+	}
+	var deadline <-chan time.Time
+	for {
+		d.mu.Lock()
+		target := max(d.lastFrame[tenant+"\x00"+conv], d.unknown)
+		done, moved := d.replayed >= target, d.moved
+		d.mu.Unlock()
+		if done {
+			return true
+		}
+		if deadline == nil {
+			t := time.NewTimer(waitPending)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-moved:
+		case <-deadline:
+			return false
+		case <-ctx.Done():
 			return false
 		}
 	}

@@ -412,3 +412,44 @@ func TestSpoolDirectOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWaitReplayed: a conversation in the spool is not in the store until
+// the replayer has written it; a lookup that reads it from the store waits
+// for that, and only for conversations in the spool.
+func TestWaitReplayed(t *testing.T) {
+	st := &heldStore{open: make(chan struct{})}
+	rc := newRecorder(st, 2, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := rc.openDurable(t.TempDir(), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	r := testRecord("c1")
+	r.replyID = "a"
+	rc.mu.Lock()
+	ticket := rc.ticketLocked(r, "t\x00c1")
+	rc.mu.Unlock()
+	rc.spoolDirect(r, ticket) // the replayer's write of it is held
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if rc.waitReplayed(canceled, "t", "c1") {
+		t.Fatal("c1 counted replayed while the store holds its write")
+	}
+	if !rc.waitReplayed(canceled, "t", "c2") {
+		t.Fatal("c2, never spooled, waited for")
+	}
+	close(st.open)
+	if !rc.waitReplayed(context.Background(), "t", "c1") {
+		t.Fatal("c1 not replayed within the bound")
+	}
+	st.mu.Lock()
+	log := strings.Join(st.log, ",")
+	st.mu.Unlock()
+	if log != "a" {
+		t.Fatalf("the store got %q once c1 counted replayed, want a", log)
+	}
+	if err := rc.close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.closeDurable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

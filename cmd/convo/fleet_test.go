@@ -375,8 +375,12 @@ func TestFleetAppendRate(t *testing.T) {
 			for _, gw := range gws {
 				cpu += gw.stop(t)
 			}
-			t.Logf("round %d, %d gateway(s): %.0f exchanges recorded/s, %.0f answered/s (%d dropped, %d failed); gateways' CPU %.2fs over the run",
-				round, n, float64(w1-w0)/elapsed.Seconds(), float64(a1-a0)/elapsed.Seconds(), dropped, failed.Load(), cpu.Seconds())
+			load := []byte("?")
+			if b, err := os.ReadFile("/proc/loadavg"); err == nil && len(bytes.Fields(b)) > 0 {
+				load = bytes.Fields(b)[0]
+			}
+			t.Logf("round %d, %d gateway(s): %.0f exchanges recorded/s, %.0f answered/s (%d dropped, %d failed); gateways' CPU %.2fs over the run and the drain; load %s",
+				round, n, float64(w1-w0)/elapsed.Seconds(), float64(a1-a0)/elapsed.Seconds(), dropped, failed.Load(), cpu.Seconds(), load)
 		}
 	}
 }
