@@ -344,8 +344,8 @@ func (rc *recorder) appendLocked(recs []*record, writes []store.Write, fps []str
 // writer, which a store in trouble may hold up for seconds (stallMax),
 // holds no handler up.
 func (rc *recorder) spoolDirect(rec *record, ticket uint64) {
-	w, fp, forks := rc.prepare(rec)
-	e := &directEntry{ticket: ticket, rec: rec, w: w, fp: fp, payload: rc.encodeEntry(rec, w, forks)}
+	e := &directEntry{ticket: ticket, rec: rec}
+	rc.prepareDirect(e)
 	d := rc.dur
 	q := &d.direct
 	q.mu.Lock()
@@ -375,6 +375,24 @@ func (rc *recorder) spoolDirect(rec *record, ticket uint64) {
 		q.done, q.appending = run[len(run)-1].ticket, false
 		q.cond.Broadcast()
 	}
+}
+
+// prepareDirect prepares e's record for the spool. Should that panic, the
+// ticket is left empty, not missing, so that the tickets after it are
+// appended all the same, and the panic goes on.
+func (rc *recorder) prepareDirect(e *directEntry) {
+	defer func() {
+		if p := recover(); p != nil {
+			q := &rc.dur.direct
+			q.mu.Lock()
+			q.ready[e.ticket] = e
+			q.cond.Broadcast()
+			q.mu.Unlock()
+			panic(p)
+		}
+	}()
+	w, fp, forks := rc.prepare(e.rec)
+	e.w, e.fp, e.payload = w, fp, rc.encodeEntry(e.rec, w, forks)
 }
 
 // spooledDirect notes a run of records spoolDirect appended: the requests

@@ -191,7 +191,7 @@ type upstream struct {
 // Stats counts recordings.
 type Stats struct {
 	Recorded int64 // exchanges written to the store
-	Dropped  int64 // exchanges not recorded because the queue was full or the gateway closing
+	Dropped  int64 // exchanges not recorded because the queue was full (without a spool), the spool full, or the gateway closing
 	Failed   int64 // exchanges the store refused (logged)
 	Spooled  int64 // exchanges written to the spool (each Recorded too once replayed)
 	Retried  int64 // spooled exchanges whose write to the store failed and was tried again

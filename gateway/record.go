@@ -268,15 +268,16 @@ type recorder struct {
 	wrote    uint64            // the last record written (records are written in queue order)
 	bytes    int64             // the footprint of the records queued and not written
 	maxBytes int64             // the bound on bytes
-	written  chan struct{}     // closed (and replaced) whenever a record is written or spooled directly
+	written  chan struct{}     // closed (and replaced) whenever a record is written, or spooled directly
+	delay    time.Duration     // how long an idle writer waits to fill a batch (≤ 0: not at all)
+	hurry    chan struct{}     // a lookup waits for a batch: write it now
+	waiting  atomic.Int32      // requests waiting for records to be written (waitWritten)
+
 	// Records a handler spools itself (spoolDirect) take tickets, and
-	// reach the spool in their order.
+	// reach the spool in their order; guarded by mu.
 	tickets        uint64            // the last ticket given
 	spooledThrough uint64            // the last ticket whose record is spooled (or lost): those before it are too
 	spooling       map[string]uint64 // the last ticket not spooled, by tenant and by tenant \x00 conversation
-	delay          time.Duration     // how long an idle writer waits to fill a batch (≤ 0: not at all)
-	hurry          chan struct{}     // a lookup waits for a batch: write it now
-	waiting        atomic.Int32      // requests waiting for records to be written (waitWritten)
 
 	cacheMu sync.Mutex
 	cache   map[string]string    // tenant \x00 fingerprint -> conversation id
@@ -366,24 +367,32 @@ func (rc *recorder) offer(rec *record) (ticket uint64, dropped string) {
 	if rc.spooling[conv] != 0 {
 		return rc.ticketLocked(rec, conv), ""
 	}
-	if rc.bytes == 0 || rc.bytes+rec.size <= rc.maxBytes {
-		select {
-		case rc.q <- rec:
-			rc.seq++
-			rec.seq = rc.seq
-			rc.queued[rec.tenant] = rec.seq
-			rc.queued[conv] = rec.seq
-			rc.bytes += rec.size
-			if rc.dur != nil && rc.pressedLocked() {
-				select {
-				case rc.pressure <- struct{}{}:
-				default:
-				}
-			}
-			return 0, ""
-		default:
-		}
+	if rc.bytes > 0 && rc.bytes+rec.size > rc.maxBytes {
+		return rc.fullLocked(rec, conv)
 	}
+	select {
+	case rc.q <- rec:
+		rc.seq++
+		rec.seq = rc.seq
+		rc.queued[rec.tenant] = rec.seq
+		rc.queued[conv] = rec.seq
+		rc.bytes += rec.size
+		if rc.dur != nil && rc.pressedLocked() {
+			select {
+			case rc.pressure <- struct{}{}:
+			default:
+			}
+		}
+		return 0, ""
+	default:
+		return rc.fullLocked(rec, conv)
+	}
+}
+
+// fullLocked is offer's answer when the queue has no room for rec: a
+// ticket for the spool, when there is one and rec's conversation (key
+// conv) has no records queued. Called with mu held.
+func (rc *recorder) fullLocked(rec *record, conv string) (ticket uint64, dropped string) {
 	if _, behind := rc.queued[conv]; rc.dur != nil && !behind {
 		return rc.ticketLocked(rec, conv), ""
 	}
@@ -575,8 +584,9 @@ func (rc *recorder) queuedBefore(key string) handedOver {
 }
 
 // waitWritten waits until the records up to target (see queuedBefore) are
-// written (to the store, or to the spool ahead of it), and reports whether it waited: a client that sends its
-// next turn the moment a reply ends can be quicker than the writer. Records
+// written (to the store, or to the spool ahead of it), and reports whether
+// it waited: a client that sends its next turn the moment a reply ends can
+// be quicker than the writer. Records
 // queued after target are not waited for, so a tenant's steady traffic
 // holds no request up. The wait is short and bounded (waitPending), and
 // comes before the upstream request.

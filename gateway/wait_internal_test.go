@@ -453,3 +453,40 @@ func TestWaitReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpoolDirectPanic: a record whose preparation panics leaves its
+// ticket empty, and the records with later tickets are spooled all the
+// same.
+func TestSpoolDirectPanic(t *testing.T) {
+	st := &heldStore{open: make(chan struct{})}
+	close(st.open)
+	rc := newRecorder(st, 2, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := rc.openDurable(t.TempDir(), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	bad, good := testRecord("c1"), testRecord("c2")
+	bad.req = []byte("{}") // with no client protocol to read it again in: prepare panics
+	rc.mu.Lock()
+	t1, t2 := rc.ticketLocked(bad, "t\x00c1"), rc.ticketLocked(good, "t\x00c2")
+	rc.mu.Unlock()
+	done := make(chan struct{})
+	go func() { rc.spoolDirect(good, t2); close(done) }()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("preparing the bad record did not panic")
+			}
+		}()
+		rc.spoolDirect(bad, t1)
+	}()
+	<-done
+	if n := rc.dur.spooled.Load(); n != 1 {
+		t.Fatalf("%d spooled, want the good record's 1", n)
+	}
+	if err := rc.close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.closeDurable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
