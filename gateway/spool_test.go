@@ -288,25 +288,7 @@ func TestSpoolDirect(t *testing.T) {
 	xs := []answered{rg.ask(t, 0)}
 	waitFor(t, "the first write", func() bool { return fs.batches.Load() > 0 })
 	const streams, each = 8, 25
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for k := range streams {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				x, err := rg.try(t, 1+k*each+i)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				xs = append(xs, x)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	xs = append(xs, rg.askAll(t, streams, each, nil)...)
 	if t.Failed() {
 		return
 	}
@@ -461,6 +443,28 @@ func TestSpoolPrivate(t *testing.T) {
 func TestSpoolConcurrent(t *testing.T) {
 	rg, fs, _ := spoolRig(t, t.TempDir(), nil)
 	const streams, each = 16, 15
+	xs := rg.askAll(t, streams, each, func(i int) {
+		switch i {
+		case 40, 160:
+			fs.mode.Store(storeDown)
+		case 100, 200:
+			fs.mode.Store(storeUp)
+		}
+	})
+	fs.mode.Store(storeUp)
+	waitFor(t, "every exchange recorded", func() bool { return rg.gw.Stats().Recorded == streams*each })
+	checkRecorded(t, rg.st, xs)
+	if s := rg.gw.Stats(); s.Dropped != 0 || s.Failed != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	rg.drain(t)
+}
+
+// askAll sends streams×each exchanges, numbered from 1, over streams
+// clients at once, calling before (when not nil) with each number before
+// its exchange, and returns those answered whole (failing the test for
+// the others).
+func (rg *rig) askAll(t *testing.T, streams, each int, before func(i int)) []answered {
 	var mu sync.Mutex
 	var xs []answered
 	var wg sync.WaitGroup
@@ -471,11 +475,8 @@ func TestSpoolConcurrent(t *testing.T) {
 			defer wg.Done()
 			for range each {
 				i := int(next.Add(1))
-				switch i {
-				case 40, 160:
-					fs.mode.Store(storeDown)
-				case 100, 200:
-					fs.mode.Store(storeUp)
+				if before != nil {
+					before(i)
 				}
 				x, err := rg.try(t, i)
 				if err != nil {
@@ -489,13 +490,7 @@ func TestSpoolConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	fs.mode.Store(storeUp)
-	waitFor(t, "every exchange recorded", func() bool { return rg.gw.Stats().Recorded == streams*each })
-	checkRecorded(t, rg.st, xs)
-	if s := rg.gw.Stats(); s.Dropped != 0 || s.Failed != 0 {
-		t.Fatalf("stats %+v", s)
-	}
-	rg.drain(t)
+	return xs
 }
 
 // lockedLog collects a gateway's JSON log lines.

@@ -326,12 +326,14 @@ func TestWriterNoYieldWhileWaitedFor(t *testing.T) {
 // keeping anything) and logs the ids of its writes' last messages.
 type heldStore struct {
 	store.Store
-	open chan struct{}
-	mu   sync.Mutex
-	log  []string
+	open    chan struct{}
+	entered atomic.Int32 // the batches begun
+	mu      sync.Mutex
+	log     []string
 }
 
 func (h *heldStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	h.entered.Add(1)
 	<-h.open
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -349,17 +351,14 @@ func (h *heldStore) Batch(ctx context.Context, writes []store.Write) []store.Wri
 // for those queued.
 func TestSpoolDirectOrder(t *testing.T) {
 	st := &heldStore{open: make(chan struct{})}
-	rc := newRecorder(st, 2, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err := rc.openDurable(t.TempDir(), 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	rc := spooledRecorder(t, st)
 	rec := func(conv, reply string) *record {
 		r := testRecord(conv)
 		r.replyID = reply
 		return r
 	}
 	rc.enqueue(rec("c1", "a"))
-	for start := time.Now(); len(rc.q) > 0; time.Sleep(time.Millisecond) { // the writer takes a, and is held
+	for start := time.Now(); st.entered.Load() == 0; time.Sleep(time.Millisecond) { // the writer writes a, and is held
 		if time.Since(start) > 10*time.Second {
 			t.Fatal("the writer never took the first record")
 		}
@@ -405,12 +404,7 @@ func TestSpoolDirectOrder(t *testing.T) {
 	if log != "a,b1,b2,d,e" {
 		t.Fatalf("the store got %s, want a,b1,b2,d,e", log)
 	}
-	if err := rc.close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.closeDurable(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	closeRecorder(t, rc)
 }
 
 // TestWaitReplayed: a conversation in the spool is not in the store until
@@ -418,10 +412,7 @@ func TestSpoolDirectOrder(t *testing.T) {
 // for that, and only for conversations in the spool.
 func TestWaitReplayed(t *testing.T) {
 	st := &heldStore{open: make(chan struct{})}
-	rc := newRecorder(st, 2, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err := rc.openDurable(t.TempDir(), 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	rc := spooledRecorder(t, st)
 	r := testRecord("c1")
 	r.replyID = "a"
 	rc.mu.Lock()
@@ -446,12 +437,7 @@ func TestWaitReplayed(t *testing.T) {
 	if log != "a" {
 		t.Fatalf("the store got %q once c1 counted replayed, want a", log)
 	}
-	if err := rc.close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.closeDurable(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	closeRecorder(t, rc)
 }
 
 // TestSpoolDirectPanic: a record whose preparation panics leaves its
@@ -460,10 +446,7 @@ func TestWaitReplayed(t *testing.T) {
 func TestSpoolDirectPanic(t *testing.T) {
 	st := &heldStore{open: make(chan struct{})}
 	close(st.open)
-	rc := newRecorder(st, 2, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err := rc.openDurable(t.TempDir(), 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	rc := spooledRecorder(t, st)
 	bad, good := testRecord("c1"), testRecord("c2")
 	bad.req = []byte("{}") // with no client protocol to read it again in: prepare panics
 	rc.mu.Lock()
@@ -483,6 +466,20 @@ func TestSpoolDirectPanic(t *testing.T) {
 	if n := rc.dur.spooled.Load(); n != 1 {
 		t.Fatalf("%d spooled, want the good record's 1", n)
 	}
+	closeRecorder(t, rc)
+}
+
+// spooledRecorder is a recorder on st with a queue of 2 and a spool.
+func spooledRecorder(t *testing.T, st store.Store) *recorder {
+	rc := newRecorder(st, 2, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := rc.openDurable(t.TempDir(), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// closeRecorder closes rc and its spool, as Gateway.Close does.
+func closeRecorder(t *testing.T, rc *recorder) {
 	if err := rc.close(context.Background()); err != nil {
 		t.Fatal(err)
 	}

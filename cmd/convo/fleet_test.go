@@ -85,8 +85,9 @@ func (p *fleetProc) stop(t *testing.T) time.Duration {
 	return p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
 }
 
-// fleetUpstream is an Anthropic upstream that streams a recorded reply.
-func fleetUpstream(t *testing.T) (*httptest.Server, []byte) {
+// anthropicUpstream is an Anthropic upstream that streams a recorded
+// reply (its tool_use.sse) at once; it returns the reply's bytes too.
+func anthropicUpstream(t *testing.T) (*httptest.Server, []byte) {
 	t.Helper()
 	sse, err := os.ReadFile("../../provider/anthropic/testdata/reply/tool_use.sse")
 	if err != nil {
@@ -157,7 +158,7 @@ func TestFleetOnePostgres(t *testing.T) {
 	}
 	dsn := storetest.PostgresDSN(t)
 	bin := buildConvo(t)
-	up, sse := fleetUpstream(t)
+	up, sse := anthropicUpstream(t)
 	gws := startGateways(t, bin, 2, dsn, up.URL)
 	servers := []*fleetProc{
 		startConvo(t, bin, "serve", "--addr", "127.0.0.1:0", "--db", dsn, "--ui=false"),
@@ -333,7 +334,7 @@ func TestFleetAppendRate(t *testing.T) {
 		secs = v
 	}
 	bin := buildConvo(t)
-	up, sse := fleetUpstream(t)
+	up, sse := anthropicUpstream(t)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	for round := range 2 {
 		for _, n := range []int{1, 2, 4} {
