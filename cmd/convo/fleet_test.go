@@ -114,17 +114,16 @@ func startGateways(t *testing.T, bin string, n int, dsn, url string) []*fleetPro
 }
 
 // fleetBody is the streamed Anthropic request for h.
-func fleetBody(t *testing.T, h convo.History) []byte {
-	t.Helper()
+func fleetBody(h convo.History) ([]byte, error) {
 	c, err := all.Lookup("anthropic")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	b, _, err := c.Encode(h, provider.Options{Repair: true})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return append([]byte(`{"model":"claude-x","stream":true,`), b[1:]...)
+	return append([]byte(`{"model":"claude-x","stream":true,`), b[1:]...), nil
 }
 
 // fleetExchange sends one streamed exchange through the gateway at addr
@@ -186,14 +185,24 @@ func TestFleetOnePostgres(t *testing.T) {
 			gw := gws[s%len(gws)]
 			for i := range each {
 				h := convo.History{convo.User(fmt.Sprintf("stream %d question %d", s, i))}
-				conv, ids, err := fleetExchange(http.DefaultClient, gw.addr, fleetBody(t, h), sse)
+				body, err := fleetBody(h)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conv, ids, err := fleetExchange(http.DefaultClient, gw.addr, body, sse)
 				if err != nil {
 					t.Error(err)
 					return
 				}
 				// The next turn: the tool's result.
 				h = append(h, reply, convo.ToolResults(results...))
-				conv2, ids2, err := fleetExchange(http.DefaultClient, gw.addr, fleetBody(t, h), sse)
+				body, err = fleetBody(h)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conv2, ids2, err := fleetExchange(http.DefaultClient, gw.addr, body, sse)
 				if err != nil {
 					t.Error(err)
 					return
