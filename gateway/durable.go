@@ -61,7 +61,49 @@ type durable struct {
 	mu       sync.Mutex // guards spilling; held while a batch is appended
 	spilling bool       // the spool holds exchanges the store has not: new ones go after them
 
+	direct direct // the records handlers spool themselves
+
+	// Where the conversations in the spool are, for a lookup that reads
+	// one from the store (waitReplayed); guarded by mu.
+	appended  uint64            // frames appended since the spool opened, those it had then included
+	replayed  uint64            // frames replayed (the head advanced past them)
+	lastFrame map[string]uint64 // by tenant \x00 conversation, its last frame not replayed (by appended's count)
+	frames    []framed          // the frames lastFrame notes, oldest first
+	unknown   uint64            // the last frame frames had no room for, or the earlier run's last
+	moved     chan struct{}     // closed (and replaced) when the head advances
+
 	spooled, retried atomic.Int64
+}
+
+// framed is a conversation's frame in the spool (durable.frames).
+type framed struct {
+	key string
+	at  uint64
+}
+
+// maxFramed bounds the frames durable.frames notes; past it a lookup of a
+// conversation lastFrame does not note waits for everything spooled
+// before.
+const maxFramed = 1 << 16
+
+// direct is where handlers that found the queue full leave the records
+// they prepared (spoolDirect), until they are appended to the spool in the
+// order of their tickets, consecutive ones in one append (one fsync).
+type direct struct {
+	mu        sync.Mutex
+	cond      sync.Cond               // signaled when an append ends; L is &mu
+	ready     map[uint64]*directEntry // by ticket, prepared and not appended
+	done      uint64                  // the last ticket appended
+	appending bool                    // a handler is appending
+}
+
+// directEntry is a record a handler prepared for the spool.
+type directEntry struct {
+	ticket  uint64
+	rec     *record
+	w       store.Write
+	fp      string
+	payload []byte // its spoolEntry; nil when it could not be encoded
 }
 
 // health is what /readyz reports of the store, for the recorder with or
@@ -332,7 +374,12 @@ func (rc *recorder) openDurable(dir string, maxBytes int64) error {
 	for _, c := range rec.Cuts {
 		rc.log.Warn("gateway: spool: cut a torn tail (a write a crash interrupted)", "where", c)
 	}
-	d := &durable{sp: sp, wake: make(chan struct{}, 1), stop: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{})}
+	d := &durable{sp: sp, wake: make(chan struct{}, 1), stop: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{}),
+		direct: direct{ready: map[uint64]*directEntry{}}}
+	d.direct.cond.L = &d.direct.mu
+	d.lastFrame, d.moved = map[string]uint64{}, make(chan struct{})
+	d.appended, d.unknown = uint64(rec.Frames), uint64(rec.Frames)
+	rc.spooling = map[string]uint64{}
 	if rec.Frames > 0 {
 		rc.log.Info("gateway: spool: recording what an earlier run left", "exchanges", rec.Frames, "dir", dir)
 		d.spilling = true
@@ -354,30 +401,62 @@ func (rc *recorder) spill(batch []*record, writes []store.Write, fps []string, f
 	if !d.spilling && !force {
 		return false
 	}
-	d.spilling = true
-	payloads := make([][]byte, 0, len(writes))
-	taken := make([]int, 0, len(writes))
+	payloads := make([][]byte, len(writes))
 	for i := range writes {
-		b, err := encodeEntry(writes[i], forks[i])
-		if err != nil { // a message the store would refuse as well
-			rc.failed.Add(1)
-			rc.log.Error("gateway: recording failed", "conversation", batch[i].conv, "err", err)
-			continue
-		}
-		payloads, taken = append(payloads, b), append(taken, i)
+		payloads[i] = rc.encodeEntry(batch[i], writes[i], forks[i])
 	}
-	n, err := d.sp.Append(payloads, time.Now())
+	rc.appendLocked(batch, writes, fps, payloads)
+	return true
+}
+
+// encodeEntry returns rec's spoolEntry, or nil (counted failed, logged)
+// when it cannot be encoded: a message the store would refuse as well.
+func (rc *recorder) encodeEntry(rec *record, w store.Write, forks []forkWrite) []byte {
+	b, err := encodeEntry(w, forks)
+	if err != nil {
+		rc.failed.Add(1)
+		rc.log.Error("gateway: recording failed", "conversation", rec.conv, "err", err)
+		return nil
+	}
+	return b
+}
+
+// appendLocked appends the records' entries (payloads, nil for none) to
+// the spool in one append, counts what the spool had no room for lost,
+// and notes the others written. Called with d.mu held.
+func (rc *recorder) appendLocked(recs []*record, writes []store.Write, fps []string, payloads [][]byte) {
+	d := rc.dur
+	d.spilling = true
+	taken := make([]int, 0, len(payloads))
+	var ps [][]byte
+	for i, p := range payloads {
+		if p != nil {
+			ps, taken = append(ps, p), append(taken, i)
+		}
+	}
+	if len(ps) == 0 {
+		return
+	}
+	n, err := d.sp.Append(ps, time.Now())
 	d.spooled.Add(int64(n))
-	if n < len(payloads) {
+	if n < len(ps) {
 		reason := "the spool is full"
 		if !errors.Is(err, spool.ErrFull) {
 			reason = fmt.Sprintf("writing the spool: %v", err)
 		}
-		rc.lose(len(payloads)-n, reason)
+		rc.lose(len(ps)-n, reason)
 	}
 	for _, i := range taken[:n] {
 		// Written in order, after the spool: a lookup may go on from it.
-		rc.noteWritten(batch[i], writes[i], fps[i])
+		rc.noteWritten(recs[i], writes[i], fps[i])
+		d.appended++
+		key := recs[i].tenant + "\x00" + recs[i].conv
+		if len(d.frames) < maxFramed {
+			d.lastFrame[key] = d.appended
+			d.frames = append(d.frames, framed{key, d.appended})
+		} else {
+			d.unknown = d.appended
+		}
 	}
 	if n > 0 {
 		select {
@@ -385,7 +464,84 @@ func (rc *recorder) spill(batch []*record, writes []store.Write, fps []string, f
 		default:
 		}
 	}
-	return true
+}
+
+// spoolDirect writes a record the queue had no room for to the spool, as
+// the writer would — prepared (decoded, priced, kept as the record mode
+// and redaction say) and encoded here, in the handler — after the records
+// with earlier tickets: a handler appends the run of consecutive tickets
+// prepared from the next one on, in one append, while the others wait for
+// it. So a full queue costs the handler its record's preparation and at
+// worst two appends, never a drop while the spool has room; and the
+// writer, which a store in trouble may hold up for seconds (stallMax),
+// holds no handler up.
+func (rc *recorder) spoolDirect(rec *record, ticket uint64) {
+	e := &directEntry{ticket: ticket, rec: rec}
+	rc.prepareDirect(e)
+	d := rc.dur
+	q := &d.direct
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ready[ticket] = e
+	for q.done < ticket {
+		if q.appending || q.ready[q.done+1] == nil {
+			q.cond.Wait()
+			continue
+		}
+		var run []*directEntry
+		for t := q.done + 1; q.ready[t] != nil; t++ {
+			run = append(run, q.ready[t])
+			delete(q.ready, t)
+		}
+		q.appending = true
+		q.mu.Unlock()
+		recs, writes, fps, payloads := make([]*record, len(run)), make([]store.Write, len(run)), make([]string, len(run)), make([][]byte, len(run))
+		for i, e := range run {
+			recs[i], writes[i], fps[i], payloads[i] = e.rec, e.w, e.fp, e.payload
+		}
+		d.mu.Lock()
+		rc.appendLocked(recs, writes, fps, payloads)
+		d.mu.Unlock()
+		rc.spooledDirect(run)
+		q.mu.Lock()
+		q.done, q.appending = run[len(run)-1].ticket, false
+		q.cond.Broadcast()
+	}
+}
+
+// prepareDirect prepares e's record for the spool. Should that panic, the
+// ticket is left empty, not missing, so that the tickets after it are
+// appended all the same, and the panic goes on.
+func (rc *recorder) prepareDirect(e *directEntry) {
+	defer func() {
+		if p := recover(); p != nil {
+			q := &rc.dur.direct
+			q.mu.Lock()
+			q.ready[e.ticket] = e
+			q.cond.Broadcast()
+			q.mu.Unlock()
+			panic(p)
+		}
+	}()
+	w, fp, forks := rc.prepare(e.rec)
+	e.w, e.fp, e.payload = w, fp, rc.encodeEntry(e.rec, w, forks)
+}
+
+// spooledDirect notes a run of records spoolDirect appended: the requests
+// waiting for them (waitWritten) go on.
+func (rc *recorder) spooledDirect(run []*directEntry) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, e := range run {
+		for _, key := range [...]string{e.rec.tenant, e.rec.tenant + "\x00" + e.rec.conv} {
+			if rc.spooling[key] == e.ticket {
+				delete(rc.spooling, key)
+			}
+		}
+	}
+	rc.spooledThrough = run[len(run)-1].ticket
+	close(rc.written)
+	rc.written = make(chan struct{})
 }
 
 // replay writes what is spooled to the store, in order, whenever woken,
@@ -470,6 +626,58 @@ func (rc *recorder) replayAll() bool {
 			// The frames are in the store: read again, they are
 			// recognised (exactly once, above).
 			rc.log.Error("gateway: spool: advancing", "err", err)
+			return false
+		}
+		d.advanced(len(frames))
+	}
+}
+
+// advanced notes that the head moved past n frames: the lookups waiting
+// for them (waitReplayed) go on.
+func (d *durable) advanced(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.replayed += uint64(n)
+	i := 0
+	for ; i < len(d.frames) && d.frames[i].at <= d.replayed; i++ {
+		if f := d.frames[i]; d.lastFrame[f.key] == f.at {
+			delete(d.lastFrame, f.key)
+		}
+	}
+	d.frames = append(d.frames[:0], d.frames[i:]...)
+	close(d.moved)
+	d.moved = make(chan struct{})
+}
+
+// waitReplayed waits, at most waitPending, until what the spool holds of
+// a conversation is in the store, for a lookup that reads the
+// conversation from the store (Gateway.recorded), and reports whether it
+// is. Without a spool, or with none of the conversation in it, it is at
+// once.
+func (rc *recorder) waitReplayed(ctx context.Context, tenant, conv string) bool {
+	d := rc.dur
+	if d == nil {
+		return true
+	}
+	var deadline <-chan time.Time
+	for {
+		d.mu.Lock()
+		target := max(d.lastFrame[tenant+"\x00"+conv], d.unknown)
+		done, moved := d.replayed >= target, d.moved
+		d.mu.Unlock()
+		if done {
+			return true
+		}
+		if deadline == nil {
+			t := time.NewTimer(waitPending)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-moved:
+		case <-deadline:
+			return false
+		case <-ctx.Done():
 			return false
 		}
 	}
@@ -560,6 +768,21 @@ func (rc *recorder) replyAt(ctx context.Context, w store.Write, forks []forkWrit
 // written at the next start.
 func (rc *recorder) closeDurable(ctx context.Context) error {
 	d := rc.dur
+	// Let the handlers spooling records themselves finish: the recorder
+	// is closed, so theirs are the last tickets.
+	for done := false; !done; {
+		rc.mu.Lock()
+		done = rc.spooledThrough >= rc.tickets
+		written := rc.written
+		rc.mu.Unlock()
+		if !done {
+			select {
+			case <-written:
+			case <-ctx.Done():
+				done = true
+			}
+		}
+	}
 	close(d.stop)
 	select {
 	case <-d.done:

@@ -191,7 +191,7 @@ type upstream struct {
 // Stats counts recordings.
 type Stats struct {
 	Recorded int64 // exchanges written to the store
-	Dropped  int64 // exchanges not recorded because the queue was full or the gateway closing
+	Dropped  int64 // exchanges not recorded because the queue was full (without a spool), the spool full, or the gateway closing
 	Failed   int64 // exchanges the store refused (logged)
 	Spooled  int64 // exchanges written to the spool (each Recorded too once replayed)
 	Retried  int64 // spooled exchanges whose write to the store failed and was tried again
@@ -516,7 +516,7 @@ func (g *Gateway) underBudget(w http.ResponseWriter, r *http.Request, x *exchang
 	// without this wait a client quicker than the writer (BatchDelay and
 	// a commit) would spend past the budget by whatever it asks
 	// meanwhile; with it, only the requests in flight can.
-	if q := g.rec.queuedBefore(x.tenant); q > 0 {
+	if q := g.rec.queuedBefore(x.tenant); q != (handedOver{}) {
 		_, _ = g.rec.waitWritten(r.Context(), q)
 	}
 	if o := g.budgets.over(r.Context(), applying); o != nil {

@@ -67,7 +67,7 @@ func (g *Gateway) newMetrics(reg *prometheus.Registry) (*metrics, error) {
 	for outcome, n := range map[string]func() int64{"written": rc.recorded.Load, "dropped": rc.dropped.Load, "failed": rc.failed.Load} {
 		cs = append(cs, prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "convo_gateway_recordings_total",
-			Help:        "Exchanges recorded, by outcome: written to the store, dropped (the queue was full or the gateway closing), failed (the store refused them).",
+			Help:        "Exchanges recorded, by outcome: written to the store, dropped (the queue full without a spool, the spool full, or the gateway closing), failed (the store refused them).",
 			ConstLabels: prometheus.Labels{"outcome": outcome},
 		}, func() float64 { return float64(n()) }))
 	}

@@ -133,6 +133,8 @@ func (g *Gateway) recorded(ctx context.Context, tenant, conv, replyID string) (c
 	if _, err := g.rec.waitWritten(ctx, g.rec.queuedBefore(tenant+"\x00"+conv)); err != nil {
 		return nil, err
 	}
+	// Written to the spool, it is read from the store once replayed.
+	g.rec.waitReplayed(ctx, tenant, conv)
 	h, _, err := g.rec.st.Load(ctx, tenant, conv, 0)
 	return h, err
 }

@@ -268,10 +268,16 @@ type recorder struct {
 	wrote    uint64            // the last record written (records are written in queue order)
 	bytes    int64             // the footprint of the records queued and not written
 	maxBytes int64             // the bound on bytes
-	written  chan struct{}     // closed (and replaced) whenever a record is written
+	written  chan struct{}     // closed (and replaced) whenever a record is written, or spooled directly
 	delay    time.Duration     // how long an idle writer waits to fill a batch (≤ 0: not at all)
 	hurry    chan struct{}     // a lookup waits for a batch: write it now
 	waiting  atomic.Int32      // requests waiting for records to be written (waitWritten)
+
+	// Records a handler spools itself (spoolDirect) take tickets, and
+	// reach the spool in their order; guarded by mu.
+	tickets        uint64            // the last ticket given
+	spooledThrough uint64            // the last ticket whose record is spooled (or lost): those before it are too
+	spooling       map[string]uint64 // the last ticket not spooled, by tenant and by tenant \x00 conversation
 
 	cacheMu sync.Mutex
 	cache   map[string]string    // tenant \x00 fingerprint -> conversation id
@@ -303,17 +309,18 @@ func newRecorder(st store.Store, size int, maxBytes int64, delay time.Duration, 
 	return rc
 }
 
-// spoolWait bounds how long a handler waits for room in a full queue that
-// a spool drains.
+// spoolWait bounds how long a handler waits for its conversation's
+// queued records to be written, when the queue is full and a spool would
+// take its record but for them (see offer).
 const spoolWait = 5 * time.Second
 
 // enqueue hands rec to the writer. A full queue — as many records as it
 // holds, or as many bytes — drops the record (counted in Stats, logged, and
 // marked on the exchange's span): the client's exchange has been answered
-// already, and memory stays bounded. With a spool, the handler first waits
-// (up to spoolWait) for the writer to take a batch: the writer can always
-// spool what the store is behind by, so a saturated gateway slows its
-// clients rather than lose what it answered.
+// already, and memory stays bounded. With a spool, the handler appends the
+// record to the spool itself instead (see spoolDirect), so only a full
+// spool loses it; it waits (up to spoolWait) only while its conversation
+// has records queued ahead of it, which must reach the spool first.
 func (rc *recorder) enqueue(rec *record) {
 	if rec.mode == RecordOff {
 		return // the client asked that nothing be kept
@@ -322,11 +329,14 @@ func (rc *recorder) enqueue(rec *record) {
 		rec.span.end = time.Now() // the exchange ends as it is handed over
 	}
 	rec.compact()
-	reason := rc.offer(rec)
+	ticket, reason := rc.offer(rec)
 	if reason == queueFull && rc.dur != nil {
-		reason = rc.offerWaiting(rec)
+		ticket, reason = rc.offerWaiting(rec)
 	}
-	if reason != "" {
+	switch {
+	case ticket != 0:
+		rc.spoolDirect(rec, ticket)
+	case reason != "":
 		rc.lose(1, reason)
 		rc.dropSpan(rec, reason)
 	}
@@ -335,25 +345,37 @@ func (rc *recorder) enqueue(rec *record) {
 // queueFull is offer's answer when the queue has no room.
 const queueFull = "queue full"
 
-// offer puts rec in the queue, or returns why it cannot. A record larger
-// than the byte bound is taken when nothing else is queued: MaxReplyBytes
-// bounds it, and an empty queue is the least memory it can wait in.
-func (rc *recorder) offer(rec *record) (dropped string) {
+// offer puts rec in the queue, or, with a spool, gives it a ticket for
+// the spool (see spoolDirect), or returns why it can do neither. A record
+// larger than the byte bound is taken when nothing else is queued:
+// MaxReplyBytes bounds it, and an empty queue is the least memory it can
+// wait in.
+//
+// A conversation's records reach the store in the order they were handed
+// over: a record whose conversation has records on their way to the spool
+// directly goes there too, after them, even when the queue has room; one
+// whose conversation has records queued is not spooled directly ahead of
+// them (queueFull: wait for the writer).
+func (rc *recorder) offer(rec *record) (ticket uint64, dropped string) {
 	rec.size = rec.footprint()
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
-		return "shutting down"
+		return 0, "shutting down"
+	}
+	conv := rec.tenant + "\x00" + rec.conv
+	if rc.spooling[conv] != 0 {
+		return rc.ticketLocked(rec, conv), ""
 	}
 	if rc.bytes > 0 && rc.bytes+rec.size > rc.maxBytes {
-		return queueFull
+		return rc.fullLocked(rec, conv)
 	}
 	select {
 	case rc.q <- rec:
 		rc.seq++
 		rec.seq = rc.seq
 		rc.queued[rec.tenant] = rec.seq
-		rc.queued[rec.tenant+"\x00"+rec.conv] = rec.seq
+		rc.queued[conv] = rec.seq
 		rc.bytes += rec.size
 		if rc.dur != nil && rc.pressedLocked() {
 			select {
@@ -361,28 +383,47 @@ func (rc *recorder) offer(rec *record) (dropped string) {
 			default:
 			}
 		}
-		return ""
+		return 0, ""
 	default:
-		return queueFull
+		return rc.fullLocked(rec, conv)
 	}
 }
 
+// fullLocked is offer's answer when the queue has no room for rec: a
+// ticket for the spool, when there is one and rec's conversation (key
+// conv) has no records queued. Called with mu held.
+func (rc *recorder) fullLocked(rec *record, conv string) (ticket uint64, dropped string) {
+	if _, behind := rc.queued[conv]; rc.dur != nil && !behind {
+		return rc.ticketLocked(rec, conv), ""
+	}
+	return 0, queueFull
+}
+
+// ticketLocked gives rec the next ticket for the spool, and notes it as
+// its tenant's and conversation's (key) latest. Called with mu held.
+func (rc *recorder) ticketLocked(rec *record, conv string) uint64 {
+	rc.tickets++
+	rc.spooling[rec.tenant] = rc.tickets
+	rc.spooling[conv] = rc.tickets
+	return rc.tickets
+}
+
 // offerWaiting offers rec again each time the writer has taken a batch,
-// until it is queued or spoolWait has passed.
-func (rc *recorder) offerWaiting(rec *record) (dropped string) {
+// until it is queued or given a ticket, or spoolWait has passed.
+func (rc *recorder) offerWaiting(rec *record) (ticket uint64, dropped string) {
 	deadline := time.NewTimer(spoolWait)
 	defer deadline.Stop()
 	for {
 		rc.mu.Lock()
 		written := rc.written
 		rc.mu.Unlock()
-		if reason := rc.offer(rec); reason != queueFull {
-			return reason
+		if ticket, reason := rc.offer(rec); reason != queueFull {
+			return ticket, reason
 		}
 		select {
 		case <-written:
 		case <-deadline.C:
-			return queueFull
+			return 0, queueFull
 		}
 	}
 }
@@ -528,29 +569,35 @@ func (rc *recorder) cached(tenant string, sums []string) (int, string) {
 	return 0, ""
 }
 
+// handedOver is a place in the order records are handed over: the last
+// queued (seq) and the last spooled directly (ticket) of some key, or 0
+// for none.
+type handedOver struct{ seq, ticket uint64 }
+
 // queuedBefore is the last record a tenant (key: its name) or one of its
 // conversations (tenant \x00 conversation) has queued and not written,
-// or 0.
-func (rc *recorder) queuedBefore(key string) uint64 {
+// and the last it is spooling directly: zero when there is none.
+func (rc *recorder) queuedBefore(key string) handedOver {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return rc.queued[key]
+	return handedOver{rc.queued[key], rc.spooling[key]}
 }
 
-// waitWritten waits until record target (see queuedBefore) and those before
-// it are written, and reports whether it waited: a client that sends its
-// next turn the moment a reply ends can be quicker than the writer. Records
+// waitWritten waits until the records up to target (see queuedBefore) are
+// written (to the store, or to the spool ahead of it), and reports whether
+// it waited: a client that sends its next turn the moment a reply ends can
+// be quicker than the writer. Records
 // queued after target are not waited for, so a tenant's steady traffic
 // holds no request up. The wait is short and bounded (waitPending), and
 // comes before the upstream request.
-func (rc *recorder) waitWritten(ctx context.Context, target uint64) (bool, error) {
+func (rc *recorder) waitWritten(ctx context.Context, target handedOver) (bool, error) {
 	var deadline <-chan time.Time
 	waited := false
 	for {
 		rc.mu.Lock()
-		wrote, written := rc.wrote, rc.written
+		wrote, spooled, written := rc.wrote, rc.spooledThrough, rc.written
 		rc.mu.Unlock()
-		if wrote >= target {
+		if wrote >= target.seq && spooled >= target.ticket {
 			return waited, nil
 		}
 		if !waited {

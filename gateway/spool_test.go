@@ -30,6 +30,7 @@ const (
 	storeDown    // every write fails, nothing is written
 	storeCommits // writes are committed, then reported failed (a connection lost at the commit)
 	storeStalls  // writes wait until their context ends (or the mode changes)
+	storeHangs   // writes wait until the mode changes, whatever their context says
 )
 
 // faultyStore fails its batches as its mode says.
@@ -56,6 +57,10 @@ func (f *faultyStore) Batch(ctx context.Context, writes []store.Write) []store.W
 	case storeCommits:
 		f.Store.Batch(ctx, writes)
 		return fail(errStoreDown)
+	case storeHangs:
+		for f.mode.Load() == storeHangs {
+			time.Sleep(5 * time.Millisecond)
+		}
 	case storeStalls:
 		for f.mode.Load() == storeStalls {
 			select {
@@ -250,7 +255,7 @@ func TestSpoolStoreFails(t *testing.T) {
 // spooled, and everything is recorded once the store moves again.
 func TestSpoolStoreStalls(t *testing.T) {
 	// A queue of 4 fills long before the stalled write is given up: the
-	// handlers wait for the writer to spool rather than drop.
+	// handlers spool what it has no room for rather than drop.
 	rg, fs, _ := spoolRig(t, t.TempDir(), func(o *gateway.Options) { o.QueueSize = 4 })
 	fs.mode.Store(storeStalls)
 	const n = 200
@@ -268,6 +273,52 @@ func TestSpoolStoreStalls(t *testing.T) {
 		t.Fatalf("stats %+v, want nothing dropped or failed", s)
 	}
 	checkRecorded(t, rg.st, xs)
+	rg.drain(t)
+}
+
+// TestSpoolDirect: with the writer held up for good by a store that
+// hangs (past its context) and a queue of 2, the handlers spool what the
+// queue has no room for themselves: every exchange is handed over while
+// the writer is still held up — no handler waits for it — and nothing is
+// dropped; the next turn of a conversation spooled so continues it; once
+// the store moves, every exchange is in it once, in order.
+func TestSpoolDirect(t *testing.T) {
+	rg, fs, _ := spoolRig(t, t.TempDir(), func(o *gateway.Options) { o.QueueSize = 2 })
+	fs.mode.Store(storeHangs)
+	xs := []answered{rg.ask(t, 0)}
+	waitFor(t, "the first write", func() bool { return fs.batches.Load() > 0 })
+	const streams, each = 8, 25
+	xs = append(xs, rg.askAll(t, streams, each, nil)...)
+	if t.Failed() {
+		return
+	}
+	// The writer holds the first exchange, the queue two more: the
+	// others are in the spool, put there by their handlers.
+	const n = 1 + streams*each
+	if s := rg.gw.Stats(); s.Dropped != 0 || s.Failed != 0 || s.Recorded != 0 || s.Spooled < n-3 {
+		t.Fatalf("stats %+v with the store hung, want %d spooled at least, none dropped", s, n-3)
+	}
+
+	// The next turn of an exchange spooled directly (the queue is full)
+	// goes on in its conversation, after it.
+	xs = append(xs, rg.ask(t, n))
+	last := &xs[n]
+	reply := wantReply(t, "anthropic", rg.up.stream, true)
+	h := convo.History{convo.User(fmt.Sprintf("question %d", n)), reply, answers(reply, `{"temp_c":18}`)}
+	resp := rg.post(t, "anthropic", "m", requestBody(t, "anthropic", "m", h, true), true, nil)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if conv := resp.Header.Get("Convo-Conversation"); conv != last.conv {
+		t.Fatalf("the next turn went to %s, not the spooled exchange's %s", conv, last.conv)
+	}
+	last.ids = append(last.ids, strings.Split(resp.Header.Get("Convo-Message-Ids"), ",")...)
+
+	fs.mode.Store(storeUp)
+	waitFor(t, "every exchange recorded", func() bool { return rg.gw.Stats().Recorded == n+2 })
+	checkRecorded(t, rg.st, xs)
+	if s := rg.gw.Stats(); s.Dropped != 0 || s.Failed != 0 {
+		t.Fatalf("stats %+v, want nothing dropped or failed", s)
+	}
 	rg.drain(t)
 }
 
@@ -392,6 +443,28 @@ func TestSpoolPrivate(t *testing.T) {
 func TestSpoolConcurrent(t *testing.T) {
 	rg, fs, _ := spoolRig(t, t.TempDir(), nil)
 	const streams, each = 16, 15
+	xs := rg.askAll(t, streams, each, func(i int) {
+		switch i {
+		case 40, 160:
+			fs.mode.Store(storeDown)
+		case 100, 200:
+			fs.mode.Store(storeUp)
+		}
+	})
+	fs.mode.Store(storeUp)
+	waitFor(t, "every exchange recorded", func() bool { return rg.gw.Stats().Recorded == streams*each })
+	checkRecorded(t, rg.st, xs)
+	if s := rg.gw.Stats(); s.Dropped != 0 || s.Failed != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	rg.drain(t)
+}
+
+// askAll sends streams×each exchanges, numbered from 1, over streams
+// clients at once, calling before (when not nil) with each number before
+// its exchange, and returns those answered whole (failing the test for
+// the others).
+func (rg *rig) askAll(t *testing.T, streams, each int, before func(i int)) []answered {
 	var mu sync.Mutex
 	var xs []answered
 	var wg sync.WaitGroup
@@ -402,11 +475,8 @@ func TestSpoolConcurrent(t *testing.T) {
 			defer wg.Done()
 			for range each {
 				i := int(next.Add(1))
-				switch i {
-				case 40, 160:
-					fs.mode.Store(storeDown)
-				case 100, 200:
-					fs.mode.Store(storeUp)
+				if before != nil {
+					before(i)
 				}
 				x, err := rg.try(t, i)
 				if err != nil {
@@ -420,13 +490,7 @@ func TestSpoolConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	fs.mode.Store(storeUp)
-	waitFor(t, "every exchange recorded", func() bool { return rg.gw.Stats().Recorded == streams*each })
-	checkRecorded(t, rg.st, xs)
-	if s := rg.gw.Stats(); s.Dropped != 0 || s.Failed != 0 {
-		t.Fatalf("stats %+v", s)
-	}
-	rg.drain(t)
+	return xs
 }
 
 // lockedLog collects a gateway's JSON log lines.

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,7 +65,7 @@ func TestWaitWrittenOnlyEarlier(t *testing.T) {
 	rc, st := heldRecorder(t)
 	rc.enqueue(testRecord("c1"))
 	target := rc.queuedBefore("t")
-	if target == 0 {
+	if target == (handedOver{}) {
 		t.Fatal("nothing queued")
 	}
 	done := make(chan error)
@@ -317,5 +319,171 @@ func TestWriterNoYieldWhileWaitedFor(t *testing.T) {
 	go rc.writeBatch([]*record{testRecord("c2")})
 	if (<-st.entered).yields {
 		t.Error("the writer asked the store to yield while a request waited for a record")
+	}
+}
+
+// heldStore holds every Batch until open is closed, then takes it (without
+// keeping anything) and logs the ids of its writes' last messages.
+type heldStore struct {
+	store.Store
+	open    chan struct{}
+	entered atomic.Int32 // the batches begun
+	mu      sync.Mutex
+	log     []string
+}
+
+func (h *heldStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
+	h.entered.Add(1)
+	<-h.open
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, w := range writes {
+		h.log = append(h.log, w.Messages[len(w.Messages)-1].ID)
+	}
+	return make([]store.WriteResult, len(writes))
+}
+
+// TestSpoolDirectOrder: with the queue full, a record whose conversation
+// has records queued is not spooled ahead of them (the handler waits);
+// one whose conversation has records on their way to the spool directly
+// follows them there, even with room in the queue, and reaches the store
+// after them; a request waits for a tenant's records spooled directly as
+// for those queued.
+func TestSpoolDirectOrder(t *testing.T) {
+	st := &heldStore{open: make(chan struct{})}
+	rc := spooledRecorder(t, st)
+	rec := func(conv, reply string) *record {
+		r := testRecord(conv)
+		r.replyID = reply
+		return r
+	}
+	rc.enqueue(rec("c1", "a"))
+	for start := time.Now(); st.entered.Load() == 0; time.Sleep(time.Millisecond) { // the writer writes a, and is held
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the writer never took the first record")
+		}
+	}
+	for _, id := range []string{"b1", "b2"} {
+		if ticket, why := rc.offer(rec("c1", id)); ticket != 0 || why != "" {
+			t.Fatalf("%s: ticket %d, %q: want it queued", id, ticket, why)
+		}
+	}
+	if ticket, why := rc.offer(rec("c1", "c")); ticket != 0 || why != queueFull {
+		t.Fatalf("c, behind b1 and b2 in a full queue: ticket %d, %q: want it to wait", ticket, why)
+	}
+	d, e := rec("c2", "d"), rec("c2", "e")
+	if ticket, why := rc.offer(d); ticket != 1 || why != "" {
+		t.Fatalf("d, in a full queue: ticket %d, %q: want ticket 1", ticket, why)
+	}
+	close(st.open) // a, b1 and b2 are written: the queue is empty
+	if _, err := rc.waitWritten(context.Background(), handedOver{seq: 3}); err != nil || rc.queuedBefore("t\x00c1") != (handedOver{}) {
+		t.Fatalf("a, b1 and b2 not written: %v", err)
+	}
+	if ticket, why := rc.offer(e); ticket != 2 || why != "" {
+		t.Fatalf("e, after d on its way to the spool: ticket %d, %q: want ticket 2", ticket, why)
+	}
+	target := rc.queuedBefore("t")
+	if target != (handedOver{ticket: 2}) {
+		t.Fatalf("the tenant's records before a request: %+v, want ticket 2", target)
+	}
+	done := make(chan struct{})
+	go func() { rc.spoolDirect(e, 2); close(done) }()
+	rc.spoolDirect(d, 1)
+	<-done
+	if waited, err := rc.waitWritten(context.Background(), target); err != nil || waited {
+		t.Fatalf("waited %v (%v) for records spooled already", waited, err)
+	}
+	for start := time.Now(); rc.recorded.Load() < 5; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the spool was never replayed")
+		}
+	}
+	st.mu.Lock()
+	log := strings.Join(st.log, ",")
+	st.mu.Unlock()
+	if log != "a,b1,b2,d,e" {
+		t.Fatalf("the store got %s, want a,b1,b2,d,e", log)
+	}
+	closeRecorder(t, rc)
+}
+
+// TestWaitReplayed: a conversation in the spool is not in the store until
+// the replayer has written it; a lookup that reads it from the store waits
+// for that, and only for conversations in the spool.
+func TestWaitReplayed(t *testing.T) {
+	st := &heldStore{open: make(chan struct{})}
+	rc := spooledRecorder(t, st)
+	r := testRecord("c1")
+	r.replyID = "a"
+	rc.mu.Lock()
+	ticket := rc.ticketLocked(r, "t\x00c1")
+	rc.mu.Unlock()
+	rc.spoolDirect(r, ticket) // the replayer's write of it is held
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if rc.waitReplayed(canceled, "t", "c1") {
+		t.Fatal("c1 counted replayed while the store holds its write")
+	}
+	if !rc.waitReplayed(canceled, "t", "c2") {
+		t.Fatal("c2, never spooled, waited for")
+	}
+	close(st.open)
+	if !rc.waitReplayed(context.Background(), "t", "c1") {
+		t.Fatal("c1 not replayed within the bound")
+	}
+	st.mu.Lock()
+	log := strings.Join(st.log, ",")
+	st.mu.Unlock()
+	if log != "a" {
+		t.Fatalf("the store got %q once c1 counted replayed, want a", log)
+	}
+	closeRecorder(t, rc)
+}
+
+// TestSpoolDirectPanic: a record whose preparation panics leaves its
+// ticket empty, and the records with later tickets are spooled all the
+// same.
+func TestSpoolDirectPanic(t *testing.T) {
+	st := &heldStore{open: make(chan struct{})}
+	close(st.open)
+	rc := spooledRecorder(t, st)
+	bad, good := testRecord("c1"), testRecord("c2")
+	bad.req = []byte("{}") // with no client protocol to read it again in: prepare panics
+	rc.mu.Lock()
+	t1, t2 := rc.ticketLocked(bad, "t\x00c1"), rc.ticketLocked(good, "t\x00c2")
+	rc.mu.Unlock()
+	done := make(chan struct{})
+	go func() { rc.spoolDirect(good, t2); close(done) }()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("preparing the bad record did not panic")
+			}
+		}()
+		rc.spoolDirect(bad, t1)
+	}()
+	<-done
+	if n := rc.dur.spooled.Load(); n != 1 {
+		t.Fatalf("%d spooled, want the good record's 1", n)
+	}
+	closeRecorder(t, rc)
+}
+
+// spooledRecorder is a recorder on st with a queue of 2 and a spool.
+func spooledRecorder(t *testing.T, st store.Store) *recorder {
+	rc := newRecorder(st, 2, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := rc.openDurable(t.TempDir(), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// closeRecorder closes rc and its spool, as Gateway.Close does.
+func closeRecorder(t *testing.T, rc *recorder) {
+	if err := rc.close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.closeDurable(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

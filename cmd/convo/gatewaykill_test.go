@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,15 +105,7 @@ func TestGatewayKill(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("CONVO_KILL_RUNS")); err == nil {
 		runs = n
 	}
-	sse, err := os.ReadFile("../../provider/anthropic/testdata/reply/tool_use.sse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(sse)
-	}))
-	defer up.Close()
+	up, sse := anthropicUpstream(t)
 	for run := range runs {
 		killRun(t, run, up.URL, sse)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,15 +20,7 @@ import (
 // TestGatewayOTLP: with --otlp, convo gateway exports a span per exchange
 // over OTLP/HTTP, flushed before it exits; messages only with --otel-content.
 func TestGatewayOTLP(t *testing.T) {
-	sse, err := os.ReadFile("../../provider/anthropic/testdata/reply/tool_use.sse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(sse)
-	}))
-	defer up.Close()
+	up, _ := anthropicUpstream(t)
 	var mu sync.Mutex
 	var got []*collectortrace.ExportTraceServiceRequest
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
