@@ -60,10 +60,11 @@ type Options struct {
 
 // Store is a store.Store in one SQLite file.
 type Store struct {
-	w    *sql.DB  // the one writing connection, used by writer
-	r    *sql.DB  // read-only connections
-	wp   prepared // statements prepared on w
-	rp   prepared // statements prepared on r
+	w    *sql.DB   // the one writing connection
+	wc   *sql.Conn // w's connection, held by writer for the store's life
+	r    *sql.DB   // read-only connections
+	wp   prepared  // statements prepared on wc
+	rp   prepared  // statements prepared on r
 	path string
 
 	ops        chan *op      // writes for the writer
@@ -141,11 +142,22 @@ func (o Options) Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
 	s.r = r
-	if s.wp, err = prepare(ctx, w, writeQueries); err == nil {
-		s.rp, err = prepare(ctx, r, readQueries)
+	// The writer holds its connection and runs its transactions with
+	// statements of its own (BEGIN IMMEDIATE … COMMIT) rather than
+	// through sql.Tx: a statement of a sql.Tx is a new sql.Stmt each
+	// time, and a query of one starts a goroutine that watches the
+	// transaction's context — a tenth of a recorded exchange's store
+	// CPU in BenchmarkRecord, for a transaction nothing cancels.
+	if s.wc, err = w.Conn(ctx); err == nil {
+		if s.wp, err = prepare(ctx, s.wc, writeQueries); err == nil {
+			s.rp, err = prepare(ctx, r, readQueries)
+		}
 	}
 	if err != nil {
 		s.wp.close()
+		if s.wc != nil {
+			s.wc.Close()
+		}
 		r.Close()
 		w.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -162,7 +174,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.quit)
 		<-s.writerDone
-		err = errors.Join(s.rp.close(), s.wp.close(), s.r.Close(), s.w.Close())
+		err = errors.Join(s.rp.close(), s.wp.close(), s.wc.Close(), s.r.Close(), s.w.Close())
 	})
 	return err
 }
@@ -274,9 +286,13 @@ const (
 	deleteMessages = `DELETE FROM messages WHERE conv = ?`
 	deleteTexts    = `DELETE FROM messages_fts WHERE rowid >= (?1 << 32) AND rowid < ((?1 + 1) << 32)`
 	deleteConv     = `DELETE FROM conversations WHERE pk = ?`
-	savepoint      = `SAVEPOINT convo_write`
-	rollbackTo     = `ROLLBACK TO convo_write`
-	release        = `RELEASE convo_write`
+	// The writer's transactions (see Store.commit).
+	beginTx    = `BEGIN IMMEDIATE`
+	commitTx   = `COMMIT`
+	rollbackTx = `ROLLBACK`
+	savepoint  = `SAVEPOINT convo_write`
+	rollbackTo = `ROLLBACK TO convo_write`
+	release    = `RELEASE convo_write`
 	// The savepoints of one write of a Batch, inside the group's.
 	batchSavepoint  = `SAVEPOINT convo_batch`
 	batchRollbackTo = `ROLLBACK TO convo_batch`
@@ -297,14 +313,16 @@ const (
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
 		updateForked, copyMessages, copyTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
-		savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
+		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
 	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
 type prepared map[string]*sql.Stmt
 
-func prepare(ctx context.Context, db *sql.DB, queries []string) (prepared, error) {
+func prepare(ctx context.Context, db interface {
+	PrepareContext(context.Context, string) (*sql.Stmt, error)
+}, queries []string) (prepared, error) {
 	p := prepared{}
 	for _, q := range queries {
 		st, err := db.PrepareContext(ctx, q)
@@ -327,10 +345,30 @@ func (p prepared) close() error {
 
 // ptx runs statements in a transaction, using the prepared ones: SQLite
 // compiling each statement anew would be a quarter of an append's time.
+// The transaction is a read transaction of the pool (tx), or the one the
+// writer began on its connection (c, the statements prepared on it).
 type ptx struct {
 	tx    *sql.Tx
+	c     *sql.Conn
 	p     prepared
 	texts *texts // the writer's: rows for the search index, inserted late
+}
+
+// stmt returns q's prepared statement in the transaction, or nil.
+func (t ptx) stmt(ctx context.Context, q string) *sql.Stmt {
+	st := t.p[q]
+	if st != nil && t.tx != nil {
+		st = t.tx.StmtContext(ctx, st)
+	}
+	return st
+}
+
+// conn is what runs a statement that is not prepared.
+func (t ptx) conn() queryer {
+	if t.tx != nil {
+		return t.tx
+	}
+	return t.c
 }
 
 func (t ptx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -340,24 +378,24 @@ func (t ptx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result
 			return nil, err
 		}
 	}
-	if st := t.p[q]; st != nil {
-		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if st := t.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
 	}
-	return t.tx.ExecContext(ctx, q, args...)
+	return t.conn().ExecContext(ctx, q, args...)
 }
 
 func (t ptx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := t.p[q]; st != nil {
-		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	if st := t.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
 	}
-	return t.tx.QueryRowContext(ctx, q, args...)
+	return t.conn().QueryRowContext(ctx, q, args...)
 }
 
 func (t ptx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := t.p[q]; st != nil {
-		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if st := t.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
 	}
-	return t.tx.QueryContext(ctx, q, args...)
+	return t.conn().QueryContext(ctx, q, args...)
 }
 
 // texts holds the search index's rows for the messages a transaction
@@ -400,9 +438,10 @@ func (t *texts) reset(m textMark) {
 
 // flush inserts the rows waiting.
 func (t *texts) flush(ctx context.Context, tx ptx) error {
+	st := tx.stmt(ctx, insertText)
 	for ; t.done < len(t.rows); t.done++ {
 		r := &t.rows[t.done]
-		if _, err := tx.tx.StmtContext(ctx, tx.p[insertText]).ExecContext(ctx, r.conv, r.pos, r.text); err != nil {
+		if _, err := st.ExecContext(ctx, r.conv, r.pos, r.text); err != nil {
 			return wrap(err)
 		}
 	}
@@ -618,12 +657,14 @@ func (s *Store) commit(group []*op) {
 			o.done <- err
 		}
 	}
-	sqltx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
-	if err != nil {
+	tx := ptx{c: s.wc, p: s.wp, texts: &texts{}}
+	if _, err := tx.ExecContext(ctx, beginTx); err != nil {
 		fail(wrap(err))
 		return
 	}
-	tx := ptx{sqltx, s.wp, &texts{}}
+	// An error may have ended the transaction already (SQLite rolls back
+	// on some, such as a full disk): ROLLBACK then fails, harmlessly.
+	rollback := func() { _, _ = tx.ExecContext(ctx, rollbackTx) }
 	results := make([]error, len(live))
 	for i, o := range live {
 		if len(live) == 1 {
@@ -631,7 +672,7 @@ func (s *Store) commit(group []*op) {
 			break
 		}
 		if _, err := tx.ExecContext(ctx, savepoint); err != nil {
-			sqltx.Rollback()
+			rollback()
 			fail(wrap(err))
 			return
 		}
@@ -639,28 +680,29 @@ func (s *Store) commit(group []*op) {
 		results[i] = run(ctx, tx, o.fn)
 		if results[i] != nil {
 			if _, err := tx.ExecContext(ctx, rollbackTo); err != nil {
-				sqltx.Rollback()
+				rollback()
 				fail(wrap(err))
 				return
 			}
 			tx.texts.reset(m)
 		}
 		if _, err := tx.ExecContext(ctx, release); err != nil {
-			sqltx.Rollback()
+			rollback()
 			fail(wrap(err))
 			return
 		}
 	}
 	if len(live) == 1 && results[0] != nil {
-		sqltx.Rollback()
+		rollback()
 		live[0].done <- results[0]
 		return
 	}
-	err = tx.texts.flush(ctx, tx)
+	err := tx.texts.flush(ctx, tx)
 	if err == nil {
-		err = sqltx.Commit()
-	} else {
-		sqltx.Rollback()
+		_, err = tx.ExecContext(ctx, commitTx)
+	}
+	if err != nil {
+		rollback()
 	}
 	if err != nil {
 		for i, o := range live {
