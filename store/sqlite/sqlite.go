@@ -259,7 +259,7 @@ const (
 	selectPK      = `SELECT pk FROM conversations WHERE tenant = ? AND id = ?`
 	insertConvRow = `INSERT INTO conversations
 		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertMessage = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
 	insertBlob    = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
 	insertRef     = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
@@ -267,7 +267,7 @@ const (
 		SELECT ?1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = ?1 AND m.pos = r.pos WHERE r.conv = ?2`
 	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
 	insertUsage = `INSERT INTO usage (conv, pos, tenant, at, model, input, output, cache_read, cache_write, reasoning, cost)
-		SELECT ?1, ?2, tenant, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM conversations WHERE pk = ?1`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
 	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
 	updateDeleted  = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
@@ -733,9 +733,9 @@ func run(ctx context.Context, tx ptx, fn func(context.Context, ptx) error) (err 
 // conv << 32 | pos.
 const maxPos = 1<<32 - 1
 
-// insertMessages stores rows at positions from pos on, and indexes their
-// text.
-func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend.Row) error {
+// insertMessages stores rows at positions from pos on in conversation conv
+// of tenant, and indexes their text.
+func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos int64, rows []backend.Row) error {
 	if pos+int64(len(rows)) > maxPos {
 		return fmt.Errorf("%w: a conversation takes at most %d appended messages in its life", store.ErrInvalid, maxPos)
 	}
@@ -764,7 +764,7 @@ func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend
 			if u.Cost != backend.NoCost {
 				cost = u.Cost
 			}
-			if _, err := tx.ExecContext(ctx, insertUsage, conv, pos+int64(i), u.At, u.Model, u.Input, u.Output,
+			if _, err := tx.ExecContext(ctx, insertUsage, conv, pos+int64(i), tenant, u.At, u.Model, u.Input, u.Output,
 				u.CacheRead, u.CacheWrite, u.Reasoning, cost); err != nil {
 				return wrap(err)
 			}
@@ -785,7 +785,7 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 		if err != nil {
 			return err
 		}
-		return insertMessages(ctx, tx, pk, 0, rows)
+		return insertMessages(ctx, tx, pk, c.Tenant, 0, rows)
 	})
 	if err != nil {
 		return store.Conversation{}, err
@@ -806,17 +806,22 @@ func createIn(ctx context.Context, tx ptx, c store.Conversation, h convo.History
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	return c, insertMessages(ctx, tx, pk, 0, rows)
+	return c, insertMessages(ctx, tx, pk, c.Tenant, 0, rows)
 }
 
+// insertConv inserts c's row and returns its pk. (Exec and the last
+// rowid, not RETURNING: a query is a sql.Rows and its bookkeeping.)
 func insertConv(ctx context.Context, tx ptx, c store.Conversation, nextPos int64, open []byte) (int64, error) {
-	var pk int64
-	err := tx.QueryRowContext(ctx, insertConvRow,
+	res, err := tx.ExecContext(ctx, insertConvRow,
 		c.Tenant, c.ID, c.Title, nullString(c.Meta), c.Version, c.Messages, nextPos, nullString(open),
-		c.ForkedFrom, c.ForkedAt, c.Created.UnixMicro(), c.Updated.UnixMicro()).Scan(&pk)
+		c.ForkedFrom, c.ForkedAt, c.Created.UnixMicro(), c.Updated.UnixMicro())
 	if isUnique(err) {
 		return 0, fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
 	}
+	if err != nil {
+		return 0, wrap(err)
+	}
+	pk, err := res.LastInsertId()
 	return pk, wrap(err)
 }
 
@@ -892,7 +897,7 @@ func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	if err := insertMessages(ctx, tx, r.pk, r.nextPos, rows); err != nil {
+	if err := insertMessages(ctx, tx, r.pk, r.Tenant, r.nextPos, rows); err != nil {
 		return store.Conversation{}, err
 	}
 	out.Version++
