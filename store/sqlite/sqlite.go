@@ -954,10 +954,20 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 
 // batchWrite applies one write of a batch.
 func batchWrite(ctx context.Context, tx ptx, w *backend.Write) (store.Conversation, error) {
-	r, err := getConv(ctx, tx, w.Tenant, w.ID)
-	if errors.Is(err, store.ErrNotFound) && w.Create {
-		return createIn(ctx, tx, w.New, w.H, w.Rows)
+	if w.Create {
+		// Most writes that may create a conversation do: ask only
+		// whether it exists, one column rather than getConv's row (the
+		// driver describes every column of a query's result).
+		var pk int64
+		err := tx.QueryRowContext(ctx, selectPK, w.Tenant, w.ID).Scan(&pk)
+		if errors.Is(err, sql.ErrNoRows) {
+			return createIn(ctx, tx, w.New, w.H, w.Rows)
+		}
+		if err != nil {
+			return store.Conversation{}, wrap(err)
+		}
 	}
+	r, err := getConv(ctx, tx, w.Tenant, w.ID)
 	if err != nil {
 		return store.Conversation{}, err
 	}
