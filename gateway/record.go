@@ -786,7 +786,7 @@ func (f *flights) wait(ctx context.Context, tenant string, keys []string) {
 	}
 }
 
-// returnAfter is the footprint of a written batch past which the writer
+// returnAfter is the footprint of a written record past which the writer
 // returns the memory it held to the system at once (see run).
 const returnAfter = 8 << 20
 
@@ -806,10 +806,10 @@ func (rc *recorder) run() {
 	for rec := range rc.q {
 		batch = rc.gather(append(batch[:0], rec), wait)
 		rc.writeBatch(batch)
-		var held int64
+		var largest int64
 		rc.mu.Lock()
 		for _, rec := range batch {
-			held += rec.size
+			largest = max(largest, rec.size)
 			rc.bytes -= rec.size
 			rc.wrote = rec.seq
 			for _, key := range [...]string{rec.tenant, rec.tenant + "\x00" + rec.conv} {
@@ -822,11 +822,18 @@ func (rc *recorder) run() {
 		rc.written = make(chan struct{})
 		rc.mu.Unlock()
 		clear(batch) // the records' replies are garbage now
-		if held >= returnAfter {
+		if largest >= returnAfter {
 			// A large reply's copies are garbage now, but a gateway
 			// that goes idle after it runs no collection for two
 			// minutes and keeps them resident: collect and give the
-			// memory back now (a few milliseconds, rare).
+			// memory back now (a few milliseconds, rare). Not for a
+			// batch that is large only by its number of replies: under
+			// load the collector runs anyway, and a full collection
+			// and the return of every free page after each such batch
+			// (128 replies of the 303-chunk stream, 9 MiB) took an
+			// eighth of the gateway's CPU in bench/gateway at 64
+			// streams, most of it returning pages the next batch
+			// faulted in again.
 			debug.FreeOSMemory()
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,37 @@ func TestLargeReplyAllocations(t *testing.T) {
 				t.Errorf("recording a %d-byte streamed reply allocated %.1f× its size, more than %.1f×: a new whole copy of the reply?", n, ratio, c.max)
 			}
 		})
+	}
+}
+
+// TestBatchOfRepliesNotForced: a batch large only by its number of
+// replies — 128 of 80 KB, together past returnAfter — forces no
+// collection: under load that was a full collection and the return of
+// every free page after each batch, an eighth of the gateway's CPU in
+// bench/gateway at 64 streams of the 303-chunk stream.
+func TestBatchOfRepliesNotForced(t *testing.T) {
+	const n = 128 // maxBatch: the batch is written when it is full
+	cs := &countingStore{}
+	rg := newRig(t, "openai-chat", func(o *gateway.Options) {
+		o.BatchDelay = time.Hour
+		cs.Store = o.Store
+		o.Store = cs
+	})
+	rg.up.stream = bigChatStream(80 << 10)
+	body := requestBody(t, "openai-chat", "gpt-4o", convo.History{convo.User("a story")}, true)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		resp := rg.post(t, "openai-chat", "gpt-4o", body, true, nil)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	rg.drain(t)
+	runtime.ReadMemStats(&after)
+	if !slices.Equal(cs.batches, []int{n}) {
+		t.Fatalf("batches %v, want the %d exchanges in one", cs.batches, n)
+	}
+	if forced := after.NumForcedGC - before.NumForcedGC; forced != 0 {
+		t.Errorf("writing a batch of %d replies of 80 KB forced %d collections, want none", n, forced)
 	}
 }

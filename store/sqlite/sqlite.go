@@ -60,10 +60,11 @@ type Options struct {
 
 // Store is a store.Store in one SQLite file.
 type Store struct {
-	w    *sql.DB  // the one writing connection, used by writer
-	r    *sql.DB  // read-only connections
-	wp   prepared // statements prepared on w
-	rp   prepared // statements prepared on r
+	w    *sql.DB   // the one writing connection
+	wc   *sql.Conn // w's connection, held by writer for the store's life
+	r    *sql.DB   // read-only connections
+	wp   prepared  // statements prepared on wc
+	rp   prepared  // statements prepared on r
 	path string
 
 	ops        chan *op      // writes for the writer
@@ -141,11 +142,22 @@ func (o Options) Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
 	s.r = r
-	if s.wp, err = prepare(ctx, w, writeQueries); err == nil {
-		s.rp, err = prepare(ctx, r, readQueries)
+	// The writer holds its connection and runs its transactions with
+	// statements of its own (BEGIN IMMEDIATE … COMMIT) rather than
+	// through sql.Tx: a statement of a sql.Tx is a new sql.Stmt each
+	// time, and a query of one starts a goroutine that watches the
+	// transaction's context — a tenth of a recorded exchange's store
+	// CPU in BenchmarkRecord, for a transaction nothing cancels.
+	if s.wc, err = w.Conn(ctx); err == nil {
+		if s.wp, err = prepare(ctx, s.wc, writeQueries); err == nil {
+			s.rp, err = prepare(ctx, r, readQueries)
+		}
 	}
 	if err != nil {
 		s.wp.close()
+		if s.wc != nil {
+			s.wc.Close()
+		}
 		r.Close()
 		w.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -162,7 +174,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.quit)
 		<-s.writerDone
-		err = errors.Join(s.rp.close(), s.wp.close(), s.r.Close(), s.w.Close())
+		err = errors.Join(s.rp.close(), s.wp.close(), s.wc.Close(), s.r.Close(), s.w.Close())
 	})
 	return err
 }
@@ -247,7 +259,7 @@ const (
 	selectPK      = `SELECT pk FROM conversations WHERE tenant = ? AND id = ?`
 	insertConvRow = `INSERT INTO conversations
 		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertMessage = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
 	insertBlob    = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
 	insertRef     = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
@@ -255,7 +267,7 @@ const (
 		SELECT ?1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = ?1 AND m.pos = r.pos WHERE r.conv = ?2`
 	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
 	insertUsage = `INSERT INTO usage (conv, pos, tenant, at, model, input, output, cache_read, cache_write, reasoning, cost)
-		SELECT ?1, ?2, tenant, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM conversations WHERE pk = ?1`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
 	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
 	updateDeleted  = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
@@ -274,9 +286,13 @@ const (
 	deleteMessages = `DELETE FROM messages WHERE conv = ?`
 	deleteTexts    = `DELETE FROM messages_fts WHERE rowid >= (?1 << 32) AND rowid < ((?1 + 1) << 32)`
 	deleteConv     = `DELETE FROM conversations WHERE pk = ?`
-	savepoint      = `SAVEPOINT convo_write`
-	rollbackTo     = `ROLLBACK TO convo_write`
-	release        = `RELEASE convo_write`
+	// The writer's transactions (see Store.commit).
+	beginTx    = `BEGIN IMMEDIATE`
+	commitTx   = `COMMIT`
+	rollbackTx = `ROLLBACK`
+	savepoint  = `SAVEPOINT convo_write`
+	rollbackTo = `ROLLBACK TO convo_write`
+	release    = `RELEASE convo_write`
 	// The savepoints of one write of a Batch, inside the group's.
 	batchSavepoint  = `SAVEPOINT convo_batch`
 	batchRollbackTo = `ROLLBACK TO convo_batch`
@@ -297,14 +313,16 @@ const (
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
 		updateForked, copyMessages, copyTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
-		savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
+		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
 	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
 type prepared map[string]*sql.Stmt
 
-func prepare(ctx context.Context, db *sql.DB, queries []string) (prepared, error) {
+func prepare(ctx context.Context, db interface {
+	PrepareContext(context.Context, string) (*sql.Stmt, error)
+}, queries []string) (prepared, error) {
 	p := prepared{}
 	for _, q := range queries {
 		st, err := db.PrepareContext(ctx, q)
@@ -327,10 +345,33 @@ func (p prepared) close() error {
 
 // ptx runs statements in a transaction, using the prepared ones: SQLite
 // compiling each statement anew would be a quarter of an append's time.
+// The transaction is a read transaction of the pool (tx), or the one the
+// writer began on its connection (c, the statements prepared on it).
 type ptx struct {
 	tx    *sql.Tx
+	c     *sql.Conn
 	p     prepared
 	texts *texts // the writer's: rows for the search index, inserted late
+	// apart asks a Batch to run each write in a savepoint of its own
+	// (see Store.commit and Batch).
+	apart bool
+}
+
+// stmt returns q's prepared statement in the transaction, or nil.
+func (t ptx) stmt(ctx context.Context, q string) *sql.Stmt {
+	st := t.p[q]
+	if st != nil && t.tx != nil {
+		st = t.tx.StmtContext(ctx, st)
+	}
+	return st
+}
+
+// conn is what runs a statement that is not prepared.
+func (t ptx) conn() queryer {
+	if t.tx != nil {
+		return t.tx
+	}
+	return t.c
 }
 
 func (t ptx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -340,24 +381,24 @@ func (t ptx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result
 			return nil, err
 		}
 	}
-	if st := t.p[q]; st != nil {
-		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if st := t.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
 	}
-	return t.tx.ExecContext(ctx, q, args...)
+	return t.conn().ExecContext(ctx, q, args...)
 }
 
 func (t ptx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := t.p[q]; st != nil {
-		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	if st := t.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
 	}
-	return t.tx.QueryRowContext(ctx, q, args...)
+	return t.conn().QueryRowContext(ctx, q, args...)
 }
 
 func (t ptx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := t.p[q]; st != nil {
-		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if st := t.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
 	}
-	return t.tx.QueryContext(ctx, q, args...)
+	return t.conn().QueryContext(ctx, q, args...)
 }
 
 // texts holds the search index's rows for the messages a transaction
@@ -400,9 +441,10 @@ func (t *texts) reset(m textMark) {
 
 // flush inserts the rows waiting.
 func (t *texts) flush(ctx context.Context, tx ptx) error {
+	st := tx.stmt(ctx, insertText)
 	for ; t.done < len(t.rows); t.done++ {
 		r := &t.rows[t.done]
-		if _, err := tx.tx.StmtContext(ctx, tx.p[insertText]).ExecContext(ctx, r.conv, r.pos, r.text); err != nil {
+		if _, err := st.ExecContext(ctx, r.conv, r.pos, r.text); err != nil {
 			return wrap(err)
 		}
 	}
@@ -556,6 +598,10 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx ptx) 
 
 var errClosed = errors.New("sqlite: store is closed")
 
+// errApart is what a Batch run without savepoints returns when one of its
+// writes fails: the writer runs it again, each write apart.
+var errApart = errors.New("sqlite: a write of the batch failed: run the writes apart")
+
 // An op is one write waiting for the writer.
 type op struct {
 	fn    func(ctx context.Context, tx ptx) error
@@ -618,20 +664,34 @@ func (s *Store) commit(group []*op) {
 			o.done <- err
 		}
 	}
-	sqltx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
-	if err != nil {
+	tx := ptx{c: s.wc, p: s.wp, texts: &texts{}, apart: len(live) > 1}
+	if _, err := tx.ExecContext(ctx, beginTx); err != nil {
 		fail(wrap(err))
 		return
 	}
-	tx := ptx{sqltx, s.wp, &texts{}}
+	// An error may have ended the transaction already (SQLite rolls back
+	// on some, such as a full disk): ROLLBACK then fails, harmlessly.
+	rollback := func() { _, _ = tx.ExecContext(ctx, rollbackTx) }
 	results := make([]error, len(live))
 	for i, o := range live {
 		if len(live) == 1 {
 			results[i] = run(ctx, tx, o.fn)
+			if results[i] == errApart {
+				// A write of a Batch failed: the transaction is
+				// begun again and the Batch runs again, each write
+				// in a savepoint of its own.
+				rollback()
+				if _, err := tx.ExecContext(ctx, beginTx); err != nil {
+					fail(wrap(err))
+					return
+				}
+				tx.texts, tx.apart = &texts{}, true
+				results[i] = run(ctx, tx, o.fn)
+			}
 			break
 		}
 		if _, err := tx.ExecContext(ctx, savepoint); err != nil {
-			sqltx.Rollback()
+			rollback()
 			fail(wrap(err))
 			return
 		}
@@ -639,28 +699,29 @@ func (s *Store) commit(group []*op) {
 		results[i] = run(ctx, tx, o.fn)
 		if results[i] != nil {
 			if _, err := tx.ExecContext(ctx, rollbackTo); err != nil {
-				sqltx.Rollback()
+				rollback()
 				fail(wrap(err))
 				return
 			}
 			tx.texts.reset(m)
 		}
 		if _, err := tx.ExecContext(ctx, release); err != nil {
-			sqltx.Rollback()
+			rollback()
 			fail(wrap(err))
 			return
 		}
 	}
 	if len(live) == 1 && results[0] != nil {
-		sqltx.Rollback()
+		rollback()
 		live[0].done <- results[0]
 		return
 	}
-	err = tx.texts.flush(ctx, tx)
+	err := tx.texts.flush(ctx, tx)
 	if err == nil {
-		err = sqltx.Commit()
-	} else {
-		sqltx.Rollback()
+		_, err = tx.ExecContext(ctx, commitTx)
+	}
+	if err != nil {
+		rollback()
 	}
 	if err != nil {
 		for i, o := range live {
@@ -691,9 +752,9 @@ func run(ctx context.Context, tx ptx, fn func(context.Context, ptx) error) (err 
 // conv << 32 | pos.
 const maxPos = 1<<32 - 1
 
-// insertMessages stores rows at positions from pos on, and indexes their
-// text.
-func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend.Row) error {
+// insertMessages stores rows at positions from pos on in conversation conv
+// of tenant, and indexes their text.
+func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos int64, rows []backend.Row) error {
 	if pos+int64(len(rows)) > maxPos {
 		return fmt.Errorf("%w: a conversation takes at most %d appended messages in its life", store.ErrInvalid, maxPos)
 	}
@@ -722,7 +783,7 @@ func insertMessages(ctx context.Context, tx ptx, conv, pos int64, rows []backend
 			if u.Cost != backend.NoCost {
 				cost = u.Cost
 			}
-			if _, err := tx.ExecContext(ctx, insertUsage, conv, pos+int64(i), u.At, u.Model, u.Input, u.Output,
+			if _, err := tx.ExecContext(ctx, insertUsage, conv, pos+int64(i), tenant, u.At, u.Model, u.Input, u.Output,
 				u.CacheRead, u.CacheWrite, u.Reasoning, cost); err != nil {
 				return wrap(err)
 			}
@@ -743,7 +804,7 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 		if err != nil {
 			return err
 		}
-		return insertMessages(ctx, tx, pk, 0, rows)
+		return insertMessages(ctx, tx, pk, c.Tenant, 0, rows)
 	})
 	if err != nil {
 		return store.Conversation{}, err
@@ -764,17 +825,22 @@ func createIn(ctx context.Context, tx ptx, c store.Conversation, h convo.History
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	return c, insertMessages(ctx, tx, pk, 0, rows)
+	return c, insertMessages(ctx, tx, pk, c.Tenant, 0, rows)
 }
 
+// insertConv inserts c's row and returns its pk. (Exec and the last
+// rowid, not RETURNING: a query is a sql.Rows and its bookkeeping.)
 func insertConv(ctx context.Context, tx ptx, c store.Conversation, nextPos int64, open []byte) (int64, error) {
-	var pk int64
-	err := tx.QueryRowContext(ctx, insertConvRow,
+	res, err := tx.ExecContext(ctx, insertConvRow,
 		c.Tenant, c.ID, c.Title, nullString(c.Meta), c.Version, c.Messages, nextPos, nullString(open),
-		c.ForkedFrom, c.ForkedAt, c.Created.UnixMicro(), c.Updated.UnixMicro()).Scan(&pk)
+		c.ForkedFrom, c.ForkedAt, c.Created.UnixMicro(), c.Updated.UnixMicro())
 	if isUnique(err) {
 		return 0, fmt.Errorf("conversation %q: %w", c.ID, store.ErrExists)
 	}
+	if err != nil {
+		return 0, wrap(err)
+	}
+	pk, err := res.LastInsertId()
 	return pk, wrap(err)
 }
 
@@ -850,7 +916,7 @@ func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	if err := insertMessages(ctx, tx, r.pk, r.nextPos, rows); err != nil {
+	if err := insertMessages(ctx, tx, r.pk, r.Tenant, r.nextPos, rows); err != nil {
 		return store.Conversation{}, err
 	}
 	out.Version++
@@ -861,33 +927,53 @@ func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History
 	return out, wrap(err)
 }
 
-// Batch applies writes in one transaction, each in a savepoint of its own.
+// Batch applies writes in one transaction, each all or nothing.
+//
+// Alone in its transaction (as the gateway's recorder's batches are), a
+// batch first runs its writes without savepoints. Only when one fails is
+// the transaction begun again and the batch run again with a savepoint
+// for each write, to keep the others: a savepoint copies every page a
+// write changes before it changes it (in BenchmarkRecord and the gateway
+// at one stream, a sixth of what the statements of a write cost), and
+// nearly every recorder's batch has no write that fails. (One savepoint
+// around the whole batch instead was slower: each statement of SQLite's
+// that journals itself then truncates a journal as long as the batch's,
+// walking it from its start.)
 func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
 	res := make([]store.WriteResult, len(writes))
 	ws := make([]backend.Write, len(writes))
+	invalid := make([]bool, len(writes))
 	for i, sw := range writes {
 		ws[i], res[i].Err = backend.PrepareWrite(i, sw)
+		invalid[i] = res[i].Err != nil
 	}
 	yields := store.Yields(ctx)
 	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
 		for i := range ws {
-			if res[i].Err != nil {
+			if invalid[i] {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, batchSavepoint); err != nil {
-				return wrap(err)
+			if tx.apart {
+				if _, err := tx.ExecContext(ctx, batchSavepoint); err != nil {
+					return wrap(err)
+				}
 			}
 			m := tx.texts.mark()
 			res[i].Conversation, res[i].Err = batchWrite(ctx, tx, &ws[i])
 			if res[i].Err != nil {
+				if !tx.apart {
+					return errApart
+				}
 				res[i].Err = fmt.Errorf("writes[%d]: %w", i, res[i].Err)
 				if _, err := tx.ExecContext(ctx, batchRollbackTo); err != nil {
 					return wrap(err)
 				}
 				tx.texts.reset(m)
 			}
-			if _, err := tx.ExecContext(ctx, batchRelease); err != nil {
-				return wrap(err)
+			if tx.apart {
+				if _, err := tx.ExecContext(ctx, batchRelease); err != nil {
+					return wrap(err)
+				}
 			}
 			if yields {
 				yield()
@@ -907,10 +993,20 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 
 // batchWrite applies one write of a batch.
 func batchWrite(ctx context.Context, tx ptx, w *backend.Write) (store.Conversation, error) {
-	r, err := getConv(ctx, tx, w.Tenant, w.ID)
-	if errors.Is(err, store.ErrNotFound) && w.Create {
-		return createIn(ctx, tx, w.New, w.H, w.Rows)
+	if w.Create {
+		// Most writes that may create a conversation do: ask only
+		// whether it exists, one column rather than getConv's row (the
+		// driver describes every column of a query's result).
+		var pk int64
+		err := tx.QueryRowContext(ctx, selectPK, w.Tenant, w.ID).Scan(&pk)
+		if errors.Is(err, sql.ErrNoRows) {
+			return createIn(ctx, tx, w.New, w.H, w.Rows)
+		}
+		if err != nil {
+			return store.Conversation{}, wrap(err)
+		}
 	}
+	r, err := getConv(ctx, tx, w.Tenant, w.ID)
 	if err != nil {
 		return store.Conversation{}, err
 	}

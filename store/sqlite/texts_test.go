@@ -38,7 +38,7 @@ func TestTextsInsertedLate(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return insertMessages(ctx, tx, pk, 0, cr.Rows)
+			return insertMessages(ctx, tx, pk, cr.Conversation.Tenant, 0, cr.Rows)
 		}
 	}
 	failAfter := func(fn func(context.Context, ptx) error) func(context.Context, ptx) error {

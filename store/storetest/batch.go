@@ -22,6 +22,10 @@ func testBatch(t *testing.T, s store.Store) {
 	orphan := convo.ToolResults(convo.ToolResult("nope", "lookup", "no call"))
 	hello := convo.Assistant("hello")
 	hello.ID = "m_hello"
+	// A write that fails half-way: its first message is stored before
+	// its second's id is found taken (by writes[1]).
+	partial, again := convo.User("partially stored"), convo.Assistant("again")
+	partial.ID, again.ID = "m_partial", "m_hello"
 	res := s.Batch(ctx(t), []store.Write{
 		{ID: "a", Create: true, Meta: json.RawMessage(`{ "k" : "a" }`), Messages: []convo.Message{convo.User("q1")}},
 		{ID: "b", Version: b.Version, Messages: []convo.Message{hello}, Meta: json.RawMessage(`{"k":"new"}`)},
@@ -33,11 +37,12 @@ func testBatch(t *testing.T, s store.Store) {
 		{ID: "bad id/", Create: true},
 		{Create: true, Messages: []convo.Message{convo.User("new id")}},
 		{ID: "b", Version: store.AnyVersion, Meta: json.RawMessage(`[1]`)},
+		{ID: "b", Version: store.AnyVersion, Messages: []convo.Message{partial, again}}, // m_hello is taken
 	})
-	if len(res) != 10 {
-		t.Fatalf("Batch returned %d results for 10 writes", len(res))
+	if len(res) != 11 {
+		t.Fatalf("Batch returned %d results for 11 writes", len(res))
 	}
-	for i, want := range []error{nil, nil, store.ErrConflict, store.ErrInvalid, nil, store.ErrNotFound, nil, store.ErrInvalid, nil, store.ErrInvalid} {
+	for i, want := range []error{nil, nil, store.ErrConflict, store.ErrInvalid, nil, store.ErrNotFound, nil, store.ErrInvalid, nil, store.ErrInvalid, store.ErrExists} {
 		if want == nil && res[i].Err != nil {
 			t.Fatalf("writes[%d]: %v", i, res[i].Err)
 		}
@@ -74,8 +79,10 @@ func testBatch(t *testing.T, s store.Store) {
 	// What a batch wrote is searchable at once; a refused write's messages
 	// are not there.
 	wantHits(t, s, "", "hello", "b/1/m_hello")
-	if hits := searchAll(t, s, "", "stale", 10); len(hits) != 0 {
-		t.Errorf("a refused write's message is found: %+v", hits)
+	for _, word := range []string{"stale", "partially"} {
+		if hits := searchAll(t, s, "", word, 10); len(hits) != 0 {
+			t.Errorf("a refused write's message is found: %+v", hits)
+		}
 	}
 	// "null" removes the metadata; a batch without writes is nothing.
 	if res := s.Batch(ctx(t), []store.Write{{ID: "b", Version: store.AnyVersion, Meta: json.RawMessage(`null`)}}); res[0].Err != nil || res[0].Conversation.Meta != nil {

@@ -1,0 +1,76 @@
+package sqlite_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/store"
+	"github.com/convo-go/convo/store/sqlite"
+)
+
+// Bounds of TestBatchAllocs: a write that creates its conversation, and
+// one that continues it. Measured 143 and 179 (5 December 2026; 252 and
+// 239 through sql.Tx and with a savepoint a write).
+const (
+	maxCreateAllocs   = 155
+	maxContinueAllocs = 190
+)
+
+// TestBatchAllocs counts what the store allocates to write what convo
+// gateway's recorder writes for an exchange — the question and the reply,
+// with usage, and the conversation's fingerprint as metadata — in a batch
+// of its own: a new conversation, and the next exchange of one. The
+// writer runs its statements on its own connection, not through sql.Tx,
+// whose statements and queries allocated a sql.Stmt each and a goroutine
+// each query; a write that creates its conversation asks only whether it
+// exists.
+func TestBatchAllocs(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "allocs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	i := 0
+	write := func(id string, create bool) store.Write {
+		i++
+		reply := convo.Assistant(fmt.Sprintf("Answer %d: showers on Saturday, dry on Sunday.", i))
+		reply.Origin = &convo.Origin{Provider: "anthropic", Model: "claude-x"}
+		reply.Usage = &convo.Usage{Input: 812, Output: 96, Total: 908}
+		reply.Finish = convo.FinishStop
+		return store.Write{Tenant: "t", ID: id, Create: create, Version: store.AnyVersion,
+			Messages: []convo.Message{convo.User(fmt.Sprintf("Question %d: the weather in Paris?", i)), reply},
+			Meta:     json.RawMessage(fmt.Sprintf(`{"convo_gateway_fingerprint":"%064d"}`, i))}
+	}
+	batch := func(w store.Write) {
+		if res := s.Batch(ctx, []store.Write{w}); res[0].Err != nil {
+			t.Fatal(res[0].Err)
+		}
+	}
+	batch(write("warm", true)) // the first write fills caches
+	for _, c := range []struct {
+		name   string
+		create bool
+		max    float64
+	}{{"create", true, maxCreateAllocs}, {"continue", false, maxContinueAllocs}} {
+		// The writes made beforehand: only the store's allocations count.
+		var ws []store.Write
+		for k := range 51 { // AllocsPerRun runs the function once more
+			id := "warm"
+			if c.create {
+				id = fmt.Sprintf("new%d", k)
+			}
+			ws = append(ws, write(id, c.create))
+		}
+		k := 0
+		got := testing.AllocsPerRun(50, func() { batch(ws[k]); k++ })
+		t.Logf("%s: %.0f allocations a write (bound %.0f)", c.name, got, c.max)
+		if got > c.max {
+			t.Errorf("%s: %.0f allocations a write, more than %.0f: the write path allocates more than it did", c.name, got, c.max)
+		}
+	}
+}
