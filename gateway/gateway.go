@@ -431,16 +431,10 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 		if !g.underBudget(w, r, x) {
 			return
 		}
-		mode, err := g.policy.mode(r)
+		mode, err := g.recordMode(r, x)
 		if err != nil {
 			writeError(w, cp, http.StatusBadRequest, err.Error())
 			return
-		}
-		if mode == RecordOff && len(x.charges) > 0 {
-			// A budget is charged from the record: a budgeted request
-			// that kept nothing would spend without limit. What it may
-			// keep private is its content.
-			mode = RecordMetadata
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes))
 		if err != nil {
@@ -503,6 +497,18 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 			slog.String("upstream", x.up.Name), slog.String("model", x.model), slog.Bool("stream", x.stream),
 			slog.String("conversation", x.rec.conv), slog.Int64("ms", time.Since(x.start).Milliseconds()))
 	}
+}
+
+// recordMode is the recording mode of x's request (policy.mode), except
+// that a request under a budget is recorded at least as metadata: a
+// budget is charged from the record, so one that kept nothing would spend
+// without limit. What it may keep private is its content.
+func (g *Gateway) recordMode(r *http.Request, x *exchange) (RecordMode, error) {
+	mode, err := g.policy.mode(r)
+	if mode == RecordOff && len(x.charges) > 0 {
+		mode = RecordMetadata
+	}
+	return mode, err
 }
 
 // underBudget notes the budgets x is under, and answers the client (429)
