@@ -81,21 +81,9 @@ func Open(ctx context.Context, path string) (*Store, error) { return Options{}.O
 
 // Open opens the database file at path with options o.
 func (o Options) Open(ctx context.Context, path string) (*Store, error) {
-	syncMode := strings.ToUpper(o.Synchronous)
-	switch syncMode {
-	case "":
-		syncMode = "FULL"
-	case "FULL", "NORMAL", "EXTRA":
-	default:
-		return nil, fmt.Errorf("sqlite: synchronous %q: want FULL, NORMAL or EXTRA", o.Synchronous)
-	}
-	busy := o.BusyTimeout
-	if busy <= 0 {
-		busy = 10 * time.Second
-	}
-	readers := o.Readers
-	if readers <= 0 {
-		readers = max(2, runtime.GOMAXPROCS(0))
+	syncMode, busy, readers, err := o.settings()
+	if err != nil {
+		return nil, err
 	}
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: %q: want the path of a database file", path)
@@ -165,6 +153,28 @@ func (o Options) Open(ctx context.Context, path string) (*Store, error) {
 	s.ops, s.quit, s.writerDone = make(chan *op), make(chan struct{}), make(chan struct{})
 	go s.writer()
 	return s, nil
+}
+
+// settings returns o's synchronous mode, busy timeout and number of
+// readers, the defaults filled in.
+func (o Options) settings() (syncMode string, busy time.Duration, readers int, err error) {
+	syncMode = strings.ToUpper(o.Synchronous)
+	switch syncMode {
+	case "":
+		syncMode = "FULL"
+	case "FULL", "NORMAL", "EXTRA":
+	default:
+		return "", 0, 0, fmt.Errorf("sqlite: synchronous %q: want FULL, NORMAL or EXTRA", o.Synchronous)
+	}
+	busy = o.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	readers = o.Readers
+	if readers <= 0 {
+		readers = max(2, runtime.GOMAXPROCS(0))
+	}
+	return syncMode, busy, readers, nil
 }
 
 // Close waits for the writes under way, then closes the database. Writes
@@ -673,57 +683,28 @@ func (s *Store) commit(group []*op) {
 	// on some, such as a full disk): ROLLBACK then fails, harmlessly.
 	rollback := func() { _, _ = tx.ExecContext(ctx, rollbackTx) }
 	results := make([]error, len(live))
-	for i, o := range live {
-		if len(live) == 1 {
-			results[i] = run(ctx, tx, o.fn)
-			if results[i] == errApart {
-				// A write of a Batch failed: the transaction is
-				// begun again and the Batch runs again, each write
-				// in a savepoint of its own.
-				rollback()
-				if _, err := tx.ExecContext(ctx, beginTx); err != nil {
-					fail(wrap(err))
-					return
-				}
-				tx.texts, tx.apart = &texts{}, true
-				results[i] = run(ctx, tx, o.fn)
-			}
-			break
-		}
-		if _, err := tx.ExecContext(ctx, savepoint); err != nil {
-			rollback()
-			fail(wrap(err))
-			return
-		}
-		m := tx.texts.mark()
-		results[i] = run(ctx, tx, o.fn)
-		if results[i] != nil {
-			if _, err := tx.ExecContext(ctx, rollbackTo); err != nil {
-				rollback()
-				fail(wrap(err))
-				return
-			}
-			tx.texts.reset(m)
-		}
-		if _, err := tx.ExecContext(ctx, release); err != nil {
-			rollback()
-			fail(wrap(err))
-			return
-		}
+	var err error
+	if len(live) == 1 {
+		results[0], err = runAlone(ctx, &tx, live[0].fn, rollback)
+	} else {
+		err = runApart(ctx, tx, live, results)
+	}
+	if err != nil {
+		rollback()
+		fail(wrap(err))
+		return
 	}
 	if len(live) == 1 && results[0] != nil {
 		rollback()
 		live[0].done <- results[0]
 		return
 	}
-	err := tx.texts.flush(ctx, tx)
+	err = tx.texts.flush(ctx, tx)
 	if err == nil {
 		_, err = tx.ExecContext(ctx, commitTx)
 	}
 	if err != nil {
 		rollback()
-	}
-	if err != nil {
 		for i, o := range live {
 			if results[i] == nil {
 				results[i] = wrap(err)
@@ -735,6 +716,46 @@ func (s *Store) commit(group []*op) {
 	for i, o := range live {
 		o.done <- results[i]
 	}
+}
+
+// runAlone runs the one write of a group. A Batch runs its writes without
+// savepoints; when one of them fails (errApart), the transaction is begun
+// again and the Batch runs again, each write in a savepoint of its own.
+// err is an error of the transaction itself; result is the write's.
+func runAlone(ctx context.Context, tx *ptx, fn func(context.Context, ptx) error, rollback func()) (result, err error) {
+	result = run(ctx, *tx, fn)
+	if result != errApart {
+		return result, nil
+	}
+	rollback()
+	if _, err := tx.ExecContext(ctx, beginTx); err != nil {
+		return nil, err
+	}
+	tx.texts, tx.apart = &texts{}, true
+	return run(ctx, *tx, fn), nil
+}
+
+// runApart runs the writes of a group each in a savepoint of its own, so
+// that one that fails leaves nothing of itself and the others in; their
+// results go in results. err is an error of the transaction itself.
+func runApart(ctx context.Context, tx ptx, live []*op, results []error) error {
+	for i, o := range live {
+		if _, err := tx.ExecContext(ctx, savepoint); err != nil {
+			return err
+		}
+		m := tx.texts.mark()
+		results[i] = run(ctx, tx, o.fn)
+		if results[i] != nil {
+			if _, err := tx.ExecContext(ctx, rollbackTo); err != nil {
+				return err
+			}
+			tx.texts.reset(m)
+		}
+		if _, err := tx.ExecContext(ctx, release); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // run calls fn, turning a panic into an error so that one bad write cannot
