@@ -609,17 +609,19 @@ func (rc *recorder) replayAll() bool {
 			return false
 		default:
 		}
-		var held int64
+		largest := 0
 		for _, f := range frames {
-			held += int64(len(f.Data))
+			largest = max(largest, len(f.Data))
 		}
 		if !rc.replayBatch(frames) {
 			return false
 		}
-		if held >= returnAfter {
+		if largest >= returnAfter {
 			// As the writer does after a batch (run): a long reply's
 			// copies are garbage now, which an idle gateway would keep
-			// resident for minutes.
+			// resident for minutes. Not for a batch long only by its
+			// number of frames: replayBytes makes every full batch one,
+			// and a store behind its traffic replays batch after batch.
 			debug.FreeOSMemory()
 		}
 		if err := d.sp.Advance(mark); err != nil {

@@ -66,15 +66,10 @@ func (g *Gateway) call(w http.ResponseWriter, r *http.Request, x *exchange, body
 		}
 	}
 	cancel()
-	status, msg := http.StatusBadGateway, "upstream "+x.up.Name+" unreachable"
-	if errors.Is(err, context.DeadlineExceeded) {
-		status, msg = http.StatusGatewayTimeout, "upstream "+x.up.Name+" timed out"
-	}
+	status, msg := g.upstreamFailed(x, err)
 	if r.Context().Err() != nil {
 		msg = "client disconnected before the upstream answered"
 	}
-	// The transport error is logged, not sent: it may name internal hosts.
-	g.log.Warn("gateway: upstream request failed", "upstream", x.up.Name, "err", err)
 	x.headers(w.Header())
 	writeError(w, x.client, status, msg)
 	x.rec.fail = msg
@@ -179,6 +174,18 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 		x.rec.body = tap
 	}
 	g.rec.enqueue(x.rec)
+}
+
+// upstreamFailed logs a request to x's upstream that got no answer, and
+// returns the status and message for the client: 502, or 504 for a
+// timeout. The transport error is logged, not sent: it may name internal
+// hosts.
+func (g *Gateway) upstreamFailed(x *exchange, err error) (status int, msg string) {
+	g.log.Warn("gateway: upstream request failed", "upstream", x.up.Name, "err", err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusGatewayTimeout, "upstream " + x.up.Name + " timed out"
+	}
+	return http.StatusBadGateway, "upstream " + x.up.Name + " unreachable"
 }
 
 // copyReply copies a passed-through reply to the client as it arrives and,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -300,12 +299,7 @@ func (g *Gateway) forwardResponse(w http.ResponseWriter, r *http.Request, x *exc
 	x.upStart = time.Now()
 	resp, err := g.client.Do(req)
 	if err != nil {
-		status, msg := http.StatusBadGateway, "upstream "+x.up.Name+" unreachable"
-		if errors.Is(err, context.DeadlineExceeded) {
-			status, msg = http.StatusGatewayTimeout, "upstream "+x.up.Name+" timed out"
-		}
-		// The transport error is logged, not sent: it may name internal hosts.
-		g.log.Warn("gateway: upstream request failed", "upstream", x.up.Name, "err", err)
+		status, msg := g.upstreamFailed(x, err)
 		writeError(w, x.client, status, msg)
 		return
 	}
@@ -316,24 +310,9 @@ func (g *Gateway) forwardResponse(w http.ResponseWriter, r *http.Request, x *exc
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	flusher, _ := w.(http.Flusher)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
-			}
-			if flusher != nil {
-				flusher.Flush() // a stream (?stream=true) as it comes
-			}
-		}
-		if err != nil {
-			if err != io.EOF {
-				g.log.Warn("gateway: upstream failed mid-reply", "upstream", x.up.Name, "err", err)
-			}
-			return
-		}
+	// Flushed as it comes: a stream (?stream=true) or not, nothing is kept.
+	if _, _, err := g.copyReply(w, resp.Body, true, false); err != nil {
+		g.log.Warn("gateway: a stored response's reply was cut short", "upstream", x.up.Name, "err", err)
 	}
 }
 

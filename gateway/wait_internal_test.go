@@ -332,6 +332,13 @@ type heldStore struct {
 	log     []string
 }
 
+// written is the replies the store has written, in order, comma-separated.
+func (h *heldStore) written() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Join(h.log, ",")
+}
+
 func (h *heldStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
 	h.entered.Add(1)
 	<-h.open
@@ -398,9 +405,7 @@ func TestSpoolDirectOrder(t *testing.T) {
 			t.Fatal("the spool was never replayed")
 		}
 	}
-	st.mu.Lock()
-	log := strings.Join(st.log, ",")
-	st.mu.Unlock()
+	log := st.written()
 	if log != "a,b1,b2,d,e" {
 		t.Fatalf("the store got %s, want a,b1,b2,d,e", log)
 	}
@@ -431,9 +436,7 @@ func TestWaitReplayed(t *testing.T) {
 	if !rc.waitReplayed(context.Background(), "t", "c1") {
 		t.Fatal("c1 not replayed within the bound")
 	}
-	st.mu.Lock()
-	log := strings.Join(st.log, ",")
-	st.mu.Unlock()
+	log := st.written()
 	if log != "a" {
 		t.Fatalf("the store got %q once c1 counted replayed, want a", log)
 	}
