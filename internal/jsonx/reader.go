@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -300,12 +301,17 @@ func (r *Reader) readStringInto(out []byte) ([]byte, bool, error) {
 	i := start
 	b := r.buf
 	ascii := true
-	for i < len(b) {
-		// Most of a string is plain ASCII: skip it eight bytes at a time.
-		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		if i >= len(b) {
+	for {
+		// Most of a string is plain ASCII: skip it eight bytes at a time,
+		// and go straight to the first byte that is not.
+		if i+8 <= len(b) {
+			m := special8(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if i >= len(b) {
 			break
 		}
 		c := b[i]
@@ -337,11 +343,15 @@ func (r *Reader) skipString() error {
 	start := r.pos + 1
 	b := r.buf
 	ascii := true
-	for i := start; i < len(b); {
-		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		if i >= len(b) {
+	for i := start; ; {
+		if i+8 <= len(b) {
+			m := special8(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if i >= len(b) {
 			break
 		}
 		switch c := b[i]; {
