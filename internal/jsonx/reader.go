@@ -91,6 +91,11 @@ func NewReader(buf []byte, maxDepth int) *Reader {
 // Offset is the current byte offset.
 func (r *Reader) Offset() int { return r.pos }
 
+// Seek moves r to byte offset off of its document (clamped to it), for a
+// caller that knows where a value begins. Nothing else changes: it is for
+// reading values that need no enclosing object's state, such as a string.
+func (r *Reader) Seek(off int) { r.pos = min(max(off, 0), len(r.buf)) }
+
 // Errorf returns an *Error at the current offset.
 func (r *Reader) Errorf(format string, args ...any) error {
 	return r.errAt(r.pos, fmt.Sprintf(format, args...))

@@ -36,3 +36,23 @@ func BenchmarkReadStreamLong(b *testing.B) {
 		}
 	}
 }
+
+// TestReadStreamLongAllocs guards the fold's allocations: 417 an exchange
+// before the fast path of repeated chunks and the shared SSE buffer, 108
+// after (most of them the message's own, and CheckStream's peek).
+func TestReadStreamLongAllocs(t *testing.T) {
+	sse := longChatStream(t)
+	rc := Chat().(provider.ReplyCodec)
+	m, _, err := rc.ReadStream(bytes.NewReader(sse), provider.Options{})
+	if err != nil || len(m.Text()) != 1730 {
+		t.Fatalf("%v, %d bytes of text", err, len(m.Text()))
+	}
+	n := testing.AllocsPerRun(50, func() {
+		if _, _, err := rc.ReadStream(bytes.NewReader(sse), provider.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 115 {
+		t.Errorf("%.0f allocations to fold the long stream, want at most 115", n)
+	}
+}
