@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -168,7 +169,7 @@ func readShared(s *SSE) ([]codec.Event, error) {
 		if err != nil {
 			return evs, err
 		}
-		ev.Data = append([]byte(nil), ev.Data...)
+		ev.Data = bytes.Clone(ev.Data)
 		evs = append(evs, ev)
 	}
 }
