@@ -833,17 +833,23 @@ func (a *chatAcc) delta(r *jsonx.Reader, base int) error {
 			}
 			return atKey(err, key)
 		}
-		if r.ReadNull() {
-			return nil
-		}
-		start := r.Offset()
-		s, err := r.ReadStringScratch()
-		if err == nil {
-			a.add(dst, s, -1)
-			a.shape.hole(base+start, base+r.Offset(), dst)
-		}
-		return atKey(err, key)
+		return atKey(a.deltaText(r, dst, base), key)
 	})
+}
+
+// deltaText appends a piece of text of the delta read by r (at offset base
+// of the chunk) to dst, noting it as a hole of the chunk (chunkShape).
+func (a *chatAcc) deltaText(r *jsonx.Reader, dst *textBuf, base int) error {
+	if r.ReadNull() {
+		return nil
+	}
+	start := r.Offset()
+	s, err := r.ReadStringScratch()
+	if err == nil {
+		a.add(dst, s, -1)
+		a.shape.hole(base+start, base+r.Offset(), dst)
+	}
+	return err
 }
 
 // add appends a piece of text to t, a text of the message or the
