@@ -2,7 +2,9 @@ package jsonx
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -212,5 +214,38 @@ func TestReadStringScratchAndRawSpan(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("allocated %v times", n)
+	}
+}
+
+// special8's lowest marked byte is the first byte a string scanner must
+// look at (a control character, '"', '\\' or non-ASCII), for words made
+// of bytes around every boundary, each at every position.
+func TestSpecial8First(t *testing.T) {
+	edges := []byte{0x00, 0x1f, 0x20, 0x21, '"', '#', '[', '\\', ']', 'a', 0x7f, 0x80, 0xc3, 0xff}
+	want := func(w [8]byte) int {
+		for i, c := range w {
+			if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				return i
+			}
+		}
+		return 8
+	}
+	for _, a := range edges {
+		for _, b := range edges {
+			for i := range 8 {
+				for j := range 8 {
+					w := [8]byte{'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x'}
+					w[i], w[j] = a, b
+					m := special8(binary.LittleEndian.Uint64(w[:]))
+					got := 8
+					if m != 0 {
+						got = bits.TrailingZeros64(m) >> 3
+					}
+					if got != want(w) || plain8(binary.LittleEndian.Uint64(w[:])) != (want(w) == 8) {
+						t.Fatalf("%q: first special byte %d, want %d", w, got, want(w))
+					}
+				}
+			}
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -89,6 +90,11 @@ func NewReader(buf []byte, maxDepth int) *Reader {
 
 // Offset is the current byte offset.
 func (r *Reader) Offset() int { return r.pos }
+
+// Seek moves r to byte offset off of its document (clamped to it), for a
+// caller that knows where a value begins. Nothing else changes: it is for
+// reading values that need no enclosing object's state, such as a string.
+func (r *Reader) Seek(off int) { r.pos = min(max(off, 0), len(r.buf)) }
 
 // Errorf returns an *Error at the current offset.
 func (r *Reader) Errorf(format string, args ...any) error {
@@ -300,12 +306,17 @@ func (r *Reader) readStringInto(out []byte) ([]byte, bool, error) {
 	i := start
 	b := r.buf
 	ascii := true
-	for i < len(b) {
-		// Most of a string is plain ASCII: skip it eight bytes at a time.
-		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		if i >= len(b) {
+	for {
+		// Most of a string is plain ASCII: skip it eight bytes at a time,
+		// and go straight to the first byte that is not.
+		if i+8 <= len(b) {
+			m := special8(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if i >= len(b) {
 			break
 		}
 		c := b[i]
@@ -337,11 +348,15 @@ func (r *Reader) skipString() error {
 	start := r.pos + 1
 	b := r.buf
 	ascii := true
-	for i := start; i < len(b); {
-		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		if i >= len(b) {
+	for i := start; ; {
+		if i+8 <= len(b) {
+			m := special8(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if i >= len(b) {
 			break
 		}
 		switch c := b[i]; {

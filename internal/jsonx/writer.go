@@ -41,13 +41,19 @@ const (
 
 // plain8 reports whether the eight bytes of x need no escaping: none is a
 // control character, '"', '\\' or non-ASCII.
-func plain8(x uint64) bool {
+func plain8(x uint64) bool { return special8(x) == 0 }
+
+// special8 marks the bytes of x that plain8 refuses with their high bit.
+// The lowest marked byte is exact (a borrow only runs upwards from a
+// marked byte), so bits.TrailingZeros64(special8(x))/8 is the index of the
+// first byte a string scanner must look at.
+func special8(x uint64) uint64 {
 	ctl := (x - 0x20*lsb) &^ x
 	q := x ^ '"'*lsb
 	b := x ^ '\\'*lsb
 	quote := (q - lsb) &^ q
 	slash := (b - lsb) &^ b
-	return (ctl|quote|slash|x)&msb == 0
+	return (ctl | quote | slash | x) & msb
 }
 
 func appendString(dst []byte, s string) ([]byte, bool) {

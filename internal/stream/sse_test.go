@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -144,7 +145,56 @@ func FuzzSSE(f *testing.F) {
 		if (err1 == nil) != (err2 == nil) || !reflect.DeepEqual(whole, bytewise) {
 			t.Fatalf("split changed the result: %q %v vs %q %v", whole, err1, bytewise, err2)
 		}
+		// Shared data, copied as each event comes, is the same.
+		for _, r := range []io.Reader{strings.NewReader(string(b)), iotest.OneByteReader(strings.NewReader(string(b)))} {
+			shared, err3 := readShared(NewSSE(r))
+			if (err1 == nil) != (err3 == nil) || !reflect.DeepEqual(whole, shared) {
+				t.Fatalf("Share changed the result: %q %v vs %q %v", whole, err1, shared, err3)
+			}
+		}
 	})
+}
+
+// readShared reads every event of s in shared mode (SSE.Share), copying
+// each event's data as it comes, as a consumer of shared data does.
+func readShared(s *SSE) ([]codec.Event, error) {
+	s.Share()
+	defer s.Release()
+	var evs []codec.Event
+	for {
+		ev, err := s.Next()
+		if errors.Is(err, io.EOF) {
+			return evs, nil
+		}
+		if err != nil {
+			return evs, err
+		}
+		ev.Data = bytes.Clone(ev.Data)
+		evs = append(evs, ev)
+	}
+}
+
+// Shared data is the events' data while Next is not called again, and the
+// next event overwrites it.
+func TestShare(t *testing.T) {
+	in := "data: first event\n\nevent: x\ndata: 2nd\ndata: lines\n\n" + strings.Repeat("data: "+strings.Repeat("long ", 2000)+"\n\n", 2)
+	want, err := readAll(t, NewSSE(strings.NewReader(in)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readShared(NewSSE(strings.NewReader(in)))
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("shared: %v, %d events; want %d", err, len(got), len(want))
+	}
+	s := NewSSE(strings.NewReader(in))
+	s.Share()
+	e1, _ := s.Next()
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if string(e1.Data) == "first event" {
+		t.Errorf("the first event's data was not reused: Share copies")
+	}
 }
 
 func FuzzNDJSON(f *testing.F) {

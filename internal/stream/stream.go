@@ -61,6 +61,19 @@ type Source interface {
 	Next() (codec.Event, error)
 }
 
+// FeedSSE reads the Server-Sent Events of r into acc (Feed) and gives the
+// SSE reader's buffer back after. With shared, acc is given each event's
+// data in a buffer the next event overwrites (SSE.Share): only for an
+// accumulator that keeps no part of an event's data but copies.
+func FeedSSE(r io.Reader, acc codec.Accumulator, shared bool) (convo.Message, []codec.Warning, error) {
+	src := NewSSE(r)
+	defer src.Release()
+	if shared {
+		src.Share()
+	}
+	return Feed(src, acc)
+}
+
 // Feed reads every event of src into acc and returns the accumulated
 // message. When reading fails part-way the partial message is returned with
 // the error, so a caller can still show what arrived.

@@ -332,5 +332,5 @@ func (messages) ReadStream(r io.Reader, opts provider.Options) (convo.Message, [
 	if err != nil {
 		return convo.Message{}, nil, err
 	}
-	return stream.Feed(stream.NewSSE(r), messages{}.NewAccumulator(opts))
+	return stream.FeedSSE(r, messages{}.NewAccumulator(opts), false)
 }

@@ -47,6 +47,7 @@ type accumulator struct {
 	warns   []provider.Warning
 	size    int64 // bytes accumulated, bounded by lim.MaxBytes
 	events  int
+	shape   deltaShape // the fast path of runs of text deltas
 }
 
 // sblock is a content block being streamed.
@@ -166,12 +167,18 @@ func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 	if a.err != nil {
 		return false, a.err
 	}
+	if a.fast(ev, e) {
+		return true, nil
+	}
 	a.events++
+	a.shape.valid, a.shape.at = false, -1
+	warns := len(a.warns)
 	a.r.Reset(ev.Data, a.lim.MaxDepth)
 	if err := a.read(e); err != nil {
 		return false, fmt.Errorf("anthropic stream: %w", err)
 	}
-	if e.typ == "" {
+	typed := e.typ != ""
+	if !typed {
 		e.typ = ev.Type
 	}
 	if a.stopped && e.typ != "ping" {
@@ -183,6 +190,9 @@ func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 			return false, err
 		}
 		return false, fmt.Errorf("anthropic stream: %s: %w", e.typ, err)
+	}
+	if len(a.warns) == warns {
+		a.keep(ev, e, typed)
 	}
 	return true, nil
 }
@@ -278,8 +288,12 @@ func (a *accumulator) readDelta(dl *delta) error {
 		if r.Peek() != jsonx.String {
 			return convo.ErrorAt(r.Errorf("want a string, got %s", r.Peek()), string(key))
 		}
+		at := r.Offset()
 		v, err := r.ReadStringBytes()
 		*dst, *has = v, true
+		if dst == &dl.text || dst == &dl.thinking {
+			a.shape.at, a.shape.to = at, r.Offset()
+		}
 		return atKey(err, key)
 	})
 }

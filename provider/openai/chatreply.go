@@ -51,7 +51,9 @@ func (chat) ReadStream(r io.Reader, opts provider.Options) (convo.Message, []pro
 	if err != nil {
 		return convo.Message{}, nil, err
 	}
-	return stream.Feed(stream.NewSSE(r), newChatAcc(opts))
+	// The accumulator copies what it keeps of a chunk: it need not have
+	// a copy of each.
+	return stream.FeedSSE(r, newChatAcc(opts), true)
 }
 
 // DecodeReplies decodes a Chat Completions response body into one assistant
@@ -396,6 +398,8 @@ type chatAcc struct {
 	grownFrom int
 	grownCall int64
 	changed   bool
+
+	shape chunkShape // the fast path of chunks that repeat another
 }
 
 // choiceAcc is one choice of the reply as the chunks so far add it up.
@@ -458,7 +462,12 @@ func (a *chatAcc) Add(ev provider.Event) error {
 	if a.done {
 		a.warnOnce("late", fmt.Sprintf("event %d", a.events-1), "data after [DONE] read anyway")
 	}
+	if a.fast(data) {
+		a.chunks++
+		return nil
+	}
 	a.rd.Reset(data, a.opts.DecodeLimits().MaxDepth)
+	a.shape.begin()
 	if err := a.chunk(); err != nil {
 		var ae *provider.APIError
 		if !errors.As(err, &ae) {
@@ -467,6 +476,7 @@ func (a *chatAcc) Add(ev provider.Event) error {
 		a.err = err
 		return err
 	}
+	a.shape.keep(data)
 	a.chunks++
 	return nil
 }
@@ -551,6 +561,10 @@ func (a *chatAcc) chunk() error {
 				return nil
 			}
 			s, err := r.ReadStringBytes()
+			if len(s) == 0 {
+				// A repeat would warn if a later chunk set the id.
+				a.shape.spoil()
+			}
 			switch {
 			case err != nil:
 			case a.id == "":
@@ -581,22 +595,29 @@ func (a *chatAcc) chunk() error {
 			if r.ReadNull() {
 				return nil
 			}
-			return atKey(r.ReadArray(func(i int) error { return atIndex(a.choice(), i) }), key)
+			return atKey(r.ReadArray(func(i int) error {
+				if i > 0 {
+					a.shape.spoil()
+				}
+				return atIndex(a.choice(), i)
+			}), key)
 		case "usage":
 			u, err := readUsage(r)
 			if u != nil {
 				a.usage = u // cumulative where a server repeats it: the last wins
+				a.shape.spoil()
 			}
 			return atKey(err, key)
 		case "error":
 			if r.ReadNull() {
 				return nil
 			}
+			a.shape.spoil()
 			e, err := readAPIError(r)
 			apiErr = e
 			return atKey(err, key)
 		}
-		return r.Skip()
+		return a.skip(r, 0)
 	})
 	if err == nil {
 		err = r.ExpectEnd()
@@ -622,6 +643,9 @@ func (a *chatAcc) choice() error {
 		switch string(key) {
 		case "index":
 			n, err := r.ReadInt()
+			if n != 0 {
+				a.shape.spoil()
+			}
 			index = n
 			return atKey(err, key)
 		case "delta":
@@ -634,6 +658,7 @@ func (a *chatAcc) choice() error {
 			if r.ReadNull() {
 				return nil
 			}
+			a.shape.spoil()
 			raw, err := r.ReadRaw()
 			if string(key) == "finish_reason" {
 				finish = raw
@@ -642,7 +667,7 @@ func (a *chatAcc) choice() error {
 			}
 			return atKey(err, key)
 		}
-		return r.Skip()
+		return a.skip(r, 0)
 	})
 	if err != nil {
 		return err
@@ -665,7 +690,7 @@ func (a *chatAcc) choice() error {
 	if end > start {
 		sub := &a.sub
 		sub.Reset(r.Bytes()[start:end], a.opts.DecodeLimits().MaxDepth)
-		if err := atKey(a.delta(sub), []byte("delta")); err != nil {
+		if err := atKey(a.delta(sub, start), []byte("delta")); err != nil {
 			return err
 		}
 	}
@@ -737,7 +762,8 @@ func appendList(dst, elems []byte) []byte {
 	return append(dst, elems...)
 }
 
-func (a *chatAcc) delta(r *jsonx.Reader) error {
+// delta folds a choice's delta, read by r at offset base of the chunk.
+func (a *chatAcc) delta(r *jsonx.Reader, base int) error {
 	return r.ReadObject(func(key []byte) error {
 		var dst *textBuf
 		switch string(key) {
@@ -760,6 +786,7 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			if r.ReadNull() {
 				return nil
 			}
+			a.shape.spoil()
 			return atKey(r.ReadArray(func(i int) error { return atIndex(a.toolCall(r), i) }), key)
 		case "function_call":
 			if r.ReadNull() {
@@ -768,12 +795,14 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			if a.cur.fn == nil {
 				a.cur.fn = &callAcc{}
 			}
+			a.shape.spoil()
 			a.changed = true
 			return atKey(a.fnDelta(r, a.cur.fn, "arguments"), key)
 		case "annotations":
 			if r.ReadNull() {
 				return nil
 			}
+			a.shape.spoil()
 			a.changed = true
 			return atKey(r.ReadArray(func(int) error {
 				if len(a.cur.annotations) > 0 {
@@ -787,6 +816,7 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			if r.ReadNull() {
 				return nil
 			}
+			a.shape.spoil()
 			a.changed = true
 			return atKey(a.audioDelta(r), key)
 		default:
@@ -795,6 +825,7 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			if r.ReadNull() {
 				return nil
 			}
+			a.shape.spoil()
 			a.changed = true
 			v, err := r.ReadRaw()
 			if err == nil {
@@ -802,15 +833,23 @@ func (a *chatAcc) delta(r *jsonx.Reader) error {
 			}
 			return atKey(err, key)
 		}
-		if r.ReadNull() {
-			return nil
-		}
-		s, err := r.ReadStringBytes()
-		if err == nil {
-			a.add(dst, s, -1)
-		}
-		return atKey(err, key)
+		return atKey(a.deltaText(r, dst, base), key)
 	})
+}
+
+// deltaText appends a piece of text of the delta read by r (at offset base
+// of the chunk) to dst, noting it as a hole of the chunk (chunkShape).
+func (a *chatAcc) deltaText(r *jsonx.Reader, dst *textBuf, base int) error {
+	if r.ReadNull() {
+		return nil
+	}
+	start := r.Offset()
+	s, err := r.ReadStringScratch()
+	if err == nil {
+		a.add(dst, s, -1)
+		a.shape.hole(base+start, base+r.Offset(), dst)
+	}
+	return err
 }
 
 // add appends a piece of text to t, a text of the message or the

@@ -51,7 +51,7 @@ func (responses) ReadStream(r io.Reader, opts provider.Options) (convo.Message, 
 	if err != nil {
 		return convo.Message{}, nil, err
 	}
-	return stream.Feed(stream.NewSSE(r), newRespAcc(opts))
+	return stream.FeedSSE(r, newRespAcc(opts), false)
 }
 
 // respReply holds the members of a response object while it is read.
