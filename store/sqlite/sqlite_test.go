@@ -477,3 +477,85 @@ func TestMetaValues(t *testing.T) {
 		t.Fatalf("List after the migration: %v %v", cs, err)
 	}
 }
+
+// TestBatchOneSegment checks that a batch's messages go into the search
+// index as one FTS5 segment even when its writes' keys (conv << 32 | pos)
+// descend: FTS5 writes what it holds as a segment of its own whenever a
+// rowid comes below the last, and a batch's continued conversations come
+// in any order. In write order, this batch made a segment for nearly each
+// write, which FTS5 merged again at every commit.
+func TestBatchOneSegment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "segments.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 40
+	var ws []store.Write
+	for i := range n {
+		ws = append(ws, store.Write{ID: fmt.Sprintf("c%02d", i), Create: true, Messages: []convo.Message{convo.User(fmt.Sprintf("first%d", i))}})
+	}
+	for _, r := range s.Batch(t.Context(), ws) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	before := ftsSegments(t, path)
+	ws = ws[:0]
+	for i := n - 1; i >= 0; i-- { // the newest conversation (highest key) first
+		ws = append(ws, store.Write{ID: fmt.Sprintf("c%02d", i), Version: store.AnyVersion,
+			Messages: []convo.Message{convo.Assistant(fmt.Sprintf("second%d", i)), convo.User(fmt.Sprintf("third%d", i))}})
+	}
+	for _, r := range s.Batch(t.Context(), ws) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if got := ftsSegments(t, path); got > before+1 {
+		t.Errorf("the search index has %d segments after a batch, %d before: want one more at most", got, before)
+	}
+	for i := range n {
+		for _, word := range []string{"first", "second", "third"} {
+			hits, _, err := s.Search(t.Context(), "", fmt.Sprintf("%s%d", word, i), store.SearchOptions{})
+			if err != nil || len(hits) != 1 || hits[0].Conversation.ID != fmt.Sprintf("c%02d", i) {
+				t.Fatalf("search %s%d: %+v, %v", word, i, hits, err)
+			}
+		}
+	}
+}
+
+// ftsSegments reads how many segments the search index of the database at
+// path has, from FTS5's structure record (fts5_index.c: a 4-byte cookie,
+// in newer versions a 4-byte marker, then the varints nLevel and
+// nSegment).
+func ftsSegments(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rec []byte
+	if err := db.QueryRowContext(t.Context(), `SELECT block FROM messages_fts_data WHERE id = 10`).Scan(&rec); err != nil {
+		t.Fatal(err)
+	}
+	rec = rec[4:]
+	if len(rec) >= 4 && string(rec[:4]) == "\xff\x00\x00\x01" {
+		rec = rec[4:]
+	}
+	varint := func() int {
+		v := 0
+		for i, c := range rec {
+			v = v<<7 | int(c&0x7f)
+			if c < 0x80 {
+				rec = rec[i+1:]
+				return v
+			}
+		}
+		t.Fatal("structure record cut short")
+		return 0
+	}
+	varint() // nLevel
+	return varint()
+}
