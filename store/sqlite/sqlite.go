@@ -279,10 +279,11 @@ const (
 	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
 	insertUsage = `INSERT INTO usage (conv, pos, tenant, at, model, input, output, cache_read, cache_write, reasoning, cost)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
-	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
-	updateDeleted  = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
-	updateForked   = `UPDATE conversations SET open_calls = ?,
+	updateTitle        = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
+	updateAppended     = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
+	updateAppendedMeta = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ?, meta = ? WHERE pk = ?`
+	updateDeleted      = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
+	updateForked       = `UPDATE conversations SET open_calls = ?,
 		next_pos = (SELECT coalesce(max(pos) + 1, 0) FROM messages WHERE conv = ?) WHERE pk = ?`
 	copyMessages = `INSERT INTO messages (conv, pos, id, role, body)
 		SELECT ?, pos, id, role, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ?`
@@ -322,7 +323,7 @@ const (
 )
 
 var (
-	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
+	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateAppendedMeta, updateDeleted,
 		updateForked, copyMessages, copyTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
 	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
@@ -939,7 +940,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		if err != nil {
 			return err
 		}
-		out, err = appendTo(ctx, tx, r, version, h, rows)
+		out, err = appendTo(ctx, tx, r, version, h, rows, nil)
 		return err
 	})
 	if err != nil {
@@ -950,7 +951,11 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 
 // appendTo appends rows (h, as backend.Encode returned them) to the
 // conversation r, with Append's checks, and returns its new description.
-func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History, rows []backend.Row) (store.Conversation, error) {
+// A write of a batch that also sets the metadata (w, not nil) sets it in
+// the same UPDATE of the conversation's row, when there are rows: one
+// statement fewer for each exchange the gateway records in a continued
+// conversation.
+func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History, rows []backend.Row, w *backend.Write) (store.Conversation, error) {
 	if err := backend.CheckVersion(r.ID, r.Version, version); err != nil {
 		return store.Conversation{}, err
 	}
@@ -968,6 +973,12 @@ func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History
 	out.Version++
 	out.Messages += len(rows)
 	out.Updated = backend.Later(out.Updated)
+	if w != nil && w.SetsMeta() {
+		out.Meta = w.Meta
+		_, err = tx.ExecContext(ctx, updateAppendedMeta,
+			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), nullString(out.Meta), r.pk)
+		return out, wrap(err)
+	}
 	_, err = tx.ExecContext(ctx, updateAppended,
 		out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), r.pk)
 	return out, wrap(err)
@@ -1056,8 +1067,8 @@ func batchWrite(ctx context.Context, tx ptx, w *backend.Write) (store.Conversati
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	out, err := appendTo(ctx, tx, r, w.Version, w.H, w.Rows)
-	if err != nil || !w.SetsMeta() {
+	out, err := appendTo(ctx, tx, r, w.Version, w.H, w.Rows, w)
+	if err != nil || !w.SetsMeta() || len(w.Rows) > 0 { // with rows, appendTo set the metadata
 		return out, err
 	}
 	out.Meta = w.Meta

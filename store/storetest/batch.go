@@ -73,6 +73,14 @@ func testBatch(t *testing.T, s store.Store) {
 			t.Errorf("Get(%s): meta %s, %v; want %s", id, c.Meta, err, meta)
 		}
 	}
+	// The metadata a write set with its messages is found by List's
+	// filter, which may read only an index of the metadata.
+	if cs, _, err := s.List(ctx(t), "", store.ListOptions{Meta: json.RawMessage(`{"k":"new"}`)}); err != nil || len(cs) != 1 || cs[0].ID != "b" {
+		t.Errorf("List by the metadata writes[1] set: %+v, %v; want b", cs, err)
+	}
+	if cs, _, err := s.List(ctx(t), "", store.ListOptions{Meta: json.RawMessage(`{"k":"old"}`)}); err != nil || len(cs) != 0 {
+		t.Errorf("List by the metadata writes[1] replaced: %+v, %v; want none", cs, err)
+	}
 	if _, err := s.Get(ctx(t), "", "missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a write without Create made a conversation: %v", err)
 	}
