@@ -271,12 +271,18 @@ const (
 	insertConvRow = `INSERT INTO conversations
 		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertMessage = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
-	insertBlob    = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
-	insertRef     = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
-	copyRefs      = `INSERT INTO media_refs (conv, pos, off, hash)
+	// insertNewConvRow is insertConvRow doing nothing when the id is
+	// taken (see createIn).
+	insertNewConvRow = insertConvRow + ` ON CONFLICT (tenant, id) DO NOTHING`
+	insertMessage    = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
+	insertBlob       = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
+	insertRef        = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
+	copyRefs         = `INSERT INTO media_refs (conv, pos, off, hash)
 		SELECT ?1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = ?1 AND m.pos = r.pos WHERE r.conv = ?2`
-	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
+	// insertText's rowid is bound, not computed in SQL from ?1 and ?2:
+	// the driver reads a numbered parameter's name (a string it
+	// allocates) for each value bound.
+	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?, ?)`
 	insertUsage = `INSERT INTO usage (conv, pos, tenant, at, model, input, output, cache_read, cache_write, reasoning, cost)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateTitle        = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
@@ -323,7 +329,7 @@ const (
 )
 
 var (
-	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateAppendedMeta, updateDeleted,
+	writeQueries = []string{selectConv, selectPK, insertConvRow, insertNewConvRow, insertMessage, insertText, updateTitle, updateAppended, updateAppendedMeta, updateDeleted,
 		updateForked, copyMessages, copyTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
 	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
@@ -476,10 +482,13 @@ func (t *texts) flush(ctx context.Context, tx ptx) error {
 		}
 		return cmp.Compare(ra.pos, rb.pos)
 	})
+	// One row a statement: a statement of many rows opens a savepoint of
+	// the index's (it may fail half-way), and FTS5 writes out what it
+	// holds at each savepoint.
 	st := tx.stmt(ctx, insertText)
 	for _, i := range t.order {
 		r := &t.rows[i]
-		if _, err := st.ExecContext(ctx, r.conv, r.pos, r.text); err != nil {
+		if _, err := st.ExecContext(ctx, r.conv<<32|r.pos, r.text); err != nil {
 			return wrap(err)
 		}
 	}
@@ -859,20 +868,42 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	return c, nil
 }
 
-// createIn creates the conversation c (checked by backend.NewConversation)
-// with the messages h, rows, for a write of a batch.
-func createIn(ctx context.Context, tx ptx, c store.Conversation, h convo.History, rows []backend.Row) (store.Conversation, error) {
-	open, err := backend.Check(nil, h)
+// createIn creates the conversation of w, a write of a batch that may
+// create it, unless it exists (created is false then, and nothing was
+// written). Most such writes do create theirs: the row is inserted at
+// once, the insert doing nothing when the id is taken, rather than asked
+// for first (a query, its rows, and its columns described by the driver).
+func createIn(ctx context.Context, tx ptx, w *backend.Write) (c store.Conversation, created bool, err error) {
+	open, err := backend.Check(nil, w.H)
 	if err != nil {
-		return store.Conversation{}, err
+		// Invalid as a new conversation's messages, they may still
+		// continue the conversation if it exists.
+		var pk int64
+		switch err2 := tx.QueryRowContext(ctx, selectPK, w.Tenant, w.ID).Scan(&pk); {
+		case errors.Is(err2, sql.ErrNoRows):
+			return store.Conversation{}, true, err
+		case err2 != nil:
+			return store.Conversation{}, true, wrap(err2)
+		}
+		return store.Conversation{}, false, nil
 	}
+	c = w.New
 	now := backend.Now()
-	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
-	pk, err := insertConv(ctx, tx, c, int64(len(rows)), backend.MarshalCalls(open))
+	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(w.Rows), "", 0, now, now
+	res, err := tx.ExecContext(ctx, insertNewConvRow,
+		c.Tenant, c.ID, c.Title, nullString(c.Meta), c.Version, c.Messages, int64(len(w.Rows)), nullString(backend.MarshalCalls(open)),
+		c.ForkedFrom, c.ForkedAt, c.Created.UnixMicro(), c.Updated.UnixMicro())
 	if err != nil {
-		return store.Conversation{}, err
+		return store.Conversation{}, true, wrap(err)
 	}
-	return c, insertMessages(ctx, tx, pk, c.Tenant, 0, rows)
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return store.Conversation{}, err != nil, wrap(err)
+	}
+	pk, err := res.LastInsertId()
+	if err != nil {
+		return store.Conversation{}, true, wrap(err)
+	}
+	return c, true, insertMessages(ctx, tx, pk, c.Tenant, 0, w.Rows)
 }
 
 // insertConv inserts c's row and returns its pk. (Exec and the last
@@ -1051,16 +1082,8 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 // batchWrite applies one write of a batch.
 func batchWrite(ctx context.Context, tx ptx, w *backend.Write) (store.Conversation, error) {
 	if w.Create {
-		// Most writes that may create a conversation do: ask only
-		// whether it exists, one column rather than getConv's row (the
-		// driver describes every column of a query's result).
-		var pk int64
-		err := tx.QueryRowContext(ctx, selectPK, w.Tenant, w.ID).Scan(&pk)
-		if errors.Is(err, sql.ErrNoRows) {
-			return createIn(ctx, tx, w.New, w.H, w.Rows)
-		}
-		if err != nil {
-			return store.Conversation{}, wrap(err)
+		if c, created, err := createIn(ctx, tx, w); created || err != nil {
+			return c, err
 		}
 	}
 	r, err := getConv(ctx, tx, w.Tenant, w.ID)

@@ -92,6 +92,23 @@ func testBatch(t *testing.T, s store.Store) {
 			t.Errorf("a refused write's message is found: %+v", hits)
 		}
 	}
+	// A write that may create its conversation continues it when it
+	// exists, even with messages no new conversation may begin with (the
+	// result of its open call); where it does not exist, they are refused.
+	calls := mustCreate(t, s, store.Conversation{ID: "calls"}, convo.User("look it up"),
+		convo.Assistant("", convo.ToolCall("k1", "lookup", json.RawMessage(`{}`))))
+	answer := convo.ToolResults(convo.ToolResult("k1", "lookup", "found"))
+	res = s.Batch(ctx(t), []store.Write{
+		{ID: "calls", Create: true, Version: calls.Version, Messages: []convo.Message{answer}},
+		{ID: "no-calls", Create: true, Messages: []convo.Message{answer}},
+	})
+	if res[0].Err != nil || res[0].Conversation.Messages != 3 {
+		t.Errorf("a write with Create to a conversation awaiting its result: %+v", res[0])
+	}
+	wantErr(t, "a new conversation beginning with a result", res[1].Err, store.ErrInvalid)
+	if _, err := s.Get(ctx(t), "", "no-calls"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a refused write with Create made its conversation: %v", err)
+	}
 	// "null" removes the metadata; a batch without writes is nothing.
 	if res := s.Batch(ctx(t), []store.Write{{ID: "b", Version: store.AnyVersion, Meta: json.RawMessage(`null`)}}); res[0].Err != nil || res[0].Conversation.Meta != nil {
 		t.Errorf("clearing the metadata: %+v", res[0])
