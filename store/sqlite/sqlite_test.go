@@ -182,6 +182,63 @@ func TestV1Fixture(t *testing.T) {
 	}
 }
 
+// TestV6Fixture opens a database written by schema version 6 (the
+// store as of 5 December 2026: media, the index of metadata, usage, a
+// batch's fingerprint), kept in testdata with its export as that version
+// read it (both written by the store at commit f38b6d7, with Create and
+// Batch): the messages, the search index and the index of metadata read
+// back as they were written, and new writes join them.
+func TestV6Fixture(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "v6.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v6.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 6 {
+		t.Fatalf("schema version %d %v", v, err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "v6.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	if err := store.Export(t.Context(), s, "fixture", "v6", &got, false); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Fatalf("v6 fixture:\ngot  %s\nwant %s", got.String(), want)
+	}
+	for word, want := range map[string]string{"umbrella": "v6/m4", "umbrellas": "other", "photo": "v6/m1", "forecast": "v6/m2", "afternoon": "v6/m4"} {
+		hits, _, err := s.Search(t.Context(), "fixture", word, store.SearchOptions{})
+		if err != nil || len(hits) != 1 || !strings.HasPrefix(hits[0].Conversation.ID+"/"+hits[0].MessageID, want) {
+			t.Fatalf("search of the v6 fixture for %q: %+v %v; want %s", word, hits, err, want)
+		}
+	}
+	cs, _, err := s.List(t.Context(), "fixture", store.ListOptions{Meta: json.RawMessage(`{"convo_gateway_fingerprint":"f6"}`)})
+	if err != nil || len(cs) != 1 || cs[0].ID != "v6" || cs[0].Messages != 4 {
+		t.Fatalf("list of the v6 fixture by its fingerprint: %+v %v", cs, err)
+	}
+	// New writes go into the migrated index, and are found beside the old.
+	if _, err := s.Append(t.Context(), "fixture", "other", store.AnyVersion, convo.Assistant("Take an umbrella.")); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _, err := s.Search(t.Context(), "fixture", "umbrella", store.SearchOptions{}); err != nil || len(hits) != 2 ||
+		hits[0].Conversation.ID != "other" || hits[1].MessageID != "m4" {
+		t.Fatalf("search after a write: %+v %v", hits, err)
+	}
+	if err := s.Check(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func benchStore(b *testing.B, opts sqlite.Options) store.Store {
 	s, err := opts.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
