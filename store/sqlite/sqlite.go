@@ -424,8 +424,8 @@ func (t ptx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows
 // holds in memory to disk at every savepoint, and the writer opens one per
 // write of a group (and Batch one per write): inserted at once, each
 // write's rows became a segment of their own, merged again later.
-// Inserted together they are one segment, and BenchmarkRecord's batches
-// of 16 and 128 exchanges take 8–12% less. A statement that reads or
+// Inserted together, and in key order (see flush), they are one segment.
+// A statement that reads or
 // deletes index rows (readsIndex) inserts those waiting first.
 type texts struct {
 	rows  []textRow
@@ -463,8 +463,8 @@ func (t *texts) reset(m textMark) {
 // out as one segment, but only while the rowids come in ascending order:
 // a rowid below the last one writes out what it holds as a segment of its
 // own first. In write order, a batch's continued conversations (older,
-// lower keys) follow its new ones, and a batch of 128 became some 60
-// segments, each merged again later — most of the index's cost. The rows
+// lower keys) come among its new ones, each nearly a segment of its own,
+// merged again later: most of the index's cost. The rows
 // stay in write order (a savepoint's mark is a position among them); the
 // order is kept in t.order.
 func (t *texts) flush(ctx context.Context, tx ptx) error {
