@@ -16,6 +16,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -270,18 +271,25 @@ const (
 	insertConvRow = `INSERT INTO conversations
 		(tenant, id, title, meta, version, messages, next_pos, open_calls, forked_from, forked_at, created, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertMessage = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
-	insertBlob    = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
-	insertRef     = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
-	copyRefs      = `INSERT INTO media_refs (conv, pos, off, hash)
+	// insertNewConvRow is insertConvRow doing nothing when the id is
+	// taken (see createIn).
+	insertNewConvRow = insertConvRow + ` ON CONFLICT (tenant, id) DO NOTHING`
+	insertMessage    = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
+	insertBlob       = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
+	insertRef        = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
+	copyRefs         = `INSERT INTO media_refs (conv, pos, off, hash)
 		SELECT ?1, r.pos, r.off, r.hash FROM media_refs r JOIN messages m ON m.conv = ?1 AND m.pos = r.pos WHERE r.conv = ?2`
-	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?1 << 32 | ?2, ?3)`
+	// insertText's rowid is bound, not computed in SQL from ?1 and ?2:
+	// the driver reads a numbered parameter's name (a string it
+	// allocates) for each value bound.
+	insertText  = `INSERT INTO messages_fts (rowid, text) VALUES (?, ?)`
 	insertUsage = `INSERT INTO usage (conv, pos, tenant, at, model, input, output, cache_read, cache_write, reasoning, cost)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	updateTitle    = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
-	updateAppended = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
-	updateDeleted  = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
-	updateForked   = `UPDATE conversations SET open_calls = ?,
+	updateTitle        = `UPDATE conversations SET title = ?, meta = ?, updated = ? WHERE pk = ?`
+	updateAppended     = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ? WHERE pk = ?`
+	updateAppendedMeta = `UPDATE conversations SET version = ?, messages = ?, next_pos = ?, open_calls = ?, updated = ?, meta = ? WHERE pk = ?`
+	updateDeleted      = `UPDATE conversations SET version = ?, messages = ?, open_calls = ?, updated = ? WHERE pk = ?`
+	updateForked       = `UPDATE conversations SET open_calls = ?,
 		next_pos = (SELECT coalesce(max(pos) + 1, 0) FROM messages WHERE conv = ?) WHERE pk = ?`
 	copyMessages = `INSERT INTO messages (conv, pos, id, role, body)
 		SELECT ?, pos, id, role, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ?`
@@ -321,7 +329,7 @@ const (
 )
 
 var (
-	writeQueries = []string{selectConv, selectPK, insertConvRow, insertMessage, insertText, updateTitle, updateAppended, updateDeleted,
+	writeQueries = []string{selectConv, selectPK, insertConvRow, insertNewConvRow, insertMessage, insertText, updateTitle, updateAppended, updateAppendedMeta, updateDeleted,
 		updateForked, copyMessages, copyTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
 	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
@@ -416,12 +424,13 @@ func (t ptx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows
 // holds in memory to disk at every savepoint, and the writer opens one per
 // write of a group (and Batch one per write): inserted at once, each
 // write's rows became a segment of their own, merged again later.
-// Inserted together they are one segment, and BenchmarkRecord's batches
-// of 16 and 128 exchanges take 8–12% less. A statement that reads or
+// Inserted together, and in key order (see flush), they are one segment.
+// A statement that reads or
 // deletes index rows (readsIndex) inserts those waiting first.
 type texts struct {
-	rows []textRow
-	done int // rows[:done] are in the index
+	rows  []textRow
+	done  int     // rows[:done] are in the index
+	order []int32 // flush's: the rows waiting, by key
 }
 
 type textRow struct {
@@ -449,15 +458,41 @@ func (t *texts) reset(m textMark) {
 	t.rows, t.done = t.rows[:m.n], m.done
 }
 
-// flush inserts the rows waiting.
+// flush inserts the rows waiting, in the order of their keys (conv << 32
+// | pos). FTS5 holds a transaction's new terms in memory and writes them
+// out as one segment, but only while the rowids come in ascending order:
+// a rowid below the last one writes out what it holds as a segment of its
+// own first. In write order, a batch's continued conversations (older,
+// lower keys) come among its new ones, each nearly a segment of its own,
+// merged again later: most of the index's cost. The rows
+// stay in write order (a savepoint's mark is a position among them); the
+// order is kept in t.order.
 func (t *texts) flush(ctx context.Context, tx ptx) error {
+	if t.done == len(t.rows) {
+		return nil
+	}
+	t.order = t.order[:0]
+	for i := t.done; i < len(t.rows); i++ {
+		t.order = append(t.order, int32(i))
+	}
+	slices.SortFunc(t.order, func(a, b int32) int {
+		ra, rb := &t.rows[a], &t.rows[b]
+		if c := cmp.Compare(ra.conv, rb.conv); c != 0 {
+			return c
+		}
+		return cmp.Compare(ra.pos, rb.pos)
+	})
+	// One row a statement: a statement of many rows opens a savepoint of
+	// the index's (it may fail half-way), and FTS5 writes out what it
+	// holds at each savepoint.
 	st := tx.stmt(ctx, insertText)
-	for ; t.done < len(t.rows); t.done++ {
-		r := &t.rows[t.done]
-		if _, err := st.ExecContext(ctx, r.conv, r.pos, r.text); err != nil {
+	for _, i := range t.order {
+		r := &t.rows[i]
+		if _, err := st.ExecContext(ctx, r.conv<<32|r.pos, r.text); err != nil {
 			return wrap(err)
 		}
 	}
+	t.done = len(t.rows)
 	return nil
 }
 
@@ -833,20 +868,42 @@ func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.
 	return c, nil
 }
 
-// createIn creates the conversation c (checked by backend.NewConversation)
-// with the messages h, rows, for a write of a batch.
-func createIn(ctx context.Context, tx ptx, c store.Conversation, h convo.History, rows []backend.Row) (store.Conversation, error) {
-	open, err := backend.Check(nil, h)
+// createIn creates the conversation of w, a write of a batch that may
+// create it, unless it exists (created is false then, and nothing was
+// written). Most such writes do create theirs: the row is inserted at
+// once, the insert doing nothing when the id is taken, rather than asked
+// for first (a query, its rows, and its columns described by the driver).
+func createIn(ctx context.Context, tx ptx, w *backend.Write) (c store.Conversation, created bool, err error) {
+	open, err := backend.Check(nil, w.H)
 	if err != nil {
-		return store.Conversation{}, err
+		// Invalid as a new conversation's messages, they may still
+		// continue the conversation if it exists.
+		var pk int64
+		switch err2 := tx.QueryRowContext(ctx, selectPK, w.Tenant, w.ID).Scan(&pk); {
+		case errors.Is(err2, sql.ErrNoRows):
+			return store.Conversation{}, true, err
+		case err2 != nil:
+			return store.Conversation{}, true, wrap(err2)
+		}
+		return store.Conversation{}, false, nil
 	}
+	c = w.New
 	now := backend.Now()
-	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(rows), "", 0, now, now
-	pk, err := insertConv(ctx, tx, c, int64(len(rows)), backend.MarshalCalls(open))
+	c.Version, c.Messages, c.ForkedFrom, c.ForkedAt, c.Created, c.Updated = 1, len(w.Rows), "", 0, now, now
+	res, err := tx.ExecContext(ctx, insertNewConvRow,
+		c.Tenant, c.ID, c.Title, nullString(c.Meta), c.Version, c.Messages, int64(len(w.Rows)), nullString(backend.MarshalCalls(open)),
+		c.ForkedFrom, c.ForkedAt, c.Created.UnixMicro(), c.Updated.UnixMicro())
 	if err != nil {
-		return store.Conversation{}, err
+		return store.Conversation{}, true, wrap(err)
 	}
-	return c, insertMessages(ctx, tx, pk, c.Tenant, 0, rows)
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return store.Conversation{}, err != nil, wrap(err)
+	}
+	pk, err := res.LastInsertId()
+	if err != nil {
+		return store.Conversation{}, true, wrap(err)
+	}
+	return c, true, insertMessages(ctx, tx, pk, c.Tenant, 0, w.Rows)
 }
 
 // insertConv inserts c's row and returns its pk. (Exec and the last
@@ -914,7 +971,7 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 		if err != nil {
 			return err
 		}
-		out, err = appendTo(ctx, tx, r, version, h, rows)
+		out, err = appendTo(ctx, tx, r, version, h, rows, nil)
 		return err
 	})
 	if err != nil {
@@ -925,7 +982,11 @@ func (s *Store) Append(ctx context.Context, tenant, id string, version int64, ms
 
 // appendTo appends rows (h, as backend.Encode returned them) to the
 // conversation r, with Append's checks, and returns its new description.
-func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History, rows []backend.Row) (store.Conversation, error) {
+// A write of a batch that also sets the metadata (w, not nil) sets it in
+// the same UPDATE of the conversation's row, when there are rows: one
+// statement fewer for each exchange the gateway records in a continued
+// conversation.
+func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History, rows []backend.Row, w *backend.Write) (store.Conversation, error) {
 	if err := backend.CheckVersion(r.ID, r.Version, version); err != nil {
 		return store.Conversation{}, err
 	}
@@ -943,6 +1004,12 @@ func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History
 	out.Version++
 	out.Messages += len(rows)
 	out.Updated = backend.Later(out.Updated)
+	if w != nil && w.SetsMeta() {
+		out.Meta = w.Meta
+		_, err = tx.ExecContext(ctx, updateAppendedMeta,
+			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), nullString(out.Meta), r.pk)
+		return out, wrap(err)
+	}
 	_, err = tx.ExecContext(ctx, updateAppended,
 		out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), r.pk)
 	return out, wrap(err)
@@ -1015,24 +1082,16 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 // batchWrite applies one write of a batch.
 func batchWrite(ctx context.Context, tx ptx, w *backend.Write) (store.Conversation, error) {
 	if w.Create {
-		// Most writes that may create a conversation do: ask only
-		// whether it exists, one column rather than getConv's row (the
-		// driver describes every column of a query's result).
-		var pk int64
-		err := tx.QueryRowContext(ctx, selectPK, w.Tenant, w.ID).Scan(&pk)
-		if errors.Is(err, sql.ErrNoRows) {
-			return createIn(ctx, tx, w.New, w.H, w.Rows)
-		}
-		if err != nil {
-			return store.Conversation{}, wrap(err)
+		if c, created, err := createIn(ctx, tx, w); created || err != nil {
+			return c, err
 		}
 	}
 	r, err := getConv(ctx, tx, w.Tenant, w.ID)
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	out, err := appendTo(ctx, tx, r, w.Version, w.H, w.Rows)
-	if err != nil || !w.SetsMeta() {
+	out, err := appendTo(ctx, tx, r, w.Version, w.H, w.Rows, w)
+	if err != nil || !w.SetsMeta() || len(w.Rows) > 0 { // with rows, appendTo set the metadata
 		return out, err
 	}
 	out.Meta = w.Meta

@@ -182,6 +182,63 @@ func TestV1Fixture(t *testing.T) {
 	}
 }
 
+// TestV6Fixture opens a database written by schema version 6 (the
+// store as of 5 December 2026: media, the index of metadata, usage, a
+// batch's fingerprint), kept in testdata with its export as that version
+// read it (both written by the store at commit f38b6d7, with Create and
+// Batch): the messages, the search index and the index of metadata read
+// back as they were written, and new writes join them.
+func TestV6Fixture(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "v6.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v6.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 6 {
+		t.Fatalf("schema version %d %v", v, err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "v6.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	if err := store.Export(t.Context(), s, "fixture", "v6", &got, false); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Fatalf("v6 fixture:\ngot  %s\nwant %s", got.String(), want)
+	}
+	for word, want := range map[string]string{"umbrella": "v6/m4", "umbrellas": "other", "photo": "v6/m1", "forecast": "v6/m2", "afternoon": "v6/m4"} {
+		hits, _, err := s.Search(t.Context(), "fixture", word, store.SearchOptions{})
+		if err != nil || len(hits) != 1 || !strings.HasPrefix(hits[0].Conversation.ID+"/"+hits[0].MessageID, want) {
+			t.Fatalf("search of the v6 fixture for %q: %+v %v; want %s", word, hits, err, want)
+		}
+	}
+	cs, _, err := s.List(t.Context(), "fixture", store.ListOptions{Meta: json.RawMessage(`{"convo_gateway_fingerprint":"f6"}`)})
+	if err != nil || len(cs) != 1 || cs[0].ID != "v6" || cs[0].Messages != 4 {
+		t.Fatalf("list of the v6 fixture by its fingerprint: %+v %v", cs, err)
+	}
+	// New writes go into the migrated index, and are found beside the old.
+	if _, err := s.Append(t.Context(), "fixture", "other", store.AnyVersion, convo.Assistant("Take an umbrella.")); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _, err := s.Search(t.Context(), "fixture", "umbrella", store.SearchOptions{}); err != nil || len(hits) != 2 ||
+		hits[0].Conversation.ID != "other" || hits[1].MessageID != "m4" {
+		t.Fatalf("search after a write: %+v %v", hits, err)
+	}
+	if err := s.Check(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func benchStore(b *testing.B, opts sqlite.Options) store.Store {
 	s, err := opts.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
@@ -476,4 +533,86 @@ func TestMetaValues(t *testing.T) {
 	if err != nil || len(cs) != 1 || cs[0].ID != "c1" {
 		t.Fatalf("List after the migration: %v %v", cs, err)
 	}
+}
+
+// TestBatchOneSegment checks that a batch's messages go into the search
+// index as one FTS5 segment even when its writes' keys (conv << 32 | pos)
+// descend: FTS5 writes what it holds as a segment of its own whenever a
+// rowid comes below the last, and a batch's continued conversations come
+// in any order. In write order, this batch made a segment for nearly each
+// write, which FTS5 merged again at every commit.
+func TestBatchOneSegment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "segments.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 40
+	var ws []store.Write
+	for i := range n {
+		ws = append(ws, store.Write{ID: fmt.Sprintf("c%02d", i), Create: true, Messages: []convo.Message{convo.User(fmt.Sprintf("first%d", i))}})
+	}
+	for _, r := range s.Batch(t.Context(), ws) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	before := ftsSegments(t, path)
+	ws = ws[:0]
+	for i := n - 1; i >= 0; i-- { // the newest conversation (highest key) first
+		ws = append(ws, store.Write{ID: fmt.Sprintf("c%02d", i), Version: store.AnyVersion,
+			Messages: []convo.Message{convo.Assistant(fmt.Sprintf("second%d", i)), convo.User(fmt.Sprintf("third%d", i))}})
+	}
+	for _, r := range s.Batch(t.Context(), ws) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if got := ftsSegments(t, path); got > before+1 {
+		t.Errorf("the search index has %d segments after a batch, %d before: want one more at most", got, before)
+	}
+	for i := range n {
+		for _, word := range []string{"first", "second", "third"} {
+			hits, _, err := s.Search(t.Context(), "", fmt.Sprintf("%s%d", word, i), store.SearchOptions{})
+			if err != nil || len(hits) != 1 || hits[0].Conversation.ID != fmt.Sprintf("c%02d", i) {
+				t.Fatalf("search %s%d: %+v, %v", word, i, hits, err)
+			}
+		}
+	}
+}
+
+// ftsSegments reads how many segments the search index of the database at
+// path has, from FTS5's structure record (fts5_index.c: a 4-byte cookie,
+// in newer versions a 4-byte marker, then the varints nLevel and
+// nSegment).
+func ftsSegments(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rec []byte
+	if err := db.QueryRowContext(t.Context(), `SELECT block FROM messages_fts_data WHERE id = 10`).Scan(&rec); err != nil {
+		t.Fatal(err)
+	}
+	rec = rec[4:]
+	if len(rec) >= 4 && string(rec[:4]) == "\xff\x00\x00\x01" {
+		rec = rec[4:]
+	}
+	varint := func() int {
+		v := 0
+		for i, c := range rec {
+			v = v<<7 | int(c&0x7f)
+			if c < 0x80 {
+				rec = rec[i+1:]
+				return v
+			}
+		}
+		t.Fatal("structure record cut short")
+		return 0
+	}
+	varint() // nLevel
+	return varint()
 }

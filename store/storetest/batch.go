@@ -73,6 +73,7 @@ func testBatch(t *testing.T, s store.Store) {
 			t.Errorf("Get(%s): meta %s, %v; want %s", id, c.Meta, err, meta)
 		}
 	}
+	wantListedByMeta(t, s)
 	if _, err := s.Get(ctx(t), "", "missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a write without Create made a conversation: %v", err)
 	}
@@ -84,12 +85,48 @@ func testBatch(t *testing.T, s store.Store) {
 			t.Errorf("a refused write's message is found: %+v", hits)
 		}
 	}
+	testBatchCreateContinues(t, s)
 	// "null" removes the metadata; a batch without writes is nothing.
 	if res := s.Batch(ctx(t), []store.Write{{ID: "b", Version: store.AnyVersion, Meta: json.RawMessage(`null`)}}); res[0].Err != nil || res[0].Conversation.Meta != nil {
 		t.Errorf("clearing the metadata: %+v", res[0])
 	}
 	if res := s.Batch(ctx(t), nil); len(res) != 0 {
 		t.Errorf("an empty batch returned %d results", len(res))
+	}
+}
+
+// wantListedByMeta checks that the metadata testBatch's writes[1] set
+// with its messages is found by List's filter, which may read only an
+// index of the metadata, and the metadata it replaced is not.
+func wantListedByMeta(t *testing.T, s store.Store) {
+	t.Helper()
+	if cs, _, err := s.List(ctx(t), "", store.ListOptions{Meta: json.RawMessage(`{"k":"new"}`)}); err != nil || len(cs) != 1 || cs[0].ID != "b" {
+		t.Errorf("List by the metadata writes[1] set: %+v, %v; want b", cs, err)
+	}
+	if cs, _, err := s.List(ctx(t), "", store.ListOptions{Meta: json.RawMessage(`{"k":"old"}`)}); err != nil || len(cs) != 0 {
+		t.Errorf("List by the metadata writes[1] replaced: %+v, %v; want none", cs, err)
+	}
+}
+
+// testBatchCreateContinues checks that a write that may create its
+// conversation continues it when it exists, even with messages no new
+// conversation may begin with (the result of its open call); where it
+// does not exist, they are refused.
+func testBatchCreateContinues(t *testing.T, s store.Store) {
+	t.Helper()
+	calls := mustCreate(t, s, store.Conversation{ID: "calls"}, convo.User("look it up"),
+		convo.Assistant("", convo.ToolCall("k1", "lookup", json.RawMessage(`{}`))))
+	answer := convo.ToolResults(convo.ToolResult("k1", "lookup", "found"))
+	res := s.Batch(ctx(t), []store.Write{
+		{ID: "calls", Create: true, Version: calls.Version, Messages: []convo.Message{answer}},
+		{ID: "no-calls", Create: true, Messages: []convo.Message{answer}},
+	})
+	if res[0].Err != nil || res[0].Conversation.Messages != 3 {
+		t.Errorf("a write with Create to a conversation awaiting its result: %+v", res[0])
+	}
+	wantErr(t, "a new conversation beginning with a result", res[1].Err, store.ErrInvalid)
+	if _, err := s.Get(ctx(t), "", "no-calls"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a refused write with Create made its conversation: %v", err)
 	}
 }
 
