@@ -32,6 +32,39 @@ type SSE struct {
 	// skipLF is set after a CR: a LF right after it belongs to the same
 	// line end.
 	skipLF bool
+	// slab holds the data of the short events returned, one after the
+	// other (see keep).
+	slab []byte
+}
+
+// Event data up to slabMax bytes is kept in slabs of up to slabSize bytes
+// (the first of a stream smaller, doubling: a short stream does not take
+// 4 KiB), each event's a slice of the slab the earlier ones are in: one
+// allocation for tens of events instead of one each. A slab is never written again where
+// an event's data lies, so an event's data stays the caller's as long as it
+// wants it; a caller that keeps one event's data keeps its slab, no more
+// than slabSize bytes, in memory.
+const (
+	slabSize = 4 << 10
+	slabMax  = slabSize / 4
+)
+
+// keep returns a copy of data that the reader never writes again.
+func (s *SSE) keep(data []byte) []byte {
+	if len(data) == 0 {
+		return []byte{}
+	}
+	if len(data) > slabMax {
+		return bytes.Clone(data)
+	}
+	if cap(s.slab)-len(s.slab) < len(data) {
+		s.slab = make([]byte, 0, min(slabSize, max(slabMax, 2*cap(s.slab))))
+	}
+	i := len(s.slab)
+	s.slab = append(s.slab, data...)
+	// Capped: an append to the event's data copies it rather than
+	// writing over the next event's.
+	return s.slab[i:len(s.slab):len(s.slab)]
 }
 
 // NewSSE returns an SSE reader over r with the MaxEvent limit.
@@ -64,7 +97,7 @@ func (s *SSE) Next() (codec.Event, error) {
 				s.event = ""
 				continue
 			}
-			ev := codec.Event{Type: s.event, Data: bytes.Clone(bytes.TrimSuffix(s.data, []byte{'\n'}))}
+			ev := codec.Event{Type: s.event, Data: s.keep(bytes.TrimSuffix(s.data, []byte{'\n'}))}
 			s.data, s.event, s.has = s.data[:0], "", false
 			return ev, nil
 		}
