@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -62,13 +63,24 @@ type sblock struct {
 	cites      [][]byte     // citations_delta
 	compaction wire.Members // compaction_delta members
 	stopped    bool
-	done       bool   // part is the final part: the block stopped
-	warn       string // a problem found when it stopped
+	done       bool       // part is the final part: the block stopped
+	start      convo.Part // the part of the block's DeltaPartStart piece
+	warn       string     // a problem found when it stopped
 	// out is the text a call of provider.OutputTool shows while it
 	// streams, and added what its last input_json_delta added to it: the
 	// call is the reply's text (see head.finish), and streams as text.
 	out   *provider.OutputStream
 	added string
+}
+
+// tail returns the last n bytes of b as a string sharing b's memory: for
+// a block's buffers, which are only ever appended to, so that bytes once
+// written there never change.
+func tail(b []byte, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return unsafe.String(&b[len(b)-n], n)
 }
 
 // event is one stream event as read; strings alias the event's data.
@@ -130,9 +142,12 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 		if e.block.opaque {
 			return provider.Piece{Other: true}, nil
 		}
-		p := e.block.snapshot()
-		a.h.settle(&p)
-		return provider.Piece{Kind: provider.DeltaPartStart, Index: int(e.index), Part: &p}, nil
+		// The part the piece points to is kept in the block, which is
+		// allocated anyway, and never changed after.
+		p := &e.block.start
+		*p = e.block.snapshot()
+		a.h.settle(p)
+		return provider.Piece{Kind: provider.DeltaPartStart, Index: int(e.index), Part: p}, nil
 	case "content_block_delta":
 	default:
 		return provider.Piece{Other: true}, nil
@@ -142,18 +157,21 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 	switch dl := &e.delta; {
 	case b.opaque:
 		p.Other = true
+	// A piece's text is the block's copy of it, the bytes the delta
+	// just appended to the block (which are never written again), rather
+	// than a copy of its own.
 	case dl.typ == "text_delta" && b.typ == "text":
-		p.Kind, p.Text = provider.DeltaText, string(dl.text)
+		p.Kind, p.Text = provider.DeltaText, b.text.Tail(len(dl.text))
 	case dl.typ == "thinking_delta" && b.typ == "thinking":
-		p.Kind, p.Text = provider.DeltaText, string(dl.thinking)
+		p.Kind, p.Text = provider.DeltaText, b.text.Tail(len(dl.thinking))
 	case dl.typ == "signature_delta" && b.typ == "thinking":
-		p.Kind, p.Text = provider.DeltaSignature, string(dl.signature)
+		p.Kind, p.Text = provider.DeltaSignature, tail(b.sig, len(dl.signature))
 	case dl.typ == "input_json_delta" && b.out != nil:
 		p.Kind, p.Text = provider.DeltaText, b.added
 	case dl.typ == "input_json_delta" && b.typ == "tool_use":
 		// The first piece replaces the block's input of
 		// content_block_start (see final).
-		p.Kind, p.Text, p.First = provider.DeltaArgs, string(dl.partial), len(b.input) == len(dl.partial)
+		p.Kind, p.Text, p.First = provider.DeltaArgs, tail(b.input, len(dl.partial)), len(b.input) == len(dl.partial)
 	default:
 		p.Other = true
 	}
@@ -216,7 +234,7 @@ func (a *accumulator) read(e *event) error {
 				return nil
 			}
 			e.hasUsage = true
-			err = a.d.members(&e.usage)
+			err = a.d.members(&e.usage, 4)
 		case "error":
 			if r.Peek() != jsonx.Object {
 				return r.Skip()
@@ -229,8 +247,8 @@ func (a *accumulator) read(e *event) error {
 			if r.ReadNull() {
 				return nil
 			}
-			v, err := r.ReadRaw()
-			e.extra = e.extra.Set(string(key), v)
+			v, err := a.d.raw()
+			e.extra = e.extra.Set(memberKey(key), v)
 			return atKey(err, key)
 		}
 		return atKey(err, key)
@@ -271,8 +289,11 @@ func (a *accumulator) readDelta(dl *delta) error {
 			if r.ReadNull() {
 				return nil
 			}
-			v, err := r.ReadRaw()
-			dl.members = dl.members.Set(string(key), v)
+			v, err := a.d.raw()
+			if dl.members == nil {
+				dl.members = make(wire.Members, 0, 2) // stop_reason, stop_sequence
+			}
+			dl.members = dl.members.Set(memberKey(key), v)
 			return atKey(err, key)
 		}
 		if r.Peek() != jsonx.String {
@@ -287,6 +308,9 @@ func (a *accumulator) readDelta(dl *delta) error {
 // startBlock reads the content_block of a content_block_start event.
 func (a *accumulator) startBlock() (*sblock, error) {
 	d := &a.d
+	if d.spans == nil {
+		d.spans = make([]span, 0, 8) // a block's members, grown once at most
+	}
 	mark := len(d.spans)
 	defer d.release(mark)
 	b := d.take()
@@ -345,6 +369,7 @@ func (a *accumulator) apply(e *event) error {
 		}
 		a.started = true
 		a.h = e.head
+		a.blocks = make([]*sblock, 0, 4) // thinking, text, a call or two
 		for _, p := range e.parts {
 			a.blocks = append(a.blocks, &sblock{typ: string(p.Type), part: p, stopped: true, done: true})
 		}

@@ -43,6 +43,18 @@ func (t *Text) Append(p []byte) {
 // AppendString adds s to the end of the text.
 func (t *Text) AppendString(s string) { t.Append(unsafe.Slice(unsafe.StringData(s), len(s))) }
 
+// Tail returns the last n bytes appended, n at most the length of the
+// last Append's piece, as a string that shares the text's memory rather
+// than copying it. Append never writes over bytes it wrote before, so
+// the string stays as it is until Set, which must not be called while it
+// is in use.
+func (t *Text) Tail(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return unsafe.String(&t.cur[len(t.cur)-n], n)
+}
+
 // Set replaces the text with p.
 func (t *Text) Set(p []byte) {
 	if t.full != nil {
