@@ -167,6 +167,10 @@ func lineEnd(b []byte) int {
 // readLine returns the next line without its terminator (CRLF, LF or CR).
 // A stream that ends without a final terminator still yields its last line.
 func (s *SSE) readLine() ([]byte, error) {
+	if s.line == nil {
+		// Room for most lines, grown at most once or twice by longer ones.
+		s.line = make([]byte, 0, 512)
+	}
 	s.line = s.line[:0]
 	for {
 		if s.r.Buffered() == 0 {

@@ -48,6 +48,7 @@ type accumulator struct {
 	warns   []provider.Warning
 	size    int64 // bytes accumulated, bounded by lim.MaxBytes
 	events  int
+	origin  convo.Origin // of the DeltaStart piece
 }
 
 // sblock is a content block being streamed.
@@ -136,8 +137,10 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 		if len(a.blocks) > 0 {
 			return provider.Piece{Other: true}, nil // it came with content
 		}
-		// The reply begins, as Snapshot's message would show it.
-		return provider.Piece{Kind: provider.DeltaStart, Origin: a.h.origin()}, nil
+		// The reply begins, as Snapshot's message would show it; its
+		// origin kept in the accumulator, which has only one.
+		a.origin = convo.Origin{Provider: ProviderID, Model: a.h.model, ResponseID: a.h.id}
+		return provider.Piece{Kind: provider.DeltaStart, Origin: &a.origin}, nil
 	case "content_block_start":
 		if e.block.opaque {
 			return provider.Piece{Other: true}, nil
@@ -463,6 +466,9 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 		b.sig = append(b.sig, piece...)
 	case "input_json_delta":
 		piece, ok = dl.partial, dl.hasPartial && (b.opaque || b.typ == "tool_use")
+		if b.input == nil && len(piece) > 0 {
+			b.input = make([]byte, 0, max(64, len(piece))) // room for a few pieces
+		}
 		b.input = append(b.input, piece...)
 		b.hasInput = b.hasInput || len(piece) > 0
 		if ok && b.out != nil {

@@ -36,9 +36,17 @@ func (t *Text) Append(p []byte) {
 		t.full = append(t.full, t.cur[:cut])
 		t.cur = append(next, t.cur[cut:]...)
 	}
+	if t.cur == nil && len(p) > 0 {
+		// Room for a few pieces, rather than growing from the first
+		// one's length by the next ones (pieces are mostly a few words).
+		t.cur = make([]byte, 0, max(firstRoom, len(p)))
+	}
 	t.cur = append(t.cur, p...)
 	t.n += len(p)
 }
+
+// firstRoom is the capacity a Text is first given.
+const firstRoom = 64
 
 // AppendString adds s to the end of the text.
 func (t *Text) AppendString(s string) { t.Append(unsafe.Slice(unsafe.StringData(s), len(s))) }
