@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -188,9 +189,11 @@ func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 		return false, a.err
 	}
 	a.events++
-	a.r.Reset(ev.Data, a.lim.MaxDepth)
-	if err := a.read(e); err != nil {
-		return false, fmt.Errorf("anthropic stream: %w", err)
+	if !a.readTextDelta(ev.Data, e) {
+		a.r.Reset(ev.Data, a.lim.MaxDepth)
+		if err := a.read(e); err != nil {
+			return false, fmt.Errorf("anthropic stream: %w", err)
+		}
 	}
 	if e.typ == "" {
 		e.typ = ev.Type
@@ -260,6 +263,84 @@ func (a *accumulator) read(e *event) error {
 		err = r.ExpectEnd()
 	}
 	return err
+}
+
+// The content_block_delta events of a piece of text, thinking, signature
+// or tool input, as Anthropic writes them, member for member: most of a
+// stream's events. readTextDelta reads them without the general reader's
+// work for every key.
+var (
+	deltaStart = []byte(`{"type":"content_block_delta","index":`)
+	deltaTypes = [...]struct {
+		typ    string
+		prefix []byte // from the delta's type's value to its piece's string
+	}{
+		{"text_delta", []byte(`,"delta":{"type":"text_delta","text":`)},
+		{"thinking_delta", []byte(`,"delta":{"type":"thinking_delta","thinking":`)},
+		{"input_json_delta", []byte(`,"delta":{"type":"input_json_delta","partial_json":`)},
+		{"signature_delta", []byte(`,"delta":{"type":"signature_delta","signature":`)},
+	}
+)
+
+// readTextDelta reads data into e when it is a content_block_delta event
+// written exactly as deltaStart and deltaTypes show it, its index a
+// non-negative integer of up to nine digits and its piece a string, and
+// reports whether it was. It reads what read would read from the same
+// data, its piece's string read by the same reader; any other event,
+// however slightly different (members in another order, white space,
+// other members, a piece that is not a valid string), is left to read,
+// and so are its errors.
+func (a *accumulator) readTextDelta(data []byte, e *event) bool {
+	if a.lim.MaxDepth > 0 && a.lim.MaxDepth < 2 {
+		return false // read says the event nests too deep
+	}
+	rest, ok := bytes.CutPrefix(data, deltaStart)
+	if !ok {
+		return false
+	}
+	n := 0
+	var index int64
+	for n < len(rest) && n < 10 && '0' <= rest[n] && rest[n] <= '9' {
+		index = index*10 + int64(rest[n]-'0')
+		n++
+	}
+	if n == 0 || n > 9 || (rest[0] == '0' && n > 1) {
+		return false
+	}
+	rest = rest[n:]
+	k := -1
+	for i := range deltaTypes {
+		if bytes.HasPrefix(rest, deltaTypes[i].prefix) {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		return false
+	}
+	at := len(data) - len(rest) + len(deltaTypes[k].prefix)
+	r := &a.r
+	r.Reset(data[at:], a.lim.MaxDepth)
+	if r.Peek() != jsonx.String {
+		return false
+	}
+	v, err := r.ReadStringBytes()
+	if err != nil || string(bytes.TrimRight(data[at+r.Offset():], " \t\r\n")) != "}}" {
+		return false
+	}
+	e.typ, e.index, e.hasIndex = "content_block_delta", index, true
+	e.delta.typ = deltaTypes[k].typ
+	switch k {
+	case 0:
+		e.delta.text, e.delta.hasText = v, true
+	case 1:
+		e.delta.thinking, e.delta.hasThink = v, true
+	case 2:
+		e.delta.partial, e.delta.hasPartial = v, true
+	case 3:
+		e.delta.signature, e.delta.hasSign = v, true
+	}
+	return true
 }
 
 // readDelta reads a delta object; text pieces alias the event data.
