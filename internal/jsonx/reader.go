@@ -522,11 +522,9 @@ func (r *Reader) ReadObject(fn func(key []byte) error) error {
 	r.pos++
 	if r.keys == nil {
 		// Room for the keys of a few small objects at once, instead of
-		// growing from nothing (1, 2, 4, 8, 16: five allocations) in
-		// every Reader that reads an object: 16, as many as an object
-		// nested in others usually has in all (an Anthropic
-		// message_start has 15).
-		r.keys = make([][]byte, 0, 16)
+		// growing from nothing (1, 2, 4, 8: four allocations) in every
+		// Reader that reads an object.
+		r.keys = make([][]byte, 0, 8)
 	}
 	mark := len(r.keys)
 	var many map[string]struct{}

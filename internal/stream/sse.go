@@ -37,10 +37,11 @@ type SSE struct {
 	slab []byte
 }
 
-// Event data up to slabMax bytes is kept in slabs of up to slabSize bytes
-// (the first of a stream smaller, doubling: a short stream does not take
-// 4 KiB), each event's a slice of the slab the earlier ones are in: one
-// allocation for tens of events instead of one each. A slab is never written again where
+// Event data up to slabMax bytes is kept in slabs of up to slabSize bytes,
+// each event's a slice of the slab the earlier ones are in: one allocation
+// for tens of events instead of one each. A new slab has room for what is
+// already buffered (the rest of a stream read from memory), or twice the
+// last one's, whichever is more: a short stream does not take 4 KiB. A slab is never written again where
 // an event's data lies, so an event's data stays the caller's as long as it
 // wants it; a caller that keeps one event's data keeps its slab, no more
 // than slabSize bytes, in memory.
@@ -58,7 +59,7 @@ func (s *SSE) keep(data []byte) []byte {
 		return bytes.Clone(data)
 	}
 	if cap(s.slab)-len(s.slab) < len(data) {
-		s.slab = make([]byte, 0, min(slabSize, max(slabMax, 2*cap(s.slab))))
+		s.slab = make([]byte, 0, min(slabSize, max(len(data)+s.r.Buffered(), 2*cap(s.slab), 256)))
 	}
 	i := len(s.slab)
 	s.slab = append(s.slab, data...)

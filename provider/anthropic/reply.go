@@ -36,7 +36,7 @@ type replyReader struct {
 // written again where a value lies. A value longer than what is left of
 // the chunk gets memory of its own.
 const (
-	valsChunk = 512
+	valsChunk = 128
 	valsMax   = valsChunk / 4 // a chunk with less room left is not used further
 )
 

@@ -65,9 +65,8 @@ type sblock struct {
 	cites      [][]byte     // citations_delta
 	compaction wire.Members // compaction_delta members
 	stopped    bool
-	done       bool       // part is the final part: the block stopped
-	start      convo.Part // the part of the block's DeltaPartStart piece
-	warn       string     // a problem found when it stopped
+	done       bool   // part is the final part: the block stopped
+	warn       string // a problem found when it stopped
 	// out is the text a call of provider.OutputTool shows while it
 	// streams, and added what its last input_json_delta added to it: the
 	// call is the reply's text (see head.finish), and streams as text.
@@ -146,12 +145,9 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 		if e.block.opaque {
 			return provider.Piece{Other: true}, nil
 		}
-		// The part the piece points to is kept in the block, which is
-		// allocated anyway, and never changed after.
-		p := &e.block.start
-		*p = e.block.snapshot()
-		a.h.settle(p)
-		return provider.Piece{Kind: provider.DeltaPartStart, Index: int(e.index), Part: p}, nil
+		p := e.block.snapshot()
+		a.h.settle(&p)
+		return provider.Piece{Kind: provider.DeltaPartStart, Index: int(e.index), Part: &p}, nil
 	case "content_block_delta":
 	default:
 		return provider.Piece{Other: true}, nil
@@ -324,7 +320,10 @@ func (a *accumulator) readTextDelta(data []byte, e *event) bool {
 	if r.Peek() != jsonx.String {
 		return false
 	}
-	v, err := r.ReadStringBytes()
+	// A piece with escapes is unescaped into the reader's scratch buffer:
+	// it is the only string read, and delta copies it into its block
+	// before the reader reads again.
+	v, err := r.ReadStringScratch()
 	if err != nil || string(bytes.TrimRight(data[at+r.Offset():], " \t\r\n")) != "}}" {
 		return false
 	}
@@ -393,7 +392,7 @@ func (a *accumulator) readDelta(dl *delta) error {
 func (a *accumulator) startBlock() (*sblock, error) {
 	d := &a.d
 	if d.spans == nil {
-		d.spans = make([]span, 0, 8) // a block's members, grown once at most
+		d.spans = make([]span, 0, 4) // a block's members, grown once at most
 	}
 	mark := len(d.spans)
 	defer d.release(mark)
