@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -108,5 +109,37 @@ func TestTextDeltaTaken(t *testing.T) {
 	}
 	if taken == 0 || left == 0 {
 		t.Errorf("%d events taken, %d left", taken, left)
+	}
+}
+
+// TestRawAsReadRaw checks that the accumulator's raw reads member values
+// as jsonx.Reader.ReadRaw does, byte for byte (a compact value exactly as
+// written, escapes included), and that values kept in a shared chunk stay
+// as they were read.
+func TestRawAsReadRaw(t *testing.T) {
+	vals := []string{`472`, `"standard"`, `null`, `true`, `{"\u0041":"x\u00e9","b":[1, 2]}`,
+		`{"\u0041":"x\u00e9"}`, `[ 1 ,2 ]`, `"` + strings.Repeat("long ", 40) + `"`, `-1.5e3`, `{}`}
+	var got [][]byte
+	var d replyReader
+	for range 20 {
+		for _, v := range vals {
+			r := jsonx.NewReader([]byte(v), 0)
+			d.r = r
+			b, err := d.raw()
+			if err != nil {
+				t.Fatalf("%s: %v", v, err)
+			}
+			want, err := jsonx.NewReader([]byte(v), 0).ReadRaw()
+			if err != nil || string(b) != string(want) {
+				t.Fatalf("raw read %s as %s, ReadRaw as %s (%v)", v, b, want, err)
+			}
+			got = append(got, b)
+		}
+	}
+	for i, b := range got {
+		want, _ := jsonx.NewReader([]byte(vals[i%len(vals)]), 0).ReadRaw()
+		if string(b) != string(want) {
+			t.Fatalf("value %d became %s, want %s", i, b, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -31,32 +32,36 @@ type replyReader struct {
 	vals []byte
 }
 
-// Member values are copied into chunks of valsChunk bytes shared by the
-// values of a reply, rather than one allocation each; a chunk is never
-// written again where a value lies. A value longer than what is left of
-// the chunk gets memory of its own.
+// Member values up to valsMax bytes are copied into chunks of valsChunk
+// bytes shared by the values of a reply, rather than one allocation each;
+// a chunk is never written again where a value lies.
 const (
 	valsChunk = 128
-	valsMax   = valsChunk / 4 // a chunk with less room left is not used further
+	valsMax   = valsChunk / 4
 )
 
-// raw reads any value as jsonx.Reader.ReadRaw does: compacted, in memory
-// of its own (the document may be reused once it is read).
+// raw reads any value as jsonx.Reader.ReadRaw does: compacted (a value
+// already compact exactly as written), in memory of its own (the
+// document may be reused once it is read).
 func (d *replyReader) raw() ([]byte, error) {
-	if cap(d.vals)-len(d.vals) < valsMax {
+	span, compact, err := d.r.RawSpan()
+	switch {
+	case err != nil:
+		return nil, err
+	case !compact:
+		// Validated already, to the reader's depth.
+		return jsonx.Compact(span, math.MaxInt32)
+	case len(span) > valsMax:
+		return append(make([]byte, 0, len(span)), span...), nil
+	}
+	if cap(d.vals)-len(d.vals) < len(span) {
 		d.vals = make([]byte, 0, valsChunk)
 	}
 	i := len(d.vals)
-	out, err := d.r.AppendRaw(d.vals)
-	if err != nil {
-		return nil, err
-	}
-	if cap(out) == cap(d.vals) {
-		d.vals = out // in the chunk; otherwise append made a new array
-	}
+	d.vals = append(d.vals, span...)
 	// Capped: an append to the value copies it rather than writing over
 	// the next.
-	return out[i:len(out):len(out)], nil
+	return d.vals[i:len(d.vals):len(d.vals)], nil
 }
 
 // memberKey returns key as a string, made once for the keys of the
