@@ -556,7 +556,12 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 		}
 	case "citations_delta":
 		piece, ok = dl.citation, dl.citation != nil && (b.opaque || b.typ == "text")
-		b.cites = append(b.cites, piece)
+		if ok {
+			// A delta without its citation fails the stream; kept, its
+			// nil would make the block's citations invalid JSON in the
+			// partial message.
+			b.cites = append(b.cites, piece)
+		}
 	case "compaction_delta":
 		// A compaction block's summary ("content", and "encrypted_content"
 		// when there is one) arrives whole in a delta, which replaces the
