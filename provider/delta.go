@@ -290,7 +290,7 @@ func (d *DeltaReader) piece(dst []Delta, p Piece) ([]Delta, bool) {
 			return dst, true
 		}
 		if text != "" {
-			s.args = append(s.args, text...)
+			s.args = appendPiece(s.args, text)
 			dst = append(dst, Delta{Kind: DeltaArgs, Index: p.Index, Text: text})
 		}
 		return dst, true
@@ -304,9 +304,22 @@ func (d *DeltaReader) piece(dst []Delta, p Piece) ([]Delta, bool) {
 	if p.Text == "" {
 		return dst, true
 	}
-	*sent = append(*sent, p.Text...)
+	*sent = appendPiece(*sent, p.Text)
 	return append(dst, Delta{Kind: p.Kind, Index: p.Index, Text: p.Text}), true
 }
+
+// appendPiece appends a piece to what was sent of a part, made with room
+// for a few pieces at its first rather than grown from the first piece's
+// length by the next ones (pieces are mostly a few words).
+func appendPiece(sent []byte, piece string) []byte {
+	if sent == nil {
+		sent = make([]byte, 0, max(firstPieces, len(piece)))
+	}
+	return append(sent, piece...)
+}
+
+// firstPieces is the room a part's first piece is given.
+const firstPieces = 64
 
 // Finish ends the stream: it appends the deltas of the final message
 // (the rest of its parts, usage, finish reason, or the stream's error) to

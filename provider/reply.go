@@ -226,7 +226,7 @@ func (s serverTools) EncodeReply(m convo.Message, opts StreamOptions) []byte {
 }
 
 func (s serverTools) NewStreamEncoder(w io.Writer, opts StreamOptions) StreamEncoder {
-	return &serverToolsStream{enc: s.enc.NewStreamEncoder(w, opts), keep: s.keep, skip: map[[2]int]bool{}}
+	return &serverToolsStream{enc: s.enc.NewStreamEncoder(w, opts), tools: s}
 }
 
 // serverToolsCandidates is serverTools for a CandidatesEncoder.
@@ -246,16 +246,19 @@ func (s serverToolsCandidates) EncodeReplies(ms []convo.Message, opts StreamOpti
 // serverToolsStream leaves the parts keep refuses out of a stream, with
 // every delta of theirs.
 type serverToolsStream struct {
-	enc  StreamEncoder
-	keep func(*convo.Part) bool
-	skip map[[2]int]bool // candidate, index
+	enc   StreamEncoder
+	tools serverTools
+	skip  map[[2]int]bool // candidate, index; made for the first part left out
 }
 
 func (f *serverToolsStream) Write(d Delta) error {
 	key := [2]int{d.Candidate, d.Index}
 	switch d.Kind {
 	case DeltaPartStart:
-		if d.Part != nil && !f.keep(d.Part) {
+		if d.Part != nil && !f.tools.keep(d.Part) {
+			if f.skip == nil {
+				f.skip = map[[2]int]bool{}
+			}
 			f.skip[key] = true
 			return nil
 		}

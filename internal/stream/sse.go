@@ -33,6 +33,40 @@ type SSE struct {
 	// line end.
 	skipLF bool
 	shared bool // Next returns data in s.data, not a copy (Share)
+	// slab holds the data of the short events returned, one after the
+	// other (see keep).
+	slab []byte
+}
+
+// Event data up to slabMax bytes is kept in slabs of up to slabSize bytes,
+// each event's a slice of the slab the earlier ones are in: one allocation
+// for tens of events instead of one each. A new slab has room for what is
+// already buffered (the rest of a stream read from memory), or twice the
+// last one's, whichever is more: a short stream does not take 4 KiB. A
+// slab is never written again where an event's data lies, so an event's
+// data stays the caller's as long as it wants it; a caller that keeps one event's data keeps its slab, no more
+// than slabSize bytes, in memory.
+const (
+	slabSize = 4 << 10
+	slabMax  = slabSize / 4
+)
+
+// keep returns a copy of data that the reader never writes again.
+func (s *SSE) keep(data []byte) []byte {
+	if len(data) == 0 {
+		return []byte{}
+	}
+	if len(data) > slabMax {
+		return bytes.Clone(data)
+	}
+	if cap(s.slab)-len(s.slab) < len(data) {
+		s.slab = make([]byte, 0, min(slabSize, max(len(data)+s.r.Buffered(), 2*cap(s.slab), 256)))
+	}
+	i := len(s.slab)
+	s.slab = append(s.slab, data...)
+	// Capped: an append to the event's data copies it rather than
+	// writing over the next event's.
+	return s.slab[i:len(s.slab):len(s.slab)]
 }
 
 // NewSSE returns an SSE reader over r with the MaxEvent limit.
@@ -73,7 +107,7 @@ func (s *SSE) Next() (codec.Event, error) {
 			}
 			data := bytes.TrimSuffix(s.data, []byte{'\n'})
 			if !s.shared {
-				data = bytes.Clone(data)
+				data = s.keep(data)
 			}
 			ev := codec.Event{Type: s.event, Data: data}
 			s.data, s.event, s.has = s.data[:0], "", false
@@ -146,6 +180,10 @@ func lineEnd(b []byte) int {
 // A stream that ends without a final terminator still yields its last line.
 // The line is valid until the next call: it may be in the read buffer.
 func (s *SSE) readLine() ([]byte, error) {
+	if s.line == nil {
+		// Room for most lines, grown at most once or twice by longer ones.
+		s.line = make([]byte, 0, 512)
+	}
 	s.line = s.line[:0]
 	for {
 		if s.r.Buffered() == 0 {

@@ -222,6 +222,16 @@ func readName(r *jsonx.Reader) (string, error) {
 		return "signature_delta", nil
 	case "message":
 		return "message", nil
+	case "message_start":
+		return "message_start", nil
+	case "message_delta":
+		return "message_delta", nil
+	case "message_stop":
+		return "message_stop", nil
+	case "ping":
+		return "ping", nil
+	case "error":
+		return "error", nil
 	}
 	return string(b), nil
 }

@@ -2,9 +2,12 @@ package anthropic
 
 import (
 	"bytes"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/internal/codectest"
 )
@@ -45,4 +48,98 @@ func FuzzAccumulate(f *testing.F) {
 			t.Fatalf("message does not marshal: %v", err)
 		}
 	})
+}
+
+// FuzzTextDelta checks readTextDelta against read: an event it takes is
+// one read reads without error into the same event.
+func FuzzTextDelta(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`,
+		`{"type":"content_block_delta","index":12,"delta":{"type":"thinking_delta","thinking":"a \"b\" \u00e9\n"}}` + "\r\n",
+		`{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"city\": \"Pa"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCkYIBxgCKkBq"}}`,
+		`{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"x"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x","text":"y"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}} }`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\ud800"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + "\xff" + `"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":null}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast := Messages().NewAccumulator(provider.Options{}).(*accumulator)
+		var got event
+		if !fast.readTextDelta(data, &got) {
+			return
+		}
+		slow := Messages().NewAccumulator(provider.Options{}).(*accumulator)
+		var want event
+		slow.r.Reset(data, slow.lim.MaxDepth)
+		if err := slow.read(&want); err != nil {
+			t.Fatalf("readTextDelta took %q, which read rejects: %v", data, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: readTextDelta read\n%+v\nread read\n%+v", data, got, want)
+		}
+	})
+}
+
+// TestTextDeltaTaken checks that readTextDelta takes the recorded
+// streams' deltas of text, thinking, signatures and tool input (the fast
+// path is the one taken), and leaves the rest to read.
+func TestTextDeltaTaken(t *testing.T) {
+	taken, left := 0, 0
+	for _, name := range codectest.Files(t, "testdata/reply/*.sse") {
+		for _, data := range codectest.SSEData(codectest.ReadFile(t, name)) {
+			a := Messages().NewAccumulator(provider.Options{}).(*accumulator)
+			var e event
+			ok := a.readTextDelta(data, &e)
+			isDelta := bytes.Contains(data, []byte(`"content_block_delta"`)) && jsonx.Valid(data) &&
+				!bytes.Contains(data, []byte(`"citations_delta"`)) && !bytes.Contains(data, []byte(`"compaction_delta"`))
+			if ok != isDelta {
+				t.Errorf("%s: readTextDelta %v for %s", name, ok, data)
+			}
+			if ok {
+				taken++
+			} else {
+				left++
+			}
+		}
+	}
+	if taken == 0 || left == 0 {
+		t.Errorf("%d events taken, %d left", taken, left)
+	}
+}
+
+// TestRawAsReadRaw checks that the accumulator's raw reads member values
+// as jsonx.Reader.ReadRaw does, byte for byte (a compact value exactly as
+// written, escapes included), and that values kept in a shared chunk stay
+// as they were read.
+func TestRawAsReadRaw(t *testing.T) {
+	vals := []string{`472`, `"standard"`, `null`, `true`, `{"\u0041":"x\u00e9","b":[1, 2]}`,
+		`{"\u0041":"x\u00e9"}`, `[ 1 ,2 ]`, `"` + strings.Repeat("long ", 40) + `"`, `-1.5e3`, `{}`}
+	var got [][]byte
+	var d replyReader
+	for range 20 {
+		for _, v := range vals {
+			r := jsonx.NewReader([]byte(v), 0)
+			d.r = r
+			b, err := d.raw()
+			if err != nil {
+				t.Fatalf("%s: %v", v, err)
+			}
+			want, err := jsonx.NewReader([]byte(v), 0).ReadRaw()
+			if err != nil || string(b) != string(want) {
+				t.Fatalf("raw read %s as %s, ReadRaw as %s (%v)", v, b, want, err)
+			}
+			got = append(got, b)
+		}
+	}
+	for i, b := range got {
+		want, _ := jsonx.NewReader([]byte(vals[i%len(vals)]), 0).ReadRaw()
+		if string(b) != string(want) {
+			t.Fatalf("value %d became %s, want %s", i, b, want)
+		}
+	}
 }

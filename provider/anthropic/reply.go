@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -26,6 +27,67 @@ type head struct {
 // replyReader reads Message objects and stream events.
 type replyReader struct {
 	blockReader
+	// vals holds the short member values read (usage counts, stop
+	// reasons), one after the other (see raw).
+	vals []byte
+}
+
+// Member values up to valsMax bytes are copied into chunks of valsChunk
+// bytes shared by the values of a reply, rather than one allocation each;
+// a chunk is never written again where a value lies.
+const (
+	valsChunk = 128
+	valsMax   = valsChunk / 4
+)
+
+// raw reads any value as jsonx.Reader.ReadRaw does: compacted (a value
+// already compact exactly as written), in memory of its own (the
+// document may be reused once it is read).
+func (d *replyReader) raw() ([]byte, error) {
+	span, compact, err := d.r.RawSpan()
+	switch {
+	case err != nil:
+		return nil, err
+	case !compact:
+		// Validated already, to the reader's depth.
+		return jsonx.Compact(span, math.MaxInt32)
+	case len(span) > valsMax:
+		return append(make([]byte, 0, len(span)), span...), nil
+	}
+	if cap(d.vals)-len(d.vals) < len(span) {
+		d.vals = make([]byte, 0, valsChunk)
+	}
+	i := len(d.vals)
+	d.vals = append(d.vals, span...)
+	// Capped: an append to the value copies it rather than writing over
+	// the next.
+	return d.vals[i:len(d.vals):len(d.vals)], nil
+}
+
+// memberKey returns key as a string, made once for the keys of the
+// message's usage and head that replies repeat.
+func memberKey(key []byte) string {
+	switch string(key) {
+	case "input_tokens":
+		return "input_tokens"
+	case "output_tokens":
+		return "output_tokens"
+	case "cache_creation_input_tokens":
+		return "cache_creation_input_tokens"
+	case "cache_read_input_tokens":
+		return "cache_read_input_tokens"
+	case "cache_creation":
+		return "cache_creation"
+	case "service_tier":
+		return "service_tier"
+	case "server_tool_use":
+		return "server_tool_use"
+	case "stop_reason":
+		return "stop_reason"
+	case "stop_sequence":
+		return "stop_sequence"
+	}
+	return string(key)
 }
 
 // message reads a Message object into h; its content blocks are passed to
@@ -58,7 +120,7 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 				return nil
 			}
 			h.hasUsage = true
-			return convo.ErrorAt(d.members(&h.usage), "usage")
+			return convo.ErrorAt(d.members(&h.usage, 8), "usage")
 		case "error":
 			if r.Peek() != jsonx.Object {
 				return r.Skip()
@@ -69,8 +131,8 @@ func (d *replyReader) message(h *head, onBlock func(p convo.Part) error) error {
 		if r.ReadNull() {
 			return nil
 		}
-		v, err := r.ReadRaw()
-		h.top = h.top.Set(string(key), v)
+		v, err := d.raw()
+		h.top = h.top.Set(memberKey(key), v)
 		return atKey(err, key)
 	})
 	if err != nil {
@@ -126,8 +188,9 @@ func (d *replyReader) optString(dst *string) error {
 }
 
 // members reads an object's members into ms, overwriting earlier values;
-// nulls are left out.
-func (d *replyReader) members(ms *wire.Members) error {
+// nulls are left out. An ms still nil is made with room for n members,
+// what the object usually has, rather than grown member by member.
+func (d *replyReader) members(ms *wire.Members, n int) error {
 	r := d.r
 	if r.Peek() != jsonx.Object {
 		return r.Errorf("want an object, got %s", r.Peek())
@@ -136,8 +199,11 @@ func (d *replyReader) members(ms *wire.Members) error {
 		if r.ReadNull() {
 			return nil
 		}
-		v, err := r.ReadRaw()
-		*ms = (*ms).Set(string(key), v)
+		v, err := d.raw()
+		if *ms == nil {
+			*ms = make(wire.Members, 0, n)
+		}
+		*ms = (*ms).Set(memberKey(key), v)
 		return err
 	})
 }
@@ -295,7 +361,7 @@ func (messages) DecodeReply(body []byte, opts provider.Options) (convo.Message, 
 		return convo.Message{}, nil, err
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
-	d := replyReader{blockReader{r: jsonx.NewReader(body, lim.MaxDepth), reply: true}}
+	d := replyReader{blockReader: blockReader{r: jsonx.NewReader(body, lim.MaxDepth), reply: true}}
 	var h head
 	var parts []convo.Part
 	err = d.message(&h, func(p convo.Part) error {

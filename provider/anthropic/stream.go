@@ -1,9 +1,11 @@
 package anthropic
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -47,7 +49,7 @@ type accumulator struct {
 	warns   []provider.Warning
 	size    int64 // bytes accumulated, bounded by lim.MaxBytes
 	events  int
-	shape   deltaShape // the fast path of runs of text deltas
+	origin  convo.Origin // of the DeltaStart piece
 }
 
 // sblock is a content block being streamed.
@@ -70,6 +72,16 @@ type sblock struct {
 	// call is the reply's text (see head.finish), and streams as text.
 	out   *provider.OutputStream
 	added string
+}
+
+// tail returns the last n bytes of b as a string sharing b's memory: for
+// a block's buffers, which are only ever appended to, so that bytes once
+// written there never change.
+func tail(b []byte, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return unsafe.String(&b[len(b)-n], n)
 }
 
 // event is one stream event as read; strings alias the event's data.
@@ -125,8 +137,10 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 		if len(a.blocks) > 0 {
 			return provider.Piece{Other: true}, nil // it came with content
 		}
-		// The reply begins, as Snapshot's message would show it.
-		return provider.Piece{Kind: provider.DeltaStart, Origin: a.h.origin()}, nil
+		// The reply begins, as Snapshot's message would show it; its
+		// origin kept in the accumulator, which has only one.
+		a.origin = convo.Origin{Provider: ProviderID, Model: a.h.model, ResponseID: a.h.id}
+		return provider.Piece{Kind: provider.DeltaStart, Origin: &a.origin}, nil
 	case "content_block_start":
 		if e.block.opaque {
 			return provider.Piece{Other: true}, nil
@@ -143,18 +157,21 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 	switch dl := &e.delta; {
 	case b.opaque:
 		p.Other = true
+	// A piece's text is the block's copy of it, the bytes the delta
+	// just appended to the block (which are never written again), rather
+	// than a copy of its own.
 	case dl.typ == "text_delta" && b.typ == "text":
-		p.Kind, p.Text = provider.DeltaText, string(dl.text)
+		p.Kind, p.Text = provider.DeltaText, b.text.Tail(len(dl.text))
 	case dl.typ == "thinking_delta" && b.typ == "thinking":
-		p.Kind, p.Text = provider.DeltaText, string(dl.thinking)
+		p.Kind, p.Text = provider.DeltaText, b.text.Tail(len(dl.thinking))
 	case dl.typ == "signature_delta" && b.typ == "thinking":
-		p.Kind, p.Text = provider.DeltaSignature, string(dl.signature)
+		p.Kind, p.Text = provider.DeltaSignature, tail(b.sig, len(dl.signature))
 	case dl.typ == "input_json_delta" && b.out != nil:
 		p.Kind, p.Text = provider.DeltaText, b.added
 	case dl.typ == "input_json_delta" && b.typ == "tool_use":
 		// The first piece replaces the block's input of
 		// content_block_start (see final).
-		p.Kind, p.Text, p.First = provider.DeltaArgs, string(dl.partial), len(b.input) == len(dl.partial)
+		p.Kind, p.Text, p.First = provider.DeltaArgs, tail(b.input, len(dl.partial)), len(b.input) == len(dl.partial)
 	default:
 		p.Other = true
 	}
@@ -167,18 +184,14 @@ func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 	if a.err != nil {
 		return false, a.err
 	}
-	if a.fast(ev, e) {
-		return true, nil
-	}
 	a.events++
-	a.shape.valid, a.shape.at = false, -1
-	warns := len(a.warns)
-	a.r.Reset(ev.Data, a.lim.MaxDepth)
-	if err := a.read(e); err != nil {
-		return false, fmt.Errorf("anthropic stream: %w", err)
+	if !a.readTextDelta(ev.Data, e) {
+		a.r.Reset(ev.Data, a.lim.MaxDepth)
+		if err := a.read(e); err != nil {
+			return false, fmt.Errorf("anthropic stream: %w", err)
+		}
 	}
-	typed := e.typ != ""
-	if !typed {
+	if e.typ == "" {
 		e.typ = ev.Type
 	}
 	if a.stopped && e.typ != "ping" {
@@ -190,9 +203,6 @@ func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 			return false, err
 		}
 		return false, fmt.Errorf("anthropic stream: %s: %w", e.typ, err)
-	}
-	if len(a.warns) == warns {
-		a.keep(ev, e, typed)
 	}
 	return true, nil
 }
@@ -226,7 +236,7 @@ func (a *accumulator) read(e *event) error {
 				return nil
 			}
 			e.hasUsage = true
-			err = a.d.members(&e.usage)
+			err = a.d.members(&e.usage, 4)
 		case "error":
 			if r.Peek() != jsonx.Object {
 				return r.Skip()
@@ -239,8 +249,8 @@ func (a *accumulator) read(e *event) error {
 			if r.ReadNull() {
 				return nil
 			}
-			v, err := r.ReadRaw()
-			e.extra = e.extra.Set(string(key), v)
+			v, err := a.d.raw()
+			e.extra = e.extra.Set(memberKey(key), v)
 			return atKey(err, key)
 		}
 		return atKey(err, key)
@@ -249,6 +259,87 @@ func (a *accumulator) read(e *event) error {
 		err = r.ExpectEnd()
 	}
 	return err
+}
+
+// The content_block_delta events of a piece of text, thinking, signature
+// or tool input, as Anthropic writes them, member for member: most of a
+// stream's events. readTextDelta reads them without the general reader's
+// work for every key.
+var (
+	deltaStart = []byte(`{"type":"content_block_delta","index":`)
+	deltaTypes = [...]struct {
+		typ    string
+		prefix []byte // from the delta's type's value to its piece's string
+	}{
+		{"text_delta", []byte(`,"delta":{"type":"text_delta","text":`)},
+		{"thinking_delta", []byte(`,"delta":{"type":"thinking_delta","thinking":`)},
+		{"input_json_delta", []byte(`,"delta":{"type":"input_json_delta","partial_json":`)},
+		{"signature_delta", []byte(`,"delta":{"type":"signature_delta","signature":`)},
+	}
+)
+
+// readTextDelta reads data into e when it is a content_block_delta event
+// written exactly as deltaStart and deltaTypes show it, its index a
+// non-negative integer of up to nine digits and its piece a string, and
+// reports whether it was. It reads what read would read from the same
+// data, its piece's string read by the same reader; any other event,
+// however slightly different (members in another order, white space,
+// other members, a piece that is not a valid string), is left to read,
+// and so are its errors.
+func (a *accumulator) readTextDelta(data []byte, e *event) bool {
+	if a.lim.MaxDepth > 0 && a.lim.MaxDepth < 2 {
+		return false // read says the event nests too deep
+	}
+	rest, ok := bytes.CutPrefix(data, deltaStart)
+	if !ok {
+		return false
+	}
+	n := 0
+	var index int64
+	for n < len(rest) && n < 10 && '0' <= rest[n] && rest[n] <= '9' {
+		index = index*10 + int64(rest[n]-'0')
+		n++
+	}
+	if n == 0 || n > 9 || (rest[0] == '0' && n > 1) {
+		return false
+	}
+	rest = rest[n:]
+	k := -1
+	for i := range deltaTypes {
+		if bytes.HasPrefix(rest, deltaTypes[i].prefix) {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		return false
+	}
+	at := len(data) - len(rest) + len(deltaTypes[k].prefix)
+	r := &a.r
+	r.Reset(data[at:], a.lim.MaxDepth)
+	if r.Peek() != jsonx.String {
+		return false
+	}
+	// A piece with escapes is unescaped into the reader's scratch buffer:
+	// it is the only string read, and delta copies it into its block
+	// before the reader reads again.
+	v, err := r.ReadStringScratch()
+	if err != nil || string(bytes.TrimRight(data[at+r.Offset():], " \t\r\n")) != "}}" {
+		return false
+	}
+	e.typ, e.index, e.hasIndex = "content_block_delta", index, true
+	e.delta.typ = deltaTypes[k].typ
+	switch k {
+	case 0:
+		e.delta.text, e.delta.hasText = v, true
+	case 1:
+		e.delta.thinking, e.delta.hasThink = v, true
+	case 2:
+		e.delta.partial, e.delta.hasPartial = v, true
+	case 3:
+		e.delta.signature, e.delta.hasSign = v, true
+	}
+	return true
 }
 
 // readDelta reads a delta object; text pieces alias the event data.
@@ -281,19 +372,18 @@ func (a *accumulator) readDelta(dl *delta) error {
 			if r.ReadNull() {
 				return nil
 			}
-			v, err := r.ReadRaw()
-			dl.members = dl.members.Set(string(key), v)
+			v, err := a.d.raw()
+			if dl.members == nil {
+				dl.members = make(wire.Members, 0, 2) // stop_reason, stop_sequence
+			}
+			dl.members = dl.members.Set(memberKey(key), v)
 			return atKey(err, key)
 		}
 		if r.Peek() != jsonx.String {
 			return convo.ErrorAt(r.Errorf("want a string, got %s", r.Peek()), string(key))
 		}
-		at := r.Offset()
 		v, err := r.ReadStringBytes()
 		*dst, *has = v, true
-		if dst == &dl.text || dst == &dl.thinking {
-			a.shape.at, a.shape.to = at, r.Offset()
-		}
 		return atKey(err, key)
 	})
 }
@@ -301,6 +391,9 @@ func (a *accumulator) readDelta(dl *delta) error {
 // startBlock reads the content_block of a content_block_start event.
 func (a *accumulator) startBlock() (*sblock, error) {
 	d := &a.d
+	if d.spans == nil {
+		d.spans = make([]span, 0, 4) // a block's members, grown once at most
+	}
 	mark := len(d.spans)
 	defer d.release(mark)
 	b := d.take()
@@ -359,6 +452,7 @@ func (a *accumulator) apply(e *event) error {
 		}
 		a.started = true
 		a.h = e.head
+		a.blocks = make([]*sblock, 0, 4) // thinking, text, a call or two
 		for _, p := range e.parts {
 			a.blocks = append(a.blocks, &sblock{typ: string(p.Type), part: p, stopped: true, done: true})
 		}
@@ -452,6 +546,9 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 		b.sig = append(b.sig, piece...)
 	case "input_json_delta":
 		piece, ok = dl.partial, dl.hasPartial && (b.opaque || b.typ == "tool_use")
+		if b.input == nil && len(piece) > 0 {
+			b.input = make([]byte, 0, max(64, len(piece))) // room for a few pieces
+		}
 		b.input = append(b.input, piece...)
 		b.hasInput = b.hasInput || len(piece) > 0
 		if ok && b.out != nil {
@@ -459,7 +556,12 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 		}
 	case "citations_delta":
 		piece, ok = dl.citation, dl.citation != nil && (b.opaque || b.typ == "text")
-		b.cites = append(b.cites, piece)
+		if ok {
+			// A delta without its citation fails the stream; kept, its
+			// nil would make the block's citations invalid JSON in the
+			// partial message.
+			b.cites = append(b.cites, piece)
+		}
 	case "compaction_delta":
 		// A compaction block's summary ("content", and "encrypted_content"
 		// when there is one) arrives whole in a delta, which replaces the

@@ -36,12 +36,32 @@ func (t *Text) Append(p []byte) {
 		t.full = append(t.full, t.cur[:cut])
 		t.cur = append(next, t.cur[cut:]...)
 	}
+	if t.cur == nil && len(p) > 0 {
+		// Room for a few pieces, rather than growing from the first
+		// one's length by the next ones (pieces are mostly a few words).
+		t.cur = make([]byte, 0, max(firstRoom, len(p)))
+	}
 	t.cur = append(t.cur, p...)
 	t.n += len(p)
 }
 
+// firstRoom is the capacity a Text is first given.
+const firstRoom = 64
+
 // AppendString adds s to the end of the text.
 func (t *Text) AppendString(s string) { t.Append(unsafe.Slice(unsafe.StringData(s), len(s))) }
+
+// Tail returns the last n bytes appended, n at most the length of the
+// last Append's piece, as a string that shares the text's memory rather
+// than copying it. Append never writes over bytes it wrote before, so
+// the string stays as it is until Set, which must not be called while it
+// is in use.
+func (t *Text) Tail(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return unsafe.String(&t.cur[len(t.cur)-n], n)
+}
 
 // Set replaces the text with p.
 func (t *Text) Set(p []byte) {
