@@ -44,8 +44,8 @@ type SSE struct {
 // already buffered (the rest of a stream read from memory), or twice the
 // last one's, whichever is more: a short stream does not take 4 KiB. A
 // slab is never written again where an event's data lies, so an event's
-// data stays the caller's as long as it wants it; a caller that keeps one event's data keeps its slab, no more
-// than slabSize bytes, in memory.
+// data stays the caller's as long as it wants it; a caller that keeps one
+// event's data keeps its slab, no more than slabSize bytes, in memory.
 const (
 	slabSize = 4 << 10
 	slabMax  = slabSize / 4
@@ -180,10 +180,6 @@ func lineEnd(b []byte) int {
 // A stream that ends without a final terminator still yields its last line.
 // The line is valid until the next call: it may be in the read buffer.
 func (s *SSE) readLine() ([]byte, error) {
-	if s.line == nil {
-		// Room for most lines, grown at most once or twice by longer ones.
-		s.line = make([]byte, 0, 512)
-	}
 	s.line = s.line[:0]
 	for {
 		if s.r.Buffered() == 0 {
