@@ -40,6 +40,13 @@ const (
 	// stallMax is how long a store write may take before the writer
 	// gives up on it and spools its batch (see watch).
 	stallMax = 10 * time.Second
+	// stallMin is how long a store write must have taken before the
+	// queue's pressure gives up on it (see watch), and before a full
+	// queue sends batches to the spool rather than to the store: a
+	// store that writes a batch in less keeps pace, however loaded the
+	// machine, and spooling its batches would only add work (writing,
+	// reading back and decoding each entry) while it catches up.
+	stallMin = 2 * time.Second
 	// retryMin and retryMax bound the replayer's wait between attempts
 	// on a store that failed.
 	retryMin = 250 * time.Millisecond

@@ -57,6 +57,58 @@ func TestQueueBytes(t *testing.T) {
 	}
 }
 
+// TestQueueDecodedWhenPressed: while the writer is behind (the queue past
+// half its bytes), a handler decodes its streamed reply before queuing it,
+// so a record takes the room of its message, not of the stream's bytes: a
+// 500-chunk Chat stream of 84 KB decodes to 1.5 KB of text. With the
+// writer held up and room in the queue for less than two streams, the
+// exchanges after the first are all taken, none dropped, and recorded
+// whole once it resumes.
+func TestQueueDecodedWhenPressed(t *testing.T) {
+	release, entered := make(chan struct{}), make(chan struct{}, 10)
+	var stream bytes.Buffer
+	for range 500 {
+		stream.WriteString(`data: {"id":"chatcmpl-q","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"hi "},"finish_reason":null}]}` + "\n\n")
+	}
+	stream.WriteString(`data: {"id":"chatcmpl-q","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
+	rg := newRig(t, "openai-chat", func(o *gateway.Options) {
+		// Room for the first stream's copy (kept in 64 KiB chunks: 128 KiB
+		// of room for its 84 KB) and a little more: past half full at once.
+		o.QueueBytes = int64(stream.Len()) * 5 / 2
+		o.Store = &blockingStore{Store: o.Store, release: release, entered: entered}
+	})
+	rg.up.stream = stream.Bytes()
+	const n = 8
+	var convs []string
+	for i := range n {
+		body := requestBody(t, "openai-chat", "gpt-4o", convo.History{convo.User("hi " + strconv.Itoa(i))}, true)
+		resp := rg.post(t, "openai-chat", "gpt-4o", body, true, nil)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		convs = append(convs, resp.Header.Get("Convo-Conversation"))
+		if i == 0 {
+			<-entered // the writer holds the first record, still counted
+		}
+	}
+	if st := rg.gw.Stats(); st.Dropped != 0 {
+		t.Fatalf("stats %+v with the writer held up: want none dropped (decoded, the records fit)", st)
+	}
+	close(release)
+	rg.drain(t)
+	if st := rg.gw.Stats(); st.Recorded != n || st.Dropped != 0 || st.Failed != 0 {
+		t.Fatalf("stats %+v, want %d recorded", st, n)
+	}
+	for _, conv := range convs {
+		h, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := h[len(h)-1]; m.Role != convo.RoleAssistant || m.Text() != strings.Repeat("hi ", 500) {
+			t.Fatalf("%s: last message %s %q, want the reply of the 500 deltas", conv, m.Role, m.Text())
+		}
+	}
+}
+
 // TestLongReply: a passed-through reply longer than the buffer it is read
 // into (8 KiB) reaches the client unchanged and is recorded whole; one
 // longer than MaxReplyBytes reaches the client unchanged and is recorded as

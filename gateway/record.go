@@ -121,6 +121,7 @@ type record struct {
 	upstream *protocol
 	streamed bool
 	fail     string // an error message to record instead of (or after) the reply
+	unread   string // why body did not decode (see decode)
 
 	// The request's new messages are msgs or, when that is smaller, the
 	// request's bytes (req, in the client's protocol) decoded again by the
@@ -289,6 +290,7 @@ type recorder struct {
 	dur       *durable      // the spool; nil: none
 	health    health        // the store's, for /readyz
 	pressure  chan struct{} // the queue passed half its bounds (see watch)
+	lagging   bool          // the last store write took stallMin or more, or failed (the writer's own)
 	lost      rateLog       // lines about lost recordings
 	storeErrs rateLog       // lines about store failures the spool took
 }
@@ -329,6 +331,16 @@ func (rc *recorder) enqueue(rec *record) {
 		rec.span.end = time.Now() // the exchange ends as it is handed over
 	}
 	rec.compact()
+	if rc.pressed() {
+		// The writer is behind. A streamed reply's copy is many times
+		// the message it decodes to (a 303-chunk Chat stream: 100 KB for
+		// 1.7 KB of text), and the queue's bytes bound what it holds:
+		// decoded here, on the handler's goroutine, the record takes a
+		// fraction of the room, and the writer, whose one goroutine
+		// competes with every handler for the processors, has that much
+		// less to do.
+		rec.decode()
+	}
 	ticket, reason := rc.offer(rec)
 	if reason == queueFull && rc.dur != nil {
 		ticket, reason = rc.offerWaiting(rec)
@@ -441,12 +453,15 @@ func (rc *recorder) pressed() bool {
 	return rc.pressedLocked()
 }
 
-// watch cancels a store write that cannot keep up — one under way while
-// the queue passes half full, or that has taken stallMax — so that the
-// writer spools its batch and drains the queue (the store's batch commits
-// all or nothing; one that committed as it was canceled is recognised when
-// replayed). It returns ctx; cancel ends the watch.
-func (rc *recorder) watch(ctx context.Context, cancel context.CancelFunc) context.Context {
+// watch cancels a store write that cannot keep up — one under way for
+// stallMin or more while the queue passes half full, or that has taken
+// stallMax — so that the writer spools its batch and drains the queue (the
+// store's batch commits all or nothing; one that committed as it was
+// canceled is recognised when replayed). A write that ends sooner is let
+// be: the store keeps pace, and on a saturated machine giving up its work
+// for the spool's would only cost more. It returns ctx; cancel ends the
+// watch.
+func (rc *recorder) watch(ctx context.Context, cancel context.CancelFunc, start time.Time) context.Context {
 	select {
 	case <-rc.pressure: // from before this write
 	default:
@@ -459,6 +474,14 @@ func (rc *recorder) watch(ctx context.Context, cancel context.CancelFunc) contex
 			return
 		case <-t.C:
 		case <-rc.pressure:
+			if wait := time.Until(start.Add(stallMin)); wait > 0 {
+				t.Reset(wait)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
 		}
 		cancel()
 	}()
@@ -899,13 +922,14 @@ func (rc *recorder) writeBatch(batch []*record) {
 			runtime.Gosched()
 		}
 	}
-	if rc.dur != nil && rc.spill(batch, writes, fps, forks, rc.pressed()) {
+	if rc.dur != nil && rc.spill(batch, writes, fps, forks, rc.lagging && rc.pressed()) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	start := time.Now()
 	if rc.dur != nil {
-		ctx = rc.watch(ctx, cancel)
+		ctx = rc.watch(ctx, cancel, start)
 	}
 	if yielding {
 		ctx = store.Yielding(ctx)
@@ -941,6 +965,7 @@ func (rc *recorder) writeBatch(batch []*record) {
 	if troubled < len(batch) {
 		rc.health.ok() // the store took writes (or refused them for their own faults)
 	}
+	rc.lagging = troubled > 0 || time.Since(start) >= stallMin
 	if len(again) > 0 {
 		ok := func(i int) bool { return !slices.Contains(again, i) }
 		rc.spill(except(batch, ok), except(writes, ok), except(fps, ok), except(forks, ok), true)
@@ -1041,7 +1066,7 @@ type forkWrite struct {
 // forks that keep the other candidates.
 func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 	now := time.Now().UTC()
-	reply, fail := rec.reply, rec.fail
+	fail := rec.fail
 	msgs, err := rec.messages()
 	if err != nil {
 		rc.log.Error("gateway: recording the request", "conversation", rec.conv, "err", err)
@@ -1049,18 +1074,10 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 			fail = err.Error()
 		}
 	}
-	if reply == nil && rec.body != nil {
-		ms, err := decodeTap(rec)
-		rec.body = nil // decoded: the copy is garbage now, not when the batch is written
-		if err != nil && fail == "" {
-			fail = err.Error()
-		}
-		if len(ms) > 0 && (len(ms[0].Parts) > 0 || err == nil) {
-			reply = &ms[0]
-			if rec.cands != nil {
-				rec.cands.others = ms[1:]
-			}
-		}
+	rec.decode()
+	reply := rec.reply
+	if fail == "" {
+		fail = rec.unread
 	}
 	var base *fingerprinter
 	if reply != nil && rec.fp != nil && len(rec.others()) > 0 {
@@ -1166,6 +1183,28 @@ func (rc *recorder) forkWrites(rec *record, base *fingerprinter, fail string, no
 		out = append(out, fw)
 	}
 	return out
+}
+
+// decode decodes the tap's copy of the reply, once, into reply (and the
+// other candidates), noting in unread why it did not decode; the copy is
+// let go as it is decoded. The writer decodes a record as it prepares it;
+// a handler that finds the queue past half full decodes its own before
+// queuing it (see enqueue).
+func (r *record) decode() {
+	if r.reply != nil || r.body == nil {
+		return
+	}
+	ms, err := decodeTap(r)
+	r.body = nil // decoded: the copy is garbage now, not when the batch is written
+	if err != nil {
+		r.unread = err.Error()
+	}
+	if len(ms) > 0 && (len(ms[0].Parts) > 0 || err == nil) {
+		r.reply = &ms[0]
+		if r.cands != nil {
+			r.cands.others = ms[1:]
+		}
+	}
 }
 
 // decodeTap decodes the reply the tap copied: every candidate when the

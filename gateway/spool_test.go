@@ -31,13 +31,19 @@ const (
 	storeCommits // writes are committed, then reported failed (a connection lost at the commit)
 	storeStalls  // writes wait until their context ends (or the mode changes)
 	storeHangs   // writes wait until the mode changes, whatever their context says
+	storeSlow    // writes take slowWrite, as a store on a saturated machine's may
 )
+
+// slowWrite is how long a storeSlow write takes: far more than the
+// writer's batch delay, far less than stallMin.
+const slowWrite = 100 * time.Millisecond
 
 // faultyStore fails its batches as its mode says.
 type faultyStore struct {
 	store.Store
-	mode    atomic.Int32
-	batches atomic.Int64
+	mode     atomic.Int32
+	batches  atomic.Int64
+	canceled atomic.Int64 // writes whose context ended before they did
 }
 
 var errStoreDown = errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
@@ -60,6 +66,12 @@ func (f *faultyStore) Batch(ctx context.Context, writes []store.Write) []store.W
 	case storeHangs:
 		for f.mode.Load() == storeHangs {
 			time.Sleep(5 * time.Millisecond)
+		}
+	case storeSlow:
+		time.Sleep(slowWrite)
+		if ctx.Err() != nil {
+			f.canceled.Add(1)
+			return fail(ctx.Err())
 		}
 	case storeStalls:
 		for f.mode.Load() == storeStalls {
@@ -271,6 +283,31 @@ func TestSpoolStoreStalls(t *testing.T) {
 	waitFor(t, "the spool to be replayed", func() bool { return rg.gw.Stats().Recorded+rg.gw.Stats().Dropped == n })
 	if s := rg.gw.Stats(); s.Dropped != 0 || s.Failed != 0 {
 		t.Fatalf("stats %+v, want nothing dropped or failed", s)
+	}
+	checkRecorded(t, rg.st, xs)
+	rg.drain(t)
+}
+
+// TestSpoolSlowStore: a store that keeps pace, each write taking
+// tens of milliseconds while the queue fills past half (as on a saturated
+// machine), is not given up for the spool: no write is canceled, nothing
+// is spooled (the queue, as long as the exchanges, never fills), and every
+// exchange is recorded. Giving its writes up at the queue's pressure made
+// a saturated gateway spool, read back and decode most exchanges on top
+// of writing them.
+func TestSpoolSlowStore(t *testing.T) {
+	const streams, each = 8, 8
+	rg, fs, _ := spoolRig(t, t.TempDir(), func(o *gateway.Options) { o.QueueSize = 1 + streams*each })
+	fs.mode.Store(storeSlow)
+	xs := []answered{rg.ask(t, 0)}
+	waitFor(t, "the first write", func() bool { return fs.batches.Load() > 0 })
+	xs = append(xs, rg.askAll(t, streams, each, nil)...)
+	if t.Failed() {
+		return
+	}
+	waitFor(t, "every exchange recorded", func() bool { return rg.gw.Stats().Recorded == 1+streams*each })
+	if s, c := rg.gw.Stats(), fs.canceled.Load(); s.Dropped != 0 || s.Failed != 0 || s.Spooled != 0 || c != 0 {
+		t.Fatalf("stats %+v, %d writes canceled; want none dropped, failed, spooled or canceled", s, c)
 	}
 	checkRecorded(t, rg.st, xs)
 	rg.drain(t)
