@@ -379,6 +379,9 @@ type exchange struct {
 	key    string
 	model  string
 	stream bool
+	// warns are what translating the request changed or left out,
+	// logged with the exchange.
+	warns []provider.Warning
 	// charges are the spend counters of the budgets the exchange is
 	// under, which its reply's cost is charged to.
 	charges []string
@@ -493,9 +496,17 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 		}
 		// Attributes, not key-value arguments: nothing is boxed into
 		// interfaces, every exchange.
-		g.log.LogAttrs(context.Background(), slog.LevelInfo, "gateway", slog.String("tenant", x.tenant), slog.String("client", cp.name),
+		attrs := [...]slog.Attr{slog.String("tenant", x.tenant), slog.String("client", cp.name),
 			slog.String("upstream", x.up.Name), slog.String("model", x.model), slog.Bool("stream", x.stream),
-			slog.String("conversation", x.rec.conv), slog.Int64("ms", time.Since(x.start).Milliseconds()))
+			slog.String("conversation", x.rec.conv), slog.Int64("ms", time.Since(x.start).Milliseconds()), {}, {}}
+		n := len(attrs) - 2
+		if len(x.warns) > 0 {
+			// On the exchange's line, not one of their own: a translated
+			// request to Anthropic without max_tokens has one every time.
+			attrs[n], attrs[n+1] = slog.Int("warnings", len(x.warns)), slog.String("warning", x.warns[0].String())
+			n += 2
+		}
+		g.log.LogAttrs(context.Background(), slog.LevelInfo, "gateway", attrs[:n]...)
 	}
 }
 

@@ -927,3 +927,47 @@ func TestTranslateStateful(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslationWarningsLogged: what translating a request changed is
+// on the exchange's one log line — an OpenAI Chat request without
+// max_tokens sent to Anthropic gets the model's maximum output — not on a
+// line of its own; a passed-through exchange's line has none.
+func TestTranslationWarningsLogged(t *testing.T) {
+	logs := &lockedLog{}
+	rg := newRig(t, "anthropic", func(o *gateway.Options) {
+		o.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	})
+	for _, client := range []string{"openai-chat", "anthropic"} {
+		body := requestBody(t, client, "claude-sonnet-4-5", convo.History{convo.User("hi")}, true)
+		if client == "openai-chat" {
+			body = []byte(`{"model":"claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+		}
+		resp := rg.post(t, client, "claude-sonnet-4-5", body, true, nil)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	rg.drain(t)
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	var lines []map[string]any
+	for _, l := range bytes.Split(bytes.TrimSpace(logs.buf.Bytes()), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		if m["msg"] != "gateway" {
+			t.Errorf("a line other than the exchanges': %s", l)
+			continue
+		}
+		lines = append(lines, m)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d exchange lines, want 2:\n%s", len(lines), logs.buf.Bytes())
+	}
+	if w, _ := lines[0]["warning"].(string); lines[0]["warnings"] != 1.0 || !strings.Contains(w, "max_tokens") {
+		t.Errorf("translated exchange's line %v: want its one warning, about max_tokens", lines[0])
+	}
+	if _, ok := lines[1]["warnings"]; ok {
+		t.Errorf("passed-through exchange's line %v has warnings", lines[1])
+	}
+}

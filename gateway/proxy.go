@@ -340,9 +340,7 @@ func (g *Gateway) translate(w http.ResponseWriter, r *http.Request, x *exchange)
 		writeError(w, x.client, http.StatusBadRequest, fmt.Sprintf("request cannot be sent to %s: %v", x.up.proto.name, err))
 		return
 	}
-	if warns = append(warns, w2...); len(warns) > 0 {
-		g.log.Info("gateway: translation warnings", "client", x.client.name, "upstream", x.up.proto.name, "warnings", len(warns), "first", warns[0].String())
-	}
+	x.warns = append(warns, w2...)
 	resp, cancel := g.call(w, r, x, body)
 	if resp == nil {
 		return
