@@ -494,20 +494,25 @@ func (g *Gateway) endpoint(name string) func(http.ResponseWriter, *http.Request,
 		} else {
 			g.translate(w, r, x)
 		}
-		// Attributes, not key-value arguments: nothing is boxed into
-		// interfaces, every exchange.
-		attrs := [...]slog.Attr{slog.String("tenant", x.tenant), slog.String("client", cp.name),
-			slog.String("upstream", x.up.Name), slog.String("model", x.model), slog.Bool("stream", x.stream),
-			slog.String("conversation", x.rec.conv), slog.Int64("ms", time.Since(x.start).Milliseconds()), {}, {}}
-		n := len(attrs) - 2
-		if len(x.warns) > 0 {
-			// On the exchange's line, not one of their own: a translated
-			// request to Anthropic without max_tokens has one every time.
-			attrs[n], attrs[n+1] = slog.Int("warnings", len(x.warns)), slog.String("warning", x.warns[0].String())
-			n += 2
-		}
-		g.log.LogAttrs(context.Background(), slog.LevelInfo, "gateway", attrs[:n]...)
+		g.logExchange(x)
 	}
+}
+
+// logExchange logs x's line, once it is answered.
+func (g *Gateway) logExchange(x *exchange) {
+	// Attributes, not key-value arguments: nothing is boxed into
+	// interfaces, every exchange.
+	attrs := [...]slog.Attr{slog.String("tenant", x.tenant), slog.String("client", x.client.name),
+		slog.String("upstream", x.up.Name), slog.String("model", x.model), slog.Bool("stream", x.stream),
+		slog.String("conversation", x.rec.conv), slog.Int64("ms", time.Since(x.start).Milliseconds()), {}, {}}
+	n := len(attrs) - 2
+	if len(x.warns) > 0 {
+		// On the exchange's line, not one of their own: a translated
+		// request to Anthropic without max_tokens has one every time.
+		attrs[n], attrs[n+1] = slog.Int("warnings", len(x.warns)), slog.String("warning", x.warns[0].String())
+		n += 2
+	}
+	g.log.LogAttrs(context.Background(), slog.LevelInfo, "gateway", attrs[:n]...)
 }
 
 // recordMode is the recording mode of x's request (policy.mode), except
