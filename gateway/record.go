@@ -331,14 +331,14 @@ func (rc *recorder) enqueue(rec *record) {
 		rec.span.end = time.Now() // the exchange ends as it is handed over
 	}
 	rec.compact()
-	if rc.pressed() {
+	if rec.tapped() <= decodeHere && rc.pressed() {
 		// The writer is behind. A streamed reply's copy is many times
 		// the message it decodes to (a 303-chunk Chat stream: 100 KB for
 		// 1.7 KB of text), and the queue's bytes bound what it holds:
 		// decoded here, on the handler's goroutine, the record takes a
 		// fraction of the room, and the writer, whose one goroutine
 		// competes with every handler for the processors, has that much
-		// less to do.
+		// less to do. Not a long reply (see decodeHere).
 		rec.decode()
 	}
 	ticket, reason := rc.offer(rec)
@@ -352,6 +352,21 @@ func (rc *recorder) enqueue(rec *record) {
 		rc.lose(1, reason)
 		rc.dropSpan(rec, reason)
 	}
+}
+
+// decodeHere bounds the replies a handler decodes itself when the queue
+// is pressed (see enqueue): the client's response ends only when its
+// handler returns, and a long reply's decoding would hold it (a megabyte
+// is about a millisecond).
+const decodeHere = 1 << 20
+
+// tapped is how many bytes of the reply the tap copied.
+func (r *record) tapped() int {
+	n := 0
+	for _, c := range r.body {
+		n += len(c)
+	}
+	return n
 }
 
 // queueFull is offer's answer when the queue has no room.

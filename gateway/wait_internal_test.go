@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -488,5 +489,35 @@ func closeRecorder(t *testing.T, rc *recorder) {
 	}
 	if err := rc.closeDurable(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDecodedHereOnlyShort: with the queue pressed, a handler decodes a
+// short streamed reply before queuing it, and leaves a long one (more
+// than decodeHere) to the writer, whose decoding does not hold the
+// client's response open.
+func TestDecodedHereOnlyShort(t *testing.T) {
+	rc, st := heldRecorder(t)
+	rc.enqueue(testRecord("c0"))
+	<-st.entered // the writer holds c0's batch
+	for i := range cap(rc.q) / 2 {
+		rc.enqueue(testRecord("c" + strconv.Itoa(i+1)))
+	}
+	if !rc.pressed() {
+		t.Fatal("the queue is not pressed")
+	}
+	chunk := []byte(`data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi "},"finish_reason":null}]}` + "\n\n")
+	tapOf := func(n int) *record {
+		body := bytes.Repeat(chunk, n/len(chunk)+1)
+		return &record{tenant: "t", conv: "long", mode: RecordFull, upstream: protocols["openai-chat"], streamed: true, body: [][]byte{body}}
+	}
+	short, long := tapOf(64<<10), tapOf(decodeHere+1)
+	rc.enqueue(short)
+	if short.body != nil || short.reply == nil || short.reply.Text() == "" {
+		t.Errorf("a short reply queued under pressure is not decoded: reply %v", short.reply)
+	}
+	rc.enqueue(long)
+	if long.body == nil || long.reply != nil {
+		t.Error("a long reply was decoded by its handler")
 	}
 }
