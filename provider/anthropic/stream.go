@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unsafe"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
@@ -72,16 +71,6 @@ type sblock struct {
 	// call is the reply's text (see head.finish), and streams as text.
 	out   *provider.OutputStream
 	added string
-}
-
-// tail returns the last n bytes of b as a string sharing b's memory: for
-// a block's buffers, which are only ever appended to, so that bytes once
-// written there never change.
-func tail(b []byte, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return unsafe.String(&b[len(b)-n], n)
 }
 
 // event is one stream event as read; strings alias the event's data.
@@ -165,13 +154,13 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 	case dl.typ == "thinking_delta" && b.typ == "thinking":
 		p.Kind, p.Text = provider.DeltaText, b.text.Tail(len(dl.thinking))
 	case dl.typ == "signature_delta" && b.typ == "thinking":
-		p.Kind, p.Text = provider.DeltaSignature, tail(b.sig, len(dl.signature))
+		p.Kind, p.Text = provider.DeltaSignature, wire.Tail(b.sig, len(dl.signature))
 	case dl.typ == "input_json_delta" && b.out != nil:
 		p.Kind, p.Text = provider.DeltaText, b.added
 	case dl.typ == "input_json_delta" && b.typ == "tool_use":
 		// The first piece replaces the block's input of
 		// content_block_start (see final).
-		p.Kind, p.Text, p.First = provider.DeltaArgs, tail(b.input, len(dl.partial)), len(b.input) == len(dl.partial)
+		p.Kind, p.Text, p.First = provider.DeltaArgs, wire.Tail(b.input, len(dl.partial)), len(b.input) == len(dl.partial)
 	default:
 		p.Other = true
 	}
@@ -546,10 +535,7 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 		b.sig = append(b.sig, piece...)
 	case "input_json_delta":
 		piece, ok = dl.partial, dl.hasPartial && (b.opaque || b.typ == "tool_use")
-		if b.input == nil && len(piece) > 0 {
-			b.input = make([]byte, 0, max(64, len(piece))) // room for a few pieces
-		}
-		b.input = append(b.input, piece...)
+		b.input = wire.AppendPiece(b.input, piece)
 		b.hasInput = b.hasInput || len(piece) > 0
 		if ok && b.out != nil {
 			b.added = b.out.Add(string(piece))

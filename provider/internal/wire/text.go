@@ -36,16 +36,21 @@ func (t *Text) Append(p []byte) {
 		t.full = append(t.full, t.cur[:cut])
 		t.cur = append(next, t.cur[cut:]...)
 	}
-	if t.cur == nil && len(p) > 0 {
-		// Room for a few pieces, rather than growing from the first
-		// one's length by the next ones (pieces are mostly a few words).
-		t.cur = make([]byte, 0, max(firstRoom, len(p)))
-	}
-	t.cur = append(t.cur, p...)
+	t.cur = AppendPiece(t.cur, p)
 	t.n += len(p)
 }
 
-// firstRoom is the capacity a Text is first given.
+// AppendPiece appends a streamed piece to b, giving a b still nil room for
+// a few pieces rather than growing it from the first one's length by the
+// next ones (pieces are mostly a few words).
+func AppendPiece(b, p []byte) []byte {
+	if b == nil && len(p) > 0 {
+		b = make([]byte, 0, max(firstRoom, len(p)))
+	}
+	return append(b, p...)
+}
+
+// firstRoom is the room AppendPiece first gives.
 const firstRoom = 64
 
 // AppendString adds s to the end of the text.
@@ -56,11 +61,15 @@ func (t *Text) AppendString(s string) { t.Append(unsafe.Slice(unsafe.StringData(
 // than copying it. Append never writes over bytes it wrote before, so
 // the string stays as it is until Set, which must not be called while it
 // is in use.
-func (t *Text) Tail(n int) string {
+func (t *Text) Tail(n int) string { return Tail(t.cur, n) }
+
+// Tail returns the last n bytes of b as a string sharing b's memory: for a
+// buffer only ever appended to, whose bytes once written never change.
+func Tail(b []byte, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	return unsafe.String(&t.cur[len(t.cur)-n], n)
+	return unsafe.String(&b[len(b)-n], n)
 }
 
 // Set replaces the text with p.
