@@ -305,11 +305,11 @@ func (r *Reader) ReadStringLent(long int) (b []byte, lent bool, err error) {
 		return nil, false, r.unexpected("string")
 	}
 	start := r.pos
-	if err := r.skipString(); err != nil {
-		return nil, false, err
-	}
+	err = r.skipString()
 	n := r.pos - start - 2 // the string's JSON between its quotes
-	if n < long {
+	if err != nil || n < long {
+		// A string that does not read fails as ReadStringScratch fails,
+		// at the same offset.
 		r.pos = start
 		b, err := r.ReadStringScratch()
 		return b, false, err
