@@ -1143,8 +1143,9 @@ func (rc *recorder) prepare(rec *record) (store.Write, string, []forkWrite) {
 		// the pages stayed resident for the store's JSON to reuse, but
 		// SQLite's two copies of it are on modernc's C heap, which cannot
 		// reuse them: they added to the peak (bench/gatewaymem, 1
-		// stream: 4.2–6.4× the reply with the pages kept, 3.7–4.5×
-		// given back). A few milliseconds, for a rare reply.
+		// stream, two runs of each mode: 4.1–6.8× the reply with the
+		// pages kept, 3.7–5.0× given back). A few milliseconds, for a
+		// rare reply.
 		debug.FreeOSMemory()
 	}
 	return w, fp, forks
