@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/lend"
 )
 
 // FormatV1 is the format identifier of canonical documents.
@@ -171,6 +172,25 @@ func UnmarshalMessage(data []byte) (Message, error) {
 	return m, d.r.ExpectEnd()
 }
 
+func init() { lend.UnmarshalMessage = unmarshalMessageLent }
+
+// unmarshalMessageLent is UnmarshalMessage with the message's long strings
+// and raw values (slabAlone bytes or more) aliasing data: for a caller that
+// decodes what it has just encoded, to check it, and keeps data unchanged
+// for as long as it uses the message (see internal/lend).
+func unmarshalMessageLent(data []byte, into any) error {
+	m := into.(*Message)
+	if int64(len(data)) > DefaultLimits.MaxBytes {
+		return fmt.Errorf("message of more than %d bytes: %w", DefaultLimits.MaxBytes, jsonx.ErrTooLarge)
+	}
+	d := decoder{r: jsonx.NewReader(data, DefaultLimits.MaxDepth), single: true, lend: true}
+	if err := d.message(m); err != nil {
+		*m = Message{}
+		return err
+	}
+	return d.r.ExpectEnd()
+}
+
 // UnmarshalJSON decodes one canonical message object.
 func (m *Message) UnmarshalJSON(data []byte) error {
 	v, err := UnmarshalMessage(data)
@@ -200,6 +220,7 @@ type decoder struct {
 	interned map[string]string
 	scratch  []Part // a stack of parts being read, so each parts slice is allocated once at its exact size
 	single   bool   // one message: too little repetition to pay for an interning table or part chunks
+	lend     bool   // long strings and raw values alias the document (see internal/lend)
 
 	// Chunks what is decoded is cut from (decode_slab.go).
 	slab       []byte

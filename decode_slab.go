@@ -67,6 +67,13 @@ func (d *decoder) keepString(b []byte) string {
 
 // str reads a string value and keeps it.
 func (d *decoder) str() (string, error) {
+	if d.lend {
+		b, lent, err := d.r.ReadStringLent(slabAlone)
+		if err != nil || !lent {
+			return d.keepString(b), err
+		}
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
+	}
 	b, err := d.r.ReadStringScratch()
 	if err != nil {
 		return "", err
@@ -84,6 +91,9 @@ func (d *decoder) raw() ([]byte, error) {
 		// Hand-written JSON: already validated, compacted into a buffer of
 		// its own (the depth was checked by RawSpan).
 		return jsonx.Compact(span, 1<<30)
+	}
+	if d.lend && len(span) >= slabAlone {
+		return span[:len(span):len(span)], nil
 	}
 	return d.keep(span), nil
 }

@@ -698,7 +698,9 @@ func (rc *recorder) waitReplayed(ctx context.Context, tenant, conv string) bool 
 func (rc *recorder) replayBatch(frames []spool.Frame) bool {
 	writes := make([]store.Write, 0, len(frames))
 	forks := make([][]forkWrite, 0, len(frames))
+	largest := 0
 	for i := range frames {
+		largest = max(largest, len(frames[i].Data))
 		w, fw, err := decodeEntry(frames[i].Data)
 		frames[i].Data = nil // decoded: a long reply is not held twice while the store writes it
 		if err != nil {
@@ -707,6 +709,12 @@ func (rc *recorder) replayBatch(frames []spool.Frame) bool {
 			continue
 		}
 		writes, forks = append(writes, w), append(forks, fw)
+	}
+	if largest >= returnAfter {
+		// As the writer does before a long reply's write (prepare): the
+		// frame and what decoding it left are garbage, and SQLite's
+		// copies of the reply, on the C heap, cannot reuse their pages.
+		debug.FreeOSMemory()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/textbuf"
 )
 
 // DeltaKind says what a Delta carries.
@@ -100,11 +101,12 @@ func (d *DeltaReader) ReadCandidates() { d.all = true }
 
 // partSent is what was reported of one part.
 type partSent struct {
-	typ                   convo.PartType
-	text, args, sig, encr []byte // the content reported so far
-	id                    string // a tool call's id as announced
-	started, warned       bool
-	inString, escaped     bool // where the arguments reported so far end: in a JSON string, after a backslash
+	typ               convo.PartType
+	text              textbuf.Text // the text reported so far: in chunks, as a long one is never copied whole
+	args, sig, encr   []byte       // the content reported so far
+	id                string       // a tool call's id as announced
+	started, warned   bool
+	inString, escaped bool // where the arguments reported so far end: in a JSON string, after a backslash
 }
 
 // PieceAccumulator is an Accumulator that can say what each event changed
@@ -277,7 +279,11 @@ func (d *DeltaReader) piece(dst []Delta, p Piece) ([]Delta, bool) {
 	var sent *[]byte
 	switch {
 	case p.Kind == DeltaText && streamed(s.typ):
-		sent = &s.text
+		if p.Text != "" {
+			s.text.AppendString(p.Text)
+			dst = append(dst, Delta{Kind: p.Kind, Index: p.Index, Text: p.Text})
+		}
+		return dst, true
 	case p.Kind == DeltaArgs && s.typ == convo.TypeToolCall && (len(s.args) > 0) != p.First:
 		// The first piece of arguments goes through a snapshot unless
 		// the accumulator says it replaces what the call was announced
@@ -428,7 +434,7 @@ func (d *DeltaReader) diffPartOwn(dst []Delta, i int, p *convo.Part, last bool, 
 		return dst
 	}
 	if streamed(p.Type) {
-		dst = s.grow(d, dst, i, DeltaText, &s.text, p.Text)
+		dst = s.growText(d, dst, i, p.Text)
 	}
 	switch p.Type {
 	case convo.TypeToolCall:
@@ -544,6 +550,24 @@ func (s *partSent) grow(d *DeltaReader, dst []Delta, i int, kind DeltaKind, sent
 	piece := now[len(*sent):]
 	*sent = append(*sent, piece...)
 	return append(dst, Delta{Kind: kind, Index: i, Text: piece})
+}
+
+// growText is grow for a streamed part's text, kept in chunks (a 40 MB
+// reply's text grown by append was allocated five times over, and held
+// two and a quarter times at each doubling, beside the accumulator's own
+// copy).
+func (s *partSent) growText(d *DeltaReader, dst []Delta, i int, now string) []Delta {
+	n := s.text.Len()
+	if len(now) < n || !s.text.HasPrefix(now[:n]) {
+		s.warn(d, i, "%s changed while streaming: not streamed again, kept in the message", DeltaText)
+		return dst
+	}
+	if len(now) == n {
+		return dst
+	}
+	piece := now[n:]
+	s.text.AppendString(piece)
+	return append(dst, Delta{Kind: DeltaText, Index: i, Text: piece})
 }
 
 // MessageDeltas returns the deltas of a whole message, as a stream that

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/convo-go/convo"
@@ -284,4 +285,70 @@ func (s *scripted) Snapshot() convo.Message {
 }
 func (s *scripted) Message() (convo.Message, []provider.Warning, error) {
 	return s.Snapshot(), nil, nil
+}
+
+// TestDeltaReaderLongText bounds what a DeltaReader allocates to relay a
+// long streamed text (4 MiB in 1 KiB pieces, Anthropic's stream, whose
+// accumulator reports pieces), so that keeping what was sent of it in a
+// slice grown by append — five times the text allocated, and at each
+// doubling two and a quarter times held, beside the accumulator's copy —
+// fails here: measured 2026-12-06, 8.2× the text with the slice, 4.2× in
+// chunks (the SSE events' copies 1.1×, the accumulator's chunks 1× and
+// its text joined 1×, what was sent 1×). The deltas still add up to the
+// text.
+func TestDeltaReaderLongText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 4 MiB")
+	}
+	const size = 4 << 20
+	piece := bytes.Repeat([]byte("the quick brown fox jumps over a lazy dog "), 25)[:1024]
+	var b bytes.Buffer
+	b.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n")
+	b.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	for range size / len(piece) {
+		b.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"")
+		b.Write(piece)
+		b.WriteString("\"}}\n\n")
+	}
+	b.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
+	b.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9}}\n\n")
+	b.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	rc, err := all.Lookup("anthropic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	dr := provider.NewDeltaReader(rc.NewAccumulator(provider.Options{}))
+	src := stream.NewSSE(bytes.NewReader(b.Bytes()))
+	var ds []provider.Delta
+	n := 0
+	for {
+		ev, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds, err = dr.Add(ds[:0], ev); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			n += len(d.Text)
+		}
+	}
+	_, m, _, err := dr.Finish(ds[:0])
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := m.Text(); len(text) != size || n != size {
+		t.Fatalf("text of %d bytes, deltas of %d, want %d", len(text), n, size)
+	}
+	ratio := float64(after.TotalAlloc-before.TotalAlloc) / size
+	t.Logf("allocated %.2f× the text", ratio)
+	if ratio > 5 {
+		t.Errorf("relaying a %d-byte text allocated %.1f× it, more than 5×: what was sent kept in a slice grown by append again?", size, ratio)
+	}
 }

@@ -291,6 +291,38 @@ func (r *Reader) ReadStringScratch() ([]byte, error) {
 	return b, err
 }
 
+// ReadStringLent is ReadStringScratch for a caller that keeps long strings
+// without copying them. A string whose JSON is at least long bytes comes
+// back with lent set: it aliases the document when it has no escapes, and is
+// otherwise a buffer of its own, allocated once at the escaped length rather
+// than grown by doubling (for a long text with escapes, that growth and the
+// caller's copy after it were three times the text). A shorter string is
+// read as ReadStringScratch reads it, lent false: the caller copies it.
+// Long strings are scanned twice, once to measure them.
+func (r *Reader) ReadStringLent(long int) (b []byte, lent bool, err error) {
+	r.skipSpace()
+	if r.pos >= len(r.buf) || r.buf[r.pos] != '"' {
+		return nil, false, r.unexpected("string")
+	}
+	start := r.pos
+	err = r.skipString()
+	n := r.pos - start - 2 // the string's JSON between its quotes
+	if err != nil || n < long {
+		// A string that does not read fails as ReadStringScratch fails,
+		// at the same offset.
+		r.pos = start
+		b, err := r.ReadStringScratch()
+		return b, false, err
+	}
+	if bytes.IndexByte(r.buf[start+1:r.pos-1], '\\') < 0 {
+		// Validated by skipString: no escapes, so the value is the JSON.
+		return r.buf[start+1 : r.pos-1], true, nil
+	}
+	r.pos = start
+	b, _, err = r.readStringInto(make([]byte, 0, n))
+	return b, err == nil, err
+}
+
 // readString returns the string's bytes and whether they were copied into a
 // new buffer (because of escapes).
 func (r *Reader) readString() ([]byte, bool, error) { return r.readStringInto(nil) }

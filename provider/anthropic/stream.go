@@ -8,6 +8,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/textbuf"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/internal/wire"
 )
@@ -57,9 +58,9 @@ type sblock struct {
 	part       convo.Part   // as content_block_start gave it (known types); the final part once done
 	members    wire.Members // the whole block, for types convo keeps opaque
 	opaque     bool
-	text       wire.Text // text_delta / thinking_delta
-	sig        []byte    // signature_delta
-	input      []byte    // input_json_delta
+	text       textbuf.Text // text_delta / thinking_delta
+	sig        []byte       // signature_delta
+	input      []byte       // input_json_delta
 	hasInput   bool
 	cites      [][]byte     // citations_delta
 	compaction wire.Members // compaction_delta members
@@ -154,13 +155,13 @@ func (a *accumulator) AddPiece(ev provider.Event) (provider.Piece, error) {
 	case dl.typ == "thinking_delta" && b.typ == "thinking":
 		p.Kind, p.Text = provider.DeltaText, b.text.Tail(len(dl.thinking))
 	case dl.typ == "signature_delta" && b.typ == "thinking":
-		p.Kind, p.Text = provider.DeltaSignature, wire.Tail(b.sig, len(dl.signature))
+		p.Kind, p.Text = provider.DeltaSignature, textbuf.Tail(b.sig, len(dl.signature))
 	case dl.typ == "input_json_delta" && b.out != nil:
 		p.Kind, p.Text = provider.DeltaText, b.added
 	case dl.typ == "input_json_delta" && b.typ == "tool_use":
 		// The first piece replaces the block's input of
 		// content_block_start (see final).
-		p.Kind, p.Text, p.First = provider.DeltaArgs, wire.Tail(b.input, len(dl.partial)), len(b.input) == len(dl.partial)
+		p.Kind, p.Text, p.First = provider.DeltaArgs, textbuf.Tail(b.input, len(dl.partial)), len(b.input) == len(dl.partial)
 	default:
 		p.Other = true
 	}
@@ -535,7 +536,7 @@ func (a *accumulator) delta(b *sblock, dl *delta) error {
 		b.sig = append(b.sig, piece...)
 	case "input_json_delta":
 		piece, ok = dl.partial, dl.hasPartial && (b.opaque || b.typ == "tool_use")
-		b.input = wire.AppendPiece(b.input, piece)
+		b.input = textbuf.AppendPiece(b.input, piece)
 		b.hasInput = b.hasInput || len(piece) > 0
 		if ok && b.out != nil {
 			b.added = b.out.Add(string(piece))

@@ -6,8 +6,8 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
+	"github.com/convo-go/convo/internal/textbuf"
 	"github.com/convo-go/convo/provider"
-	"github.com/convo-go/convo/provider/internal/wire"
 )
 
 // readAPIError reads an error object: {"type","code","param","message"}.
@@ -154,11 +154,11 @@ func appendUsageJSON(dst []byte, u *convo.Usage, chat bool) []byte {
 	return append(dst, '}')
 }
 
-// textBuf gathers the deltas of one text, in chunks (wire.Text): a reply
+// textBuf gathers the deltas of one text, in chunks (textbuf.Text): a reply
 // of many small deltas costs linear time, and a long one is not copied as
 // it grows.
 type textBuf struct {
-	wire.Text
+	textbuf.Text
 	set bool // some delta or whole value arrived
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/lend"
 	"github.com/convo-go/convo/store"
 )
 
@@ -50,7 +51,7 @@ func Encode(msgs []convo.Message) (convo.History, []Row, error) {
 		if len(body) > store.MaxMessageBytes {
 			return nil, nil, invalidf("messages[%d]: %d bytes encoded, more than the %d a store accepts", i, len(body), store.MaxMessageBytes)
 		}
-		back, err := convo.UnmarshalMessage(body)
+		back, err := readBack(body)
 		if err != nil {
 			return nil, nil, invalidf("messages[%d]: would not read back: %v", i, err)
 		}
@@ -59,6 +60,27 @@ func Encode(msgs []convo.Message) (convo.History, []Row, error) {
 		rows[i] = Row{ID: m.ID, Role: back.Role, Body: stripped, Media: refs, Blobs: blobs, Text: SearchText(back), Usage: UsageOf(&back, now)}
 	}
 	return h, rows, nil
+}
+
+// lendFrom is the length of body from which Encode reads it back lending
+// its long strings (internal/lend) rather than copying them: for a long
+// reply, that copy was a third whole one live beside the message and its
+// JSON, at the peak of the gateway's memory (SQLite's two copies of the
+// JSON). Shorter bodies are read back as UnmarshalMessage reads them: the
+// lending decoder scans each string twice.
+const lendFrom = 1 << 20
+
+// readBack decodes body, which Encode has just encoded. The message's long
+// strings may alias body, which is never changed afterwards: it is the
+// row's Body, or freed once the message (h, used to check the
+// conversation, never returned to a caller) is.
+func readBack(body []byte) (convo.Message, error) {
+	if len(body) < lendFrom {
+		return convo.UnmarshalMessage(body)
+	}
+	var m convo.Message
+	err := lend.UnmarshalMessage(body, &m)
+	return m, err
 }
 
 // Decode reads a stored message body; a body that does not decode means the

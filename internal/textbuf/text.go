@@ -1,4 +1,9 @@
-package wire
+// Package textbuf holds Text, a text gathered from streamed pieces in
+// chunks rather than one slice grown by append: for the reply accumulators
+// (provider/internal/wire's users) and for what provider.DeltaReader has
+// sent of a part, which provider/internal/wire, importing provider, cannot
+// serve.
+package textbuf
 
 import (
 	"strings"

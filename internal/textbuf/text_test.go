@@ -1,4 +1,4 @@
-package wire
+package textbuf
 
 import (
 	"math/rand/v2"
