@@ -190,8 +190,12 @@ func nativeMember(n convo.Native, key string) json.RawMessage {
 // nativeString returns the string member key of n's objects, or "" when
 // it is absent, null or not a string.
 func nativeString(n convo.Native, key string) string {
+	raw := nativeMember(n, key)
+	if raw == nil {
+		return "" // most requests: no Unmarshal to fail, and its error to allocate
+	}
 	var s string
-	_ = json.Unmarshal(nativeMember(n, key), &s)
+	_ = json.Unmarshal(raw, &s)
 	return s
 }
 
@@ -205,6 +209,9 @@ func openaiConvID(id string) string { return "openai:" + id }
 // none or one that is not a plain id.
 func openaiConversation(n convo.Native) string {
 	raw := nativeMember(n, "conversation")
+	if raw == nil {
+		return ""
+	}
 	var id string
 	if json.Unmarshal(raw, &id) != nil {
 		var o struct {

@@ -431,7 +431,10 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 		defer r.Release() // its read buffer, for the next exchange's stream
 	}
 	ready, _ := src.(interface{ Ready() bool })
-	var deltas []provider.Delta
+	// Room for what one event brings and for the end (a DeltaPartEnd a
+	// part, the usage, the finish): grown from nothing, the slice was
+	// reallocated four times a stream.
+	deltas := make([]provider.Delta, 0, 8)
 	var werr, serr error
 	for werr == nil {
 		ev, err := src.Next()

@@ -116,12 +116,17 @@ func (o Options) accepted(c Code) bool {
 // Finish applies the caller's warning choices to the warnings of one
 // conversion: those with an accepted code are left out, Strict makes the
 // rest an error, and OnWarning, when set, receives them instead of the
-// returned list.
+// returned list. The list returned may share warns' array.
 func (o Options) Finish(warns []Warning) ([]Warning, error) {
-	kept := warns[:0:0]
-	for _, w := range warns {
-		if !o.accepted(w.Code) {
-			kept = append(kept, w)
+	kept := warns
+	if slices.ContainsFunc(warns, func(w Warning) bool { return o.accepted(w.Code) }) {
+		// A copy only when some are left out: most conversions accept
+		// none, and their warnings are the caller's to keep.
+		kept = warns[:0:0]
+		for _, w := range warns {
+			if !o.accepted(w.Code) {
+				kept = append(kept, w)
+			}
 		}
 	}
 	if err := o.Check(kept); err != nil {

@@ -112,6 +112,82 @@ func TestTextDeltaTaken(t *testing.T) {
 	}
 }
 
+// FuzzFixedEvent checks readFixed against read: an event it takes is one
+// read reads without error into the same event, its block as startBlock
+// makes it.
+func FuzzFixedEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"ping"}`,
+		`{"type":"message_stop"}` + "\r\n",
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"content_block_stop","index":123456789}`,
+		`{"type":"content_block_stop","index":1234567890}`,
+		`{"type":"content_block_stop","index":01}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}} `,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}}`,
+		`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}`,
+		`{"type":"ping","type":"ping"}`,
+	} {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Add([]byte(`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, depth uint8) {
+		opts := provider.Options{Limits: convo.Limits{MaxDepth: int(depth % 4)}}
+		fast := Messages().NewAccumulator(opts).(*accumulator)
+		var got event
+		if !fast.readFixed(data, &got) {
+			return
+		}
+		slow := Messages().NewAccumulator(opts).(*accumulator)
+		var want event
+		slow.r.Reset(data, slow.lim.MaxDepth)
+		if err := slow.read(&want); err != nil {
+			t.Fatalf("readFixed took %q, which read rejects: %v", data, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: readFixed read\n%+v\nread read\n%+v", data, got, want)
+		}
+		if got.block != nil && !reflect.DeepEqual(*got.block, *want.block) {
+			t.Fatalf("%q: readFixed's block\n%+v\nread's\n%+v", data, *got.block, *want.block)
+		}
+	})
+}
+
+// TestFixedTaken checks readFixed against read on every event of the
+// recorded streams, and that it takes their pings, stops and empty text
+// and thinking blocks' starts.
+func TestFixedTaken(t *testing.T) {
+	taken := map[string]int{}
+	for _, name := range codectest.Files(t, "testdata/reply/*.sse") {
+		for _, data := range codectest.SSEData(codectest.ReadFile(t, name)) {
+			a := Messages().NewAccumulator(provider.Options{}).(*accumulator)
+			var got event
+			if !a.readFixed(data, &got) {
+				if bytes.Contains(data, []byte(`"content_block_stop"`)) || bytes.Contains(data, []byte(`{"type":"ping"}`)) {
+					t.Errorf("%s: readFixed left %s", name, data)
+				}
+				continue
+			}
+			taken[got.typ]++
+			b := Messages().NewAccumulator(provider.Options{}).(*accumulator)
+			var want event
+			b.r.Reset(data, b.lim.MaxDepth)
+			if err := b.read(&want); err != nil {
+				t.Fatalf("%s: readFixed took %s, which read rejects: %v", name, data, err)
+			}
+			if !reflect.DeepEqual(got, want) || got.block != nil && !reflect.DeepEqual(*got.block, *want.block) {
+				t.Errorf("%s: %s: readFixed read\n%+v\nread read\n%+v", name, data, got, want)
+			}
+		}
+	}
+	for _, typ := range []string{"ping", "message_stop", "content_block_stop", "content_block_start"} {
+		if taken[typ] == 0 {
+			t.Errorf("no %s event taken: %v", typ, taken)
+		}
+	}
+}
+
 // TestRawAsReadRaw checks that the accumulator's raw reads member values
 // as jsonx.Reader.ReadRaw does, byte for byte (a compact value exactly as
 // written, escapes included), and that values kept in a shared chunk stay

@@ -553,6 +553,9 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 	r, warns := f.settle(r)
 	e := &ReqEnc{R: r, Own: own, Target: f.Name, Provider: f.Provider}
 	e.O = NewObj(slices.Grow(dst, settingsSize(r, f.Provider)))
+	// Room for the keys of a request's members at once (a dozen or so),
+	// rather than grown one by one.
+	e.O.keys = make([]string, 0, 16)
 	var carried Field
 	write := func(s *Setting) error {
 		carried |= s.Fields
@@ -582,6 +585,23 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 		}
 	}
 	f.warnDropped(e, carried|f.Carried)
+	// Without native members (most requests translated from another
+	// format) nothing is left to write or warn about.
+	if len(r.Native) > 0 {
+		if err := f.appendNative(e, own); err != nil {
+			return nil, e.Warns, err
+		}
+	}
+	warns, err = opts.Finish(e.Warns)
+	if err != nil {
+		return nil, warns, err
+	}
+	return e.O.Close(), warns, nil
+}
+
+// appendNative writes the request's native members that no setting
+// handled, and warns about those it cannot send.
+func (f *Format) appendNative(e *ReqEnc, own Members) error {
 	// Native members named like a setting were handled with it (room for
 	// them, and the API key's, at once: the settings are a few dozen).
 	e.O.handled = slices.Grow(e.O.handled, len(f.Settings)+1)
@@ -600,14 +620,7 @@ func (f *Format) appendRequest(dst []byte, r *provider.Request, opts provider.Op
 		}
 	}
 	e.O.handled = append(e.O.handled, APIKey)
-	if err := e.O.Native(r.Native, f.Provider, "native", &e.Warns); err != nil {
-		return nil, e.Warns, err
-	}
-	warns, err = opts.Finish(e.Warns)
-	if err != nil {
-		return nil, warns, err
-	}
-	return e.O.Close(), warns, nil
+	return e.O.Native(e.R.Native, f.Provider, "native", &e.Warns)
 }
 
 // settle applies the rules every format shares before its settings are
