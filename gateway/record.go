@@ -55,18 +55,44 @@ func recordMeta(fp, response string, settings json.RawMessage) json.RawMessage {
 	if fp == "" && response == "" && settings == nil {
 		return nil
 	}
-	m := map[string]any{}
+	// The bytes json.Marshal gives the map of these members (its keys
+	// sorted, as they are written here), without its reflection: the
+	// writer builds one for every exchange. settings is json.Marshal's
+	// own output (settingsMeta), compact and escaped as Marshal would
+	// write it again.
+	meta := make([]byte, 0, 64+len(fp)+len(response)+len(settings))
+	meta = append(meta, '{')
 	if fp != "" {
-		m[metaKey] = fp
+		meta = appendMetaString(append(meta, `"`+metaKey+`":`...), fp)
 	}
 	if response != "" {
-		m[responseKey] = response
+		if len(meta) > 1 {
+			meta = append(meta, ',')
+		}
+		meta = appendMetaString(append(meta, `"`+responseKey+`":`...), response)
 	}
 	if settings != nil {
-		m[RequestMeta] = settings
+		if len(meta) > 1 {
+			meta = append(meta, ',')
+		}
+		meta = append(append(meta, `"`+RequestMeta+`":`...), settings...)
 	}
-	meta, _ := json.Marshal(m) // strings and valid JSON cannot fail
-	return meta
+	return append(meta, '}')
+}
+
+// appendMetaString appends s as json.Marshal writes it: as it is when it
+// is printable ASCII that Marshal escapes nothing of (a fingerprint, an
+// OpenAI response id), by Marshal otherwise.
+func appendMetaString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string cannot fail
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // settingsOf is what of a request is recorded under RequestMeta, or nil
