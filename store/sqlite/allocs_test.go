@@ -18,10 +18,11 @@ import (
 // rowid bound, one UPDATE of a continued conversation's row; 143 and 179
 // on 5 December, 252 and 239 through sql.Tx and with a savepoint a write);
 // 113 and 169 once a new conversation's metadata was no longer checked
-// and compacted twice (backend.PrepareWrite).
+// and compacted twice (backend.PrepareWrite); 111 and 167 once a decoded
+// message's parts stack was pooled (convo.UnmarshalMessage).
 const (
-	maxCreateAllocs   = 114
-	maxContinueAllocs = 172
+	maxCreateAllocs   = 112
+	maxContinueAllocs = 170
 )
 
 // TestBatchAllocs counts what the store allocates to write what convo
