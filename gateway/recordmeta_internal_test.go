@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/convo-go/convo/provider"
@@ -73,4 +75,56 @@ func FuzzRecordMeta(f *testing.F) {
 			t.Fatalf("recordMeta(%q, %q, %s)\n got %s\nwant %s", fp, response, settings, got, want)
 		}
 	})
+}
+
+// settingsMeta encodes a record's settings as json.Marshal does (nil when
+// too long to record), and encodes the same settings again only when they
+// changed: a request like the last one shares its JSON (the same bytes,
+// not a new encoding).
+func TestSettingsMetaReused(t *testing.T) {
+	temp := 0.5
+	schema := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)
+	tools := func() []provider.Tool {
+		return []provider.Tool{{Name: "get_weather", Description: "Weather <now>", Parameters: append(json.RawMessage(nil), schema...)}}
+	}
+	big := strings.Repeat("k", maxSettingsMeta) // too long to be recorded
+	settings := []*provider.Request{
+		{MaxTokens: 1024},
+		{MaxTokens: 1024},
+		{MaxTokens: 1024, Tools: tools()},
+		{MaxTokens: 1024, Tools: tools()},
+		{MaxTokens: 1024, Tools: tools(), Temperature: &temp},
+		{MaxTokens: 1024, Tools: tools(), Temperature: new(float64)},
+		{MaxTokens: 1024},
+		{MaxTokens: 2048},
+		{MaxTokens: 1024, Stop: []string{}},
+		{MaxTokens: 1024, Stop: nil},
+		{MaxTokens: 1024, CacheKey: big},
+		{MaxTokens: 1024, CacheKey: big},
+		{MaxTokens: 1024, Stop: nil},
+	}
+	rc := &recorder{}
+	var last json.RawMessage
+	for i, s := range settings {
+		got := rc.settingsMeta(&record{settings: s})
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) > maxSettingsMeta {
+			want = nil
+		}
+		if !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Errorf("settings %d: %.80s, want %.80s", i, got, want)
+		}
+		same := i > 0 && reflect.DeepEqual(s, settings[i-1])
+		if want == nil {
+			last = nil
+			continue
+		}
+		if shared := last != nil && len(got) > 0 && &got[0] == &last[0]; shared != same {
+			t.Errorf("settings %d: JSON shared with the last's %v, want %v", i, shared, same)
+		}
+		last = got
+	}
 }
