@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -165,8 +166,11 @@ func UnmarshalMessage(data []byte) (Message, error) {
 	if int64(len(data)) > DefaultLimits.MaxBytes {
 		return m, fmt.Errorf("message of more than %d bytes: %w", DefaultLimits.MaxBytes, jsonx.ErrTooLarge)
 	}
-	d := decoder{r: jsonx.NewReader(data, DefaultLimits.MaxDepth), single: true}
-	if err := d.message(&m); err != nil {
+	sp := partScratch.Get().(*[]Part)
+	d := decoder{r: jsonx.NewReader(data, DefaultLimits.MaxDepth), single: true, scratch: *sp}
+	err := d.message(&m)
+	putPartScratch(sp, d.scratch)
+	if err != nil {
 		return Message{}, err
 	}
 	return m, d.r.ExpectEnd()
@@ -189,6 +193,27 @@ func unmarshalMessageLent(data []byte, into any) error {
 		return err
 	}
 	return d.r.ExpectEnd()
+}
+
+// partScratch holds the parts stacks of single messages' decoders: a
+// store decodes every message it writes, and a stack grown anew for each
+// (a Part is hundreds of bytes, and the stack doubles from one) was a
+// tenth of what recording an exchange allocated.
+var partScratch = sync.Pool{New: func() any { return new([]Part) }}
+
+// maxPooledScratch is the most parts a pooled stack keeps room for: a
+// rare message with thousands is not kept alive by the pool.
+const maxPooledScratch = 64
+
+// putPartScratch gives s, the stack a decoder grew from *sp, back to the
+// pool, cleared so that it holds on to none of the decoded strings.
+func putPartScratch(sp *[]Part, s []Part) {
+	if cap(s) > maxPooledScratch {
+		return
+	}
+	clear(s[:cap(s)])
+	*sp = s[:0]
+	partScratch.Put(sp)
 }
 
 // UnmarshalJSON decodes one canonical message object.

@@ -2,6 +2,7 @@ package convo_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -135,5 +136,44 @@ func TestUnmarshalLongAndEmptyValues(t *testing.T) {
 	}
 	if !got.Equal(want) || got[1].Parts[0].Data != long {
 		t.Fatal("long values did not survive")
+	}
+}
+
+// UnmarshalMessage, which a store runs on every message it writes, grows
+// no parts stack of its own: a message of four parts (one a tool result
+// holding two) allocates 8 times, not 12 as when each call grew a stack
+// of its own. Messages decoded one after another share nothing.
+func TestUnmarshalMessageAllocs(t *testing.T) {
+	m := convo.Message{Role: convo.RoleAssistant, Origin: &convo.Origin{Provider: "anthropic", Model: "claude"}, Usage: &convo.Usage{Input: 3, Output: 7},
+		Parts: []convo.Part{
+			{Type: convo.TypeReasoning, Text: "thinking it over", Signature: "c2ln"},
+			convo.Text("It is 18 °C."),
+			convo.ToolCall("call_1", "get_weather", json.RawMessage(`{"city":"Paris"}`)),
+			{Type: convo.TypeToolResult, ID: "call_0", Name: "f", Parts: []convo.Part{convo.Text("a"), convo.Text("b")}},
+		}}
+	body, err := convo.AppendMessage(nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := convo.UnmarshalMessage(body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("%.0f allocations", allocs)
+	if allocs > 9 {
+		t.Errorf("%.0f allocations to decode a message of four parts, more than 9", allocs)
+	}
+	a, err := convo.UnmarshalMessage(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := convo.UnmarshalMessage(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Parts[0].Text, b.Parts[3].Parts[1].Text = "changed", "changed"
+	if !a.Equal(m) || a.Parts[0].Text != "thinking it over" || a.Parts[3].Parts[1].Text != "b" {
+		t.Fatalf("decoded %+v, want %+v", a, m)
 	}
 }

@@ -16,10 +16,13 @@ import (
 // one that continues it. Measured 115 and 169 (6 December 2026: the new
 // conversation inserted without asking for it first, the search index's
 // rowid bound, one UPDATE of a continued conversation's row; 143 and 179
-// on 5 December, 252 and 239 through sql.Tx and with a savepoint a write).
+// on 5 December, 252 and 239 through sql.Tx and with a savepoint a write);
+// 113 and 169 once a new conversation's metadata was no longer checked
+// and compacted twice (backend.PrepareWrite); 111 and 167 once a decoded
+// message's parts stack was pooled (convo.UnmarshalMessage).
 const (
-	maxCreateAllocs   = 125
-	maxContinueAllocs = 180
+	maxCreateAllocs   = 112
+	maxContinueAllocs = 170
 )
 
 // TestBatchAllocs counts what the store allocates to write what convo

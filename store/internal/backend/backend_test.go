@@ -365,3 +365,26 @@ func TestNeedle(t *testing.T) {
 		t.Error("no filter has a needle")
 	}
 }
+
+// TestPrepareWriteMeta: a write that creates its conversation takes the
+// metadata NewConversation checked, which must be what Meta gives it, as
+// for a write that continues one.
+func TestPrepareWriteMeta(t *testing.T) {
+	for _, raw := range []string{"", "null", " null ", "{}", ` { "a" : [1, 2] , "b":"\u003c" } `, `{"convo_gateway_fingerprint":"x"}`, "[1]", "{", `{"a":"\u0000"}`} {
+		var meta json.RawMessage
+		if raw != "" {
+			meta = json.RawMessage(raw)
+		}
+		want, clear, werr := Meta(meta)
+		for _, create := range []bool{true, false} {
+			w, err := PrepareWrite(0, store.Write{Tenant: "t", ID: "c1", Create: create, Meta: meta})
+			if (err != nil) != (werr != nil) {
+				t.Errorf("%q, create %v: error %v, Meta's %v", raw, create, err, werr)
+				continue
+			}
+			if err == nil && (string(w.Meta) != string(want) || (w.Meta == nil) != (want == nil) || w.ClearMeta != clear) {
+				t.Errorf("%q, create %v: meta %q clear %v, want %q %v", raw, create, w.Meta, w.ClearMeta, want, clear)
+			}
+		}
+	}
+}

@@ -47,7 +47,11 @@ func PrepareWrite(i int, sw store.Write) (Write, error) {
 	} else if !Findable(sw.Tenant, sw.ID) {
 		return w, fmt.Errorf("writes[%d]: conversation %q: %w", i, sw.ID, store.ErrNotFound)
 	}
-	if w.Meta, w.ClearMeta, err = Meta(sw.Meta); err != nil {
+	if w.New.Meta != nil {
+		// NewConversation checked and compacted it already: Meta of
+		// metadata that is not null gives the same, clearing nothing.
+		w.Meta = w.New.Meta
+	} else if w.Meta, w.ClearMeta, err = Meta(sw.Meta); err != nil {
 		return w, fmt.Errorf("writes[%d]: %w", i, err)
 	}
 	if w.H, w.Rows, err = Encode(sw.Messages); err != nil {
