@@ -211,13 +211,15 @@ func (e *encoder) citation(c *Citation) error {
 			return err
 		}
 	}
-	if c.Kind == CiteDocument {
+	// A source or range the decoder read is written whatever the kind or
+	// unit, so that no document that reads is changed by a round trip.
+	if c.Kind == CiteDocument || c.Source != 0 {
 		e.buf = jsonx.AppendInt(jsonx.AppendKey(e.buf, "source"), int64(c.Source))
 	}
-	if c.Unit != "" {
-		if err := e.str("unit", c.Unit); err != nil {
-			return err
-		}
+	if err := e.str("unit", c.Unit); err != nil {
+		return err
+	}
+	if c.Unit != "" || c.Start != 0 || c.End != 0 {
 		e.buf = jsonx.AppendInt(jsonx.AppendKey(e.buf, "start"), int64(c.Start))
 		e.buf = jsonx.AppendInt(jsonx.AppendKey(e.buf, "end"), int64(c.End))
 	}

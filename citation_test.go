@@ -62,6 +62,9 @@ func TestCitationsRoundTrip(t *testing.T) {
 		{Kind: convo.CiteDocument, Source: 2, Title: "doc", URL: "u", Unit: convo.UnitChar, Start: 0, End: 20, Text: "The grass",
 			Native: convo.Native{"anthropic": []byte(`{"file_id":null}`)}},
 		{Kind: convo.CiteFile, FileID: "file-1", Span: &convo.Span{Start: 0, End: 0}, Extra: convo.Fields{{Key: "x", Value: []byte(`1`)}}},
+		// A range without its unit, a source on another kind: kept as
+		// read (found by FuzzUnmarshal: both were dropped by Marshal).
+		{Kind: convo.CiteURL, URL: "https://e.example", Source: 1, End: 1},
 	}
 	h := convo.History{convo.User("q"), convo.Assistant("", p)}
 	b, err := convo.Marshal(h)
