@@ -34,7 +34,7 @@ func (s signalWrites) Batch(_ context.Context, writes []store.Write) []store.Wri
 // Bounds of TestRecordingAllocs, a little above what was measured on
 // 2026-12-06 (linux/amd64): 204 allocations for a recorded pass-through
 // exchange, the handler's and the recorder's together (httptest's request
-// and recorder included; 270 on 2026-12-05), 111 for the same exchange
+// and recorder included; 270 on 2026-12-05), 112 for the same exchange
 // with Convo-Record: off (113 while its reply was still copied), and 235
 // for an OpenAI Chat client's exchange translated to the Anthropic
 // upstream and recorded (259 before the translated stream's deltas had
