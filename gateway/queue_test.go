@@ -98,10 +98,15 @@ func TestQueueDecodedWhenPressed(t *testing.T) {
 	if st := rg.gw.Stats(); st.Recorded != n || st.Dropped != 0 || st.Failed != 0 {
 		t.Fatalf("stats %+v, want %d recorded", st, n)
 	}
-	for _, conv := range convs {
+	for i, conv := range convs {
 		h, _, err := rg.st.Load(context.Background(), tenant, conv, 0)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The question too: a pressed queue keeps a short request's bytes,
+		// which the writer reads again (compact).
+		if len(h) != 2 || h[0].Role != convo.RoleUser || h[0].Text() != "hi "+strconv.Itoa(i) {
+			t.Fatalf("%s: %d messages, the first %s %q, want the question", conv, len(h), h[0].Role, h[0].Text())
 		}
 		if m := h[len(h)-1]; m.Role != convo.RoleAssistant || m.Text() != strings.Repeat("hi ", 500) {
 			t.Fatalf("%s: last message %s %q, want the reply of the 500 deltas", conv, m.Role, m.Text())
