@@ -148,16 +148,7 @@ func TestUnrecordedReplyNotKept(t *testing.T) {
 	long := append(append(append([]byte(nil), data[:end]...), bytes.Repeat(ping, (128<<10)/len(ping))...), data[end:]...)
 	gw := replayGateway(t, long, openStore(t), 0)
 	body := []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
-	serve := func() {
-		req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
-		req.Header.Set("X-Api-Key", token)
-		req.Header.Set("Convo-Record", "off")
-		w := &discardWriter{h: http.Header{}}
-		gw.ServeHTTP(w, req)
-		if w.code != 200 || w.n != len(long) {
-			t.Fatalf("status %d, %d bytes of %d", w.code, w.n, len(long))
-		}
-	}
+	serve := func() { serveUnrecorded(t, gw, body, len(long)) }
 	serve() // warm: the first exchange fills pools and caches
 	const runs = 20
 	var before, after runtime.MemStats
@@ -170,6 +161,22 @@ func TestUnrecordedReplyNotKept(t *testing.T) {
 	t.Logf("%d bytes allocated an exchange for a reply of %d", per, len(long))
 	if per > len(long)/4 {
 		t.Errorf("%d bytes allocated an exchange with Convo-Record: off for a reply of %d: the reply is kept", per, len(long))
+	}
+}
+
+// serveUnrecorded sends body to h as an Anthropic client's streamed
+// request with Convo-Record: off, and fails unless h answers 200 with n
+// bytes.
+func serveUnrecorded(tb testing.TB, h http.Handler, body []byte, n int) {
+	tb.Helper()
+	req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", token)
+	req.Header.Set("Convo-Record", "off")
+	w := &discardWriter{h: http.Header{}}
+	h.ServeHTTP(w, req)
+	if w.code != 200 || w.n != n {
+		tb.Fatalf("status %d, %d bytes of %d", w.code, w.n, n)
 	}
 }
 

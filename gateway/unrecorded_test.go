@@ -1,9 +1,7 @@
 package gateway_test
 
 import (
-	"bytes"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -35,15 +33,7 @@ func BenchmarkUnrecorded(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cputime.Process()
 			for range b.N {
-				req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("X-Api-Key", token)
-				req.Header.Set("Convo-Record", "off")
-				w := &discardWriter{h: http.Header{}}
-				h.ServeHTTP(w, req)
-				if w.code != 200 || w.n != len(data) {
-					b.Fatalf("status %d, %d bytes of %d", w.code, w.n, len(data))
-				}
+				serveUnrecorded(b, h, body, len(data))
 			}
 			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
