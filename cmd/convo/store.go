@@ -113,10 +113,8 @@ func (f storeFlags) openExisting() (context.Context, store.Store, func(), error)
 
 // sqlitePath is the file of a SQLite data source name (backends.Open).
 func sqlitePath(dsn string) (string, bool) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return "", false
-	}
-	return strings.TrimPrefix(dsn, "sqlite:"), true
+	path, _, ok, err := backends.SQLite(dsn)
+	return path, ok && err == nil
 }
 
 // metaJSON checks a --meta flag: empty is none.

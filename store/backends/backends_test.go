@@ -70,3 +70,43 @@ func TestOpenPostgresPartitioned(t *testing.T) {
 		t.Fatalf("Partitions %d %v, want 3", n, err)
 	}
 }
+
+func TestSQLiteDSN(t *testing.T) {
+	for _, c := range []struct {
+		dsn, path string
+		o         sqlite.Options
+		ok        bool
+	}{
+		{"a.db", "a.db", sqlite.Options{}, true},
+		{"sqlite:a.db", "a.db", sqlite.Options{}, true},
+		{"sqlite:a.db?synchronous=normal", "a.db", sqlite.Options{Synchronous: "normal"}, true},
+		{"sqlite:/d/a.db?", "/d/a.db", sqlite.Options{}, true},
+		{"/d/a?b.db", "/d/a?b.db", sqlite.Options{}, true}, // a plain path is taken whole
+		{"postgres://h/db?synchronous=normal", "", sqlite.Options{}, false},
+	} {
+		path, o, ok, err := SQLite(c.dsn)
+		if err != nil || path != c.path || o != c.o || ok != c.ok {
+			t.Errorf("SQLite(%q) = %q, %+v, %v, %v; want %q, %+v, %v", c.dsn, path, o, ok, err, c.path, c.o, c.ok)
+		}
+	}
+	for _, dsn := range []string{"sqlite:a.db?sync=normal", "sqlite:a.db?synchronous=normal&synchronous=full", "sqlite:a.db?%zz"} {
+		if _, _, _, err := SQLite(dsn); err == nil || !strings.Contains(err.Error(), "a.db") {
+			t.Errorf("SQLite(%q): %v, want an error naming it", dsn, err)
+		}
+	}
+	// Open takes the file without its parameters, and SQLite's own check
+	// of the setting.
+	dir := t.TempDir()
+	s, err := Open(t.Context(), "sqlite:"+filepath.Join(dir, "n.db")+"?synchronous=normal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(filepath.Join(dir, "n.db")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(t.Context(), "sqlite:"+filepath.Join(dir, "o.db")+"?synchronous=off"); err == nil {
+		s.Close()
+		t.Error("synchronous=off accepted")
+	}
+}
