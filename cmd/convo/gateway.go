@@ -215,10 +215,11 @@ func spoolPath(flag, db string) string {
 		return ""
 	case flag != "":
 		return flag
-	case strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://"):
-		return "convo-gateway.spool"
 	}
-	return strings.TrimPrefix(db, "sqlite:") + ".spool"
+	if path, ok := sqlitePath(db); ok {
+		return path + ".spool"
+	}
+	return "convo-gateway.spool"
 }
 
 // bedrockSigner signs Bedrock requests with AWS SigV4 using the AWS SDK's

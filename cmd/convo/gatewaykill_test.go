@@ -28,6 +28,7 @@ func TestSpoolPath(t *testing.T) {
 	for _, c := range []struct{ flag, db, want string }{
 		{"", "convo.db", "convo.db.spool"},
 		{"", "sqlite:/var/lib/c.db", "/var/lib/c.db.spool"},
+		{"", "sqlite:/var/lib/c.db?synchronous=normal", "/var/lib/c.db.spool"},
 		{"", "postgres://h/db", "convo-gateway.spool"},
 		{"/spool", "convo.db", "/spool"},
 		{"off", "convo.db", ""},
