@@ -67,7 +67,7 @@ func runGateway(e *env, args []string) error {
 func parseGateway(e *env, args []string) (gatewayConfig, error) {
 	fs := flags(e, "gateway")
 	addr := fs.String("addr", "127.0.0.1:8787", "listen on `ADDR` (host:port)")
-	db := fs.String("db", e.envOr("CONVO_DB", backends.DefaultDSN), "the store: a SQLite `FILE`, or a postgres:// URL ($CONVO_DB when set)")
+	db := fs.String("db", e.envOr("CONVO_DB", backends.DefaultDSN), "the store: a SQLite `FILE` (sqlite:FILE?synchronous=normal skips the fsync of each commit), or a postgres:// URL ($CONVO_DB when set)")
 	tokens := fs.String("tokens", "", "gateway tokens from `FILE`: \"TOKEN TENANT\" a line, as convo serve (default: $CONVO_TOKENS)")
 	anonymous := fs.Bool("allow-anonymous", false, "without tokens, listen on a non-loopback ADDR too (a container's): whoever reaches it uses the upstreams' keys")
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "refuse request bodies larger than `N` bytes")
