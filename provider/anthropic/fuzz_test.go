@@ -68,21 +68,28 @@ func FuzzTextDelta(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fast := Messages().NewAccumulator(provider.Options{}).(*accumulator)
-		var got event
-		if !fast.readTextDelta(data, &got) {
-			return
-		}
-		slow := Messages().NewAccumulator(provider.Options{}).(*accumulator)
-		var want event
-		slow.r.Reset(data, slow.lim.MaxDepth)
-		if err := slow.read(&want); err != nil {
-			t.Fatalf("readTextDelta took %q, which read rejects: %v", data, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: readTextDelta read\n%+v\nread read\n%+v", data, got, want)
-		}
+		readAsRead(t, "readTextDelta", (*accumulator).readTextDelta, provider.Options{}, data)
 	})
+}
+
+// readAsRead checks a fast path of the accumulator's reading against
+// read: an event fast takes is one read reads without error into the same
+// event (its block included: DeepEqual follows the pointer).
+func readAsRead(t *testing.T, name string, fast func(*accumulator, []byte, *event) bool, opts provider.Options, data []byte) {
+	t.Helper()
+	var got event
+	if !fast(Messages().NewAccumulator(opts).(*accumulator), data, &got) {
+		return
+	}
+	slow := Messages().NewAccumulator(opts).(*accumulator)
+	var want event
+	slow.r.Reset(data, slow.lim.MaxDepth)
+	if err := slow.read(&want); err != nil {
+		t.Fatalf("%s took %q, which read rejects: %v", name, data, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: %s read\n%+v\nread read\n%+v", data, name, got, want)
+	}
 }
 
 // TestTextDeltaTaken checks that readTextDelta takes the recorded
@@ -134,23 +141,7 @@ func FuzzFixedEvent(f *testing.F) {
 	f.Add([]byte(`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`), uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, depth uint8) {
 		opts := provider.Options{Limits: convo.Limits{MaxDepth: int(depth % 4)}}
-		fast := Messages().NewAccumulator(opts).(*accumulator)
-		var got event
-		if !fast.readFixed(data, &got) {
-			return
-		}
-		slow := Messages().NewAccumulator(opts).(*accumulator)
-		var want event
-		slow.r.Reset(data, slow.lim.MaxDepth)
-		if err := slow.read(&want); err != nil {
-			t.Fatalf("readFixed took %q, which read rejects: %v", data, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: readFixed read\n%+v\nread read\n%+v", data, got, want)
-		}
-		if got.block != nil && !reflect.DeepEqual(*got.block, *want.block) {
-			t.Fatalf("%q: readFixed's block\n%+v\nread's\n%+v", data, *got.block, *want.block)
-		}
+		readAsRead(t, "readFixed", (*accumulator).readFixed, opts, data)
 	})
 }
 

@@ -144,14 +144,16 @@ func TestNewerSchema(t *testing.T) {
 	}
 }
 
-// TestV1Fixture opens a database written by schema version 1, kept in
-// testdata, so that a later migration that cannot read old files fails here.
-func TestV1Fixture(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("testdata", "v1.db"))
+// openFixture opens a copy of the database testdata/NAME.db, closed when
+// the test ends, after checking that its conversation NAME of tenant
+// "fixture" exports as testdata/NAME.json holds.
+func openFixture(t *testing.T, name string) *sqlite.Store {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", name+".db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "v1.db")
+	path := filepath.Join(t.TempDir(), name+".db")
 	if err := os.WriteFile(path, src, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -159,18 +161,25 @@ func TestV1Fixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	want, err := os.ReadFile(filepath.Join("testdata", "v1.json"))
+	t.Cleanup(func() { s.Close() })
+	want, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got strings.Builder
-	if err := store.Export(t.Context(), s, "fixture", "v1", &got, false); err != nil {
+	if err := store.Export(t.Context(), s, "fixture", name, &got, false); err != nil {
 		t.Fatal(err)
 	}
 	if got.String() != string(want) {
-		t.Fatalf("v1 fixture:\ngot  %s\nwant %s", got.String(), want)
+		t.Fatalf("%s fixture:\ngot  %s\nwant %s", name, got.String(), want)
 	}
+	return s
+}
+
+// TestV1Fixture opens a database written by schema version 1, kept in
+// testdata, so that a later migration that cannot read old files fails here.
+func TestV1Fixture(t *testing.T) {
+	s := openFixture(t, "v1")
 	c, err := s.Get(t.Context(), "fixture", "v1")
 	if err != nil || c.Title != "fixture" || string(c.Meta) != `{"schema":1}` {
 		t.Fatalf("v1 description: %+v %v", c, err)
@@ -189,32 +198,9 @@ func TestV1Fixture(t *testing.T) {
 // Batch): the messages, the search index and the index of metadata read
 // back as they were written, and new writes join them.
 func TestV6Fixture(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("testdata", "v6.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "v6.db")
-	if err := os.WriteFile(path, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := sqlite.Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openFixture(t, "v6")
 	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 6 {
 		t.Fatalf("schema version %d %v", v, err)
-	}
-	want, err := os.ReadFile(filepath.Join("testdata", "v6.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got strings.Builder
-	if err := store.Export(t.Context(), s, "fixture", "v6", &got, false); err != nil {
-		t.Fatal(err)
-	}
-	if got.String() != string(want) {
-		t.Fatalf("v6 fixture:\ngot  %s\nwant %s", got.String(), want)
 	}
 	for word, want := range map[string]string{"umbrella": "v6/m4", "umbrellas": "other", "photo": "v6/m1", "forecast": "v6/m2", "afternoon": "v6/m4"} {
 		hits, _, err := s.Search(t.Context(), "fixture", word, store.SearchOptions{})
