@@ -8,18 +8,11 @@ import (
 )
 
 // plain returns the length of the plain string at the start of b: the
-// bytes before its closing quote, printable ASCII without a quote or a
-// backslash (ids, names, model names and stop reasons as Anthropic writes
-// them), which read reads as they are. It stops at the first other byte,
-// which the caller checks is the quote.
-func plain(b []byte) int {
-	for i, c := range b {
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return len(b)
-}
+// bytes before its closing quote, ASCII without a control character, a
+// quote or a backslash (ids, names, model names and stop reasons as
+// Anthropic writes them), which read reads as they are. It stops at the
+// first other byte, which the caller checks is the quote.
+func plain(b []byte) int { return jsonx.PlainPrefix(b) }
 
 // flat reads the JSON of an event written as Anthropic writes the heads of
 // its messages: no white space but before the event's closing brace, keys and strings plain (see plain), numbers
@@ -99,9 +92,12 @@ func (f *flat) object(fn func(key []byte) bool) bool {
 // pad skips the white space Anthropic pads an event with before its
 // closing brace (see eventBody), when the brace follows it.
 func (f *flat) pad() {
-	rest := bytes.TrimLeft(f.data[f.pos:], " \t\r\n")
-	if len(rest) > 0 && rest[0] == '}' {
-		f.pos = len(f.data) - len(rest)
+	i := f.pos
+	for i < len(f.data) && isSpace(f.data[i]) {
+		i++
+	}
+	if i < len(f.data) && f.data[i] == '}' {
+		f.pos = i
 	}
 }
 
@@ -223,7 +219,7 @@ var (
 // otherwise than a member of the message's head (an error, a block, a
 // delta's piece of text), is left to read.
 func (a *accumulator) readHead(data []byte, e *event) bool {
-	data = bytes.TrimRight(data, " \t\r\n")
+	data = trimSpace(data)
 	if !bytes.HasPrefix(data, messageStart) && !bytes.HasPrefix(data, messageDelta) {
 		return false
 	}
