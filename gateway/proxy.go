@@ -430,6 +430,14 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 	if r, ok := src.(interface{ Release() }); ok {
 		defer r.Release() // its read buffer, for the next exchange's stream
 	}
+	if s, ok := src.(interface{ Share() }); ok {
+		if _, copies := dr.Accumulator().(provider.DataCopier); copies {
+			// Each event read in the reader's own buffer, not a copy:
+			// the accumulator copies what it keeps, and nothing here
+			// keeps an event.
+			s.Share()
+		}
+	}
 	ready, _ := src.(interface{ Ready() bool })
 	// Room for what one event brings and for the end (a DeltaPartEnd a
 	// part, the usage, the finish): grown from nothing, the slice was

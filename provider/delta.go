@@ -121,6 +121,17 @@ type PieceAccumulator interface {
 	AddPiece(ev Event) (Piece, error)
 }
 
+// DataCopier is an Accumulator that keeps nothing of an event's Data once
+// Add (or AddPiece) returns: it copies what it keeps. A stream reader may
+// then give it each event's data in a buffer the next event overwrites
+// (an SSE reader's own), which saves a copy and an allocation an event.
+type DataCopier interface {
+	Accumulator
+	// CopiesData does nothing: an accumulator that has it makes the
+	// promise above.
+	CopiesData()
+}
+
 // Piece is what one event changed in a streamed reply's parts, as a
 // PieceAccumulator reports it.
 type Piece struct {

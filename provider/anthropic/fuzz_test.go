@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -47,6 +48,7 @@ func FuzzAccumulate(f *testing.F) {
 		if _, err := convo.AppendMessage(nil, m); err != nil {
 			t.Fatalf("message does not marshal: %v", err)
 		}
+		foldShared(t, bytes.Split(data, []byte("\n")))
 	})
 }
 
@@ -291,4 +293,56 @@ func TestRawAsReadRaw(t *testing.T) {
 			t.Fatalf("value %d became %s, want %s", i, b, want)
 		}
 	}
+}
+
+// foldShared folds events twice, once each event's data in memory of its
+// own and once in a buffer overwritten as soon as the event is folded, as
+// an SSE reader that shares its buffer (stream.SSE.Share) overwrites it
+// with the next event, and fails on any difference: each event's piece
+// and the snapshot after it, the message, its warnings and error. The
+// accumulator must keep nothing of an event's data but copies.
+func foldShared(t *testing.T, events [][]byte) {
+	t.Helper()
+	own := Messages().NewAccumulator(provider.Options{}).(*accumulator)
+	shared := Messages().NewAccumulator(provider.Options{}).(*accumulator)
+	var buf []byte
+	for i, data := range events {
+		p1, err1 := own.AddPiece(provider.Event{Data: bytes.Clone(data)})
+		buf = append(buf[:0], data...)
+		p2, err2 := shared.AddPiece(provider.Event{Data: buf})
+		for j := range buf {
+			buf[j] = 'x'
+		}
+		if !reflect.DeepEqual(p1, p2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
+			t.Fatalf("event %d (%q): own data %+v, %v; shared %+v, %v", i, data, p1, err1, p2, err2)
+		}
+		if s1, s2 := own.Snapshot(), shared.Snapshot(); !reflect.DeepEqual(s1, s2) {
+			t.Fatalf("after event %d (%q): own data %+v; shared %+v", i, data, s1, s2)
+		}
+		if err1 != nil {
+			break
+		}
+	}
+	m1, w1, err1 := own.Message()
+	m2, w2, err2 := shared.Message()
+	if !reflect.DeepEqual(m1, m2) || !reflect.DeepEqual(w1, w2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
+		t.Fatalf("own data: %+v %v %v\nshared: %+v %v %v", m1, w1, err1, m2, w2, err2)
+	}
+}
+
+// TestSharedData checks, on every recorded stream, that the accumulator
+// folds each event's data in a buffer the next event overwrites as it
+// folds it in memory of its own (see foldShared): ReadStream and the
+// gateway give it events so.
+func TestSharedData(t *testing.T) {
+	n := 0
+	for _, name := range codectest.Files(t, "testdata/reply/*.sse") {
+		foldShared(t, codectest.SSEData(codectest.ReadFile(t, name)))
+		n++
+	}
+	for _, data := range codectest.RecordedEvents(t, "testdata/recorded") {
+		foldShared(t, bytes.Split(data, []byte("\n")))
+		n++
+	}
+	t.Logf("%d streams", n)
 }

@@ -405,5 +405,7 @@ func (messages) ReadStream(r io.Reader, opts provider.Options) (convo.Message, [
 	if err != nil {
 		return convo.Message{}, nil, err
 	}
-	return stream.FeedSSE(r, messages{}.NewAccumulator(opts), false)
+	// The accumulator copies what it keeps: each event is read in the
+	// SSE reader's own buffer.
+	return stream.FeedSSE(r, messages{}.NewAccumulator(opts), true)
 }

@@ -98,6 +98,11 @@ type delta struct {
 	members                                wire.Members // message_delta: stop_reason, …
 }
 
+// CopiesData says the accumulator keeps nothing of an event's data: it
+// copies what it keeps (provider.DataCopier; TestSharedData checks it on
+// every recorded stream, FuzzAccumulate on what it finds).
+func (a *accumulator) CopiesData() {}
+
 func (a *accumulator) warn(format string, args ...any) {
 	a.warns = append(a.warns, provider.Warnf("event "+strconv.Itoa(a.events), format, args...))
 }
