@@ -82,6 +82,7 @@ type Delta struct {
 // still has it.
 type DeltaReader struct {
 	acc     Accumulator
+	pieces  PieceAccumulator // acc, when it is one: asked once, not every event
 	started bool
 	parts   []partSent
 	warns   []Warning
@@ -165,7 +166,10 @@ type Piece struct {
 }
 
 // NewDeltaReader returns a DeltaReader feeding acc.
-func NewDeltaReader(acc Accumulator) *DeltaReader { return &DeltaReader{acc: acc} }
+func NewDeltaReader(acc Accumulator) *DeltaReader {
+	pa, _ := acc.(PieceAccumulator)
+	return &DeltaReader{acc: acc, pieces: pa}
+}
 
 // Accumulator returns the accumulator the reader feeds.
 func (d *DeltaReader) Accumulator() Accumulator { return d.acc }
@@ -173,8 +177,8 @@ func (d *DeltaReader) Accumulator() Accumulator { return d.acc }
 // Add folds ev into the accumulator and appends the deltas it brought to
 // dst. An event the accumulator rejects returns its error and no deltas.
 func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
-	if pa, ok := d.acc.(PieceAccumulator); ok {
-		p, err := pa.AddPiece(ev)
+	if d.pieces != nil {
+		p, err := d.pieces.AddPiece(ev)
 		if err != nil {
 			return dst, err
 		}
@@ -202,8 +206,11 @@ func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
 // ReadCandidates asked for them: what they grew by, or with final (every
 // candidate's final message) the rest of each and its DeltaFinish.
 func (d *DeltaReader) candidates(dst []Delta, final []convo.Message) []Delta {
+	if !d.all {
+		return dst
+	}
 	ca, ok := d.acc.(CandidatesAccumulator)
-	if !d.all || !ok {
+	if !ok {
 		return dst
 	}
 	n := ca.Candidates()
