@@ -14,6 +14,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/catalog"
+	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 )
@@ -430,14 +431,7 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 	if r, ok := src.(interface{ Release() }); ok {
 		defer r.Release() // its read buffer, for the next exchange's stream
 	}
-	if s, ok := src.(interface{ Share() }); ok {
-		if _, copies := dr.Accumulator().(provider.DataCopier); copies {
-			// Each event read in the reader's own buffer, not a copy:
-			// the accumulator copies what it keeps, and nothing here
-			// keeps an event.
-			s.Share()
-		}
-	}
+	share(src, dr.Accumulator())
 	ready, _ := src.(interface{ Ready() bool })
 	// Room for what one event brings and for the end (a DeltaPartEnd a
 	// part, the usage, the finish): grown from nothing, the slice was
@@ -498,6 +492,15 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 		if ms, _, _ := ca.Messages(); len(ms) > 1 {
 			x.rec.cands.others = ms[1:]
 		}
+	}
+}
+
+// share makes src give each event in its reader's own buffer, not a
+// copy, when acc copies what it keeps: translateStream keeps no event.
+func share(src stream.Source, acc provider.Accumulator) {
+	s, ok := src.(interface{ Share() })
+	if _, copies := acc.(provider.DataCopier); ok && copies {
+		s.Share()
 	}
 }
 
