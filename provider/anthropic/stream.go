@@ -386,31 +386,41 @@ var (
 	emptyThinking = []byte(`,"content_block":{"type":"thinking","thinking":"","signature":""}`)
 )
 
-// The start of a tool_use block, around its id and name.
+// The start of a tool_use block, around its id and name, and the caller
+// Anthropic's API adds to a call the model made itself.
 var (
-	toolID   = []byte(`,"content_block":{"type":"tool_use","id":"`)
-	toolName = []byte(`","name":"`)
-	toolEnd  = []byte(`","input":{}}`)
+	toolID       = []byte(`,"content_block":{"type":"tool_use","id":"`)
+	toolName     = []byte(`","name":"`)
+	toolEnd      = []byte(`","input":{}}`)
+	toolDirect   = []byte(`","input":{},"caller":{"type":"direct"}}`)
+	directNative = `{"caller":{"type":"direct"}}` // as blockReader.extras keeps it
 )
 
-// toolStart returns the id and name of a tool_use block's start, rest
-// what follows its index up to the event's closing brace, when it is written exactly as toolID, toolName
-// and toolEnd show it, its id and name plain strings (see plain).
-func toolStart(rest []byte) (id, name string, ok bool) {
-	rest, ok = bytes.CutPrefix(rest, toolID)
+// toolStart returns the part a tool_use block's start begins, rest what
+// follows its index up to the event's closing brace, when it is written
+// exactly as toolID, toolName and toolEnd or toolDirect show it, its id
+// and name plain strings (see plain): a part as startBlock makes it.
+func toolStart(rest []byte) (convo.Part, bool) {
+	rest, ok := bytes.CutPrefix(rest, toolID)
 	if !ok {
-		return "", "", false
+		return convo.Part{}, false
 	}
 	n := plain(rest)
 	if !bytes.HasPrefix(rest[n:], toolName) {
-		return "", "", false
+		return convo.Part{}, false
 	}
-	id, rest = string(rest[:n]), rest[n+len(toolName):]
+	id, rest := string(rest[:n]), rest[n+len(toolName):]
 	n = plain(rest)
-	if !bytes.Equal(rest[n:], toolEnd) {
-		return "", "", false
+	p := convo.Part{Type: convo.TypeToolCall, ID: id, Args: []byte("{}")}
+	switch {
+	case bytes.Equal(rest[n:], toolEnd):
+	case bytes.Equal(rest[n:], toolDirect):
+		p.Native = convo.Native{ProviderID: []byte(directNative)}
+	default:
+		return convo.Part{}, false
 	}
-	return id, string(rest[:n]), true
+	p.Name = string(rest[:n])
+	return p, true
 }
 
 // readFixed reads data into e when it is one of the events above,
@@ -453,11 +463,11 @@ func (a *accumulator) readFixed(data []byte, e *event) bool {
 	case bytes.Equal(rest, emptyThinking):
 		e.block = &sblock{typ: "thinking", part: convo.Part{Type: convo.TypeReasoning, Provider: ProviderID}}
 	default:
-		id, name, ok := toolStart(rest)
+		p, ok := toolStart(rest)
 		if !ok || a.lim.MaxDepth > 0 && a.lim.MaxDepth < 3 {
 			return false // read says its input nests too deep
 		}
-		e.block = newBlock("tool_use", convo.Part{Type: convo.TypeToolCall, ID: id, Name: name, Args: []byte("{}")})
+		e.block = newBlock("tool_use", p)
 	}
 	e.typ, e.index, e.hasIndex = "content_block_start", index, true
 	return true
