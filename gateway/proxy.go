@@ -458,9 +458,12 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 		// What was written goes to the client now, unless the upstream's
 		// next event has already arrived: then it goes with what that
 		// one brings, in one write system call instead of two, and
-		// nothing waits on the network. The first bytes always go at
-		// once.
-		if !out.sent || ready == nil || !ready.Ready() {
+		// nothing waits on the network. The first event's too: as
+		// pass-through's copy sends what one read brought in one
+		// write, events that arrived together go out together (a
+		// write of its own for the first cost one more write system
+		// call an exchange than pass-through's).
+		if ready == nil || !ready.Ready() {
 			out.flush()
 		}
 	}
@@ -511,7 +514,6 @@ type clientWriter struct {
 	w       io.Writer
 	flusher http.Flusher
 	pending bool // written, not flushed
-	sent    bool // flushed at least once
 }
 
 func (c *clientWriter) Write(p []byte) (int, error) {
@@ -523,7 +525,7 @@ func (c *clientWriter) Write(p []byte) (int, error) {
 func (c *clientWriter) flush() {
 	if c.pending && c.flusher != nil {
 		c.flusher.Flush()
-		c.pending, c.sent = false, true
+		c.pending = false
 	}
 }
 
