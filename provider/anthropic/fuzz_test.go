@@ -66,6 +66,10 @@ func FuzzTextDelta(f *testing.F) {
 		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\ud800"}}`,
 		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + "\xff" + `"}}`,
 		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":null}}`,
+		// Padded as Anthropic's API pads its events.
+		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}         }`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":""} }` + "\r\n",
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"} } }`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -137,6 +141,10 @@ func FuzzFixedEvent(f *testing.F) {
 		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{},"caller":{"type":"direct"}}     }`,
 		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"","name":"","input":{},"caller":{"type":"code_execution"}}}`,
 		`{"type":"ping","type":"ping"}`,
+		`{"type": "ping"}`,
+		`{"type":"message_stop"             }`,
+		`{"type":"content_block_stop","index":2   }`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}             }`,
 	} {
 		f.Add([]byte(s), uint8(0))
 	}
