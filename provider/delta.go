@@ -133,6 +133,17 @@ type DataCopier interface {
 	CopiesData()
 }
 
+// Completer is an Accumulator that knows when the reply is whole before
+// its stream ends (Anthropic's message_stop): nothing after that changes
+// the message Message returns, so a reader may end what it makes of the
+// stream then.
+type Completer interface {
+	Accumulator
+	// Complete reports whether the reply is whole: its last event was
+	// folded, and it did not fail.
+	Complete() bool
+}
+
 // Piece is what one event changed in a streamed reply's parts, as a
 // PieceAccumulator reports it.
 type Piece struct {

@@ -103,6 +103,10 @@ type delta struct {
 // every recorded stream, FuzzAccumulate on what it finds).
 func (a *accumulator) CopiesData() {}
 
+// Complete reports whether message_stop was folded (provider.Completer):
+// the accumulator ignores every event after it but pings.
+func (a *accumulator) Complete() bool { return a.stopped && a.err == nil }
+
 func (a *accumulator) warn(format string, args ...any) {
 	a.warns = append(a.warns, provider.Warnf("event "+strconv.Itoa(a.events), format, args...))
 }
