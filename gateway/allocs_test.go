@@ -43,13 +43,16 @@ func (s signalWrites) Batch(_ context.Context, writes []store.Write) []store.Wri
 // exchange took 213 before the conversation's metadata was appended rather
 // than built by json.Marshal of a map and the request's settings were not
 // encoded again when unchanged, and 204 (translated: 235) while the writer
-// read a short request again even when the queue was not pressed. A change
+// read a short request again even when the queue was not pressed. The
+// translated exchange takes 216 since the Anthropic stream's head events
+// are read without the general reader and each event in the SSE reader's
+// own buffer (the recorded one then 182). A change
 // that makes every exchange allocate more fails here; one that makes it
 // allocate less should lower them.
 const (
 	maxRecordedAllocs   = 192
 	maxUnrecordedAllocs = 114
-	maxTranslatedAllocs = 226
+	maxTranslatedAllocs = 219
 )
 
 // TestRecordingAllocs guards the allocations of the recording path, the

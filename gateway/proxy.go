@@ -14,6 +14,7 @@ import (
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/catalog"
+	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
 )
@@ -430,38 +431,11 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 	if r, ok := src.(interface{ Release() }); ok {
 		defer r.Release() // its read buffer, for the next exchange's stream
 	}
-	ready, _ := src.(interface{ Ready() bool })
+	share(src, dr.Accumulator())
 	// Room for what one event brings and for the end (a DeltaPartEnd a
 	// part, the usage, the finish): grown from nothing, the slice was
 	// reallocated four times a stream.
-	deltas := make([]provider.Delta, 0, 8)
-	var werr, serr error
-	for werr == nil {
-		ev, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err == nil {
-			deltas, err = dr.Add(deltas[:0], ev)
-		}
-		if err != nil {
-			serr = err
-			break
-		}
-		for _, d := range deltas {
-			if werr = enc.Write(d); werr != nil {
-				break
-			}
-		}
-		// What was written goes to the client now, unless the upstream's
-		// next event has already arrived: then it goes with what that
-		// one brings, in one write system call instead of two, and
-		// nothing waits on the network. The first bytes always go at
-		// once.
-		if !out.sent || ready == nil || !ready.Ready() {
-			out.flush()
-		}
-	}
+	deltas, werr, serr := relay(src, dr, enc, out, make([]provider.Delta, 0, 8))
 	// The end: the rest of the reply, or the error event of the
 	// client's protocol for a stream that failed or was cut.
 	deltas, m, _, ferr := dr.Finish(deltas[:0])
@@ -471,6 +445,14 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 		}
 	}
 	out.flush()
+	if werr == nil && serr == nil {
+		// A client that leaves once it has the whole reply (openai-go
+		// after [DONE]) cancels the rest of the upstream's stream:
+		// that is not the upstream's failure.
+		if err := drain(src); err != nil && r.Context().Err() == nil {
+			serr = err
+		}
+	}
 	switch {
 	case r.Context().Err() != nil && (werr != nil || serr != nil || ferr != nil):
 		// Only a stream cut short: a client that closes the connection as
@@ -493,6 +475,73 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 	}
 }
 
+// relay reads the upstream's events into dr and writes their deltas to
+// enc until the stream ends, a write to the client fails, or the reply is
+// whole (provider.Completer): then its end goes out with what is
+// pending, in one write, without waiting for the stream's end (see
+// drain). It returns the deltas' slice for the end, and the errors of the
+// client's side and the upstream's.
+func relay(src stream.Source, dr *provider.DeltaReader, enc provider.StreamEncoder, out *clientWriter, deltas []provider.Delta) ([]provider.Delta, error, error) {
+	ready, _ := src.(interface{ Ready() bool })
+	whole, _ := dr.Accumulator().(provider.Completer)
+	var werr error
+	for werr == nil {
+		ev, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			deltas, err = dr.Add(deltas[:0], ev)
+		}
+		if err != nil {
+			return deltas, nil, err
+		}
+		for _, d := range deltas {
+			if werr = enc.Write(d); werr != nil {
+				break
+			}
+		}
+		if whole != nil && whole.Complete() {
+			break
+		}
+		// What was written goes to the client now, unless the upstream's
+		// next event has already arrived: then it goes with what that
+		// one brings, in one write system call instead of two, and
+		// nothing waits on the network. The first event's too: as
+		// pass-through's copy sends what one read brought in one
+		// write, events that arrived together go out together (a
+		// write of its own for the first cost one more write system
+		// call an exchange than pass-through's).
+		if ready == nil || !ready.Ready() {
+			out.flush()
+		}
+	}
+	return deltas, werr, nil
+}
+
+// drain reads the rest of an upstream's stream after the reply it
+// carried was whole: what follows changes nothing in it, but the
+// connection is reused only once the body has been read to its end.
+func drain(src stream.Source) error {
+	for {
+		if _, err := src.Next(); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// share makes src give each event in its reader's own buffer, not a
+// copy, when acc copies what it keeps: translateStream keeps no event.
+func share(src stream.Source, acc provider.Accumulator) {
+	s, ok := src.(interface{ Share() })
+	if _, copies := acc.(provider.DataCopier); ok && copies {
+		s.Share()
+	}
+}
+
 // clientWriter is what a stream encoder writes the client's stream to: it
 // notes whether anything was written since the last flush, so events that
 // bring nothing to send (a ping, a block's end) cost no write system call.
@@ -500,7 +549,6 @@ type clientWriter struct {
 	w       io.Writer
 	flusher http.Flusher
 	pending bool // written, not flushed
-	sent    bool // flushed at least once
 }
 
 func (c *clientWriter) Write(p []byte) (int, error) {
@@ -512,7 +560,7 @@ func (c *clientWriter) Write(p []byte) (int, error) {
 func (c *clientWriter) flush() {
 	if c.pending && c.flusher != nil {
 		c.flusher.Flush()
-		c.pending, c.sent = false, true
+		c.pending = false
 	}
 }
 

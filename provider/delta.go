@@ -82,6 +82,7 @@ type Delta struct {
 // still has it.
 type DeltaReader struct {
 	acc     Accumulator
+	pieces  PieceAccumulator // acc, when it is one: asked once, not every event
 	started bool
 	parts   []partSent
 	warns   []Warning
@@ -121,6 +122,28 @@ type PieceAccumulator interface {
 	AddPiece(ev Event) (Piece, error)
 }
 
+// DataCopier is an Accumulator that keeps nothing of an event's Data once
+// Add (or AddPiece) returns: it copies what it keeps. A stream reader may
+// then give it each event's data in a buffer the next event overwrites
+// (an SSE reader's own), which saves a copy and an allocation an event.
+type DataCopier interface {
+	Accumulator
+	// CopiesData does nothing: an accumulator that has it makes the
+	// promise above.
+	CopiesData()
+}
+
+// Completer is an Accumulator that knows when the reply is whole before
+// its stream ends (Anthropic's message_stop): nothing after that changes
+// the message Message returns, so a reader may end what it makes of the
+// stream then.
+type Completer interface {
+	Accumulator
+	// Complete reports whether the reply is whole: its last event was
+	// folded, and it did not fail.
+	Complete() bool
+}
+
 // Piece is what one event changed in a streamed reply's parts, as a
 // PieceAccumulator reports it.
 type Piece struct {
@@ -154,7 +177,10 @@ type Piece struct {
 }
 
 // NewDeltaReader returns a DeltaReader feeding acc.
-func NewDeltaReader(acc Accumulator) *DeltaReader { return &DeltaReader{acc: acc} }
+func NewDeltaReader(acc Accumulator) *DeltaReader {
+	pa, _ := acc.(PieceAccumulator)
+	return &DeltaReader{acc: acc, pieces: pa}
+}
 
 // Accumulator returns the accumulator the reader feeds.
 func (d *DeltaReader) Accumulator() Accumulator { return d.acc }
@@ -162,8 +188,8 @@ func (d *DeltaReader) Accumulator() Accumulator { return d.acc }
 // Add folds ev into the accumulator and appends the deltas it brought to
 // dst. An event the accumulator rejects returns its error and no deltas.
 func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
-	if pa, ok := d.acc.(PieceAccumulator); ok {
-		p, err := pa.AddPiece(ev)
+	if d.pieces != nil {
+		p, err := d.pieces.AddPiece(ev)
 		if err != nil {
 			return dst, err
 		}
@@ -191,8 +217,11 @@ func (d *DeltaReader) Add(dst []Delta, ev Event) ([]Delta, error) {
 // ReadCandidates asked for them: what they grew by, or with final (every
 // candidate's final message) the rest of each and its DeltaFinish.
 func (d *DeltaReader) candidates(dst []Delta, final []convo.Message) []Delta {
+	if !d.all {
+		return dst
+	}
 	ca, ok := d.acc.(CandidatesAccumulator)
-	if !d.all || !ok {
+	if !ok {
 		return dst
 	}
 	n := ca.Candidates()

@@ -249,3 +249,27 @@ func TestSpecial8First(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainPrefix checks PlainPrefix against a byte-by-byte scan, for
+// strings of every length up to 20 with a special byte at every place.
+func TestPlainPrefix(t *testing.T) {
+	want := func(b []byte) int {
+		for i, c := range b {
+			if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				return i
+			}
+		}
+		return len(b)
+	}
+	for n := range 21 {
+		for _, c := range []byte{0x00, 0x1f, '"', '\\', 0x7f, 0x80, 0xff, 'x'} {
+			for i := range n {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[i] = c
+				if got := PlainPrefix(b); got != want(b) {
+					t.Fatalf("PlainPrefix(%q) = %d, want %d", b, got, want(b))
+				}
+			}
+		}
+	}
+}

@@ -373,6 +373,25 @@ func (r *Reader) readStringInto(out []byte) ([]byte, bool, error) {
 	return nil, false, r.errAt(len(b), "unexpected end of input in string")
 }
 
+// PlainPrefix returns the length of the longest prefix of b that a JSON
+// string holds as it is and a reader returns unchanged: ASCII without
+// control characters, '"' or '\\'. A scanner for strings written
+// without escapes finds their end with it, eight bytes at a time.
+func PlainPrefix(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if m := special8(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			break
+		}
+	}
+	return i
+}
+
 // skipString validates a string without building its value, so skipping
 // or checking JSON with escaped strings allocates nothing.
 func (r *Reader) skipString() error {

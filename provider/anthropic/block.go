@@ -175,65 +175,70 @@ func readName(r *jsonx.Reader) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return nameOf(b), nil
+}
+
+// nameOf returns b as a string, made once for the well-known names.
+func nameOf(b []byte) string {
 	switch string(b) {
 	case "text":
-		return "text", nil
+		return "text"
 	case "image":
-		return "image", nil
+		return "image"
 	case "document":
-		return "document", nil
+		return "document"
 	case "thinking":
-		return "thinking", nil
+		return "thinking"
 	case "redacted_thinking":
-		return "redacted_thinking", nil
+		return "redacted_thinking"
 	case "tool_use":
-		return "tool_use", nil
+		return "tool_use"
 	case "tool_result":
-		return "tool_result", nil
+		return "tool_result"
 	case "base64":
-		return "base64", nil
+		return "base64"
 	case "url":
-		return "url", nil
+		return "url"
 	case "file":
-		return "file", nil
+		return "file"
 	case "user":
-		return "user", nil
+		return "user"
 	case "assistant":
-		return "assistant", nil
+		return "assistant"
 	case "image/png":
-		return "image/png", nil
+		return "image/png"
 	case "image/jpeg":
-		return "image/jpeg", nil
+		return "image/jpeg"
 	case "application/pdf":
-		return "application/pdf", nil
+		return "application/pdf"
 	case "content_block_delta":
-		return "content_block_delta", nil
+		return "content_block_delta"
 	case "content_block_start":
-		return "content_block_start", nil
+		return "content_block_start"
 	case "content_block_stop":
-		return "content_block_stop", nil
+		return "content_block_stop"
 	case "text_delta":
-		return "text_delta", nil
+		return "text_delta"
 	case "input_json_delta":
-		return "input_json_delta", nil
+		return "input_json_delta"
 	case "thinking_delta":
-		return "thinking_delta", nil
+		return "thinking_delta"
 	case "signature_delta":
-		return "signature_delta", nil
+		return "signature_delta"
 	case "message":
-		return "message", nil
+		return "message"
 	case "message_start":
-		return "message_start", nil
+		return "message_start"
 	case "message_delta":
-		return "message_delta", nil
+		return "message_delta"
 	case "message_stop":
-		return "message_stop", nil
+		return "message_stop"
 	case "ping":
-		return "ping", nil
+		return "ping"
 	case "error":
-		return "error", nil
+		return "error"
 	}
-	return string(b), nil
+	return string(b)
 }
 
 // errNotObject is returned for an array element that should be a block.

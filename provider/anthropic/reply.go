@@ -51,8 +51,15 @@ func (d *replyReader) raw() ([]byte, error) {
 	case !compact:
 		// Validated already, to the reader's depth.
 		return jsonx.Compact(span, math.MaxInt32)
-	case len(span) > valsMax:
-		return append(make([]byte, 0, len(span)), span...), nil
+	}
+	return d.keep(span), nil
+}
+
+// keep returns a copy of a compact value: a short one in the chunk of
+// values, a longer one in memory of its own.
+func (d *replyReader) keep(span []byte) []byte {
+	if len(span) > valsMax {
+		return append(make([]byte, 0, len(span)), span...)
 	}
 	if cap(d.vals)-len(d.vals) < len(span) {
 		d.vals = make([]byte, 0, valsChunk)
@@ -61,7 +68,7 @@ func (d *replyReader) raw() ([]byte, error) {
 	d.vals = append(d.vals, span...)
 	// Capped: an append to the value copies it rather than writing over
 	// the next.
-	return d.vals[i:len(d.vals):len(d.vals)], nil
+	return d.vals[i:len(d.vals):len(d.vals)]
 }
 
 // memberKey returns key as a string, made once for the keys of the
@@ -398,5 +405,7 @@ func (messages) ReadStream(r io.Reader, opts provider.Options) (convo.Message, [
 	if err != nil {
 		return convo.Message{}, nil, err
 	}
-	return stream.FeedSSE(r, messages{}.NewAccumulator(opts), false)
+	// The accumulator copies what it keeps: each event is read in the
+	// SSE reader's own buffer.
+	return stream.FeedSSE(r, messages{}.NewAccumulator(opts), true)
 }

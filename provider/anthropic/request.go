@@ -70,10 +70,12 @@ func maxTokensEnc(e *wire.ReqEnc) error {
 	n, budget := pl.maxTokens(e.R)
 	switch {
 	case e.R.MaxTokens != 0:
+	// The two warnings of most translated requests (they set no
+	// max_tokens) are made without fmt.
 	case n == DefaultMaxTokens:
-		e.Warn(provider.CodeSettingMapped, "max_tokens", "anthropic requires max_tokens: %d sent", n)
+		e.WarnMsg(provider.CodeSettingMapped, "max_tokens", "anthropic requires max_tokens: "+strconv.FormatInt(n, 10)+" sent")
 	case int(n) == e.R.Target.MaxOutput:
-		e.Warn(provider.CodeSettingMapped, "max_tokens", "anthropic requires max_tokens: the maximum output of %s, %d, sent", e.R.Target.Name, n)
+		e.WarnMsg(provider.CodeSettingMapped, "max_tokens", "anthropic requires max_tokens: the maximum output of "+e.R.Target.Name+", "+strconv.FormatInt(n, 10)+", sent")
 	default:
 		e.Warn(provider.CodeSettingMapped, "max_tokens", "anthropic requires max_tokens above the thinking budget (%d): %d sent", budget, n)
 	}

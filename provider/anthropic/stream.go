@@ -98,6 +98,15 @@ type delta struct {
 	members                                wire.Members // message_delta: stop_reason, …
 }
 
+// CopiesData says the accumulator keeps nothing of an event's data: it
+// copies what it keeps (provider.DataCopier; TestSharedData checks it on
+// every recorded stream, FuzzAccumulate on what it finds).
+func (a *accumulator) CopiesData() {}
+
+// Complete reports whether message_stop was folded (provider.Completer):
+// the accumulator ignores every event after it but pings.
+func (a *accumulator) Complete() bool { return a.stopped && a.err == nil }
+
 func (a *accumulator) warn(format string, args ...any) {
 	a.warns = append(a.warns, provider.Warnf("event "+strconv.Itoa(a.events), format, args...))
 }
@@ -175,7 +184,7 @@ func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 		return false, a.err
 	}
 	a.events++
-	if !a.readTextDelta(ev.Data, e) && !a.readFixed(ev.Data, e) {
+	if !a.readTextDelta(ev.Data, e) && !a.readFixed(ev.Data, e) && !a.readHead(ev.Data, e) {
 		a.r.Reset(ev.Data, a.lim.MaxDepth)
 		if err := a.read(e); err != nil {
 			return false, fmt.Errorf("anthropic stream: %w", err)
@@ -271,14 +280,19 @@ var (
 // readTextDelta reads data into e when it is a content_block_delta event
 // written exactly as deltaStart and deltaTypes show it, its index a
 // non-negative integer of up to nine digits and its piece a string, and
-// reports whether it was. It reads what read would read from the same
+// reports whether it was (white space before and after its closing brace
+// aside, see eventBody). It reads what read would read from the same
 // data, its piece's string read by the same reader; any other event,
-// however slightly different (members in another order, white space,
-// other members, a piece that is not a valid string), is left to read,
-// and so are its errors.
+// however slightly different (members in another order, other white
+// space, other members, a piece that is not a valid string), is left to
+// read, and so are its errors.
 func (a *accumulator) readTextDelta(data []byte, e *event) bool {
 	if a.lim.MaxDepth > 0 && a.lim.MaxDepth < 2 {
 		return false // read says the event nests too deep
+	}
+	data, ok := eventBody(data)
+	if !ok {
+		return false
 	}
 	rest, ok := bytes.CutPrefix(data, deltaStart)
 	if !ok {
@@ -308,7 +322,7 @@ func (a *accumulator) readTextDelta(data []byte, e *event) bool {
 	// it is the only string read, and delta copies it into its block
 	// before the reader reads again.
 	v, err := r.ReadStringScratch()
-	if err != nil || string(bytes.TrimRight(data[at+r.Offset():], " \t\r\n")) != "}}" {
+	if err != nil || string(data[at+r.Offset():]) != "}" {
 		return false
 	}
 	e.typ, e.index, e.hasIndex = "content_block_delta", index, true
@@ -326,6 +340,30 @@ func (a *accumulator) readTextDelta(data []byte, e *event) bool {
 	return true
 }
 
+// eventBody returns an event's data without its closing brace and the
+// white space around it: Anthropic pads most events with spaces before
+// their closing brace (a stream's length says less about its text), and
+// read skips them as any white space, so the fast paths read the data
+// before them.
+func eventBody(data []byte) ([]byte, bool) {
+	data = trimSpace(data)
+	if len(data) == 0 || data[len(data)-1] != '}' {
+		return nil, false
+	}
+	return trimSpace(data[:len(data)-1]), true
+}
+
+// trimSpace returns data without the JSON white space at its end (as
+// bytes.TrimRight would, without making its set of bytes every event).
+func trimSpace(data []byte) []byte {
+	for len(data) > 0 && isSpace(data[len(data)-1]) {
+		data = data[:len(data)-1]
+	}
+	return data
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
 // readIndex reads the index at the start of rest as read reads it: up
 // to nine digits, no leading zero (so that it fits and is valid JSON).
 func readIndex(rest []byte) (int64, []byte, bool) {
@@ -342,33 +380,74 @@ func readIndex(rest []byte) (int64, []byte, bool) {
 }
 
 // The events with nothing to read but their type and index, and the
-// starts of an empty text or thinking block, as Anthropic writes them,
-// member for member: a quarter of a short stream's events (a tool call's
-// stream: its pings, its blocks' stops and all its starts but the call's).
+// starts of an empty text or thinking block and of a tool call (toolStart),
+// as Anthropic writes them, member for member: a third of a short stream's
+// events (a tool call's stream: its pings, its blocks' starts and stops).
 var (
 	blockStart    = []byte(`{"type":"content_block_start","index":`)
 	blockStop     = []byte(`{"type":"content_block_stop","index":`)
-	emptyText     = []byte(`,"content_block":{"type":"text","text":""}}`)
-	emptyThinking = []byte(`,"content_block":{"type":"thinking","thinking":"","signature":""}}`)
+	emptyText     = []byte(`,"content_block":{"type":"text","text":""}`)
+	emptyThinking = []byte(`,"content_block":{"type":"thinking","thinking":"","signature":""}`)
 )
 
+// The start of a tool_use block, around its id and name, and the caller
+// Anthropic's API adds to a call the model made itself.
+var (
+	toolID       = []byte(`,"content_block":{"type":"tool_use","id":"`)
+	toolName     = []byte(`","name":"`)
+	toolEnd      = []byte(`","input":{}}`)
+	toolDirect   = []byte(`","input":{},"caller":{"type":"direct"}}`)
+	directNative = `{"caller":{"type":"direct"}}` // as blockReader.extras keeps it
+)
+
+// toolStart returns the part a tool_use block's start begins, rest what
+// follows its index up to the event's closing brace, when it is written
+// exactly as toolID, toolName and toolEnd or toolDirect show it, its id
+// and name plain strings (see plain): a part as startBlock makes it.
+func toolStart(rest []byte) (convo.Part, bool) {
+	rest, ok := bytes.CutPrefix(rest, toolID)
+	if !ok {
+		return convo.Part{}, false
+	}
+	n := plain(rest)
+	if !bytes.HasPrefix(rest[n:], toolName) {
+		return convo.Part{}, false
+	}
+	id, rest := string(rest[:n]), rest[n+len(toolName):]
+	n = plain(rest)
+	p := convo.Part{Type: convo.TypeToolCall, ID: id, Args: []byte("{}")}
+	switch {
+	case bytes.Equal(rest[n:], toolEnd):
+	case bytes.Equal(rest[n:], toolDirect):
+		p.Native = convo.Native{ProviderID: []byte(directNative)}
+	default:
+		return convo.Part{}, false
+	}
+	p.Name = string(rest[:n])
+	return p, true
+}
+
 // readFixed reads data into e when it is one of the events above,
-// written exactly so (white space after it aside), and reports whether it
-// was: it reads what read would read, a block as startBlock makes it;
-// anything else is left to read.
+// written exactly so (white space before and after its closing brace
+// aside, see eventBody; a ping also as {"type": "ping"}), and reports
+// whether it was: it reads what read would read, a block as startBlock
+// makes it; anything else is left to read.
 func (a *accumulator) readFixed(data []byte, e *event) bool {
-	data = bytes.TrimRight(data, " \t\r\n")
+	data, ok := eventBody(data)
+	if !ok {
+		return false
+	}
 	switch string(data) {
-	case `{"type":"ping"}`:
+	case `{"type":"ping"`, `{"type": "ping"`:
 		e.typ = "ping"
 		return true
-	case `{"type":"message_stop"}`:
+	case `{"type":"message_stop"`:
 		e.typ = "message_stop"
 		return true
 	}
 	if rest, ok := bytes.CutPrefix(data, blockStop); ok {
 		index, rest, ok := readIndex(rest)
-		if !ok || string(rest) != "}" {
+		if !ok || len(rest) > 0 {
 			return false
 		}
 		e.typ, e.index, e.hasIndex = "content_block_stop", index, true
@@ -388,7 +467,11 @@ func (a *accumulator) readFixed(data []byte, e *event) bool {
 	case bytes.Equal(rest, emptyThinking):
 		e.block = &sblock{typ: "thinking", part: convo.Part{Type: convo.TypeReasoning, Provider: ProviderID}}
 	default:
-		return false
+		p, ok := toolStart(rest)
+		if !ok || a.lim.MaxDepth > 0 && a.lim.MaxDepth < 3 {
+			return false // read says its input nests too deep
+		}
+		e.block = newBlock("tool_use", p)
 	}
 	e.typ, e.index, e.hasIndex = "content_block_start", index, true
 	return true
@@ -457,11 +540,10 @@ func (a *accumulator) startBlock() (*sblock, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb := &sblock{typ: b.typ, part: p}
 	if p.Raw != nil || p.IsServerTool() {
 		// Kept opaque (a server tool's block until it stops): its members
 		// are updated by the deltas, as the SDK updates its raw JSON.
-		sb.opaque = true
+		sb := &sblock{typ: b.typ, part: p, opaque: true}
 		for _, s := range b.spans {
 			v, err := jsonx.Compact(a.r.Bytes()[s.start:s.end], 0)
 			if err != nil {
@@ -471,6 +553,13 @@ func (a *accumulator) startBlock() (*sblock, error) {
 		}
 		return sb, nil
 	}
+	return newBlock(b.typ, p), nil
+}
+
+// newBlock returns the block a content_block_start of a type convo keeps
+// as a part (not opaque) begins, p what it gave.
+func newBlock(typ string, p convo.Part) *sblock {
+	sb := &sblock{typ: typ, part: p}
 	switch p.Type {
 	case convo.TypeText:
 		sb.text.AppendString(p.Text)
@@ -482,7 +571,7 @@ func (a *accumulator) startBlock() (*sblock, error) {
 			sb.out = &provider.OutputStream{}
 		}
 	}
-	return sb, nil
+	return sb
 }
 
 func (a *accumulator) apply(e *event) error {

@@ -146,3 +146,25 @@ func TestReplyOutputTool(t *testing.T) {
 		t.Errorf("stream: got %+v, finish %q", m.Parts, m.Finish)
 	}
 }
+
+// TestMaxTokensWarning checks the words of the max_tokens warning a
+// request without max_tokens gets (made without fmt): the number sent,
+// and the model whose maximum output it is.
+func TestMaxTokensWarning(t *testing.T) {
+	for _, c := range []struct {
+		r    provider.Request
+		want string
+	}{
+		{provider.Request{Target: sonnet45}, "anthropic requires max_tokens: the maximum output of claude-sonnet-4-5, 64000, sent"},
+		{provider.Request{}, "anthropic requires max_tokens: 4096 sent"},
+	} {
+		c.r.History = convo.History{convo.User("hi")}
+		_, warns, err := Messages().EncodeRequest(&c.r, provider.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warns) != 1 || warns[0].Msg != c.want || warns[0].Path != "max_tokens" || warns[0].Code != provider.CodeSettingMapped {
+			t.Errorf("%s: warnings %+v, want one: max_tokens: %s", c.r.Target.Name, warns, c.want)
+		}
+	}
+}

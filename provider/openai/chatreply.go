@@ -432,6 +432,11 @@ func newChatAcc(opts provider.Options) *chatAcc {
 	return &chatAcc{opts: opts, limit: opts.DecodeLimits().MaxBytes}
 }
 
+// CopiesData says the accumulator keeps nothing of a chunk's data: it
+// copies what it keeps (provider.DataCopier; foldBoth checks it on every
+// recorded stream, its data overwritten once folded).
+func (a *chatAcc) CopiesData() {}
+
 func (a *chatAcc) warnOnce(key, path, format string, args ...any) {
 	if a.warned[key] {
 		return

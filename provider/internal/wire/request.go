@@ -445,6 +445,12 @@ func (e *ReqEnc) Warn(code provider.Code, path, format string, args ...any) {
 	e.Warns = append(e.Warns, provider.WarnCode(code, path, format, args...))
 }
 
+// WarnMsg is Warn with the message made: for a warning every request of
+// a kind has, without fmt's work and its arguments' boxing.
+func (e *ReqEnc) WarnMsg(code provider.Code, path, msg string) {
+	e.Warns = append(e.Warns, provider.Warning{Path: path, Msg: msg, Code: code})
+}
+
 // Setting is one top-level member of a provider's request body and the
 // Request fields it carries.
 type Setting struct {
