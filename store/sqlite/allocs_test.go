@@ -19,10 +19,12 @@ import (
 // on 5 December, 252 and 239 through sql.Tx and with a savepoint a write);
 // 113 and 169 once a new conversation's metadata was no longer checked
 // and compacted twice (backend.PrepareWrite); 111 and 167 once a decoded
-// message's parts stack was pooled (convo.UnmarshalMessage).
+// message's parts stack was pooled (convo.UnmarshalMessage); 101 and 157
+// once a message that surely reads back as itself is no longer decoded
+// again (backend.readsBackAs).
 const (
-	maxCreateAllocs   = 112
-	maxContinueAllocs = 170
+	maxCreateAllocs   = 102
+	maxContinueAllocs = 158
 )
 
 // TestBatchAllocs counts what the store allocates to write what convo
