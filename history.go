@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // History is a conversation: messages in the order they happened. Like
@@ -131,7 +132,6 @@ func (vr *Validator) Add(m Message) []Problem {
 	vr.i++
 	if vr.seenIDs == nil {
 		vr.seenIDs = map[string]int{}
-		vr.requests = map[string]*request{}
 	}
 	mp := index("messages", i)
 	vr.blind = vr.blind && m.Role == RoleTool // a message seen ends Skip's leniency
@@ -161,24 +161,19 @@ func (vr *Validator) Add(m Message) []Problem {
 	v.messageFields(mp, m)
 	for j := range m.Parts {
 		p := &m.Parts[j]
-		pp := mp + "." + index("parts", j)
+		pp := partPath(mp, j)
 		v.part(pp, p, false)
 		v.placed(pp, p, m, j)
-		v.approval(pp, p, m, vr.requests)
-	}
-	switch m.Role {
-	case RoleAssistant:
-		for j, p := range m.Parts {
-			if p.Type == TypeToolCall && p.Server == "" {
-				vr.open = append(vr.open, openCall{id: p.ID, name: p.Name, path: mp + "." + index("parts", j), gate: gate(m, p.ID)})
-			}
+		vr.approval(pp, p, m)
+		if m.Role == RoleAssistant && p.Type == TypeToolCall && p.Server == "" {
+			vr.open = append(vr.open, openCall{id: p.ID, name: p.Name, path: pp, gate: gate(m, p.ID)})
 		}
-	case RoleTool:
+	}
+	if m.Role == RoleTool {
 		for j, p := range m.Parts {
 			if p.Type != TypeToolResult || p.Server != "" {
 				continue
 			}
-			pp := mp + "." + index("parts", j)
 			k := -1
 			for n, c := range vr.open {
 				if c.id == p.ID {
@@ -190,6 +185,7 @@ func (vr *Validator) Add(m Message) []Problem {
 				continue
 			}
 			if k < 0 {
+				pp := partPath(mp, j)
 				if vr.open != nil || p.ID == "" {
 					v.unpaired(pp, "tool result %q answers no open call", p.ID)
 				} else {
@@ -204,6 +200,11 @@ func (vr *Validator) Add(m Message) []Problem {
 	// their results, as it does while an agent runs its tools.
 	return v.problems
 }
+
+// partPath is the path of part j of the message or part at path: one
+// string made, where path + "." + index("parts", j) made two. A history
+// is validated before it is stored, for every exchange a gateway records.
+func partPath(path string, j int) string { return path + ".parts[" + strconv.Itoa(j) + "]" }
 
 // placed checks that part p, the j-th of message m, is in a message of
 // the right role, and that a provider-run result follows its call.
@@ -310,17 +311,21 @@ func answered(open []openCall, m Message) []openCall {
 
 // approval checks an approval_request or approval part p of message m
 // against the requests seen so far.
-func (v *validator) approval(pp string, p *Part, m Message, requests map[string]*request) {
+func (vr *Validator) approval(pp string, p *Part, m Message) {
+	v := &vr.v
 	switch p.Type {
 	case TypeApprovalRequest:
 		if p.ID == "" {
 			return // reported by part
 		}
-		if r, dup := requests[p.ID]; dup {
+		if r, dup := vr.requests[p.ID]; dup {
 			v.addf(pp, "approval request id %q is already used at %s", p.ID, r.path)
 			return
 		}
-		requests[p.ID] = &request{path: pp}
+		if vr.requests == nil {
+			vr.requests = map[string]*request{} // made for the first: most histories have none
+		}
+		vr.requests[p.ID] = &request{path: pp}
 		if p.CallID != "" && !slices.ContainsFunc(m.Parts, func(q Part) bool { return q.Type == TypeToolCall && q.ID == p.CallID }) {
 			v.addf(pp, "approval request gates call %q, which is not in its message", p.CallID)
 		}
@@ -328,7 +333,7 @@ func (v *validator) approval(pp string, p *Part, m Message, requests map[string]
 		if p.ID == "" {
 			return
 		}
-		r := requests[p.ID]
+		r := vr.requests[p.ID]
 		switch {
 		case r == nil:
 			v.addf(pp, "approval answers request %q, which no earlier assistant message made", p.ID)
@@ -448,7 +453,7 @@ func (v *validator) part(pp string, p *Part, inResult bool) {
 		}
 		for j := range p.Parts {
 			q := &p.Parts[j]
-			qp := pp + "." + index("parts", j)
+			qp := partPath(pp, j)
 			switch q.Type {
 			case TypeText, TypeJSON, TypeImage, TypeAudio, TypeVideo, TypeFile:
 			default:

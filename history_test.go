@@ -242,3 +242,15 @@ func TestPending(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateCallOutsideAssistant: a tool call in a user message is one
+// problem, not also an open call that the next message leaves unanswered:
+// only an assistant message's calls wait for results.
+func TestValidateCallOutsideAssistant(t *testing.T) {
+	h := convo.History{{Role: convo.RoleUser, Parts: []convo.Part{call("a")}}, convo.User("next")}
+	var ve *convo.ValidationError
+	if !errors.As(h.Validate(), &ve) || len(ve.Problems) != 1 ||
+		ve.Problems[0].String() != "messages[0].parts[0]: tool_call in a user message (only assistant messages call tools)" {
+		t.Fatalf("got %v", h.Validate())
+	}
+}

@@ -40,6 +40,13 @@ type fingerprinter struct {
 	text  []byte
 	long  []longText
 	items int
+	// pending is the chain's hash with the pending text folded in, as sum
+	// made it, while the text is still what it was then (pendingFor: its
+	// lengths plus one, zero for none): flush takes it rather than hash
+	// the same text again. A recorded exchange's request is summed in the
+	// handler and flushed when the writer adds the reply.
+	pending    [sha256.Size]byte
+	pendingFor [2]int
 }
 
 // longText is a long piece of pending text, after the first at bytes of
@@ -91,13 +98,28 @@ func (f *fingerprinter) flush() {
 	if len(f.text) == 0 && len(f.long) == 0 {
 		return
 	}
-	if len(f.long) == 0 {
-		f.item("text", string(f.text))
-	} else {
-		f.h = f.textSum()
-		f.items++
+	f.h = f.pendingSum()
+	f.items++
+	// The chain moves on (and every other item follows a flush).
+	f.text, f.long, f.pendingFor = f.text[:0], f.long[:0], [2]int{}
+}
+
+// pendingSum is the chain's hash with the pending text folded in as one
+// item (there is some), as item makes it.
+func (f *fingerprinter) pendingSum() [sha256.Size]byte {
+	at := [2]int{len(f.text) + 1, len(f.long) + 1}
+	if f.pendingFor == at {
+		return f.pending
 	}
-	f.text, f.long = f.text[:0], f.long[:0]
+	if len(f.long) == 0 {
+		g := *f
+		g.item("text", string(f.text))
+		f.pending = g.h
+	} else {
+		f.pending = f.textSum()
+	}
+	f.pendingFor = at
+	return f.pending
 }
 
 // textSum is the chain's hash with the pending text folded in, as item
@@ -172,14 +194,11 @@ func (f *fingerprinter) add(m *convo.Message) {
 
 // sum is the fingerprint of what was added so far.
 func (f *fingerprinter) sum() string {
-	g := *f // f goes on: its pending text stays pending
-	switch {
-	case len(f.long) > 0:
-		g.h = f.textSum()
-	case len(f.text) > 0:
-		g.item("text", string(f.text))
+	h := f.h // f goes on: its pending text stays pending
+	if len(f.text) > 0 || len(f.long) > 0 {
+		h = f.pendingSum()
 	}
-	return hex.EncodeToString(g.h[:16])
+	return hex.EncodeToString(h[:16])
 }
 
 // id is what a tool-call id adds to the fingerprint.

@@ -132,3 +132,71 @@ func TestFingerprintLongText(t *testing.T) {
 		}
 	}
 }
+
+// TestFingerprintSummedOnTheWay: a fingerprinter asked for its sum after
+// every message, and again after a part of one (as the gateway sums the
+// request in the handler and goes on with the reply in the writer), ends
+// with the same sums, chain and count of items as one never asked, and
+// each sum is that of the history so far. The sum's hash of the pending
+// text is kept for the flush, which must not take it once the text or the
+// chain has moved on. The sums are stored (in each recorded
+// conversation's metadata): summedGolden holds them as the gateway made
+// them before it kept that hash (at 4f1b0de).
+func TestFingerprintSummedOnTheWay(t *testing.T) {
+	long := strings.Repeat("a long reply ", 400) // past copyBelow
+	h := convo.History{
+		convo.User("ping"),
+		convo.Assistant("pong"), // as long as the text before it
+		convo.User("Weather in Paris?"),
+		convo.Assistant("Let me check.", convo.ToolCall("toolu_1", "get_weather", json.RawMessage(`{"city":"Paris"}`))),
+		convo.ToolResults(convo.ToolResult("toolu_1", "get_weather", "sunny")),
+		convo.Assistant(long),
+		convo.Assistant("more"),
+		convo.User("thanks", convo.Image("image/png", []byte("png"))),
+		convo.User("and"),
+		{Role: convo.RoleUser, Parts: []convo.Part{convo.Text(long), convo.Text("x")}},
+		convo.Assistant("done"),
+	}
+	var asked, never fingerprinter
+	for i := range h {
+		asked.add(&h[i])
+		never.add(&h[i])
+		if got, want := asked.sum(), summedGolden[i]; got != want || Fingerprint(h[:i+1]) != want {
+			t.Fatalf("after message %d: %s (%s alone), want %s", i, got, Fingerprint(h[:i+1]), want)
+		}
+		// The same text with a part more: the kept sum is not the one.
+		if len(h[i].Parts) > 0 && h[i].Parts[0].Type == convo.TypeText {
+			more := convo.Message{Role: h[i].Role, Parts: h[i].Parts[:1]}
+			a, n := asked.clone(), never.clone()
+			a.add(&more)
+			n.add(&more)
+			if a.sum() != n.sum() {
+				t.Fatalf("after message %d and a part: %s, want %s", i, a.sum(), n.sum())
+			}
+		}
+	}
+	end := convo.Assistant("end")
+	asked.add(&end)
+	never.add(&end)
+	asked.flush()
+	never.flush()
+	if asked.h != never.h || asked.items != never.items || asked.sum() != never.sum() {
+		t.Fatalf("summed on the way: %x (%d items), never: %x (%d items)", asked.h, asked.items, never.h, never.items)
+	}
+}
+
+// summedGolden are the fingerprints of TestFingerprintSummedOnTheWay's
+// history's prefixes.
+var summedGolden = []string{
+	"c1f9e33788525009f1273bfcfeb9ad97",
+	"5542f7438c88109ee3eb355850547bb4",
+	"d076872ccfc2113c50272243b86c1212",
+	"c30ffb110064c37628c2211dab79a43a",
+	"072a5d869be84b72e207d0db29a94e25",
+	"092b8b95f0285c8790f9124945223683",
+	"87882addb186676c3d623a3dff0c2182",
+	"36fd4b38b051b18ce614d50c4046fd74",
+	"2391070bb1616f52101ed6bd94c7a695",
+	"f1a177f631edf967a3337c0d4f9fc714",
+	"0e3d88fd54f655502d4b6f4e9a9d4bed",
+}

@@ -132,7 +132,7 @@ func (p policy) mode(r *http.Request) (RecordMode, error) {
 		}
 		return m, nil
 	}
-	if tok := gatewayToken(r); tok != "" {
+	if tok := gatewayToken(r); tok != "" && len(p.tokens) > 0 {
 		if m, ok := p.tokens[sha256.Sum256([]byte(tok))]; ok {
 			return m, nil
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/lend"
@@ -33,11 +34,17 @@ type Row struct {
 // canonical JSON. Each encoding is decoded again, so a message is refused
 // now rather than found unreadable when the conversation is loaded (JSON
 // nested too deep inside a part, an extra member that repeats a defined
-// one). It returns the messages as they will be read back.
+// one), unless the message is one that surely reads back as itself
+// (readsBackAs). It returns the messages as they will be read back.
 func Encode(msgs []convo.Message) (convo.History, []Row, error) {
+	return encode(msgs, Now(), true)
+}
+
+// encode is Encode at the time now, reading back every message unless
+// fast is set (the tests compare the two).
+func encode(msgs []convo.Message, now time.Time, fast bool) (convo.History, []Row, error) {
 	h := make(convo.History, len(msgs))
 	rows := make([]Row, len(msgs))
-	now := Now()
 	for i, m := range msgs {
 		if m.ID == "" {
 			m.ID = store.NewID("msg")
@@ -51,8 +58,13 @@ func Encode(msgs []convo.Message) (convo.History, []Row, error) {
 		if len(body) > store.MaxMessageBytes {
 			return nil, nil, invalidf("messages[%d]: %d bytes encoded, more than the %d a store accepts", i, len(body), store.MaxMessageBytes)
 		}
-		back, err := readBack(body)
-		if err != nil {
+		var back convo.Message
+		if fast && readsBackAs(&m, len(body)) {
+			back = m
+			if !back.Time.IsZero() {
+				back.Time = back.Time.UTC() // as read: no monotonic reading
+			}
+		} else if back, err = readBack(body); err != nil {
 			return nil, nil, invalidf("messages[%d]: would not read back: %v", i, err)
 		}
 		h[i] = back
@@ -189,11 +201,37 @@ type Call struct {
 // not a tool message, if it is an assistant message, minus those the tool
 // messages after it answer. The tail of a conversation from its last
 // non-tool message on is enough to know them. They are h.Pending(), as the
-// store keeps them.
+// store keeps them (read here without Pending's copies of whole parts:
+// the store asks for every message it writes).
 func OpenCalls(h convo.History) []Call {
+	k := len(h) - 1
+	for k >= 0 && h[k].Role == convo.RoleTool {
+		k--
+	}
+	if k < 0 || h[k].Role != convo.RoleAssistant {
+		return nil
+	}
 	var open []Call
-	for _, p := range h.Pending() {
-		open = append(open, Call{ID: p.ID, Name: p.Name})
+	for _, p := range h[k].Parts {
+		if p.Type == convo.TypeToolCall && p.Server == "" {
+			open = append(open, Call{ID: p.ID, Name: p.Name})
+		}
+	}
+	for _, m := range h[k+1:] {
+		for _, p := range m.Parts {
+			if p.Type != convo.TypeToolResult {
+				continue
+			}
+			for j, c := range open {
+				if c.ID == p.ID {
+					open = append(open[:j], open[j+1:]...)
+					break
+				}
+			}
+		}
+	}
+	if len(open) == 0 {
+		return nil
 	}
 	return open
 }
@@ -202,26 +240,75 @@ func OpenCalls(h convo.History) []Call {
 // calls are open, by the rules of convo.History.Validate (see the package
 // documentation of store), and returns the calls open after them.
 //
-// Validate sees msgs between two synthetic messages: an assistant message
-// making the stored calls the leading tool messages answer, and a tool
-// message answering the calls msgs leave open. So the pairing across the
-// boundaries is judged without loading the stored history, and calls still
-// open at the end are allowed.
+// A convo.Validator sees msgs between two synthetic messages: an
+// assistant message making the stored calls the leading tool messages
+// answer, and a tool message answering the calls msgs leave open. So the
+// pairing across the boundaries is judged without loading the stored
+// history, and calls still open at the end are allowed. (The messages are
+// given to the Validator one by one, as Validate does, rather than copied
+// into a history of their own.)
 func Check(open []Call, msgs convo.History) ([]Call, error) {
 	lead := 0
 	for lead < len(msgs) && msgs[lead].Role == convo.RoleTool {
 		lead++
 	}
-	answered := map[string]int{}
-	for _, m := range msgs[:lead] {
+	opener, remaining := openedBy(open, msgs[:lead])
+	var problems []convo.Problem
+	if lead < len(msgs) {
+		for _, c := range remaining {
+			problems = append(problems, convo.Problem{
+				Path: "messages[" + strconv.Itoa(lead) + "]",
+				Msg:  fmt.Sprintf("tool call %q (%s) of the conversation has no result before this message", c.ID, c.Name),
+			})
+		}
+	}
+	var v convo.Validator
+	var found []convo.Problem
+	offset := 0
+	if opener != nil {
+		found = append(found, v.Add(convo.Message{Role: convo.RoleAssistant, Parts: opener})...)
+		offset = 1
+	}
+	for _, m := range msgs {
+		found = append(found, v.Add(m)...)
+	}
+	after := remaining
+	if lead < len(msgs) {
+		after = OpenCalls(msgs)
+	}
+	if lead < len(msgs) && len(after) > 0 {
+		closer := make([]convo.Part, len(after))
+		for i, c := range after {
+			closer[i] = convo.ToolResult(c.ID, c.Name, "")
+		}
+		found = append(found, v.Add(convo.ToolResults(closer...))...)
+	}
+	for _, p := range found {
+		p.Path = shift(p.Path, offset)
+		p.Unpaired = false // an append is not a conversion: there is nothing to repair it with
+		problems = append(problems, p)
+	}
+	if problems != nil {
+		return nil, fmt.Errorf("%w: %w", store.ErrInvalid, &convo.ValidationError{Problems: problems})
+	}
+	return after, nil
+}
+
+// openedBy returns the tool calls of open that the leading tool messages
+// lead answer, as the parts of the assistant message that Check puts
+// before them, and those they leave open.
+func openedBy(open []Call, lead convo.History) (opener []convo.Part, remaining []Call) {
+	var answered map[string]int
+	for _, m := range lead {
 		for _, p := range m.Parts {
 			if p.Type == convo.TypeToolResult {
+				if answered == nil {
+					answered = map[string]int{}
+				}
 				answered[p.ID]++
 			}
 		}
 	}
-	var opener []convo.Part
-	var remaining []Call
 	for _, c := range open {
 		if answered[c.ID] > 0 {
 			answered[c.ID]--
@@ -234,49 +321,7 @@ func Check(open []Call, msgs convo.History) ([]Call, error) {
 			remaining = append(remaining, c)
 		}
 	}
-	var problems []convo.Problem
-	if lead < len(msgs) {
-		for _, c := range remaining {
-			problems = append(problems, convo.Problem{
-				Path: "messages[" + strconv.Itoa(lead) + "]",
-				Msg:  fmt.Sprintf("tool call %q (%s) of the conversation has no result before this message", c.ID, c.Name),
-			})
-		}
-	}
-
-	v := make(convo.History, 0, len(msgs)+2)
-	offset := 0
-	if opener != nil {
-		v = append(v, convo.Message{Role: convo.RoleAssistant, Parts: opener})
-		offset = 1
-	}
-	v = append(v, msgs...)
-	after := remaining
-	if lead < len(msgs) {
-		after = OpenCalls(msgs)
-	}
-	if lead < len(msgs) && len(after) > 0 {
-		closer := make([]convo.Part, len(after))
-		for i, c := range after {
-			closer[i] = convo.ToolResult(c.ID, c.Name, "")
-		}
-		v = append(v, convo.ToolResults(closer...))
-	}
-	if err := v.Validate(); err != nil {
-		var ve *convo.ValidationError
-		if !errors.As(err, &ve) {
-			return nil, fmt.Errorf("%w: %w", store.ErrInvalid, err)
-		}
-		for _, p := range ve.Problems {
-			p.Path = shift(p.Path, offset)
-			p.Unpaired = false // an append is not a conversion: there is nothing to repair it with
-			problems = append(problems, p)
-		}
-	}
-	if problems != nil {
-		return nil, fmt.Errorf("%w: %w", store.ErrInvalid, &convo.ValidationError{Problems: problems})
-	}
-	return after, nil
+	return opener, remaining
 }
 
 // shift renumbers a path "messages[i]…" of the validated history to the
