@@ -344,7 +344,7 @@ const (
 )
 
 // A long body's pieces (see chunkBytes): inserted one a statement, read
-// back in order, copied by a fork beside copyMessages.
+// back in order, copied by a fork (forkChunks) beside copyMessages.
 const (
 	insertChunk = `INSERT INTO body_chunks (conv, pos, seq, data) VALUES (?, ?, ?, ?)`
 	// selectChunks's second column is the body's length, the same on each
@@ -352,13 +352,18 @@ const (
 	// into one buffer of that size.
 	selectChunks = `SELECT data, (SELECT sum(length(data)) FROM body_chunks WHERE conv = ?1 AND pos = ?2)
 		FROM body_chunks WHERE conv = ?1 AND pos = ?2 ORDER BY seq`
-	copyChunks = `INSERT INTO body_chunks (conv, pos, seq, data)
-		SELECT ?1, c.pos, c.seq, c.data FROM body_chunks c JOIN messages m ON m.conv = ?1 AND m.pos = c.pos WHERE c.conv = ?2`
+	// A fork copies the pieces of the long bodies copied into conversation
+	// ?1 from ?2 one a statement: an INSERT … SELECT of a table into itself
+	// first copies what it reads into a temporary table, which (in memory,
+	// temp_store) would hold every copied body whole.
+	selectChunkKeys = `SELECT c.pos, c.seq FROM body_chunks c JOIN messages m ON m.conv = ?1 AND m.pos = c.pos WHERE c.conv = ?2`
+	copyChunk       = `INSERT INTO body_chunks (conv, pos, seq, data)
+		SELECT ?1, pos, seq, data FROM body_chunks WHERE conv = ?2 AND pos = ?3 AND seq = ?4`
 )
 
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertNewConvRow, insertMessage, insertText, updateTitle, updateAppended, updateAppendedMeta, updateDeleted,
-		updateForked, copyMessages, copyTexts, insertChunk, selectChunks, copyChunks, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
+		updateForked, copyMessages, copyTexts, insertChunk, selectChunks, selectChunkKeys, copyChunk, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
 	readQueries = []string{selectConv, selectChunks, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
 )
@@ -1448,8 +1453,8 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		if _, err := tx.ExecContext(ctx, copyMessages, pk, src.pk, at); err != nil {
 			return wrap(err)
 		}
-		if _, err := tx.ExecContext(ctx, copyChunks, pk, src.pk); err != nil {
-			return wrap(err)
+		if err := forkChunks(ctx, tx, pk, src.pk); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, copyTexts, pk, src.pk); err != nil {
 			return wrap(err)
@@ -1469,6 +1474,33 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		return store.Conversation{}, err
 	}
 	return c, nil
+}
+
+// forkChunks copies the pieces of the long bodies of conversation src that
+// a fork copied into conversation pk, one piece a statement.
+func forkChunks(ctx context.Context, tx ptx, pk, src int64) error {
+	rows, err := tx.QueryContext(ctx, selectChunkKeys, pk, src)
+	if err != nil {
+		return wrap(err)
+	}
+	var keys [][2]int64
+	for rows.Next() {
+		var pos, seq int64
+		if err := rows.Scan(&pos, &seq); err != nil {
+			rows.Close()
+			return wrap(err)
+		}
+		keys = append(keys, [2]int64{pos, seq})
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return wrap(err)
+	}
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, copyChunk, pk, src, k[0], k[1]); err != nil {
+			return wrap(err)
+		}
+	}
+	return nil
 }
 
 // The list queries, from the start and after a cursor. A filter with a
