@@ -848,8 +848,8 @@ func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos 
 		return fmt.Errorf("%w: a conversation takes at most %d appended messages in its life", store.ErrInvalid, maxPos)
 	}
 	for i, r := range rows {
-		body := r.Body
-		if len(body) > chunkBytes {
+		body, chunked := r.Body, len(r.Body) > chunkBytes
+		if chunked {
 			body = []byte{} // in body_chunks, below
 		}
 		if _, err := tx.ExecContext(ctx, insertMessage, conv, pos+int64(i), r.ID, string(r.Role), body); err != nil {
@@ -858,7 +858,7 @@ func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos 
 			}
 			return wrap(err)
 		}
-		if len(body) == 0 {
+		if chunked {
 			if err := insertChunks(ctx, tx, conv, pos+int64(i), r.Body); err != nil {
 				return err
 			}
