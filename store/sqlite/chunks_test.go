@@ -275,7 +275,11 @@ func TestMigrationFromV6(t *testing.T) {
 			if v, err := s.SchemaVersion(ctx); err != nil || v != 7 {
 				t.Fatalf("schema version %d %v", v, err)
 			}
-			long := longReply(max(2*n, 3<<20))
+			size := 3 << 20 // in 3 pieces at the real size
+			if n > 0 {
+				size = 64 * n
+			}
+			long := longReply(size)
 			long.Parts = long.Parts[:1]
 			if _, err := s.Append(ctx, "fixture", "v6", store.AnyVersion, long); err != nil {
 				t.Fatal(err)
