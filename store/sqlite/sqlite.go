@@ -193,31 +193,46 @@ func (s *Store) Close() error {
 // Path is the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Check runs SQLite's integrity check of the whole file.
+// Check runs SQLite's integrity check of the whole file, and checks that
+// the long bodies stored in pieces (migration 7) have all theirs.
 func (s *Store) Check(ctx context.Context) error {
-	rows, err := s.r.QueryContext(ctx, `PRAGMA integrity_check`)
-	if err != nil {
-		return fmt.Errorf("sqlite: integrity check: %w", err)
-	}
-	defer rows.Close()
 	var problems []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
+	for _, q := range []string{`PRAGMA integrity_check`, checkChunks} {
+		rows, err := s.r.QueryContext(ctx, q)
+		if err != nil {
 			return fmt.Errorf("sqlite: integrity check: %w", err)
 		}
-		if line != "ok" {
-			problems = append(problems, line)
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: integrity check: %w", err)
+			}
+			if line != "ok" {
+				problems = append(problems, line)
+			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlite: integrity check: %w", err)
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("sqlite: integrity check: %w", err)
+		}
 	}
 	if problems != nil {
 		return fmt.Errorf("sqlite: integrity check: %s", strings.Join(problems, "; "))
 	}
 	return nil
 }
+
+// checkChunks names the messages whose empty body has no pieces, pieces
+// not numbered 0, 1, 2…, and pieces of no message with an empty body.
+// (length() of a blob column reads no overflow page.)
+const checkChunks = `SELECT 'message ' || m.conv || '/' || m.pos || ': an empty body without pieces' FROM messages m
+	WHERE length(m.body) = 0 AND NOT EXISTS (SELECT 1 FROM body_chunks c WHERE c.conv = m.conv AND c.pos = m.pos)
+UNION ALL
+SELECT 'message ' || conv || '/' || pos || ': ' || count(*) || ' pieces numbered ' || min(seq) || ' to ' || max(seq) FROM body_chunks
+	GROUP BY conv, pos HAVING min(seq) <> 0 OR max(seq) <> count(*) - 1
+UNION ALL
+SELECT 'message ' || c.conv || '/' || c.pos || ': pieces of no message with an empty body' FROM body_chunks c
+	WHERE c.seq = 0 AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conv = c.conv AND m.pos = c.pos AND length(m.body) = 0)`
 
 func (s *Store) migrate(ctx context.Context) error {
 	all, err := backend.Migrations(migrationFS, "migrations")
@@ -328,11 +343,29 @@ const (
 		(SELECT DISTINCT hash FROM media_refs WHERE conv = ?1 AND pos >= ?2 AND pos <= ?3)`
 )
 
+// A long body's pieces (see chunkBytes): inserted one a statement, read
+// back in order, copied by a fork (forkChunks) beside copyMessages.
+const (
+	insertChunk = `INSERT INTO body_chunks (conv, pos, seq, data) VALUES (?, ?, ?, ?)`
+	// selectChunks's second column is the body's length, the same on each
+	// row (an uncorrelated subquery, run once): the pieces are joined
+	// into one buffer of that size.
+	selectChunks = `SELECT data, (SELECT sum(length(data)) FROM body_chunks WHERE conv = ?1 AND pos = ?2)
+		FROM body_chunks WHERE conv = ?1 AND pos = ?2 ORDER BY seq`
+	// A fork copies the pieces of the long bodies copied into conversation
+	// ?1 from ?2 one a statement: an INSERT … SELECT of a table into itself
+	// first copies what it reads into a temporary table, which (in memory,
+	// temp_store) would hold every copied body whole.
+	selectChunkKeys = `SELECT c.pos, c.seq FROM body_chunks c JOIN messages m ON m.conv = ?1 AND m.pos = c.pos WHERE c.conv = ?2`
+	copyChunk       = `INSERT INTO body_chunks (conv, pos, seq, data)
+		SELECT ?1, pos, seq, data FROM body_chunks WHERE conv = ?2 AND pos = ?3 AND seq = ?4`
+)
+
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertNewConvRow, insertMessage, insertText, updateTitle, updateAppended, updateAppendedMeta, updateDeleted,
-		updateForked, copyMessages, copyTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
+		updateForked, copyMessages, copyTexts, insertChunk, selectChunks, selectChunkKeys, copyChunk, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
-	readQueries = []string{selectConv, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
+	readQueries = []string{selectConv, selectChunks, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
@@ -815,11 +848,20 @@ func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos 
 		return fmt.Errorf("%w: a conversation takes at most %d appended messages in its life", store.ErrInvalid, maxPos)
 	}
 	for i, r := range rows {
-		if _, err := tx.ExecContext(ctx, insertMessage, conv, pos+int64(i), r.ID, string(r.Role), r.Body); err != nil {
+		body, chunked := r.Body, len(r.Body) > chunkBytes
+		if chunked {
+			body = []byte{} // in body_chunks, below
+		}
+		if _, err := tx.ExecContext(ctx, insertMessage, conv, pos+int64(i), r.ID, string(r.Role), body); err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("message id %q: %w", r.ID, store.ErrExists)
 			}
 			return wrap(err)
+		}
+		if chunked {
+			if err := insertChunks(ctx, tx, conv, pos+int64(i), r.Body); err != nil {
+				return err
+			}
 		}
 		for _, b := range r.Blobs {
 			if _, err := tx.ExecContext(ctx, insertBlob, b.Hash, b.Data); err != nil {
@@ -846,6 +888,59 @@ func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos 
 		}
 	}
 	return nil
+}
+
+// chunkBytes is the size of the pieces of a long body (migration 7): a
+// body longer than it is stored in body_chunks, messages.body left empty.
+// SQLite's C heap then holds a piece at a time, not the body's bound copy,
+// its record and its pages (2.1-2.4 times the body). A variable so that
+// tests can cut small bodies into many pieces.
+var chunkBytes = 1 << 20
+
+// insertChunks stores body in pieces of chunkBytes as the body of message
+// pos of conversation conv, each piece a statement binding a piece of
+// body where it is.
+func insertChunks(ctx context.Context, tx ptx, conv, pos int64, body []byte) error {
+	for seq := 0; len(body) > 0; seq++ {
+		n := min(len(body), chunkBytes)
+		if _, err := tx.ExecContext(ctx, insertChunk, conv, pos, seq, body[:n:n]); err != nil {
+			return wrap(err)
+		}
+		body = body[n:]
+	}
+	return nil
+}
+
+// wholeBody returns the body of message pos of conversation conv, read as
+// body: body itself, or, when it is empty, its pieces joined.
+func wholeBody(ctx context.Context, q queryer, conv, pos int64, body []byte) ([]byte, error) {
+	if len(body) > 0 {
+		return body, nil
+	}
+	rows, err := q.QueryContext(ctx, selectChunks, conv, pos)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer rows.Close()
+	var out []byte
+	for rows.Next() {
+		var data sql.RawBytes
+		var n int
+		if err := rows.Scan(&data, &n); err != nil {
+			return nil, wrap(err)
+		}
+		if out == nil {
+			out = make([]byte, 0, n)
+		}
+		out = append(out, data...)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("sqlite: message at position %d of conversation %d: an empty body and no pieces", pos, conv)
+	}
+	return out, nil
 }
 
 // Create stores a new conversation.
@@ -1154,8 +1249,11 @@ func (s *Store) LoadRange(ctx context.Context, tenant, id string, from, n int) (
 		if err := rows.Scan(&pos, &body); err != nil {
 			return nil, store.Conversation{}, wrap(err)
 		}
-		b, err := media.Restore(body, id, pos)
+		b, err := wholeBody(ctx, tx, r.pk, pos, body)
 		if err != nil {
+			return nil, store.Conversation{}, err
+		}
+		if b, err = media.Restore(b, id, pos); err != nil {
 			return nil, store.Conversation{}, err
 		}
 		if err := l.Add(b, pos); err != nil {
@@ -1191,6 +1289,9 @@ func (s *Store) Message(ctx context.Context, tenant, id, messageID string) (conv
 	}
 	if err != nil {
 		return convo.Message{}, wrap(err)
+	}
+	if body, err = wholeBody(ctx, tx, pk, pos, body); err != nil {
+		return convo.Message{}, err
 	}
 	media, err := loadMedia(ctx, tx, pk, pos, pos)
 	if err != nil {
@@ -1256,6 +1357,9 @@ func tail(ctx context.Context, tx queryer, pk int64, id string) ([]backend.Call,
 		var body []byte
 		if err := rows.Scan(&pos, &role, &body); err != nil {
 			return nil, wrap(err)
+		}
+		if body, err = wholeBody(ctx, tx, pk, pos, body); err != nil {
+			return nil, err
 		}
 		m, err := backend.Decode(body, id, pos)
 		if err != nil {
@@ -1349,6 +1453,9 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		if _, err := tx.ExecContext(ctx, copyMessages, pk, src.pk, at); err != nil {
 			return wrap(err)
 		}
+		if err := forkChunks(ctx, tx, pk, src.pk); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, copyTexts, pk, src.pk); err != nil {
 			return wrap(err)
 		}
@@ -1367,6 +1474,33 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		return store.Conversation{}, err
 	}
 	return c, nil
+}
+
+// forkChunks copies the pieces of the long bodies of conversation src that
+// a fork copied into conversation pk, one piece a statement.
+func forkChunks(ctx context.Context, tx ptx, pk, src int64) error {
+	rows, err := tx.QueryContext(ctx, selectChunkKeys, pk, src)
+	if err != nil {
+		return wrap(err)
+	}
+	var keys [][2]int64
+	for rows.Next() {
+		var pos, seq int64
+		if err := rows.Scan(&pos, &seq); err != nil {
+			rows.Close()
+			return wrap(err)
+		}
+		keys = append(keys, [2]int64{pos, seq})
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return wrap(err)
+	}
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, copyChunk, pk, src, k[0], k[1]); err != nil {
+			return wrap(err)
+		}
+	}
+	return nil
 }
 
 // The list queries, from the start and after a cursor. A filter with a
@@ -1635,6 +1769,10 @@ func (s *Store) ExpireContent(ctx context.Context, tenant, id string, at time.Ti
 			if err := rows.Scan(&pos, &body); err != nil {
 				rows.Close()
 				return wrap(err)
+			}
+			if body, err = wholeBody(ctx, tx, r.pk, pos, body); err != nil {
+				rows.Close()
+				return err
 			}
 			nb, changed, err := backend.Expired(body, id, pos)
 			if err != nil {

@@ -85,7 +85,7 @@ func TestReopen(t *testing.T) {
 	if err != nil || len(h) != 1 || got.Version != c.Version {
 		t.Fatalf("after reopening: %d messages, %v", len(h), err)
 	}
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 6 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 7 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if err := s.Check(t.Context()); err != nil {
@@ -199,7 +199,7 @@ func TestV1Fixture(t *testing.T) {
 // back as they were written, and new writes join them.
 func TestV6Fixture(t *testing.T) {
 	s := openFixture(t, "v6")
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 6 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 7 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	for word, want := range map[string]string{"umbrella": "v6/m4", "umbrellas": "other", "photo": "v6/m1", "forecast": "v6/m2", "afternoon": "v6/m4"} {
@@ -502,7 +502,7 @@ func TestMetaValues(t *testing.T) {
 	}
 
 	// A database from before migration 4: the migration indexes what it has.
-	if _, err := db.Exec(`DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted;
+	if _, err := db.Exec(`DROP TABLE body_chunks; DROP TRIGGER message_chunks_deleted; DROP TRIGGER message_chunks_rewritten; DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted;
 		DROP TABLE meta_values; DROP TRIGGER meta_values_added; DROP TRIGGER meta_values_changed;
 		DROP TRIGGER meta_values_removed; DELETE FROM schema_migrations WHERE version >= 4`); err != nil {
 		t.Fatal(err)
