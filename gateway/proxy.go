@@ -152,7 +152,15 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, x *exchang
 	}
 	w.WriteHeader(resp.StatusCode)
 	// A reply not to be recorded is only copied: nothing is kept of it.
-	tap, over, readErr := g.copyReply(w, resp.Body, x.stream, x.rec.mode != RecordOff)
+	// A long stream of one reply is folded as it comes (see liveFold).
+	var fold *protocol
+	if x.stream && x.rec.cands == nil && x.rec.mode != RecordOff {
+		fold = x.up.proto
+	}
+	tap, live, over, readErr := g.copyReply(w, resp.Body, x.stream, x.rec.mode != RecordOff, fold)
+	if live != nil {
+		x.rec.folded(live.m, live.err)
+	}
 	switch {
 	case over:
 		x.rec.fail = fmt.Sprintf("reply longer than %d bytes: not recorded", g.opts.MaxReplyBytes)
@@ -199,7 +207,12 @@ func (g *Gateway) upstreamFailed(x *exchange, err error) (status int, msg string
 // reply is never copied into a larger buffer (doubling a buffer allocates
 // twice a long reply's size and holds two copies while it copies), and
 // what waits for the writer is about the reply's size, once.
-func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep bool) (tap [][]byte, over bool, err error) {
+//
+// With fold, a stream that grows past liveFrom is not kept any further: what
+// was kept and what comes after are folded into the reply's message as they
+// arrive (live, once the copy ends), so that a long reply is not held as
+// its stream beside the message it becomes.
+func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep bool, fold *protocol) (tap [][]byte, live *foldResult, over bool, err error) {
 	flusher, _ := w.(http.Flusher)
 	pool := &replyBufs
 	if !keep {
@@ -214,6 +227,7 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 		}
 	}()
 	var total int64
+	var lf *liveFold
 	for {
 		if cap(buf)-len(buf) < minRead {
 			switch {
@@ -240,10 +254,21 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 			}
 			buf = buf[:len(buf)+n]
 			total += int64(n)
-			if !keep {
+			switch {
+			case !keep:
 				buf = buf[:0]
-			} else if over || total > g.opts.MaxReplyBytes {
+			case over || total > g.opts.MaxReplyBytes:
 				over, buf, tap = true, buf[:0], nil
+				if lf != nil {
+					lf.finish(errOver)
+					lf = nil
+				}
+			case lf != nil:
+				lf.write(buf)
+				buf = buf[:0]
+			case fold != nil && total >= liveFrom:
+				lf, buf = startFold(fold, tap, buf, pooled)
+				tap = nil
 			}
 		}
 		if rerr == io.EOF {
@@ -256,13 +281,16 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 	}
 	switch {
 	case over:
-		return nil, true, err
+		return nil, nil, true, err
+	case lf != nil:
+		res := lf.finish(err)
+		return nil, &res, false, err
 	case total == 0 || !keep:
-		return nil, false, err // nothing came, or nothing is kept: no reply to decode
+		return nil, nil, false, err // nothing came, or nothing is kept: no reply to decode
 	case pooled:
 		buf = bytes.Clone(buf) // the reply's size, not the pool's
 	}
-	return append(tap, buf), false, err
+	return append(tap, buf), nil, false, err
 }
 
 // replyBufs are the buffers pass-through reads replies into. A read from

@@ -1275,15 +1275,28 @@ func (r *record) decode() {
 	}
 	ms, err := decodeTap(r)
 	r.body = nil // decoded: the copy is garbage now, not when the batch is written
+	if len(ms) == 0 {
+		r.folded(convo.Message{}, err)
+		return
+	}
+	if r.folded(ms[0], err) && r.cands != nil {
+		r.cands.others = ms[1:]
+	}
+}
+
+// folded sets the reply to m, decoded from the upstream's reply with err,
+// when there is anything of it to keep (the parts that came before an
+// error), noting in unread why it did not decode; it reports whether it
+// kept m.
+func (r *record) folded(m convo.Message, err error) bool {
 	if err != nil {
 		r.unread = err.Error()
 	}
-	if len(ms) > 0 && (len(ms[0].Parts) > 0 || err == nil) {
-		r.reply = &ms[0]
-		if r.cands != nil {
-			r.cands.others = ms[1:]
-		}
+	if len(m.Parts) == 0 && err != nil {
+		return false
 	}
+	r.reply = &m
+	return true
 }
 
 // decodeTap decodes the reply the tap copied: every candidate when the

@@ -311,7 +311,7 @@ func (g *Gateway) forwardResponse(w http.ResponseWriter, r *http.Request, x *exc
 	}
 	w.WriteHeader(resp.StatusCode)
 	// Flushed as it comes: a stream (?stream=true) or not, nothing is kept.
-	if _, _, err := g.copyReply(w, resp.Body, true, false); err != nil {
+	if _, _, _, err := g.copyReply(w, resp.Body, true, false, nil); err != nil {
 		g.log.Warn("gateway: a stored response's reply was cut short", "upstream", x.up.Name, "err", err)
 	}
 }
