@@ -6,8 +6,6 @@ import (
 	"io"
 
 	"github.com/convo-go/convo"
-	"github.com/convo-go/convo/provider"
-	"github.com/convo-go/convo/provider/all"
 )
 
 // liveFrom is how long a streamed reply grows, kept for the writer to
@@ -57,11 +55,7 @@ func newFold(p *protocol, kept [][]byte) *liveFold {
 	f := &liveFold{pw: pw, done: make(chan foldResult, 1)}
 	go func() {
 		var res foldResult
-		if rc, err := all.Lookup(p.name); err != nil {
-			res.err = err
-		} else {
-			res.m, _, res.err = rc.ReadStream(io.MultiReader(tapReader(kept), pr), provider.Options{})
-		}
+		res.m, res.err = readStream(p, io.MultiReader(tapReader(kept), pr))
 		// A fold that stopped early (an unreadable event) reads no
 		// more: later writes fail at once rather than wait for it.
 		pr.CloseWithError(errFoldEnded)

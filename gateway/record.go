@@ -1276,7 +1276,9 @@ func (r *record) decode() {
 	ms, err := decodeTap(r)
 	r.body = nil // decoded: the copy is garbage now, not when the batch is written
 	if len(ms) == 0 {
-		r.folded(convo.Message{}, err)
+		if err != nil {
+			r.unread = err.Error()
+		}
 		return
 	}
 	if r.folded(ms[0], err) && r.cands != nil {
@@ -1370,15 +1372,25 @@ func decodeReplies(p *protocol, body [][]byte, streamed bool) ([]convo.Message, 
 
 // decodeReply decodes a reply the tap copied, in the upstream's protocol.
 func decodeReply(p *protocol, body [][]byte, streamed bool) (convo.Message, error) {
+	if streamed {
+		return readStream(p, tapReader(body))
+	}
 	rc, err := all.Lookup(p.name)
 	if err != nil {
 		return convo.Message{}, err
 	}
-	if streamed {
-		m, _, err := rc.ReadStream(tapReader(body), provider.Options{})
-		return m, err
-	}
 	m, _, err := rc.DecodeReply(joined(body), provider.Options{})
+	return m, err
+}
+
+// readStream folds a reply streamed in protocol p: kept by the tap, or
+// as it arrives (liveFold).
+func readStream(p *protocol, r io.Reader) (convo.Message, error) {
+	rc, err := all.Lookup(p.name)
+	if err != nil {
+		return convo.Message{}, err
+	}
+	m, _, err := rc.ReadStream(r, provider.Options{})
 	return m, err
 }
 
