@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -489,7 +490,8 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 	if _, ok := re.(provider.CandidatesEncoder); ok {
 		dr.ReadCandidates() // the client's protocol streams every candidate
 	}
-	src := x.up.proto.source(resp.Body)
+	body := &countReader{r: resp.Body}
+	src := x.up.proto.source(body)
 	if r, ok := src.(interface{ Release() }); ok {
 		defer r.Release() // its read buffer, for the next exchange's stream
 	}
@@ -498,6 +500,17 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 	// part, the usage, the finish): grown from nothing, the slice was
 	// reallocated four times a stream.
 	deltas, werr, serr := relay(src, dr, enc, out, make([]provider.Delta, 0, 8))
+	if body.n >= returnAfter {
+		// The reply's events, read and written out, are garbage, and the
+		// heap may have grown to twice what is live before they are
+		// collected; Finish is about to join the reply's text, as large
+		// again as what is live. Collected first, and their pages given
+		// back, they do not add to the peak (bench/gatewaymem, a 40 MiB
+		// reply translated, A B A B: the peak 2.11–2.21× its size
+		// before, 2.04–2.12× after). A few milliseconds, for a rare
+		// reply.
+		debug.FreeOSMemory()
+	}
 	// The end: the rest of the reply, or the error event of the
 	// client's protocol for a stream that failed or was cut.
 	deltas, m, _, ferr := dr.Finish(deltas[:0])
@@ -535,6 +548,18 @@ func (g *Gateway) translateStream(w http.ResponseWriter, r *http.Request, x *exc
 			x.rec.cands.others = ms[1:]
 		}
 	}
+}
+
+// countReader counts the bytes read from r.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // relay reads the upstream's events into dr and writes their deltas to
