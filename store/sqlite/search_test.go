@@ -42,6 +42,7 @@ func searchIDs(t *testing.T, s store.Store, tenant, query string, limit int) str
 
 // TestMigrationFromV7LeanIndex opens the v7 fixture, whose search index
 // keeps positions: migration 8 rebuilds it without them from its rows,
+// merging 16 segments at a time,
 // and search finds the old messages (in the conversation and its fork,
 // bodies in pieces among them) and new ones beside them.
 func TestMigrationFromV7LeanIndex(t *testing.T) {
@@ -59,6 +60,9 @@ func TestMigrationFromV7LeanIndex(t *testing.T) {
 	}
 	if n := rawInt(t, s.Path(), leanIndex); n != 1 {
 		t.Fatal("migration 8 did not rebuild the index without positions")
+	}
+	if n := rawInt(t, s.Path(), `SELECT v FROM messages_fts_config WHERE k = 'automerge'`); n != 16 {
+		t.Fatalf("the index merges %d segments at a time, want 16", n)
 	}
 	if n := rawInt(t, s.Path(), `SELECT count(*) FROM messages_fts`); n != 7 {
 		t.Fatalf("the index holds %d messages, want the fixture's 7", n)
@@ -138,3 +142,32 @@ func TestSearchTokenizerSplits(t *testing.T) {
 
 // withID returns m with the id id.
 func withID(id string, m convo.Message) convo.Message { m.ID = id; return m }
+
+// BenchmarkSearch searches a store that recorded 5,000 exchanges one
+// commit each (BenchmarkExchange's, continuing 64 conversations), so that
+// the search index is in as many segments as recording leaves it: a page
+// of a common word, and a word of one exchange in the middle.
+func BenchmarkSearch(b *testing.B) {
+	ctx := b.Context()
+	s, err := sqlite.Options{Synchronous: "NORMAL"}.Open(ctx, filepath.Join(b.TempDir(), "search.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 5000 {
+		w := store.Write{Tenant: "t", ID: fmt.Sprintf("c%d", i%64), Create: i < 64, Version: store.AnyVersion,
+			Messages: []convo.Message{convo.User(fmt.Sprintf("Question q%d: %s?", i, exchangeReply(-i, 100))), convo.Assistant(exchangeReply(i, 1700))}}
+		if res := s.Batch(ctx, []store.Write{w}); res[0].Err != nil {
+			b.Fatal(res[0].Err)
+		}
+	}
+	for _, q := range []string{"umbrella", "q2500"} {
+		b.Run(q, func(b *testing.B) {
+			for b.Loop() {
+				if hits, _, err := s.Search(ctx, "t", q, store.SearchOptions{}); err != nil || len(hits) == 0 {
+					b.Fatal(len(hits), err)
+				}
+			}
+		})
+	}
+}
