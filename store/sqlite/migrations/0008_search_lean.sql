@@ -14,9 +14,9 @@
 -- segments are small and the merges frequent: merging 16 at a time merges
 -- each entry about half as often. Searches read up to 16 segments a level
 -- rather than 4 (measured, 6 December 2026, on 5,000 exchanges recorded a
--- commit each: a page of a common word and of a rare one, 4.71 million
--- instructions with 4 a level, 4.82 with 16; an exchange recorded, 1.80
--- million and 1.56).
+-- commit each: a search, a common word's first page or a rare one's,
+-- 4.71 million instructions with 4 a level, 4.82 with 16; an exchange
+-- recorded, 1.80 million and 1.56).
 --
 -- A query word that the tokenizer (unicode61) splits in more than one
 -- token, which would be a phrase query, is searched as its tokens and
