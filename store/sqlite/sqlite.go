@@ -33,6 +33,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -1647,19 +1648,27 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 	if err != nil || !ok {
 		return nil, "", err
 	}
-	// Every word a quoted string: FTS5 syntax in the query is never
-	// interpreted, and the words are ANDed.
-	quoted := make([]string, len(q.Words))
-	for i, w := range q.Words {
-		quoted[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-	}
-	args := []any{strings.Join(quoted, " "), tenant, q.Limit + 1}
+	pool := ppool{s.r, s.rp}
+	args := []any{matchQuery(q.Words), tenant, q.Limit + 1}
 	stmt := searchFirst
 	if q.After != nil {
 		stmt = searchAfter
 		args = append(args, q.After.Conv<<32|q.After.Pos)
 	}
-	rows, err := ppool{s.r, s.rp}.QueryContext(ctx, stmt, args...)
+	rows, err := pool.QueryContext(ctx, stmt, args...)
+	// A word the tokenizer splits in more than one token is a phrase,
+	// which the index answers no more (migration 8): the query is then
+	// of the tokens, and each hit checked against the words of its text,
+	// reading on (no LIMIT) until the page is full.
+	checked := isPhraseError(err)
+	if checked {
+		var tokens []string
+		if tokens, err = tokenWords(ctx, pool, q.Words); err != nil {
+			return nil, "", wrap(err)
+		}
+		args[0], args[2] = matchQuery(tokens), -1
+		rows, err = pool.QueryContext(ctx, stmt, args...)
+	}
 	if err != nil {
 		return nil, "", wrap(err)
 	}
@@ -1667,9 +1676,6 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 	var out []store.Hit
 	var last backend.SearchCursor
 	for rows.Next() {
-		if len(out) == q.Limit {
-			return out, last.String(), nil
-		}
 		var r row
 		var meta, open []byte
 		var created, updated, pos int64
@@ -1679,6 +1685,12 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 			&r.ForkedFrom, &r.ForkedAt, &created, &updated, &pos, &id, &role, &text, &index)
 		if err != nil {
 			return nil, "", wrap(err)
+		}
+		if checked && !holdsWords(text, q.Words) {
+			continue
+		}
+		if len(out) == q.Limit {
+			return out, last.String(), nil
 		}
 		if meta != nil {
 			r.Meta = json.RawMessage(meta)
@@ -1691,6 +1703,88 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 		return nil, "", wrap(err)
 	}
 	return out, "", nil
+}
+
+// matchQuery is the FTS5 query of words: each a quoted string, so that
+// FTS5 syntax in a query is never interpreted, and the strings ANDed.
+func matchQuery(words []string) string {
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(`"` + strings.ReplaceAll(w, `"`, `""`) + `"`)
+	}
+	return b.String()
+}
+
+// isPhraseError says whether err is FTS5 refusing a phrase of more than
+// one token, which an index without positions (detail = none) cannot
+// answer.
+func isPhraseError(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "phrase queries are not supported")
+}
+
+// separators caches, for each character asked about, whether the
+// tokenizer separates tokens at it (see tokenWords).
+var separators sync.Map // rune → bool
+
+// tokenWords returns words cut where the tokenizer (unicode61) separates
+// tokens but Go's letters and digits do not: a few characters, such as
+// New Tai Lue's vowel signs, which Unicode made letters after the
+// tokenizer's tables were written. It asks SQLite about each character
+// not ASCII once a process: "a<c>a" is a phrase of two tokens, refused,
+// when c separates.
+func tokenWords(ctx context.Context, pool ppool, words []string) ([]string, error) {
+	var out []string
+	for _, w := range words {
+		start := 0
+		for i, c := range w {
+			if c < 0x80 {
+				continue
+			}
+			sep, ok := separators.Load(c)
+			if !ok {
+				rows, err := pool.QueryContext(ctx, `SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1`, `"a`+string(c)+`a"`)
+				if err == nil {
+					err = rows.Close()
+				}
+				if err != nil && !isPhraseError(err) {
+					return nil, err
+				}
+				sep = err != nil
+				separators.Store(c, sep)
+			}
+			if sep.(bool) {
+				out = appendNonEmpty(out, w[start:i])
+				start = i + utf8.RuneLen(c)
+			}
+		}
+		out = appendNonEmpty(out, w[start:])
+	}
+	return out, nil
+}
+
+func appendNonEmpty(out []string, s string) []string {
+	if s == "" {
+		return out
+	}
+	return append(out, s)
+}
+
+// holdsWords says whether text has every one of words (lower-cased), as
+// backend.Words splits it.
+func holdsWords(text string, words []string) bool {
+	have := make(map[string]bool)
+	for _, w := range backend.Words(text) {
+		have[w] = true
+	}
+	for _, w := range words {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // registerFuncs registers convo_meta_match(meta, filter) with the driver,

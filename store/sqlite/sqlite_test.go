@@ -85,7 +85,7 @@ func TestReopen(t *testing.T) {
 	if err != nil || len(h) != 1 || got.Version != c.Version {
 		t.Fatalf("after reopening: %d messages, %v", len(h), err)
 	}
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 7 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 8 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if err := s.Check(t.Context()); err != nil {
@@ -199,7 +199,7 @@ func TestV1Fixture(t *testing.T) {
 // back as they were written, and new writes join them.
 func TestV6Fixture(t *testing.T) {
 	s := openFixture(t, "v6")
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 7 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 8 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	for word, want := range map[string]string{"umbrella": "v6/m4", "umbrellas": "other", "photo": "v6/m1", "forecast": "v6/m2", "afternoon": "v6/m4"} {
