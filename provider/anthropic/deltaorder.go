@@ -20,6 +20,13 @@ import "github.com/convo-go/convo/internal/jsonx"
 // piece that is not a valid string; an index read would read otherwise)
 // is left to read, e as it was, and so are its errors.
 func (a *accumulator) readDeltaAnyOrder(data []byte, e *event) bool {
+	if hasPrefix(data, typeFirst) && !hasPrefix(data[len(typeFirst):], deltaTypeValue) {
+		// An event in Anthropic's order, of another type: left at once
+		// (it would be left at its type's value), as it is most events
+		// readTextDelta leaves, before they reach the fast path meant
+		// for them.
+		return false
+	}
 	if a.lim.MaxDepth > 0 && a.lim.MaxDepth < 2 {
 		return false // read says the delta nests too deep
 	}
@@ -39,7 +46,7 @@ func (a *accumulator) readDeltaAnyOrder(data []byte, e *event) bool {
 			// Any other event is left here, at its first member or its
 			// second (sorted, a message_delta's delta has other keys).
 			bit = typeSeen
-			if !s.lit(`"content_block_delta"`) {
+			if s.space(); !s.lit(`"content_block_delta"`) {
 				return false
 			}
 		case keyIndex:
@@ -73,6 +80,17 @@ func (a *accumulator) readDeltaAnyOrder(data []byte, e *event) bool {
 	e.delta = dl
 	return true
 }
+
+// An event whose first member is its type, as Anthropic writes them, and
+// the type's value (its closing quote included) of a content_block_delta.
+const (
+	typeFirst      = `{"type":"`
+	deltaTypeValue = `content_block_delta"`
+)
+
+// hasPrefix reports whether b begins with s: for constant strings, which
+// the compiler compares without a call.
+func hasPrefix(b []byte, s string) bool { return len(b) >= len(s) && string(b[:len(s)]) == s }
 
 // The members of a content_block_delta event readDeltaAnyOrder has read.
 const (
@@ -155,8 +173,10 @@ type orderScan struct {
 	pos  int
 }
 
+// space skips white space. Events mostly have none where it looks (but
+// before their closing brace): a byte above ' ' ends it at one compare.
 func (s *orderScan) space() {
-	for s.pos < len(s.data) && isSpace(s.data[s.pos]) {
+	for s.pos < len(s.data) && s.data[s.pos] <= ' ' && isSpace(s.data[s.pos]) {
 		s.pos++
 	}
 }
@@ -229,10 +249,9 @@ func (s *orderScan) key() int {
 	return k
 }
 
-// lit reads lit when the data at s's position (white space skipped)
-// begins with it, and reports whether it did.
+// lit reads lit when the data at s's position begins with it, and
+// reports whether it did.
 func (s *orderScan) lit(lit string) bool {
-	s.space()
 	if len(s.data)-s.pos < len(lit) || string(s.data[s.pos:s.pos+len(lit)]) != lit {
 		return false
 	}
@@ -243,6 +262,7 @@ func (s *orderScan) lit(lit string) bool {
 // deltaType reads a delta's type, one of deltaTypes', and returns it as a
 // string made once, or "" for any other value.
 func (s *orderScan) deltaType() string {
+	s.space()
 	for i := range deltaTypes {
 		if s.lit(deltaTypeLits[i]) {
 			return deltaTypes[i].typ
