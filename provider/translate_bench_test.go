@@ -9,6 +9,7 @@ import (
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
+	"github.com/convo-go/convo/provider/internal/codectest"
 )
 
 // translateStream reads an Anthropic stream from data and writes it to w
@@ -58,11 +59,16 @@ func translateStream(tb testing.TB, data []byte, w io.Writer, ds []provider.Delt
 }
 
 // BenchmarkTranslateStream translates recorded Anthropic streams to OpenAI
-// Chat streams, per upstream event.
+// Chat streams, per upstream event; long is the gateway bench's translated
+// text stream (300 text deltas, their members sorted: see
+// codectest.LongTextStream).
 func BenchmarkTranslateStream(b *testing.B) {
-	for _, name := range []string{"tool_use", "interleaved"} {
-		data, err := os.ReadFile("anthropic/testdata/reply/" + name + ".sse")
-		if err != nil {
+	for _, name := range []string{"tool_use", "interleaved", "long"} {
+		var data []byte
+		var err error
+		if name == "long" {
+			data = codectest.LongTextStream(b, "openai/testdata/recorded/chat/vercel-openai-text.chunks.txt")
+		} else if data, err = os.ReadFile("anthropic/testdata/reply/" + name + ".sse"); err != nil {
 			b.Fatal(err)
 		}
 		events := bytes.Count(data, []byte("\ndata:")) + 1

@@ -184,7 +184,7 @@ func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 		return false, a.err
 	}
 	a.events++
-	if !a.readTextDelta(ev.Data, e) && !a.readFixed(ev.Data, e) && !a.readHead(ev.Data, e) {
+	if !a.readFast(ev.Data, e) {
 		a.r.Reset(ev.Data, a.lim.MaxDepth)
 		if err := a.read(e); err != nil {
 			return false, fmt.Errorf("anthropic stream: %w", err)
@@ -204,6 +204,16 @@ func (a *accumulator) add(ev provider.Event, e *event) (bool, error) {
 		return false, fmt.Errorf("anthropic stream: %s: %w", e.typ, err)
 	}
 	return true, nil
+}
+
+// readFast reads data into e when one of the fast paths takes it, each
+// leaving what it does not take to the next, and reports whether one did;
+// what none takes is read's. A content_block_delta not written member for
+// member as Anthropic writes it is left by readTextDelta at its first
+// bytes, and any other event by readDeltaAnyOrder at its first key or
+// two.
+func (a *accumulator) readFast(data []byte, e *event) bool {
+	return a.readTextDelta(data, e) || a.readDeltaAnyOrder(data, e) || a.readFixed(data, e) || a.readHead(data, e)
 }
 
 // read reads one event object.
