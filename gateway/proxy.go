@@ -235,10 +235,7 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 			case over:
 				buf = buf[:0] // nothing is kept: the buffer only copies
 			case pooled:
-				// The pooled buffer is the tap's first chunk now: it
-				// goes back once the reply is decoded (reuseTap).
-				tap = append(tap, buf)
-				pooled = false
+				tap, pooled = append(tap, buf), false // back to the pool once decoded (reuseTap)
 				buf = getTapChunk()
 			default:
 				tap = append(tap, buf)
