@@ -140,27 +140,9 @@ func TestUnrecordedReplyNotKept(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts: not in -short")
 	}
-	data, err := os.ReadFile(recorded["anthropic"].stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Pings before the stream's end make it long; the gateway passes them
-	// through as they are.
-	end := bytes.LastIndex(data, []byte("event: message_stop"))
-	ping := []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
-	long := append(append(append([]byte(nil), data[:end]...), bytes.Repeat(ping, (128<<10)/len(ping))...), data[end:]...)
+	long := pingedStream(t, 128<<10)
 	gw := replayGateway(t, long, openStore(t), 0)
-	body := []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
-	serve := func() { serveUnrecorded(t, gw, body, len(long)) }
-	serve() // warm: the first exchange fills pools and caches
-	const runs = 20
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		serve()
-	}
-	runtime.ReadMemStats(&after)
-	per := int(after.TotalAlloc-before.TotalAlloc) / runs
+	per := bytesPerExchange(func() { serveStream(t, gw, benchBody, len(long), false) })
 	t.Logf("%d bytes allocated an exchange for a reply of %d", per, len(long))
 	if per > len(long)/4 {
 		t.Errorf("%d bytes allocated an exchange with Convo-Record: off for a reply of %d: the reply is kept", per, len(long))
@@ -176,28 +158,40 @@ func TestRecordedReplyChunksReused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts: not in -short")
 	}
+	long := pingedStream(t, 128<<10)
+	sw := signalWrites{openStore(t), make(chan int, 1)}
+	gw := replayGateway(t, long, sw, -1)
+	per := bytesPerExchange(func() {
+		serveStream(t, gw, benchBody, len(long), true)
+		<-sw.wrote
+	})
+	t.Logf("%d bytes allocated a recorded exchange for a reply of %d", per, len(long))
+	if per > len(long)/2 {
+		t.Errorf("%d bytes allocated a recorded exchange for a reply of %d: the tap's chunks are not reused", per, len(long))
+	}
+}
+
+// benchBody is an Anthropic client's streamed request.
+var benchBody = []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
+
+// pingedStream is the recorded Anthropic stream made about size bytes
+// longer by pings before its end, which the gateway passes through as
+// they are: long, without more text.
+func pingedStream(tb testing.TB, size int) []byte {
+	tb.Helper()
 	data, err := os.ReadFile(recorded["anthropic"].stream)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	end := bytes.LastIndex(data, []byte("event: message_stop"))
 	ping := []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
-	long := append(append(append([]byte(nil), data[:end]...), bytes.Repeat(ping, (128<<10)/len(ping))...), data[end:]...)
-	sw := signalWrites{openStore(t), make(chan int, 1)}
-	gw := replayGateway(t, long, sw, -1)
-	body := []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
-	serve := func() {
-		req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Api-Key", token)
-		w := &discardWriter{h: http.Header{}}
-		gw.ServeHTTP(w, req)
-		if w.code != 200 || w.n != len(long) {
-			t.Fatalf("status %d, %d bytes of %d", w.code, w.n, len(long))
-		}
-		<-sw.wrote
-	}
-	serve() // warm: the first exchange fills pools and caches
+	return append(append(append([]byte(nil), data[:end]...), bytes.Repeat(ping, size/len(ping))...), data[end:]...)
+}
+
+// bytesPerExchange returns the bytes the process allocates a call of
+// serve, over 20 calls after one that fills pools and caches.
+func bytesPerExchange(serve func()) int {
+	serve()
 	const runs = 20
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -205,22 +199,20 @@ func TestRecordedReplyChunksReused(t *testing.T) {
 		serve()
 	}
 	runtime.ReadMemStats(&after)
-	per := int(after.TotalAlloc-before.TotalAlloc) / runs
-	t.Logf("%d bytes allocated a recorded exchange for a reply of %d", per, len(long))
-	if per > len(long)/2 {
-		t.Errorf("%d bytes allocated a recorded exchange for a reply of %d: the tap's chunks are not reused", per, len(long))
-	}
+	return int(after.TotalAlloc-before.TotalAlloc) / runs
 }
 
-// serveUnrecorded sends body to h as an Anthropic client's streamed
-// request with Convo-Record: off, and fails unless h answers 200 with n
-// bytes.
-func serveUnrecorded(tb testing.TB, h http.Handler, body []byte, n int) {
+// serveStream sends body to h as an Anthropic client's streamed request,
+// with Convo-Record: off unless record, and fails unless h answers 200
+// with n bytes.
+func serveStream(tb testing.TB, h http.Handler, body []byte, n int, record bool) {
 	tb.Helper()
 	req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Api-Key", token)
-	req.Header.Set("Convo-Record", "off")
+	if !record {
+		req.Header.Set("Convo-Record", "off")
+	}
 	w := &discardWriter{h: http.Header{}}
 	h.ServeHTTP(w, req)
 	if w.code != 200 || w.n != n {

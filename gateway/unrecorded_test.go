@@ -33,7 +33,7 @@ func BenchmarkUnrecorded(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cputime.Process()
 			for range b.N {
-				serveUnrecorded(b, h, body, len(data))
+				serveStream(b, h, body, len(data), false)
 			}
 			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
