@@ -286,7 +286,7 @@ func (s *SSE) chunkLine() ([]byte, bool, error) {
 				continue
 			}
 		}
-		i := lineEnd(buf)
+		i := s.ch.lineEnd(buf)
 		if i < 0 {
 			s.line = append(s.line, buf...)
 			s.ch.advance(len(buf))
