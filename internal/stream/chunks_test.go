@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"unsafe"
 )
 
 // splitAt cuts b into chunks at the offsets cuts' bytes step by (a zero
@@ -60,6 +61,24 @@ func FuzzSSEChunks(f *testing.F) {
 				t.Fatalf("shared %v, %q cut %v: %v, %v; want %v, %v", shared, b, cuts, got, gerr, want, werr)
 			}
 		}
+		// Not shared, no event's data shares memory with the chunks,
+		// which their owner may reuse once the stream is read.
+		{
+			chunks := splitAt(bytes.Clone(b), cuts)
+			kept := append([][]byte(nil), chunks...)
+			src := NewSSE(NewChunks(chunks))
+			for {
+				ev, err := src.Next()
+				if err != nil {
+					break
+				}
+				for _, c := range kept {
+					if len(ev.Data) > 0 && len(c) > 0 && overlaps(ev.Data, c) {
+						t.Fatalf("event data %q lies in chunk %q", ev.Data, c)
+					}
+				}
+			}
+		}
 		// The chunks the SSE reader read are still the stream's bytes.
 		chunks := splitAt(bytes.Clone(b), cuts)
 		kept := append([][]byte(nil), chunks...)
@@ -95,4 +114,10 @@ func TestSSEChunksLimit(t *testing.T) {
 			t.Fatalf("%d chunks: got %v", len(c), err)
 		}
 	}
+}
+
+// overlaps reports whether a and b share memory.
+func overlaps(a, b []byte) bool {
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
 }

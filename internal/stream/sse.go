@@ -163,8 +163,13 @@ func (s *SSE) addData(value []byte, stable bool) error {
 func (s *SSE) dispatch() codec.Event {
 	var data []byte
 	switch {
+	case s.inPlace && s.shared:
+		// Capped where its line ends (readLine). Only for a consumer
+		// that copies what it keeps: a chunk may be reused once the
+		// stream is decoded (the gateway's tap pools them).
+		data = s.one
 	case s.inPlace:
-		data = s.one // capped where its line ends (readLine)
+		data = s.keep(s.one)
 	case s.shared:
 		data = bytes.TrimSuffix(s.data, []byte{'\n'})
 	default:
