@@ -167,6 +167,51 @@ func TestUnrecordedReplyNotKept(t *testing.T) {
 	}
 }
 
+// TestRecordedReplyChunksReused checks that a recorded exchange's copy of
+// its reply is made in pooled chunks, given back once the writer has
+// decoded it: a 128 KiB stream (pings make it long, not its text)
+// allocates a small part of its size an exchange, where chunks allocated
+// anew are more than all of it.
+func TestRecordedReplyChunksReused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts: not in -short")
+	}
+	data, err := os.ReadFile(recorded["anthropic"].stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := bytes.LastIndex(data, []byte("event: message_stop"))
+	ping := []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
+	long := append(append(append([]byte(nil), data[:end]...), bytes.Repeat(ping, (128<<10)/len(ping))...), data[end:]...)
+	sw := signalWrites{openStore(t), make(chan int, 1)}
+	gw := replayGateway(t, long, sw, -1)
+	body := []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
+	serve := func() {
+		req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", token)
+		w := &discardWriter{h: http.Header{}}
+		gw.ServeHTTP(w, req)
+		if w.code != 200 || w.n != len(long) {
+			t.Fatalf("status %d, %d bytes of %d", w.code, w.n, len(long))
+		}
+		<-sw.wrote
+	}
+	serve() // warm: the first exchange fills pools and caches
+	const runs = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		serve()
+	}
+	runtime.ReadMemStats(&after)
+	per := int(after.TotalAlloc-before.TotalAlloc) / runs
+	t.Logf("%d bytes allocated a recorded exchange for a reply of %d", per, len(long))
+	if per > len(long)/2 {
+		t.Errorf("%d bytes allocated a recorded exchange for a reply of %d: the tap's chunks are not reused", per, len(long))
+	}
+}
+
 // serveUnrecorded sends body to h as an Anthropic client's streamed
 // request with Convo-Record: off, and fails unless h answers 200 with n
 // bytes.

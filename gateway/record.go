@@ -1273,8 +1273,17 @@ func (r *record) decode() {
 	if r.reply != nil || r.body == nil {
 		return
 	}
+	// A short streamed reply's chunks go back to their pools once decoded:
+	// the stream's reader keeps nothing of them. A longer one is let go of
+	// chunk by chunk as it is read (tapReader), and a reply that is not
+	// streamed may be decoded into strings that share its bytes.
+	var reuse [][]byte
+	if r.streamed && len(r.body) <= maxReused {
+		reuse = append(make([][]byte, 0, maxReused), r.body...)
+	}
 	ms, err := decodeTap(r)
 	r.body = nil // decoded: the copy is garbage now, not when the batch is written
+	reuseTap(reuse)
 	if len(ms) == 0 {
 		if err != nil {
 			r.unread = err.Error()
@@ -1285,6 +1294,10 @@ func (r *record) decode() {
 		r.cands.others = ms[1:]
 	}
 }
+
+// maxReused is the most chunks of a decoded reply decode gives back to
+// their pools (about half a MiB).
+const maxReused = 8
 
 // folded sets the reply to m, decoded from the upstream's reply with err,
 // when there is anything of it to keep (the parts that came before an

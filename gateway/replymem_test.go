@@ -183,3 +183,31 @@ func TestBatchOfRepliesNotForced(t *testing.T) {
 		t.Errorf("writing a batch of %d replies of 80 KB forced %d collections, want none", n, forced)
 	}
 }
+
+// TestLargeTranslatedReplyCollected checks that a translated stream past
+// returnAfter (8 MiB) has its garbage collected and given back before its
+// text is joined (debug.FreeOSMemory, counted as a forced collection):
+// left to the collector, the events read and written out came on top of
+// the text's chunks and its joined string, and the gateway's peak went
+// past twice the reply (bench/gatewaymem). Nothing is recorded, so the
+// writer, which collects after a long reply too, does not run.
+func TestLargeTranslatedReplyCollected(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 10 MB")
+	}
+	rg := newRig(t, "openai-chat", nil)
+	rg.up.stream = bigChatStream(10 << 20)
+	body := requestBody(t, "anthropic", "gpt-4o", convo.History{convo.User("write a long story")}, true)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	resp := rg.post(t, "anthropic", "gpt-4o", body, true, map[string]string{"Convo-Record": "off"})
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	runtime.ReadMemStats(&after)
+	if resp.StatusCode != 200 || !bytes.Contains(got, []byte("message_stop")) {
+		t.Fatalf("status %d, %d bytes without the stream's end", resp.StatusCode, len(got))
+	}
+	if after.NumForcedGC == before.NumForcedGC {
+		t.Error("a 10 MB translated reply's garbage was left to the collector before its text was joined")
+	}
+}

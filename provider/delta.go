@@ -2,11 +2,11 @@ package provider
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/internal/jsonx"
-	"github.com/convo-go/convo/internal/textbuf"
 )
 
 // DeltaKind says what a Delta carries.
@@ -102,10 +102,14 @@ func (d *DeltaReader) ReadCandidates() { d.all = true }
 
 // partSent is what was reported of one part.
 type partSent struct {
-	typ               convo.PartType
-	text              textbuf.Text // the text reported so far: in chunks, as a long one is never copied whole
-	args, sig, encr   []byte       // the content reported so far
-	id                string       // a tool call's id as announced
+	typ convo.PartType
+	// textLen and textSum stand for the text reported so far, its length
+	// and a hash of it, rather than a copy: the accumulator holds the
+	// text, and a copy here held a long reply's text twice over.
+	textLen           int
+	textSum           maphash.Hash
+	args, sig, encr   []byte // the content reported so far
+	id                string // a tool call's id as announced
 	started, warned   bool
 	inString, escaped bool // where the arguments reported so far end: in a JSON string, after a backslash
 }
@@ -309,7 +313,7 @@ func (d *DeltaReader) piece(dst []Delta, p Piece) ([]Delta, bool) {
 	switch {
 	case p.Kind == DeltaText && streamed(s.typ):
 		if p.Text != "" {
-			s.text.AppendString(p.Text)
+			s.appendText(p.Text)
 			dst = append(dst, Delta{Kind: p.Kind, Index: p.Index, Text: p.Text})
 		}
 		return dst, true
@@ -581,13 +585,13 @@ func (s *partSent) grow(d *DeltaReader, dst []Delta, i int, kind DeltaKind, sent
 	return append(dst, Delta{Kind: kind, Index: i, Text: piece})
 }
 
-// growText is grow for a streamed part's text, kept in chunks (a 40 MB
-// reply's text grown by append was allocated five times over, and held
-// two and a quarter times at each doubling, beside the accumulator's own
-// copy).
+// growText is grow for a streamed part's text, of which only the length
+// and a hash are kept (a 40 MB reply's text grown by append was allocated
+// five times over, and held two and a quarter times at each doubling,
+// beside the accumulator's own copy).
 func (s *partSent) growText(d *DeltaReader, dst []Delta, i int, now string) []Delta {
-	n := s.text.Len()
-	if len(now) < n || !s.text.HasPrefix(now[:n]) {
+	n := s.textLen
+	if !s.sentText(now) {
 		s.warn(d, i, "%s changed while streaming: not streamed again, kept in the message", DeltaText)
 		return dst
 	}
@@ -595,8 +599,31 @@ func (s *partSent) growText(d *DeltaReader, dst []Delta, i int, now string) []De
 		return dst
 	}
 	piece := now[n:]
-	s.text.AppendString(piece)
+	s.appendText(piece)
 	return append(dst, Delta{Kind: DeltaText, Index: i, Text: piece})
+}
+
+// sentSeed seeds the hashes of the texts reported.
+var sentSeed = maphash.MakeSeed()
+
+// appendText counts piece in the text reported of the part.
+func (s *partSent) appendText(piece string) {
+	if s.textLen == 0 {
+		s.textSum.SetSeed(sentSeed)
+	}
+	s.textSum.WriteString(piece)
+	s.textLen += len(piece)
+}
+
+// sentText reports whether now begins with the text reported of the part.
+// It compares hashes: two texts of one length differ with the same hash
+// once in 2⁶⁴ (the seed is random), far rarer than the bit errors the
+// bytes met on their way here.
+func (s *partSent) sentText(now string) bool {
+	if s.textLen == 0 {
+		return true
+	}
+	return len(now) >= s.textLen && maphash.String(sentSeed, now[:s.textLen]) == s.textSum.Sum64()
 }
 
 // MessageDeltas returns the deltas of a whole message, as a stream that

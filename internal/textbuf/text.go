@@ -1,8 +1,6 @@
 // Package textbuf holds Text, a text gathered from streamed pieces in
-// chunks rather than one slice grown by append: for the reply accumulators
-// (provider/internal/wire's users) and for what provider.DeltaReader has
-// sent of a part, which provider/internal/wire, importing provider, cannot
-// serve.
+// chunks rather than one slice grown by append, for the reply
+// accumulators of the codecs.
 package textbuf
 
 import (
@@ -22,12 +20,14 @@ const textChunk = 64 << 10
 // slice grown by append copies a 40 MB text about twenty times over, and
 // holds it twice at each step). String joins it once, at its final length.
 // Chunks end at rune boundaries (a rune cut by a piece's end moves to the
-// next chunk), so AppendJSON can escape them one by one. The zero Text is
-// empty.
+// next chunk), so AppendJSON can escape them one by one. Once joined, a
+// long text is held as the string String returned, not beside it. The
+// zero Text is empty.
 type Text struct {
-	full [][]byte // the chunks before cur, full
-	cur  []byte
-	n    int // bytes in all
+	full   [][]byte // the chunks before cur, full
+	cur    []byte
+	n      int  // bytes in all
+	joined bool // cur is the memory of the string String returned
 }
 
 // Len returns the text's length in bytes.
@@ -40,6 +40,7 @@ func (t *Text) Append(p []byte) {
 		next := make([]byte, 0, max(textChunk, len(t.cur)-cut+len(p)))
 		t.full = append(t.full, t.cur[:cut])
 		t.cur = append(next, t.cur[cut:]...)
+		t.joined = false
 	}
 	t.cur = AppendPiece(t.cur, p)
 	t.n += len(p)
@@ -79,7 +80,7 @@ func Tail(b []byte, n int) string {
 
 // Set replaces the text with p.
 func (t *Text) Set(p []byte) {
-	if t.full != nil {
+	if t.full != nil || t.joined {
 		*t = Text{}
 	}
 	t.cur, t.n = append(t.cur[:0], p...), len(p)
@@ -99,8 +100,14 @@ func partialRune(b []byte) int {
 	return 0
 }
 
-// String returns the text, joined in one allocation.
+// String returns the text, joined in one allocation. A long text is then
+// held as that string, and its chunks are let go: a 40 MB reply would
+// otherwise be held twice until the Text is dropped. Append after it
+// starts a new chunk, as it never writes over bytes it wrote before.
 func (t *Text) String() string {
+	if t.joined {
+		return unsafeString(t.cur)
+	}
 	if len(t.full) == 0 {
 		return string(t.cur)
 	}
@@ -110,7 +117,11 @@ func (t *Text) String() string {
 		b.Write(c)
 	}
 	b.Write(t.cur)
-	return b.String()
+	s := b.String()
+	// cap is len: an Append of anything reallocates rather than writing
+	// into the string.
+	t.full, t.cur, t.joined = nil, unsafe.Slice(unsafe.StringData(s), len(s)), true
+	return s
 }
 
 // HasPrefix reports whether the text begins with s.

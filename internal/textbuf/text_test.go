@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/convo-go/convo/internal/jsonx"
 )
@@ -77,5 +78,44 @@ func TestTextAllocations(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if ratio := float64(after.TotalAlloc-before.TotalAlloc) / float64(txt.Len()); ratio > 2.2 {
 		t.Errorf("gathering and joining a %d-byte text allocated %.2f× its size, want 2 (the chunks, the string)", txt.Len(), ratio)
+	}
+}
+
+// TestTextAfterString checks that a long text String joined is held as
+// that string alone, and that Append, Set and the readers after it
+// neither write into the string nor lose a byte.
+func TestTextAfterString(t *testing.T) {
+	var txt Text
+	piece := []byte("a piece of a long reply, é and 𝄞 in it; ")
+	var want []byte
+	for len(want) < 3*textChunk {
+		txt.Append(piece)
+		want = append(want, piece...)
+	}
+	s := txt.String()
+	if s != string(want) {
+		t.Fatal("String differs from the pieces joined")
+	}
+	if txt.full != nil || !txt.joined {
+		t.Fatalf("after String the chunks are still held (%d of them)", len(txt.full))
+	}
+	if again := txt.String(); unsafe.StringData(again) != unsafe.StringData(s) {
+		t.Fatal("a second String copied the joined text again")
+	}
+	txt.Append([]byte("more"))
+	want = append(want, "more"...)
+	if s != string(want[:len(s)]) {
+		t.Fatal("Append after String wrote into the string String returned")
+	}
+	if txt.String() != string(want) || txt.Since(len(s)) != "more" || !txt.EqualBytes(want) {
+		t.Fatal("the text after String and Append is wrong")
+	}
+	if got := txt.AppendJSON(nil); string(got) != string(jsonx.AppendString(nil, string(want))) {
+		t.Fatal("AppendJSON after String and Append is wrong")
+	}
+	joined := txt.String()
+	txt.Set([]byte("short"))
+	if joined != string(want) || txt.String() != "short" {
+		t.Fatal("Set after String wrote into the string String returned, or lost the new text")
 	}
 }

@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// TestTapChunksReused checks what lets decode give a streamed reply's
+// chunks back to their pools: the message decoded from them shares none
+// of their memory. Each recorded stream, long enough to fill several
+// chunks (its events repeated as pings or keep-alives would not do: the
+// stream itself, cut into the chunks copyReply makes), is decoded from
+// chunks the test keeps; the chunks are then written over, and the
+// message must be what it was.
+func TestTapChunksReused(t *testing.T) {
+	for name, path := range map[string]string{
+		"openai-chat":      "../provider/openai/testdata/replies/chat/tools.sse",
+		"openai-responses": "../provider/openai/testdata/replies/responses/tools.sse",
+		"anthropic":        "../provider/anthropic/testdata/reply/tool_use.sse",
+		"gemini":           "../provider/gemini/testdata/replies/signed.sse",
+		"ollama":           "../provider/ollama/testdata/replies/tools.ndjson",
+		"bedrock":          "../provider/bedrock/testdata/replies/tool_use.bin",
+	} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{7, 64, replyBuf} {
+			// The stream in chunks as the tap keeps them: pooled
+			// arrays, filled to size bytes each.
+			var body, arrays [][]byte
+			for rest := data; len(rest) > 0; {
+				c := getTapChunk()
+				n := min(size, len(rest))
+				c = append(c, rest[:n]...)
+				rest = rest[n:]
+				body, arrays = append(body, c), append(arrays, c)
+			}
+			rec := &record{upstream: protocols[name], body: body, streamed: true}
+			rec.decode()
+			if rec.reply == nil {
+				t.Fatalf("%s: not decoded: %s", name, rec.unread)
+			}
+			before, err := json.Marshal(rec.reply)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range arrays {
+				copy(c[:cap(c)], bytes.Repeat([]byte{'#'}, cap(c)))
+			}
+			after, _ := json.Marshal(rec.reply)
+			if !bytes.Equal(before, after) {
+				t.Errorf("%s in chunks of %d bytes: the decoded reply shares the tap's memory, which goes back to the pool:\nbefore %s\nafter  %s", name, size, before, after)
+			}
+		}
+	}
+}
