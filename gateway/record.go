@@ -1324,35 +1324,12 @@ func decodeTap(rec *record) ([]convo.Message, error) {
 	return []convo.Message{m}, err
 }
 
-// tapReader reads the chunks the tap copied in order, without joining them.
-// Most replies are one chunk: a *bytes.Reader lets provider.CheckStream
-// peek no further than the reply. A longer one is let go of chunk by chunk
-// as it is read (the reader clears body's elements): the decoded reply
-// grows as the copy shrinks, so a long reply is not held twice.
-func tapReader(body [][]byte) io.Reader {
-	if len(body) == 1 {
-		return bytes.NewReader(body[0])
-	}
-	return &chunkReader{body}
-}
-
-// chunkReader reads chunks in order and drops each once read.
-type chunkReader struct{ chunks [][]byte }
-
-func (r *chunkReader) Read(p []byte) (int, error) {
-	for len(r.chunks) > 0 && len(r.chunks[0]) == 0 {
-		r.chunks[0], r.chunks = nil, r.chunks[1:]
-	}
-	if len(r.chunks) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.chunks[0])
-	r.chunks[0] = r.chunks[0][n:]
-	if len(r.chunks[0]) == 0 {
-		r.chunks[0], r.chunks = nil, r.chunks[1:]
-	}
-	return n, nil
-}
+// tapReader reads the chunks the tap copied in order, without joining them
+// (stream.Chunks): a stream reader reads its events where they lie, and
+// each chunk is let go of as it is read (the reader clears body's
+// elements): the decoded reply grows as the copy shrinks, so a long reply
+// is not held twice.
+func tapReader(body [][]byte) io.Reader { return stream.NewChunks(body) }
 
 // joined returns the chunks the tap copied as one slice: a reply that is
 // not streamed is decoded whole (it fits in one chunk but for a long one).

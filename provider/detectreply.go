@@ -347,6 +347,15 @@ const streamPeek = 8 << 10
 // the input is binary when name's framing is text. Reply codecs'
 // ReadStream calls it first.
 func CheckStream(r io.Reader, name string) (io.Reader, error) {
+	if h, ok := r.(interface{ Head(n int) []byte }); ok {
+		// A stream in memory that shows its first bytes without a read
+		// (stream.Chunks: the gateway's recording of a reply) is checked
+		// on them where they lie, and read on from its start as it is.
+		if err := checkStream(h.Head(streamPeek), name); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	peek := streamPeek
 	if br, ok := r.(*bytes.Reader); ok && br.Len() < peek {
 		// A stream held in memory (the gateway's recording of a reply)
@@ -366,14 +375,22 @@ func CheckStream(r io.Reader, name string) (io.Reader, error) {
 	default:
 		rest = io.MultiReader(bytes.NewReader(buf), r)
 	}
-	d, in := detectReply(buf)
-	if d.Sure && d.Format != name {
-		return nil, &FormatError{Want: name, Got: d, Stream: true}
-	}
-	if in == inputBinary && name != "bedrock" {
-		return nil, errors.New("the input is binary, not JSON or Server-Sent Events")
+	if err := checkStream(buf, name); err != nil {
+		return nil, err
 	}
 	return rest, nil
+}
+
+// checkStream is CheckStream's verdict on the stream's first bytes.
+func checkStream(head []byte, name string) error {
+	d, in := detectReply(head)
+	if d.Sure && d.Format != name {
+		return &FormatError{Want: name, Got: d, Stream: true}
+	}
+	if in == inputBinary && name != "bedrock" {
+		return errors.New("the input is binary, not JSON or Server-Sent Events")
+	}
+	return nil
 }
 
 // errReader returns err from every Read.

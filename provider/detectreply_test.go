@@ -3,11 +3,13 @@ package provider_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
 
+	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 )
 
@@ -110,6 +112,18 @@ func FuzzDetectReply(f *testing.F) {
 			if err == nil {
 				if got, _ := io.ReadAll(r); !bytes.Equal(got, b) {
 					t.Fatalf("CheckStream(%s) gave back %q", name, got)
+				}
+			}
+			// A stream in memory in chunks (the gateway's tap), looked
+			// at where it lies: the same verdict and every byte.
+			n := len(b)
+			cr, cerr := provider.CheckStream(stream.NewChunks([][]byte{b[:n/3], b[n/3 : 2*n/3], b[2*n/3:]}), name)
+			if fmt.Sprint(cerr) != fmt.Sprint(err) {
+				t.Fatalf("CheckStream(%s) of chunks: %v, want %v", name, cerr, err)
+			}
+			if cerr == nil {
+				if got, _ := io.ReadAll(cr); !bytes.Equal(got, b) {
+					t.Fatalf("CheckStream(%s) of chunks gave back %q", name, got)
 				}
 			}
 		}

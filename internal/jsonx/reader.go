@@ -481,69 +481,110 @@ func (r *Reader) readEscaped(start, i int, out []byte) ([]byte, bool, error) {
 	if out == nil {
 		out = make([]byte, 0, i-start+16)
 	}
+	// One pass: the runs between escapes are found eight bytes at a time
+	// and appended whole, and their UTF-8 checked as they are (an escape
+	// writes whole runes, so the value is valid UTF-8 exactly when every
+	// run is). The error for invalid UTF-8 is still made last, at the
+	// closing quote, as when the value was checked once done.
 	out = append(out[:0], b[start:i]...)
-	for i < len(b) {
-		c := b[i]
-		switch {
+	valid := utf8.Valid(out)
+	for {
+		j, ascii := plainRun(b, i)
+		if j > i {
+			if valid && !ascii {
+				valid = utf8.Valid(b[i:j])
+			}
+			out = append(out, b[i:j]...)
+		}
+		if i = j; i >= len(b) {
+			return nil, false, r.errAt(len(b), "unexpected end of input in string")
+		}
+		switch c := b[i]; {
 		case c == '"':
-			if !utf8.Valid(out) {
+			if !valid {
 				return nil, false, r.errAt(start, "invalid UTF-8 in string")
 			}
 			r.pos = i + 1
 			return out, true, nil
 		case c == '\\':
-			if i+1 >= len(b) {
-				return nil, false, r.errAt(i, "unexpected end of input in string")
+			var err error
+			if out, i, err = r.unescape(out, i); err != nil {
+				return nil, false, err
 			}
-			switch e := b[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-				i += 2
-			case 'b':
-				out = append(out, '\b')
-				i += 2
-			case 'f':
-				out = append(out, '\f')
-				i += 2
-			case 'n':
-				out = append(out, '\n')
-				i += 2
-			case 'r':
-				out = append(out, '\r')
-				i += 2
-			case 't':
-				out = append(out, '\t')
-				i += 2
-			case 'u':
-				r1, ok := hex4(b, i+2)
-				if !ok {
-					return nil, false, r.errAt(i, "malformed \\u escape in string")
-				}
-				i += 6
-				if utf16.IsSurrogate(r1) {
-					r2, ok := rune(0), false
-					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
-						r2, ok = hex4(b, i+2)
-					}
-					dec := utf16.DecodeRune(r1, r2)
-					if !ok || dec == utf8.RuneError {
-						return nil, false, r.errAt(i-6, "unpaired surrogate in string")
-					}
-					i += 6
-					r1 = dec
-				}
-				out = utf8.AppendRune(out, r1)
-			default:
-				return nil, false, r.errAt(i, fmt.Sprintf("invalid escape %q in string", "\\"+string(rune(e))))
-			}
-		case c < 0x20:
-			return nil, false, r.errAt(i, "control character in string")
 		default:
-			out = append(out, c)
-			i++
+			return nil, false, r.errAt(i, "control character in string")
 		}
 	}
-	return nil, false, r.errAt(len(b), "unexpected end of input in string")
+}
+
+// plainRun returns the end of the bytes from b[i] on that a string holds
+// as they are (none of '"', '\\' or a control character), found eight at
+// a time, and whether they are all ASCII.
+func plainRun(b []byte, i int) (int, bool) {
+	ascii := true
+	for i < len(b) {
+		if i+8 <= len(b) {
+			m := special8(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		}
+		c := b[i]
+		if c == '"' || c == '\\' || c < 0x20 {
+			break
+		}
+		if c >= 0x80 {
+			ascii = false
+		}
+		i++
+	}
+	return i, ascii
+}
+
+// unescape appends the value of the escape at b[i] (a backslash) to out
+// and returns the index after it.
+func (r *Reader) unescape(out []byte, i int) ([]byte, int, error) {
+	b := r.buf
+	if i+1 >= len(b) {
+		return nil, 0, r.errAt(i, "unexpected end of input in string")
+	}
+	switch e := b[i+1]; e {
+	case '"', '\\', '/':
+		return append(out, e), i + 2, nil
+	case 'b':
+		return append(out, '\b'), i + 2, nil
+	case 'f':
+		return append(out, '\f'), i + 2, nil
+	case 'n':
+		return append(out, '\n'), i + 2, nil
+	case 'r':
+		return append(out, '\r'), i + 2, nil
+	case 't':
+		return append(out, '\t'), i + 2, nil
+	case 'u':
+		r1, ok := hex4(b, i+2)
+		if !ok {
+			return nil, 0, r.errAt(i, "malformed \\u escape in string")
+		}
+		i += 6
+		if utf16.IsSurrogate(r1) {
+			r2, ok := rune(0), false
+			if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+				r2, ok = hex4(b, i+2)
+			}
+			dec := utf16.DecodeRune(r1, r2)
+			if !ok || dec == utf8.RuneError {
+				return nil, 0, r.errAt(i-6, "unpaired surrogate in string")
+			}
+			i += 6
+			r1 = dec
+		}
+		return utf8.AppendRune(out, r1), i, nil
+	default:
+		return nil, 0, r.errAt(i, fmt.Sprintf("invalid escape %q in string", "\\"+string(rune(e))))
+	}
 }
 
 func hex4(b []byte, i int) (rune, bool) {

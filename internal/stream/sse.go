@@ -17,7 +17,8 @@ import (
 // arrives as an ordinary event whose data is [DONE].
 type SSE struct {
 	r      *bufio.Reader
-	pooled bool // r may be given back (Release)
+	ch     *Chunks // instead of r: a stream in memory, read where it lies
+	pooled bool    // r may be given back (Release)
 	max    int
 	first  bool
 	data   []byte
@@ -36,6 +37,11 @@ type SSE struct {
 	// slab holds the data of the short events returned, one after the
 	// other (see keep).
 	slab []byte
+	// one is the value of the event's only data line so far, when it
+	// lies in a chunk of ch (inPlace): an event of one line, most of
+	// them, is that slice, not copied into data.
+	one     []byte
+	inPlace bool
 }
 
 // Event data up to slabMax bytes is kept in slabs of up to slabSize bytes,
@@ -60,7 +66,7 @@ func (s *SSE) keep(data []byte) []byte {
 		return bytes.Clone(data)
 	}
 	if cap(s.slab)-len(s.slab) < len(data) {
-		s.slab = make([]byte, 0, min(slabSize, max(len(data)+s.r.Buffered(), 2*cap(s.slab), 256)))
+		s.slab = make([]byte, 0, min(slabSize, max(len(data)+s.buffered(), 2*cap(s.slab), 256)))
 	}
 	i := len(s.slab)
 	s.slab = append(s.slab, data...)
@@ -71,6 +77,9 @@ func (s *SSE) keep(data []byte) []byte {
 
 // NewSSE returns an SSE reader over r with the MaxEvent limit.
 func NewSSE(r io.Reader) *SSE {
+	if c, ok := r.(*Chunks); ok {
+		return &SSE{ch: c, max: MaxEvent, first: true}
+	}
 	br, pooled := newReader(r)
 	return &SSE{r: br, pooled: pooled, max: MaxEvent, first: true}
 }
@@ -92,7 +101,7 @@ func (s *SSE) Release() {
 // Next returns the next event, or io.EOF after the last.
 func (s *SSE) Next() (codec.Event, error) {
 	for {
-		line, err := s.readLine()
+		line, stable, err := s.readLine()
 		if err != nil {
 			return codec.Event{}, err
 		}
@@ -105,13 +114,7 @@ func (s *SSE) Next() (codec.Event, error) {
 				s.event = ""
 				continue
 			}
-			data := bytes.TrimSuffix(s.data, []byte{'\n'})
-			if !s.shared {
-				data = s.keep(data)
-			}
-			ev := codec.Event{Type: s.event, Data: data}
-			s.data, s.event, s.has = s.data[:0], "", false
-			return ev, nil
+			return s.dispatch(), nil
 		}
 		if line[0] == ':' {
 			continue
@@ -123,15 +126,59 @@ func (s *SSE) Next() (codec.Event, error) {
 		}
 		switch string(field) {
 		case "data":
-			if len(s.data)+len(value)+1 > s.max {
-				return codec.Event{}, fmt.Errorf("SSE event of more than %d bytes: %w", s.max, ErrTooLarge)
+			if err := s.addData(value, stable); err != nil {
+				return codec.Event{}, err
 			}
-			s.data = append(append(s.data, value...), '\n')
-			s.has = true
 		case "event":
 			s.event = s.name(value)
 		}
 	}
+}
+
+// addData adds a data line's value to the event; stable says it lies in
+// a chunk the reader never writes (a *Chunks): the first such line is
+// kept where it is.
+func (s *SSE) addData(value []byte, stable bool) error {
+	n := len(s.data)
+	if s.inPlace {
+		n = len(s.one) + 1
+	}
+	if n+len(value)+1 > s.max {
+		return fmt.Errorf("SSE event of more than %d bytes: %w", s.max, ErrTooLarge)
+	}
+	switch {
+	case stable && !s.has:
+		s.one, s.inPlace = value, true
+	case s.inPlace:
+		s.data = append(append(append(append(s.data, s.one...), '\n'), value...), '\n')
+		s.one, s.inPlace = nil, false
+	default:
+		s.data = append(append(s.data, value...), '\n')
+	}
+	s.has = true
+	return nil
+}
+
+// dispatch returns the event the data lines read make, and starts the next.
+func (s *SSE) dispatch() codec.Event {
+	var data []byte
+	switch {
+	case s.inPlace && s.shared:
+		// Capped where its line ends (readLine). Only for a consumer
+		// that copies what it keeps: a chunk may be reused once the
+		// stream is decoded (the gateway's tap pools them).
+		data = s.one
+	case s.inPlace:
+		data = s.keep(s.one)
+	case s.shared:
+		data = bytes.TrimSuffix(s.data, []byte{'\n'})
+	default:
+		data = s.keep(bytes.TrimSuffix(s.data, []byte{'\n'}))
+	}
+	ev := codec.Event{Type: s.event, Data: data}
+	s.data, s.event, s.has = s.data[:0], "", false
+	s.one, s.inPlace = nil, false
+	return ev
 }
 
 // knownNames are the event names of the providers' streams, as strings
@@ -179,15 +226,20 @@ func lineEnd(b []byte) int {
 // readLine returns the next line without its terminator (CRLF, LF or CR).
 // A stream that ends without a final terminator still yields its last line.
 // The line is valid until the next call: it may be in the read buffer.
-func (s *SSE) readLine() ([]byte, error) {
+// From a *Chunks, a line that lies whole in one chunk is that chunk's
+// bytes, which stay as they are (stable).
+func (s *SSE) readLine() (line []byte, stable bool, err error) {
+	if s.ch != nil {
+		return s.chunkLine()
+	}
 	s.line = s.line[:0]
 	for {
 		if s.r.Buffered() == 0 {
 			if _, err := s.r.Peek(1); err != nil {
 				if err == io.EOF && len(s.line) > 0 {
-					return s.line, nil
+					return s.line, false, nil
 				}
-				return nil, err
+				return nil, false, err
 			}
 		}
 		buf, _ := s.r.Peek(s.r.Buffered())
@@ -203,7 +255,7 @@ func (s *SSE) readLine() ([]byte, error) {
 			s.line = append(s.line, buf...)
 			s.r.Discard(len(buf))
 			if len(s.line) > s.max {
-				return nil, fmt.Errorf("SSE line of more than %d bytes: %w", s.max, ErrTooLarge)
+				return nil, false, fmt.Errorf("SSE line of more than %d bytes: %w", s.max, ErrTooLarge)
 			}
 			continue
 		}
@@ -212,12 +264,59 @@ func (s *SSE) readLine() ([]byte, error) {
 			// The whole line is in the read buffer: Next is done with it
 			// before it reads again, which is when the buffer changes.
 			s.r.Discard(i + 1)
-			return buf[:i:i], nil
+			return buf[:i:i], false, nil
 		}
 		s.line = append(s.line, buf[:i]...)
 		s.r.Discard(i + 1)
-		return s.line, nil
+		return s.line, false, nil
 	}
+}
+
+// chunkLine is readLine from s.ch: the same lines, a chunk standing for
+// the read buffer, but one that is never refilled.
+func (s *SSE) chunkLine() ([]byte, bool, error) {
+	s.line = s.line[:0]
+	for {
+		buf := s.ch.current()
+		if buf == nil {
+			if len(s.line) > 0 {
+				return s.line, false, nil
+			}
+			return nil, false, io.EOF
+		}
+		if s.skipLF {
+			s.skipLF = false
+			if buf[0] == '\n' {
+				s.ch.advance(1)
+				continue
+			}
+		}
+		i := s.ch.lineEnd(buf)
+		if i < 0 {
+			s.line = append(s.line, buf...)
+			s.ch.advance(len(buf))
+			if len(s.line) > s.max {
+				return nil, false, fmt.Errorf("SSE line of more than %d bytes: %w", s.max, ErrTooLarge)
+			}
+			continue
+		}
+		s.skipLF = buf[i] == '\r'
+		s.ch.advance(i + 1)
+		if len(s.line) == 0 {
+			return buf[:i:i], true, nil
+		}
+		s.line = append(s.line, buf[:i]...)
+		return s.line, false, nil
+	}
+}
+
+// buffered is how much of the stream is read but not yet returned, at
+// least.
+func (s *SSE) buffered() int {
+	if s.ch != nil {
+		return len(s.ch.current())
+	}
+	return s.r.Buffered()
 }
 
 // Ready reports whether the next event is already in the read buffer, so
@@ -226,6 +325,9 @@ func (s *SSE) readLine() ([]byte, error) {
 // there (a caller that flushes its output when the next event is not
 // ready only flushes more often), never true when it is not.
 func (s *SSE) Ready() bool {
+	if s.ch != nil {
+		return true // in memory: Next never waits
+	}
 	buf, _ := s.r.Peek(s.r.Buffered())
 	if s.skipLF && len(buf) > 0 && buf[0] == '\n' {
 		buf = buf[1:]

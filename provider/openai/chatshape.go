@@ -34,7 +34,9 @@ type chunkShape struct {
 	tmpl  []chunkHole // its holes, by offset
 	off   bool        // no fast path (tests compare the two)
 	at    []int       // where the text holes of the chunk being matched begin
+	vals  [][]byte    // their values when they alias the chunk, else nil
 	hits  int         // chunks folded by the template (for tests)
+	quick int         // of them, those matchVarying matched (for tests)
 }
 
 // chunkHole is a string value of a template chunk: start and end bound
@@ -43,6 +45,10 @@ type chunkShape struct {
 type chunkHole struct {
 	start, end int
 	dst        *textBuf
+	// vary is set once a chunk matched had other bytes in this hole
+	// (OpenAI's "obfuscation" value): matchVarying reads it as a string
+	// rather than comparing it.
+	vary bool
 }
 
 // begin starts the record of a chunk's full parse.
@@ -55,7 +61,7 @@ func (s *chunkShape) spoil() { s.ok = false }
 // hole notes a string value of the chunk being read at [start, end).
 func (s *chunkShape) hole(start, end int, dst *textBuf) {
 	if s.ok {
-		s.holes = append(s.holes, chunkHole{start, end, dst})
+		s.holes = append(s.holes, chunkHole{start: start, end: end, dst: dst})
 	}
 }
 
@@ -97,9 +103,62 @@ func (a *chatAcc) fast(data []byte) bool {
 	r.Reset(data, a.opts.DecodeLimits().MaxDepth)
 	// First match and validate all of it, then append: a chunk that does
 	// not match must leave everything as it was.
-	pos, prev := 0, 0
-	s.at = s.at[:0]
+	switch {
+	case a.matchVarying(data):
+		s.quick++
+	case !a.matchHoles(data):
+		return false
+	}
+	k := 0
 	for _, h := range s.tmpl {
+		if h.dst != nil {
+			v := s.vals[k]
+			if v == nil {
+				r.Seek(s.at[k])
+				v, _ = r.ReadStringScratch()
+			}
+			a.add(h.dst, v, -1)
+			k++
+		}
+	}
+	a.cur = &a.first
+	s.hits++
+	return true
+}
+
+// matchVarying reports whether data is the template but for its text
+// holes and those that varied before, each a valid string there, all the
+// rest the template's bytes: each stretch between two such holes compared
+// whole, at once. The holes that vary are learnt by matchHoles.
+func (a *chatAcc) matchVarying(data []byte) bool {
+	s := &a.shape
+	s.at, s.vals = s.at[:0], s.vals[:0]
+	pos, prev := 0, 0
+	for _, h := range s.tmpl {
+		if h.dst == nil && !h.vary {
+			continue
+		}
+		lit := s.buf[prev:h.start]
+		if !hasPrefixAt(data, pos, lit) || len(data) == pos+len(lit) || data[pos+len(lit)] != '"' {
+			return false
+		}
+		end, ok := a.holeAt(pos+len(lit), h.dst != nil)
+		if !ok {
+			return false
+		}
+		pos, prev = end, h.end
+	}
+	return string(data[pos:]) == string(s.buf[prev:])
+}
+
+// matchHoles reports whether data is the template but for its holes,
+// each a valid string there, hole by hole: a hole with the template's
+// bytes needs no reading. A hole that had other bytes is marked to vary.
+func (a *chatAcc) matchHoles(data []byte) bool {
+	s := &a.shape
+	s.at, s.vals = s.at[:0], s.vals[:0]
+	pos, prev := 0, 0
+	for i, h := range s.tmpl {
 		if h.dst == nil && hasPrefixAt(data, pos, s.buf[prev:h.end]) {
 			// The template's own string: valid, and nothing to append.
 			pos, prev = pos+h.end-prev, h.end
@@ -109,31 +168,49 @@ func (a *chatAcc) fast(data []byte) bool {
 		if !hasPrefixAt(data, pos, lit) || len(data) == pos+len(lit) || data[pos+len(lit)] != '"' {
 			return false
 		}
-		pos += len(lit)
-		if h.dst != nil {
-			s.at = append(s.at, pos)
-		}
-		r.Seek(pos)
-		if r.Skip() != nil {
+		end, ok := a.holeAt(pos+len(lit), h.dst != nil)
+		if !ok {
 			return false
 		}
-		pos, prev = r.Offset(), h.end
-	}
-	if string(data[pos:]) != string(s.buf[prev:]) {
-		return false
-	}
-	k := 0
-	for _, h := range s.tmpl {
-		if h.dst != nil {
-			r.Seek(s.at[k])
-			v, _ := r.ReadStringScratch()
-			a.add(h.dst, v, -1)
-			k++
+		if h.dst == nil {
+			s.tmpl[i].vary = true
 		}
+		pos, prev = end, h.end
 	}
-	a.cur = &a.first
-	s.hits++
-	return true
+	return string(data[pos:]) == string(s.buf[prev:])
+}
+
+// holeAt reads the string at data[pos] (a quote) of the chunk being
+// matched and returns where it ends; a text hole's place and value are
+// noted (the value nil when it had escapes: unescaped in r's scratch,
+// which the next read overwrites, it is read again once all matched).
+func (a *chatAcc) holeAt(pos int, text bool) (int, bool) {
+	s := &a.shape
+	data := a.rd.Bytes()
+	if n := jsonx.PlainPrefix(data[pos+1:]); pos+1+n < len(data) && data[pos+1+n] == '"' {
+		// Printable ASCII up to its quote, the usual delta: a valid
+		// string, its value its JSON, found without the reader.
+		if text {
+			s.at, s.vals = append(s.at, pos), append(s.vals, data[pos+1:pos+1+n])
+		}
+		return pos + n + 2, true
+	}
+	r := &a.rd
+	r.Seek(pos)
+	if !text {
+		err := r.Skip()
+		return r.Offset(), err == nil
+	}
+	v, err := r.ReadStringScratch()
+	if err != nil {
+		return 0, false
+	}
+	end := r.Offset()
+	if len(v) != end-pos-2 {
+		v = nil // escaped: only a string with no escape is as long as its JSON
+	}
+	s.at, s.vals = append(s.at, pos), append(s.vals, v)
+	return end, true
 }
 
 // hasPrefixAt reports whether b[at:] begins with p.
