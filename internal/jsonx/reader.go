@@ -335,42 +335,21 @@ func (r *Reader) readStringInto(out []byte) ([]byte, bool, error) {
 		return nil, false, r.unexpected("string")
 	}
 	start := r.pos + 1
-	i := start
 	b := r.buf
-	ascii := true
-	for {
-		// Most of a string is plain ASCII: skip it eight bytes at a time,
-		// and go straight to the first byte that is not.
-		if i+8 <= len(b) {
-			m := special8(binary.LittleEndian.Uint64(b[i:]))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else if i >= len(b) {
-			break
+	i, ascii := plainRun(b, start)
+	switch {
+	case i >= len(b):
+		return nil, false, r.errAt(len(b), "unexpected end of input in string")
+	case b[i] == '"':
+		if !ascii && !utf8.Valid(b[start:i]) {
+			return nil, false, r.errAt(start+invalidUTF8At(b[start:i]), "invalid UTF-8 in string")
 		}
-		c := b[i]
-		if c == '"' {
-			if !ascii && !utf8.Valid(b[start:i]) {
-				return nil, false, r.errAt(start+invalidUTF8At(b[start:i]), "invalid UTF-8 in string")
-			}
-			r.pos = i + 1
-			return b[start:i], false, nil
-		}
-		if c == '\\' {
-			return r.readEscaped(start, i, out)
-		}
-		if c < 0x20 {
-			return nil, false, r.errAt(i, "control character in string")
-		}
-		if c >= 0x80 {
-			ascii = false
-		}
-		i++
+		r.pos = i + 1
+		return b[start:i], false, nil
+	case b[i] == '\\':
+		return r.readEscaped(start, i, out)
 	}
-	return nil, false, r.errAt(len(b), "unexpected end of input in string")
+	return nil, false, r.errAt(i, "control character in string")
 }
 
 // PlainPrefix returns the length of the longest prefix of b that a JSON
@@ -400,38 +379,28 @@ func (r *Reader) skipString() error {
 	b := r.buf
 	ascii := true
 	for i := start; ; {
-		if i+8 <= len(b) {
-			m := special8(binary.LittleEndian.Uint64(b[i:]))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else if i >= len(b) {
-			break
+		j, a := plainRun(b, i)
+		ascii = ascii && a
+		if i = j; i >= len(b) {
+			return r.errAt(len(b), "unexpected end of input in string")
 		}
-		switch c := b[i]; {
-		case c == '"':
+		switch b[i] {
+		case '"':
 			if !ascii && !utf8.Valid(b[start:i]) {
 				return r.errAt(start+invalidUTF8At(b[start:i]), "invalid UTF-8 in string")
 			}
 			r.pos = i + 1
 			return nil
-		case c == '\\':
+		case '\\':
 			n, err := r.escapeLen(i)
 			if err != nil {
 				return err
 			}
 			i += n
-			continue
-		case c < 0x20:
+		default:
 			return r.errAt(i, "control character in string")
-		case c >= 0x80:
-			ascii = false
 		}
-		i++
 	}
-	return r.errAt(len(b), "unexpected end of input in string")
 }
 
 // escapeLen validates the escape at b[i] (a backslash) with the same rules
