@@ -138,11 +138,7 @@ func (a *chatAcc) matchVarying(data []byte) bool {
 		if h.dst == nil && !h.vary {
 			continue
 		}
-		lit := s.buf[prev:h.start]
-		if !hasPrefixAt(data, pos, lit) || len(data) == pos+len(lit) || data[pos+len(lit)] != '"' {
-			return false
-		}
-		end, ok := a.holeAt(pos+len(lit), h.dst != nil)
+		end, ok := a.holeFrom(data, pos, prev, h)
 		if !ok {
 			return false
 		}
@@ -164,11 +160,7 @@ func (a *chatAcc) matchHoles(data []byte) bool {
 			pos, prev = pos+h.end-prev, h.end
 			continue
 		}
-		lit := s.buf[prev:h.start]
-		if !hasPrefixAt(data, pos, lit) || len(data) == pos+len(lit) || data[pos+len(lit)] != '"' {
-			return false
-		}
-		end, ok := a.holeAt(pos+len(lit), h.dst != nil)
+		end, ok := a.holeFrom(data, pos, prev, h)
 		if !ok {
 			return false
 		}
@@ -178,6 +170,17 @@ func (a *chatAcc) matchHoles(data []byte) bool {
 		pos, prev = end, h.end
 	}
 	return string(data[pos:]) == string(s.buf[prev:])
+}
+
+// holeFrom matches data from pos on against the template's bytes from
+// prev to hole h, then reads the hole's string (holeAt); it returns where
+// the string ends.
+func (a *chatAcc) holeFrom(data []byte, pos, prev int, h chunkHole) (int, bool) {
+	lit := a.shape.buf[prev:h.start]
+	if !hasPrefixAt(data, pos, lit) || len(data) == pos+len(lit) || data[pos+len(lit)] != '"' {
+		return 0, false
+	}
+	return a.holeAt(pos+len(lit), h.dst != nil)
 }
 
 // holeAt reads the string at data[pos] (a quote) of the chunk being
