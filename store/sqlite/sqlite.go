@@ -1765,6 +1765,7 @@ func tokenWords(ctx context.Context, pool ppool, words []string) ([]string, erro
 	return out, nil
 }
 
+// appendNonEmpty appends s to out unless it is empty.
 func appendNonEmpty(out []string, s string) []string {
 	if s == "" {
 		return out
