@@ -272,7 +272,7 @@ func TestMigrationFromV6(t *testing.T) {
 			}
 			ctx := t.Context()
 			s := openFixture(t, "v6") // the export as before the migration
-			if v, err := s.SchemaVersion(ctx); err != nil || v != 8 {
+			if v, err := s.SchemaVersion(ctx); err != nil || v != 9 {
 				t.Fatalf("schema version %d %v", v, err)
 			}
 			size := 3 << 20 // in 3 pieces at the real size

@@ -66,12 +66,14 @@ func userTime() time.Duration {
 // text stream of bench/gateway replies 1.7 KB, 227 words) with its origin
 // and usage, and
 // the conversation's fingerprint as metadata; "create" starts a
-// conversation each exchange, "continue" appends to one of 64. It
+// conversation each exchange, "continue" appends to one of 64, and
+// "batch" starts one each exchange in batches of 64, as the writer does
+// under load (its fingerprints random, as a hash's are). It
 // reports the process's CPU time per exchange beside the wall time, and
 // its user CPU time apart: with synchronous commits the rest is mostly
 // the kernel's fsync, which varies far more than the store's own work.
 func BenchmarkExchange(b *testing.B) {
-	for _, mode := range []string{"create", "continue"} {
+	for _, mode := range []string{"create", "continue", "batch"} {
 		b.Run(mode, func(b *testing.B) {
 			ctx := b.Context()
 			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "exchange.db"))
@@ -87,7 +89,10 @@ func BenchmarkExchange(b *testing.B) {
 				w := store.Write{Tenant: "t", Version: store.AnyVersion,
 					Messages: []convo.Message{convo.User(fmt.Sprintf("Question %d: %s?", i, exchangeReply(-i, 100))), reply},
 					Meta:     json.RawMessage(fmt.Sprintf(`{"convo_gateway_fingerprint":"%064d"}`, i))}
-				if mode == "create" || i < 64 {
+				if mode == "batch" {
+					w.Meta = json.RawMessage(fmt.Sprintf(`{"convo_gateway_fingerprint":"%016x"}`, uint64(i)*0x9e3779b97f4a7c15))
+				}
+				if mode != "continue" || i < 64 {
 					w.ID, w.Create = fmt.Sprintf("c%d", i), true
 				} else {
 					w.ID = fmt.Sprintf("c%d", i%64)
@@ -106,9 +111,15 @@ func BenchmarkExchange(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0, user0 := cputime.Process(), userTime()
-			for i := range ws {
-				if res := s.Batch(ctx, ws[i:i+1]); res[0].Err != nil {
-					b.Fatal(res[0].Err)
+			n := 1
+			if mode == "batch" {
+				n = 64
+			}
+			for i := 0; i < len(ws); i += n {
+				for _, res := range s.Batch(ctx, ws[i:min(i+n, len(ws))]) {
+					if res.Err != nil {
+						b.Fatal(res.Err)
+					}
 				}
 			}
 			b.StopTimer()

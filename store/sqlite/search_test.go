@@ -55,7 +55,7 @@ func TestMigrationFromV7LeanIndex(t *testing.T) {
 		t.Fatal("the v7 fixture's index is already without positions")
 	}
 	s := openFixture(t, "v7")
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 8 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 9 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if n := rawInt(t, s.Path(), leanIndex); n != 1 {

@@ -16,6 +16,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -39,6 +40,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/jsonx"
 	"github.com/convo-go/convo/store"
 	"github.com/convo-go/convo/store/internal/backend"
 )
@@ -303,6 +305,8 @@ const (
 	// insertNewConvRow is insertConvRow doing nothing when the id is
 	// taken (see createIn).
 	insertNewConvRow = insertConvRow + ` ON CONFLICT (tenant, id) DO NOTHING`
+	insertMetaValue  = `INSERT OR IGNORE INTO meta_values (key, value, conv) VALUES (?, ?, ?)`
+	deleteMetaValues = `DELETE FROM meta_values WHERE conv = ?`
 	insertMessage    = `INSERT INTO messages (conv, pos, id, role, body) VALUES (?, ?, ?, ?, ?)`
 	insertBlob       = `INSERT INTO blobs (hash, refs, data) VALUES (?, 0, ?) ON CONFLICT (hash) DO NOTHING`
 	insertRef        = `INSERT INTO media_refs (conv, pos, off, hash) VALUES (?, ?, ?, ?)`
@@ -377,7 +381,7 @@ const (
 
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertNewConvRow, insertMessage, insertText, updateTitle, updateAppended, updateAppendedMeta, updateDeleted,
-		updateForked, copyMessages, copyTexts, insertChunk, selectChunks, selectChunkKeys, copyChunk, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
+		insertMetaValue, deleteMetaValues, updateForked, copyMessages, copyTexts, insertChunk, selectChunks, selectChunkKeys, copyChunk, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
 	readQueries = []string{selectConv, selectChunks, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
 )
@@ -1012,6 +1016,9 @@ func createIn(ctx context.Context, tx ptx, w *backend.Write) (c store.Conversati
 	if err != nil {
 		return store.Conversation{}, true, wrap(err)
 	}
+	if err := indexMeta(ctx, tx, pk, c.Meta); err != nil {
+		return store.Conversation{}, true, err
+	}
 	return c, true, insertMessages(ctx, tx, pk, c.Tenant, 0, w.Rows)
 }
 
@@ -1028,7 +1035,52 @@ func insertConv(ctx context.Context, tx ptx, c store.Conversation, nextPos int64
 		return 0, wrap(err)
 	}
 	pk, err := res.LastInsertId()
-	return pk, wrap(err)
+	if err != nil {
+		return 0, wrap(err)
+	}
+	return pk, indexMeta(ctx, tx, pk, c.Meta)
+}
+
+// indexMeta writes the index of metadata (table meta_values) of the
+// conversation pk, just inserted, whose metadata is meta: its top-level
+// members whose value is a string, key and value each of at most
+// backend.MaxIndexed bytes (migration 4). The store writes it, not a
+// trigger (migration 9): a trigger parsed the metadata again with
+// json_each, in a sub-program of the statement.
+func indexMeta(ctx context.Context, tx ptx, pk int64, meta []byte) error {
+	if len(meta) == 0 {
+		return nil
+	}
+	r := jsonx.NewReader(meta, convo.DefaultLimits.MaxDepth)
+	err := r.ReadObject(func(key []byte) error {
+		if r.Peek() != jsonx.String || len(key) > backend.MaxIndexed {
+			return r.Skip()
+		}
+		v, err := r.ReadString()
+		if err != nil || len(v) > backend.MaxIndexed {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, insertMetaValue, string(key), v, pk); err != nil {
+			return wrap(err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: indexing the metadata of conversation %d: %w", pk, err)
+	}
+	return nil
+}
+
+// reindexMeta rewrites the index of metadata of the conversation pk when
+// its metadata changes from old to meta.
+func reindexMeta(ctx context.Context, tx ptx, pk int64, old, meta []byte) error {
+	if bytes.Equal(old, meta) {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, deleteMetaValues, pk); err != nil {
+		return wrap(err)
+	}
+	return indexMeta(ctx, tx, pk, meta)
 }
 
 // Get returns a conversation's description.
@@ -1060,10 +1112,12 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 			c.Meta = u.Meta
 		}
 		c.Updated = backend.Later(c.Updated)
-		_, err = tx.ExecContext(ctx, updateTitle,
-			c.Title, nullString(c.Meta), c.Updated.UnixMicro(), r.pk)
+		if _, err = tx.ExecContext(ctx, updateTitle,
+			c.Title, nullString(c.Meta), c.Updated.UnixMicro(), r.pk); err != nil {
+			return wrap(err)
+		}
 		out = c
-		return wrap(err)
+		return reindexMeta(ctx, tx, r.pk, r.Meta, c.Meta)
 	})
 	return out, err
 }
@@ -1115,9 +1169,11 @@ func appendTo(ctx context.Context, tx ptx, r row, version int64, h convo.History
 	out.Updated = backend.Later(out.Updated)
 	if w != nil && w.SetsMeta() {
 		out.Meta = w.Meta
-		_, err = tx.ExecContext(ctx, updateAppendedMeta,
-			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), nullString(out.Meta), r.pk)
-		return out, wrap(err)
+		if _, err = tx.ExecContext(ctx, updateAppendedMeta,
+			out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), nullString(out.Meta), r.pk); err != nil {
+			return store.Conversation{}, wrap(err)
+		}
+		return out, reindexMeta(ctx, tx, r.pk, r.Meta, out.Meta)
 	}
 	_, err = tx.ExecContext(ctx, updateAppended,
 		out.Version, out.Messages, r.nextPos+int64(len(rows)), nullString(after), out.Updated.UnixMicro(), r.pk)
@@ -1205,8 +1261,10 @@ func batchWrite(ctx context.Context, tx ptx, w *backend.Write) (store.Conversati
 	}
 	out.Meta = w.Meta
 	out.Updated = backend.Later(out.Updated)
-	_, err = tx.ExecContext(ctx, updateTitle, out.Title, nullString(out.Meta), out.Updated.UnixMicro(), r.pk)
-	return out, wrap(err)
+	if _, err = tx.ExecContext(ctx, updateTitle, out.Title, nullString(out.Meta), out.Updated.UnixMicro(), r.pk); err != nil {
+		return store.Conversation{}, wrap(err)
+	}
+	return out, reindexMeta(ctx, tx, r.pk, r.Meta, out.Meta)
 }
 
 // Load returns the messages from index from on, and the description as of
@@ -1905,8 +1963,10 @@ func (s *Store) ExpireContent(ctx context.Context, tenant, id string, at time.Ti
 		out = r.Conversation
 		out.Meta = backend.ExpiredMeta(r.Meta, at)
 		out.Version++
-		_, err = tx.ExecContext(ctx, `UPDATE conversations SET meta = ?, version = ? WHERE pk = ?`, string(out.Meta), out.Version, r.pk)
-		return wrap(err)
+		if _, err = tx.ExecContext(ctx, `UPDATE conversations SET meta = ?, version = ? WHERE pk = ?`, string(out.Meta), out.Version, r.pk); err != nil {
+			return wrap(err)
+		}
+		return reindexMeta(ctx, tx, r.pk, r.Meta, out.Meta)
 	})
 	return out, err
 }

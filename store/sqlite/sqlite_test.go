@@ -85,7 +85,7 @@ func TestReopen(t *testing.T) {
 	if err != nil || len(h) != 1 || got.Version != c.Version {
 		t.Fatalf("after reopening: %d messages, %v", len(h), err)
 	}
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 8 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 9 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if err := s.Check(t.Context()); err != nil {
@@ -191,6 +191,52 @@ func TestV1Fixture(t *testing.T) {
 	}
 }
 
+// TestV8Fixture opens a database of schema version 8 (the store as of
+// the morning of 6 December 2026: the v7 fixture migrated by the store at
+// commit 4ed1a1c, its conversation renamed v8), kept in testdata with its
+// export. Migration 9 drops the triggers that wrote the index of metadata:
+// the rows they wrote still find their conversations, and the store's own
+// writes replace them.
+func TestV8Fixture(t *testing.T) {
+	ctx := t.Context()
+	s := openFixture(t, "v8")
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 9 {
+		t.Fatalf("schema version %d %v", v, err)
+	}
+	if n := rawInt(t, s.Path(), `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'meta_values_%'`); n != 1 {
+		t.Fatalf("%d triggers of meta_values after migration 9, want 1 (meta_values_removed)", n)
+	}
+	list := func(fp string) string {
+		t.Helper()
+		cs, _, err := s.List(ctx, "fixture", store.ListOptions{Meta: json.RawMessage(`{"convo_gateway_fingerprint":"` + fp + `"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range cs {
+			ids = append(ids, c.ID)
+		}
+		return strings.Join(ids, " ")
+	}
+	if got := list("f7"); got != "fork v8" {
+		t.Fatalf("list of the v8 fixture by its fingerprint: %q, want fork v8", got)
+	}
+	res := s.Batch(ctx, []store.Write{{Tenant: "fixture", ID: "v8", Version: store.AnyVersion,
+		Meta: json.RawMessage(`{"convo_gateway_fingerprint":"f9"}`), Messages: []convo.Message{convo.User("And tomorrow?")}}})
+	if res[0].Err != nil {
+		t.Fatal(res[0].Err)
+	}
+	if got, got9 := list("f7"), list("f9"); got != "fork" || got9 != "v8" {
+		t.Fatalf("after a write of new metadata: f7 lists %q (want fork), f9 lists %q (want v8)", got, got9)
+	}
+	if err := s.Delete(ctx, "fixture", "fork"); err != nil {
+		t.Fatal(err)
+	}
+	if n := rawInt(t, s.Path(), `SELECT count(*) FROM meta_values WHERE value = 'f7'`); n != 0 {
+		t.Fatalf("%d rows of meta_values left by the deleted conversation", n)
+	}
+}
+
 // TestV6Fixture opens a database written by schema version 6 (the
 // store as of 5 December 2026: media, the index of metadata, usage, a
 // batch's fingerprint), kept in testdata with its export as that version
@@ -199,7 +245,7 @@ func TestV1Fixture(t *testing.T) {
 // back as they were written, and new writes join them.
 func TestV6Fixture(t *testing.T) {
 	s := openFixture(t, "v6")
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 8 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 9 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	for word, want := range map[string]string{"umbrella": "v6/m4", "umbrellas": "other", "photo": "v6/m1", "forecast": "v6/m2", "afternoon": "v6/m4"} {
@@ -457,7 +503,9 @@ func BenchmarkMediaDedup(b *testing.B) {
 
 // TestMetaValues checks the index of metadata (migration 4) against the
 // metadata it indexes, after writes of every kind, and that the migration
-// builds it for a database that had conversations before it.
+// builds it for a database that had conversations before it. Since
+// migration 9 the store writes the index; it must hold exactly the rows
+// the triggers it replaced derived with json_each.
 func TestMetaValues(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "meta.db")
 	s, err := sqlite.Open(t.Context(), path)
@@ -479,6 +527,7 @@ func TestMetaValues(t *testing.T) {
 	if err := s.Delete(t.Context(), "t", "c2"); err != nil {
 		t.Fatal(err)
 	}
+	metaWrites(t, s)
 	s.Close()
 
 	db, err := sql.Open("sqlite", path)
@@ -486,6 +535,21 @@ func TestMetaValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	const derived = `SELECT c.pk, j.key, j.value FROM conversations c, json_each(c.meta) j
+		WHERE c.meta IS NOT NULL AND j.type = 'text' AND length(CAST(j.key AS BLOB)) <= 256 AND length(CAST(j.value AS BLOB)) <= 256`
+	for _, q := range []string{derived + ` EXCEPT SELECT conv, key, value FROM meta_values`, `SELECT conv, key, value FROM meta_values EXCEPT ` + derived} {
+		var pk int64
+		var k, v string
+		switch err := db.QueryRow(q).Scan(&pk, &k, &v); {
+		case err == nil:
+			t.Errorf("conversation %d: member %q = %q is in one of the index and the metadata, not the other (%.60s…)", pk, k, v, q)
+		case !errors.Is(err, sql.ErrNoRows):
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`DELETE FROM conversations WHERE id LIKE 'w%'`); err != nil {
+		t.Fatal(err)
+	}
 	rows := func() string {
 		t.Helper()
 		var got string
@@ -503,7 +567,7 @@ func TestMetaValues(t *testing.T) {
 
 	// A database from before migration 4: the migration indexes what it has.
 	if _, err := db.Exec(`DROP TABLE body_chunks; DROP TRIGGER message_chunks_deleted; DROP TRIGGER message_chunks_rewritten; DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted;
-		DROP TABLE meta_values; DROP TRIGGER meta_values_added; DROP TRIGGER meta_values_changed;
+		DROP TABLE meta_values;
 		DROP TRIGGER meta_values_removed; DELETE FROM schema_migrations WHERE version >= 4`); err != nil {
 		t.Fatal(err)
 	}
@@ -518,6 +582,64 @@ func TestMetaValues(t *testing.T) {
 	cs, _, err := s.List(t.Context(), "t", store.ListOptions{Meta: json.RawMessage(`{"fp":"two"}`)})
 	if err != nil || len(cs) != 1 || cs[0].ID != "c1" {
 		t.Fatalf("List after the migration: %v %v", cs, err)
+	}
+}
+
+// metaWrites writes metadata in every way a store can: created by Batch
+// and Fork, changed by Batch with messages and without, by Update and by
+// ExpireContent, left as it was by a title's Update; with escapes,
+// characters outside ASCII and members at and past backend.MaxIndexed
+// bytes. Its conversations' ids start with "w".
+func metaWrites(t *testing.T, s *sqlite.Store) {
+	t.Helper()
+	ctx := t.Context()
+	at256 := strings.Repeat("é", 128)
+	metas := []string{
+		`{"fp":"a\"b\\c\u00e9\ud83d\ude00","k\n":"v","n":1.5,"b":true,"z":null,"o":{"fp":"x"},"a":["fp"]}`,
+		`{"fp":"` + at256 + `","` + at256 + `":"long key","long":"` + at256 + `x","x":"` + strings.Repeat("k", 257) + `"}`,
+		`{"fp":"\u2028 \/ \t","":"empty key","e":""}`,
+	}
+	batch := func(ws ...store.Write) {
+		t.Helper()
+		for _, r := range s.Batch(ctx, ws) {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+	}
+	for i, m := range append(metas, metas[1]) {
+		batch(store.Write{ID: fmt.Sprint("w", i), Create: true, Tenant: "t", Meta: json.RawMessage(m), Messages: []convo.Message{convo.User("hi")}})
+	}
+	batch(store.Write{ID: "w0", Tenant: "t", Version: store.AnyVersion, Meta: json.RawMessage(metas[2]), Messages: []convo.Message{convo.Assistant("hello")}},
+		store.Write{ID: "w1", Tenant: "t", Version: store.AnyVersion, Meta: json.RawMessage(`{"fp":"meta only"}`)},
+		store.Write{ID: "w2", Tenant: "t", Version: store.AnyVersion, Messages: []convo.Message{convo.Assistant("no meta")}})
+	if _, err := s.Fork(ctx, "t", "w0", 1, store.Conversation{ID: "wfork"}); err != nil {
+		t.Fatal(err)
+	}
+	title := "a title"
+	if _, err := s.Update(ctx, "t", "wfork", &title, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, "t", "w2", nil, json.RawMessage(metas[0])); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ExpireContent(ctx, "t", "w2", time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	for fp, want := range map[string]string{`\u2028 \/ \t`: "wfork w0", "meta only": "w1", `a\"b\\c\u00e9\ud83d\ude00`: "w2", at256: "w3"} {
+		var f string
+		if err := json.Unmarshal([]byte(`"`+fp+`"`), &f); err != nil {
+			t.Fatal(err)
+		}
+		q, _ := json.Marshal(map[string]string{"fp": f})
+		cs, _, err := s.List(ctx, "t", store.ListOptions{Meta: q})
+		var got []string
+		for _, c := range cs {
+			got = append(got, c.ID)
+		}
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("List by fp %s: %v %v, want %s", q, got, err, want)
+		}
 	}
 }
 
