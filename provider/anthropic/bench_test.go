@@ -1,8 +1,11 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,8 +75,64 @@ func BenchmarkDecode(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("anthropic", func(b *testing.B) { codectest.BenchDecode(b, Messages(), body) })
+	// The whole request, as the gateway reads a client's: the history and
+	// the settings beside it.
+	b.Run("request", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, _, err := Messages().(provider.RequestCodec).DecodeRequest(body, provider.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// The baseline is the canonical form of the decoded history.
 	b.Run("canonical", func(b *testing.B) { codectest.BenchUnmarshal(b, h) })
+}
+
+// TestDecodeRequestReadsMessagesOnce checks that reading a whole request
+// costs about what reading its history does: the settings beside the
+// messages are read apart, but the messages, most of the request's
+// bytes, are not copied again (every member of the body was copied, the
+// messages too, and compacted when the body was indented: 116 KB more than
+// the history for a compact request of 108 KB, 246 KB for the same
+// request indented, 140 KB).
+func TestDecodeRequestReadsMessagesOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts: not in -short")
+	}
+	body, _, err := Messages().Encode(benchHistory(200), provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, body, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	allocated := func(f func()) int64 {
+		var before, after runtime.MemStats
+		f() // pools and caches
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return int64(after.TotalAlloc - before.TotalAlloc)
+	}
+	for name, b := range map[string][]byte{"compact": body, "indented": indented.Bytes()} {
+		history := allocated(func() {
+			if _, _, err := Messages().Decode(b, provider.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		request := allocated(func() {
+			if _, _, err := Messages().(provider.RequestCodec).DecodeRequest(b, provider.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Logf("%s, %d bytes: the history allocates %d bytes, the request %d", name, len(b), history, request)
+		if request-history > int64(len(b))/8 {
+			t.Errorf("%s, %d bytes: reading the request allocates %d bytes more than reading its history", name, len(b), request-history)
+		}
+	}
 }
 
 // deltas are the delta events of streamEvents: thinking and text, plain

@@ -190,9 +190,21 @@ func (o *Obj) Native(n convo.Native, providerID, path string, warns *[]provider.
 // took it; members it did not take are returned, in order, for the
 // request's Native object.
 func Top(body []byte, l convo.Limits, keep func(key string, val []byte) (bool, error)) (Members, error) {
+	return TopExcept(body, l, nil, keep)
+}
+
+// TopExcept is Top, but the members named in skip are only read past (and
+// checked), not copied nor given to keep: a request's messages, which
+// the history's decoder has read already, are most of its bytes.
+func TopExcept(body []byte, l convo.Limits, skip []string, keep func(key string, val []byte) (bool, error)) (Members, error) {
 	r := jsonx.NewReader(body, l.MaxDepth)
 	var rest Members
 	err := r.ReadObject(func(key []byte) error {
+		for _, s := range skip {
+			if string(key) == s {
+				return At(s, r.Skip())
+			}
+		}
 		k := string(key)
 		v, err := r.ReadRaw()
 		if err != nil {
@@ -799,10 +811,7 @@ func (f *Format) DecodeRequest(body []byte, opts provider.Options) (*provider.Re
 	// One decoder, encoder and member buffer for every setting, each
 	// setting's as new.
 	d, e, kv := &ReqDec{R: r}, &ReqEnc{R: r, O: &Obj{}, Target: f.Name, Provider: f.Provider}, []byte(nil)
-	rest, err := Top(body, l, func(k string, v []byte) (bool, error) {
-		if slices.Contains(f.Conv, k) {
-			return true, nil
-		}
+	rest, err := TopExcept(body, l, f.Conv, func(k string, v []byte) (bool, error) {
 		s := f.setting(k)
 		if s == nil {
 			return false, nil
