@@ -322,6 +322,8 @@ type recorder struct {
 	written      chan struct{}     // closed (and replaced) whenever a record is written, or spooled directly
 	delay        time.Duration     // how long an idle writer waits to fill a batch (≤ 0: not at all)
 	hurry        chan struct{}     // a lookup waits for a batch: write it now
+	wake         chan struct{}     // a batch's worth is queued, or the queue closed: stop waiting for more
+	gathered     atomic.Int32      // the records the writer holds while it waits for more (0: it does not wait)
 	waiting      atomic.Int32      // requests waiting for records to be written (waitWritten)
 
 	// Records a handler spools itself (spoolDirect) take tickets, and
@@ -356,7 +358,7 @@ const maxCache = 1 << 16
 func newRecorder(st store.Store, size int, maxBytes int64, delay time.Duration, log *slog.Logger) *recorder {
 	rc := &recorder{st: st, log: log, q: make(chan *record, size), done: make(chan struct{}), cache: map[string]string{},
 		queued: map[string]uint64{}, maxBytes: maxBytes, written: make(chan struct{}), delay: delay, hurry: make(chan struct{}, 1),
-		pressure: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), pressure: make(chan struct{}, 1)}
 	go rc.run()
 	return rc
 }
@@ -464,6 +466,9 @@ func (rc *recorder) offer(rec *record) (ticket uint64, dropped string) {
 		rc.queued[rec.tenant] = rec.seq
 		rc.queued[conv] = rec.seq
 		rc.bytes += rec.size
+		if n := rc.gathered.Load(); n > 0 && len(rc.q)+int(n) >= maxBatch {
+			rc.wakeWriter()
+		}
 		if rc.dur != nil && rc.pressedLocked() {
 			select {
 			case rc.pressure <- struct{}{}:
@@ -512,6 +517,14 @@ func (rc *recorder) offerWaiting(rec *record) (ticket uint64, dropped string) {
 		case <-deadline.C:
 			return 0, queueFull
 		}
+	}
+}
+
+// wakeWriter ends the writer's wait for more records (see gather).
+func (rc *recorder) wakeWriter() {
+	select {
+	case rc.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -941,42 +954,54 @@ func (rc *recorder) run() {
 // arrives within rc.delay after, until the batch is full. At low load a
 // commit per exchange costs the store far more than the exchange itself
 // (most of the gateway's CPU in bench/gateway at one stream); waiting a
-// few milliseconds shares one commit among several. It stops waiting
-// when the queue closes (shutdown writes at once) or a lookup waits for
-// this batch (rc.hurry).
+// few milliseconds shares one commit among several. It sleeps through the
+// delay and takes what came when it ends, rather than take each record as
+// it comes: a writer woken for every record handed over cost a thread's
+// wake-up an exchange (in BenchmarkGateway/translate, a futex call and a
+// twentieth of the exchange's CPU). It stops waiting when a batch's worth
+// is queued (offer), a lookup waits for this batch (rc.hurry) or the queue
+// closes (shutdown writes at once).
 func (rc *recorder) gather(batch []*record, wait *time.Timer) []*record {
-	waiting := false
-	defer wait.Stop()
+	select {
+	case <-rc.wake: // left from a wait that ended otherwise
+	default:
+	}
+	batch, open := rc.drain(batch)
+	if !open || len(batch) == maxBatch || rc.delay <= 0 {
+		return batch
+	}
+	// Told how many it holds, offer wakes the writer once the queue holds
+	// the rest of a batch; what came before it was told is counted here.
+	rc.gathered.Store(int32(len(batch)))
+	defer rc.gathered.Store(0)
+	if len(rc.q)+len(batch) < maxBatch {
+		wait.Reset(rc.delay)
+		defer wait.Stop()
+		select {
+		case <-wait.C:
+		case <-rc.hurry:
+		case <-rc.wake:
+		}
+	}
+	batch, _ = rc.drain(batch)
+	return batch
+}
+
+// drain adds to batch what is queued, up to maxBatch records, without
+// waiting; open is false once the queue is closed and empty.
+func (rc *recorder) drain(batch []*record) (_ []*record, open bool) {
 	for len(batch) < maxBatch {
 		select {
 		case rec, ok := <-rc.q:
 			if !ok {
-				return batch
+				return batch, false
 			}
 			batch = append(batch, rec)
-			continue
 		default:
-		}
-		if rc.delay <= 0 {
-			return batch
-		}
-		if !waiting {
-			waiting = true
-			wait.Reset(rc.delay)
-		}
-		select {
-		case rec, ok := <-rc.q:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, rec)
-		case <-wait.C:
-			return batch
-		case <-rc.hurry:
-			return batch
+			return batch, true
 		}
 	}
-	return batch
+	return batch, true
 }
 
 // writeBatch stores records in one store batch.
@@ -1391,6 +1416,7 @@ func (rc *recorder) close(ctx context.Context) error {
 	if !rc.closed {
 		rc.closed = true
 		close(rc.q)
+		rc.wakeWriter()
 	}
 	rc.mu.Unlock()
 	select {

@@ -521,3 +521,89 @@ func TestDecodedHereOnlyShort(t *testing.T) {
 		t.Error("a long reply was decoded by its handler")
 	}
 }
+
+// delayedRecorder is a recorder that waits an hour to fill a batch, its
+// store telling the test of each batch (let through at once).
+func delayedRecorder(t *testing.T) (*recorder, chan batchStart) {
+	st := &gatedStore{entered: make(chan batchStart, maxBatch), release: make(chan struct{})}
+	close(st.release)
+	rc := newRecorder(st, 2*maxBatch, 1<<30, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() {
+		// Bounded: a writer that missed its wake-up waits an hour.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rc.close(ctx)
+	})
+	return rc, st.entered
+}
+
+// nextBatch is the size of the next batch the writer writes, failing the
+// test when none comes within a generous bound (the writer would wait an
+// hour: it was not told to stop waiting).
+func nextBatch(t *testing.T, entered chan batchStart) int {
+	t.Helper()
+	select {
+	case b := <-entered:
+		return b.writes
+	case <-time.After(10 * time.Second):
+		t.Fatal("no batch written: the writer is still waiting for more records")
+		return 0
+	}
+}
+
+// TestWriterSleepsThroughDelay: while the writer waits to fill a batch,
+// what is handed over stays in the queue, and the writer takes it all
+// when its wait ends; it is not woken for each record (a thread's wake-up
+// an exchange).
+func TestWriterSleepsThroughDelay(t *testing.T) {
+	rc, entered := delayedRecorder(t)
+	rc.enqueue(testRecord("c0")) // wakes the idle writer, which then waits for more
+	for start := time.Now(); len(rc.q) > 0; runtime.Gosched() {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the writer never took the first record")
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // let it settle into its wait
+	for i := 1; i <= 5; i++ {
+		rc.enqueue(testRecord("c" + strconv.Itoa(i)))
+		if got := len(rc.q); got != i {
+			t.Fatalf("%d records queued after handing over %d while the writer waits: it took them one by one", got, i)
+		}
+	}
+	rc.hurry <- struct{}{} // a lookup waits: the wait ends
+	if n := nextBatch(t, entered); n != 6 {
+		t.Fatalf("a batch of %d records, want the 6 handed over", n)
+	}
+}
+
+// TestWriterWakesForFullBatch: a batch's worth of records handed over
+// ends the writer's wait without a lookup, and closing the recorder ends
+// it too, writing what is queued.
+func TestWriterWakesForFullBatch(t *testing.T) {
+	rc, entered := delayedRecorder(t)
+	for i := range maxBatch {
+		rc.enqueue(testRecord("c" + strconv.Itoa(i)))
+	}
+	total := 0
+	for total < maxBatch {
+		total += nextBatch(t, entered)
+	}
+	rc.enqueue(testRecord("last"))
+	for start := time.Now(); rc.gathered.Load() == 0; runtime.Gosched() {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the writer never waited for more after the last record")
+		}
+	}
+	done := make(chan error)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- rc.close(ctx)
+	}()
+	if n := nextBatch(t, entered); n != 1 {
+		t.Fatalf("closing wrote a batch of %d, want the last record", n)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
