@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -28,49 +27,11 @@ func (r *Reader) readEscapedRef(start, i int, out []byte) ([]byte, bool, error) 
 			r.pos = i + 1
 			return out, true, nil
 		case c == '\\':
-			if i+1 >= len(b) {
-				return nil, false, r.errAt(i, "unexpected end of input in string")
-			}
-			switch e := b[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-				i += 2
-			case 'b':
-				out = append(out, '\b')
-				i += 2
-			case 'f':
-				out = append(out, '\f')
-				i += 2
-			case 'n':
-				out = append(out, '\n')
-				i += 2
-			case 'r':
-				out = append(out, '\r')
-				i += 2
-			case 't':
-				out = append(out, '\t')
-				i += 2
-			case 'u':
-				r1, ok := hex4(b, i+2)
-				if !ok {
-					return nil, false, r.errAt(i, "malformed \\u escape in string")
-				}
-				i += 6
-				if utf16.IsSurrogate(r1) {
-					r2, ok := rune(0), false
-					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
-						r2, ok = hex4(b, i+2)
-					}
-					dec := utf16.DecodeRune(r1, r2)
-					if !ok || dec == utf8.RuneError {
-						return nil, false, r.errAt(i-6, "unpaired surrogate in string")
-					}
-					i += 6
-					r1 = dec
-				}
-				out = utf8.AppendRune(out, r1)
-			default:
-				return nil, false, r.errAt(i, fmt.Sprintf("invalid escape %q in string", "\\"+string(rune(e))))
+			// The escapes themselves are not what the one-pass change
+			// touched: decoded by the same unescape.
+			var err error
+			if out, i, err = r.unescape(out, i); err != nil {
+				return nil, false, err
 			}
 		case c < 0x20:
 			return nil, false, r.errAt(i, "control character in string")
