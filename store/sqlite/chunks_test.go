@@ -158,9 +158,11 @@ func TestLongBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	hits, _, err := s.Search(ctx, "t", "quick fox", store.SearchOptions{})
-	if err != nil || len(hits) != 1 || hits[0].MessageID != "long" {
+	if err != nil || len(hits) != 1 || hits[0].MessageID != "long" || !strings.Contains(hits[0].Snippet, "quick") {
 		t.Fatalf("search: %+v %v", hits, err)
 	}
+	// Its text, which the search index does not keep, goes with its pieces.
+	longTexts := func() int { return rawInt(t, path, `SELECT count(*) FROM long_texts`) }
 	var exp strings.Builder
 	if err := store.Export(ctx, s, "t", "c", &exp, true); err != nil {
 		t.Fatal(err)
@@ -182,6 +184,12 @@ func TestLongBody(t *testing.T) {
 	same("Message of the fork", m)
 	if n := pieces(); n != 12 {
 		t.Fatalf("%d pieces after the import and the fork, want 12", n)
+	}
+	if n := longTexts(); n != 3 {
+		t.Fatalf("%d long texts after the import and the fork, want 3", n)
+	}
+	if hits, _, err = s.Search(ctx, "t", "quick fox", store.SearchOptions{}); err != nil || len(hits) != 3 {
+		t.Fatalf("search after the import and the fork: %+v %v", hits, err)
 	}
 	if _, err := s.Fork(ctx, "t", "c", 1, store.Conversation{ID: "short-fork"}); err != nil {
 		t.Fatal(err)
@@ -206,6 +214,9 @@ func TestLongBody(t *testing.T) {
 	}
 	if n := pieces(); n != 0 {
 		t.Fatalf("%d pieces after expiring the fork's content, want none", n)
+	}
+	if n := longTexts(); n != 0 {
+		t.Fatalf("%d long texts after deleting and expiring every long message, want none", n)
 	}
 	if m, err = s.Message(ctx, "t", "fork", "long"); err != nil || len(m.Parts) != 0 || m.ID != "long" {
 		t.Fatalf("the expired long message: %+v %v", m, err)
@@ -272,7 +283,7 @@ func TestMigrationFromV6(t *testing.T) {
 			}
 			ctx := t.Context()
 			s := openFixture(t, "v6") // the export as before the migration
-			if v, err := s.SchemaVersion(ctx); err != nil || v != 9 {
+			if v, err := s.SchemaVersion(ctx); err != nil || v != schemaVersion {
 				t.Fatalf("schema version %d %v", v, err)
 			}
 			size := 3 << 20 // in 3 pieces at the real size

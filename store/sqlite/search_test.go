@@ -55,7 +55,7 @@ func TestMigrationFromV7LeanIndex(t *testing.T) {
 		t.Fatal("the v7 fixture's index is already without positions")
 	}
 	s := openFixture(t, "v7")
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 9 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != schemaVersion {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if n := rawInt(t, s.Path(), leanIndex); n != 1 {
@@ -170,4 +170,77 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestV9Fixture opens a database of schema version 9 (the store as of the
+// night of 6 December 2026: the v8 fixture migrated by the store at commit
+// 148bbf2, its conversation renamed v9), kept in testdata with its export.
+// Migration 10 makes the search index contentless: every search finds what
+// it found before, with the snippets schema 9 answered (recorded from that
+// store), now cut from the text of the bodies, and from long_texts for
+// those in pieces. A fork made after it is indexed, and deleting a message
+// or a conversation takes its entries and long texts with it.
+func TestV9Fixture(t *testing.T) {
+	ctx := t.Context()
+	s := openFixture(t, "v9")
+	path := s.Path()
+	if n := rawInt(t, path, `SELECT count(*) FROM sqlite_master WHERE name = 'messages_fts_content'`); n != 0 {
+		t.Fatal("after migration 10, the search index still keeps a copy of the text")
+	}
+	// Four of v9's messages and both of its fork's are in pieces.
+	if n := rawInt(t, path, `SELECT count(*) FROM long_texts`); n != 6 {
+		t.Fatalf("%d long texts, want 6", n)
+	}
+	search := func(word string) string {
+		t.Helper()
+		hits, _, err := s.Search(ctx, "fixture", word, store.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, fmt.Sprintf("%s/%s %q", h.Conversation.ID, h.MessageID, h.Snippet))
+		}
+		return strings.Join(out, "\n")
+	}
+	const (
+		m1 = `"What is the weather in Zürich? Here is a photo of the sky."`
+		m2 = `"Let me look it up. weather {\"city\":\"Zürich\"}"`
+		m3 = `"weather 12 °C, drizzle"`
+		m5 = `"Drizzle all morning — ☂ — clearing by the afternoon. Drizzle all morning — ☂ — clearing by the afternoon. Drizzle all morning — ☂ — clearing by the afternoon. Drizzle all morning …"`
+	)
+	for word, want := range map[string]string{
+		"zürich":   "fork/m2 " + m2 + "\nfork/m1 " + m1 + "\nv9/m2 " + m2 + "\nv9/m1 " + m1,
+		"clearing": "v9/m5 " + m5,
+		"drizzle":  "v9/m5 " + m5 + "\nv9/m3 " + m3,
+		"ok":       `v9/m4 "ok"`,
+		"weather":  "fork/m2 " + m2 + "\nfork/m1 " + m1 + "\nv9/m3 " + m3 + "\nv9/m2 " + m2 + "\nv9/m1 " + m1,
+		"photo":    "fork/m1 " + m1 + "\nv9/m1 " + m1,
+	} {
+		if got := search(word); got != want {
+			t.Fatalf("search of the v9 fixture for %q:\n%s\nwant\n%s", word, got, want)
+		}
+	}
+	if _, err := s.Fork(ctx, "fixture", "v9", 5, store.Conversation{ID: "later"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := search("clearing"), "later/m5 "+m5+"\nv9/m5 "+m5; got != want {
+		t.Fatalf("search after a fork for %q:\n%s\nwant\n%s", "clearing", got, want)
+	}
+	if got, want := search("ok"), "later/m4 \"ok\"\nv9/m4 \"ok\""; got != want {
+		t.Fatalf("search after a fork for %q:\n%s\nwant\n%s", "ok", got, want)
+	}
+	if _, err := s.DeleteMessage(ctx, "fixture", "v9", store.AnyVersion, "m5"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "fixture", "later"); err != nil {
+		t.Fatal(err)
+	}
+	if got := search("clearing"); got != "" {
+		t.Fatalf("search for a deleted message's word: %s", got)
+	}
+	if n := rawInt(t, path, `SELECT count(*) FROM long_texts`); n != 5 {
+		t.Fatalf("%d long texts after deleting one message in pieces and a fork of two more, want 5", n)
+	}
+	checkAnew(t, path)
 }

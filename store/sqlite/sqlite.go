@@ -326,11 +326,6 @@ const (
 		next_pos = (SELECT coalesce(max(pos) + 1, 0) FROM messages WHERE conv = ?) WHERE pk = ?`
 	copyMessages = `INSERT INTO messages (conv, pos, id, role, body)
 		SELECT ?, pos, id, role, body FROM messages WHERE conv = ? ORDER BY pos LIMIT ?`
-	// copyTexts indexes the messages copyMessages copied into conversation
-	// ?1 from ?2: they have the same positions.
-	copyTexts = `INSERT INTO messages_fts (rowid, text)
-		SELECT ?1 << 32 | m.pos, f.text FROM messages m JOIN messages_fts f ON f.rowid = (?2 << 32 | m.pos)
-		WHERE m.conv = ?1`
 	selectTail     = `SELECT pos, role, body FROM messages WHERE conv = ? ORDER BY pos DESC`
 	deleteMessage  = `DELETE FROM messages WHERE conv = ? AND id = ? RETURNING pos`
 	deleteText     = `DELETE FROM messages_fts WHERE rowid = (?1 << 32 | ?2)`
@@ -370,6 +365,13 @@ const (
 	// into one buffer of that size.
 	selectChunks = `SELECT data, (SELECT sum(length(data)) FROM body_chunks WHERE conv = ?1 AND pos = ?2)
 		FROM body_chunks WHERE conv = ?1 AND pos = ?2 ORDER BY seq`
+	// The search text of a body in pieces (migration 10), which the
+	// index does not keep and the body is too long to read for.
+	insertLongText = `INSERT INTO long_texts (conv, pos, text) VALUES (?, ?, ?)`
+	selectLongText = `SELECT text FROM long_texts WHERE conv = ? AND pos = ?`
+	copyLongTexts  = `INSERT INTO long_texts (conv, pos, text)
+		SELECT ?1, t.pos, t.text FROM long_texts t JOIN messages m ON m.conv = ?1 AND m.pos = t.pos WHERE t.conv = ?2
+		RETURNING pos, text`
 	// A fork copies the pieces of the long bodies copied into conversation
 	// ?1 from ?2 one a statement: an INSERT … SELECT of a table into itself
 	// first copies what it reads into a temporary table, which (in memory,
@@ -381,9 +383,9 @@ const (
 
 var (
 	writeQueries = []string{selectConv, selectPK, insertConvRow, insertNewConvRow, insertMessage, insertText, updateTitle, updateAppended, updateAppendedMeta, updateDeleted,
-		insertMetaValue, deleteMetaValues, updateForked, copyMessages, copyTexts, insertChunk, selectChunks, selectChunkKeys, copyChunk, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
+		insertMetaValue, deleteMetaValues, updateForked, copyMessages, insertChunk, selectChunks, selectChunkKeys, copyChunk, insertLongText, copyLongTexts, insertUsage, insertBlob, insertRef, copyRefs, selectTail, deleteMessage, deleteText, deleteMessages, deleteTexts, deleteConv,
 		beginTx, commitTx, rollbackTx, savepoint, rollbackTo, release, batchSavepoint, batchRollbackTo, batchRelease, chargeSpend}
-	readQueries = []string{selectConv, selectChunks, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
+	readQueries = []string{selectConv, selectChunks, selectLongText, loadMessages, loadRange, selectMessage, selectRefs, selectBlobs, listFirst, listAfter, listFirstIx, listAfterIx, searchFirst, searchAfter, selectSpent}
 )
 
 // prepared holds statements prepared on one pool, by their SQL.
@@ -494,7 +496,7 @@ type textRow struct {
 type textMark struct{ n, done int }
 
 // readsIndex are the statements that read or delete the index's rows.
-var readsIndex = map[string]bool{deleteText: true, copyTexts: true, deleteTexts: true}
+var readsIndex = map[string]bool{deleteText: true, deleteTexts: true}
 
 func (t *texts) add(conv, pos int64, text string) {
 	t.rows = append(t.rows, textRow{conv, pos, text})
@@ -879,6 +881,11 @@ func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos 
 		if chunked {
 			if err := insertChunks(ctx, tx, conv, pos+int64(i), r.Body); err != nil {
 				return err
+			}
+			if r.Text != "" {
+				if _, err := tx.ExecContext(ctx, insertLongText, conv, pos+int64(i), r.Text); err != nil {
+					return wrap(err)
+				}
 			}
 		}
 		for _, b := range r.Blobs {
@@ -1528,8 +1535,8 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		if err := forkChunks(ctx, tx, pk, src.pk); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, copyTexts, pk, src.pk); err != nil {
-			return wrap(err)
+		if err := indexCopied(ctx, tx, pk, src.pk); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, copyRefs, pk, src.pk); err != nil {
 			return wrap(err)
@@ -1546,6 +1553,62 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		return store.Conversation{}, err
 	}
 	return c, nil
+}
+
+// indexCopied adds to the search index the messages a fork copied into
+// conversation pk from src. The index keeps no text (migration 10): each
+// one's is derived from its body again, as when it was stored, or, for a
+// body in pieces, copied from src's long_texts.
+func indexCopied(ctx context.Context, tx ptx, pk, src int64) error {
+	rows, err := tx.QueryContext(ctx, loadRange, pk, 0, maxPos)
+	if err != nil {
+		return wrap(err)
+	}
+	for rows.Next() {
+		var pos int64
+		var body sql.RawBytes
+		if err := rows.Scan(&pos, &body); err != nil {
+			rows.Close()
+			return wrap(err)
+		}
+		if len(body) == 0 {
+			continue
+		}
+		text, err := searchText(body)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: message at position %d of conversation %d: %w", pos, pk, err)
+		}
+		if text != "" {
+			tx.texts.add(pk, pos, text)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return wrap(err)
+	}
+	if rows, err = tx.QueryContext(ctx, copyLongTexts, pk, src); err != nil {
+		return wrap(err)
+	}
+	for rows.Next() {
+		var pos int64
+		var text string
+		if err := rows.Scan(&pos, &text); err != nil {
+			rows.Close()
+			return wrap(err)
+		}
+		tx.texts.add(pk, pos, text)
+	}
+	return wrap(errors.Join(rows.Err(), rows.Close()))
+}
+
+// searchText is the text search indexes of a stored body (one whose media
+// are holes reads the same: they hold no text).
+func searchText(body []byte) (string, error) {
+	m, err := convo.UnmarshalMessage(body)
+	if err != nil {
+		return "", err
+	}
+	return backend.SearchText(m), nil
 }
 
 // forkChunks copies the pieces of the long bodies of conversation src that
@@ -1686,7 +1749,7 @@ func (s *Store) Delete(ctx context.Context, tenant, id string) error {
 // as many index entries as it needs (plus other tenants' matches on the
 // way). ?1 is an FTS5 query, ?2 the tenant.
 const (
-	searchSelect = `SELECT ` + convColsC + `, f.rowid & 4294967295, m.id, m.role, f.text,
+	searchSelect = `SELECT ` + convColsC + `, f.rowid & 4294967295, m.id, m.role, m.body,
 		(SELECT count(*) FROM messages x WHERE x.conv = c.pk AND x.pos < (f.rowid & 4294967295))
 		FROM messages_fts f
 		JOIN conversations c ON c.pk = f.rowid >> 32
@@ -1706,14 +1769,21 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 	if err != nil || !ok {
 		return nil, "", err
 	}
-	pool := ppool{s.r, s.rp}
+	// One read transaction: a hit's text is read from its body, which a
+	// long one's pieces hold (a second query, on the same connection).
+	sqltx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	defer sqltx.Rollback()
+	tx := ptx{tx: sqltx, p: s.rp}
 	args := []any{matchQuery(q.Words), tenant, q.Limit + 1}
 	stmt := searchFirst
 	if q.After != nil {
 		stmt = searchAfter
 		args = append(args, q.After.Conv<<32|q.After.Pos)
 	}
-	rows, err := pool.QueryContext(ctx, stmt, args...)
+	rows, err := tx.QueryContext(ctx, stmt, args...)
 	// A word the tokenizer splits in more than one token is a phrase,
 	// which the index answers no more (migration 8): the query is then
 	// of the tokens, and each hit checked against the words of its text,
@@ -1721,11 +1791,11 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 	checked := isPhraseError(err)
 	if checked {
 		var tokens []string
-		if tokens, err = tokenWords(ctx, pool, q.Words); err != nil {
+		if tokens, err = tokenWords(ctx, tx, q.Words); err != nil {
 			return nil, "", wrap(err)
 		}
 		args[0], args[2] = matchQuery(tokens), -1
-		rows, err = pool.QueryContext(ctx, stmt, args...)
+		rows, err = tx.QueryContext(ctx, stmt, args...)
 	}
 	if err != nil {
 		return nil, "", wrap(err)
@@ -1738,11 +1808,16 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 		var meta, open []byte
 		var created, updated, pos int64
 		var index int
-		var id, role, text string
+		var id, role string
+		var body sql.RawBytes
 		err := rows.Scan(&r.pk, &r.ID, &r.Tenant, &r.Title, &meta, &r.Version, &r.Messages, &r.nextPos, &open,
-			&r.ForkedFrom, &r.ForkedAt, &created, &updated, &pos, &id, &role, &text, &index)
+			&r.ForkedFrom, &r.ForkedAt, &created, &updated, &pos, &id, &role, &body, &index)
 		if err != nil {
 			return nil, "", wrap(err)
+		}
+		text, err := hitText(ctx, tx, r.pk, pos, body)
+		if err != nil {
+			return nil, "", err
 		}
 		if checked && !holdsWords(text, q.Words) {
 			continue
@@ -1761,6 +1836,24 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 		return nil, "", wrap(err)
 	}
 	return out, "", nil
+}
+
+// hitText is the text search indexed of the message at pos of conversation
+// conv, whose stored body is body (empty when stored in pieces, whose text
+// long_texts keeps): the index keeps none (migration 10).
+func hitText(ctx context.Context, tx ptx, conv, pos int64, body []byte) (string, error) {
+	if len(body) == 0 { // in pieces (migration 7)
+		var text string
+		if err := tx.QueryRowContext(ctx, selectLongText, conv, pos).Scan(&text); err != nil {
+			return "", wrap(err)
+		}
+		return text, nil
+	}
+	text, err := searchText(body)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: message at position %d of conversation %d: %w", pos, conv, err)
+	}
+	return text, nil
 }
 
 // matchQuery is the FTS5 query of words: each a quoted string, so that
@@ -1793,7 +1886,7 @@ var separators sync.Map // rune → bool
 // tokenizer's tables were written. It asks SQLite about each character
 // not ASCII once a process: "a<c>a" is a phrase of two tokens, refused,
 // when c separates.
-func tokenWords(ctx context.Context, pool ppool, words []string) ([]string, error) {
+func tokenWords(ctx context.Context, q queryer, words []string) ([]string, error) {
 	var out []string
 	for _, w := range words {
 		start := 0
@@ -1803,7 +1896,7 @@ func tokenWords(ctx context.Context, pool ppool, words []string) ([]string, erro
 			}
 			sep, ok := separators.Load(c)
 			if !ok {
-				rows, err := pool.QueryContext(ctx, `SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1`, `"a`+string(c)+`a"`)
+				rows, err := q.QueryContext(ctx, `SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1`, `"a`+string(c)+`a"`)
 				if err == nil {
 					err = rows.Close()
 				}
@@ -1860,11 +1953,11 @@ var registerFuncs = sync.OnceFunc(func() {
 		case string:
 			body = []byte(v)
 		}
-		m, err := convo.UnmarshalMessage(body)
+		text, err := searchText(body)
 		if err != nil {
 			return nil, fmt.Errorf("convo_search_text: %w", err)
 		}
-		return backend.SearchText(m), nil
+		return text, nil
 	})
 	// SQLite's lower() folds ASCII only; List's title filter ignores case
 	// in every script.

@@ -58,6 +58,9 @@ func TestConcurrency(t *testing.T) {
 	storetest.Concurrency(t, filepath.Join(t.TempDir(), "shared.db"), open, procs, goroutines, each)
 }
 
+// schemaVersion is the schema's version now: that of the last migration.
+const schemaVersion = 10
+
 func TestReopen(t *testing.T) {
 	// Characters a URI would take for syntax must stay part of the name.
 	path := filepath.Join(t.TempDir(), "a b?c#d%20.db")
@@ -85,7 +88,7 @@ func TestReopen(t *testing.T) {
 	if err != nil || len(h) != 1 || got.Version != c.Version {
 		t.Fatalf("after reopening: %d messages, %v", len(h), err)
 	}
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 9 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != schemaVersion {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if err := s.Check(t.Context()); err != nil {
@@ -200,7 +203,7 @@ func TestV1Fixture(t *testing.T) {
 func TestV8Fixture(t *testing.T) {
 	ctx := t.Context()
 	s := openFixture(t, "v8")
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 9 {
+	if v, err := s.SchemaVersion(ctx); err != nil || v != schemaVersion {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	if n := rawInt(t, s.Path(), `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'meta_values_%'`); n != 1 {
@@ -245,7 +248,7 @@ func TestV8Fixture(t *testing.T) {
 // back as they were written, and new writes join them.
 func TestV6Fixture(t *testing.T) {
 	s := openFixture(t, "v6")
-	if v, err := s.SchemaVersion(t.Context()); err != nil || v != 9 {
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != schemaVersion {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	for word, want := range map[string]string{"umbrella": "v6/m4", "umbrellas": "other", "photo": "v6/m1", "forecast": "v6/m2", "afternoon": "v6/m4"} {
@@ -566,7 +569,7 @@ func TestMetaValues(t *testing.T) {
 	}
 
 	// A database from before migration 4: the migration indexes what it has.
-	if _, err := db.Exec(`DROP TABLE body_chunks; DROP TRIGGER message_chunks_deleted; DROP TRIGGER message_chunks_rewritten; DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted;
+	if _, err := db.Exec(`DROP TABLE long_texts; DROP TRIGGER message_long_text_deleted; DROP TRIGGER message_long_text_rewritten; DROP TABLE body_chunks; DROP TRIGGER message_chunks_deleted; DROP TRIGGER message_chunks_rewritten; DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted;
 		DROP TABLE meta_values;
 		DROP TRIGGER meta_values_removed; DELETE FROM schema_migrations WHERE version >= 4`); err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func TestUsageMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`DROP TABLE body_chunks; DROP TRIGGER message_chunks_deleted; DROP TRIGGER message_chunks_rewritten; DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted; DELETE FROM schema_migrations WHERE version >= 5`); err != nil {
+	if _, err := db.Exec(`DROP TABLE long_texts; DROP TRIGGER message_long_text_deleted; DROP TRIGGER message_long_text_rewritten; DROP TABLE body_chunks; DROP TRIGGER message_chunks_deleted; DROP TRIGGER message_chunks_rewritten; DROP TABLE spend; DROP TABLE usage; DROP TRIGGER message_usage_deleted; DELETE FROM schema_migrations WHERE version >= 5`); err != nil {
 		t.Fatal(err)
 	}
 	if s, err = sqlite.Open(t.Context(), path); err != nil {
