@@ -146,8 +146,9 @@ func redacted(n convo.Native, parts []convo.Part) bool {
 // assistant messages since its last user message, as stored) that its
 // last recorded write ended with: the next request of a conversation
 // translated through a tool loop restores them without reading the store
-// back (a read of the last message cost 40 to 160 µs of CPU, against about
-// 10 µs kept). A request takes the entry it uses; a miss (another gateway
+// back (a read of the last message cost 40 to 160 µs of CPU; keeping a
+// tool loop's step and taking it back, encoded and decoded, about 4 µs).
+// A request takes the entry it uses; a miss (another gateway
 // recorded it, a retry, a write that ended with a failure) reads the
 // store. Bounded in bytes, cleared when full, as the fingerprint cache is.
 type replies struct {
@@ -157,15 +158,21 @@ type replies struct {
 }
 
 // kept is a conversation's current turn and the conversation's
-// fingerprint with it.
+// fingerprint with it. The turn's messages are kept encoded (canonical
+// JSON, as the store keeps them), decoded when a request takes them: a
+// byte slice holds no pointers, so the garbage collector does not walk
+// them at every cycle. Kept decoded, the messages of a busy translating
+// gateway (up to maxReplyCache of them) were most of its live heap, and
+// marking them at each collection a quarter of the CPU of
+// BenchmarkGateway/translate.
 type kept struct {
-	turn []convo.Message
+	turn [][]byte
 	fp   string
-	size int // estimated bytes
+	size int // bytes
 }
 
-// maxReplyCache bounds the bytes (estimated) replies keeps; a turn larger
-// than maxReplyEntry keeps only its last replies, as many as fit.
+// maxReplyCache bounds the bytes replies keeps; a turn larger than
+// maxReplyEntry keeps only its last replies, as many as fit.
 const (
 	maxReplyCache = 32 << 20
 	maxReplyEntry = 1 << 20
@@ -186,19 +193,21 @@ func (r *replies) put(tenant, conv, fp string, prior, msgs []convo.Message) {
 	if fp == "" || len(msgs) == 0 || msgs[len(msgs)-1].Role != convo.RoleAssistant {
 		return
 	}
-	turn := turnOf(slices.Clone(prior), msgs)
+	msgs = turnOf(slices.Clone(prior), msgs)
+	turn := make([][]byte, 0, len(msgs))
 	n := 0
-	for i := len(turn) - 1; i >= 0; i-- {
-		b := turn[i].EstimatedBytes()
-		if n+b > maxReplyEntry {
-			turn = turn[i+1:]
-			break
+	for i := len(msgs) - 1; i >= 0; i-- {
+		b, err := convo.AppendMessage(make([]byte, 0, msgs[i].EstimatedBytes()+len(msgs[i].ID)+16), msgs[i])
+		if err != nil || n+len(b) > maxReplyEntry {
+			break // not kept: a request reads the store
 		}
-		n += b
+		turn = append(turn, b)
+		n += len(b)
 	}
 	if len(turn) == 0 {
 		return
 	}
+	slices.Reverse(turn)
 	if r.m == nil || r.bytes+n > maxReplyCache {
 		r.m, r.bytes = map[string]kept{}, 0
 	}
@@ -210,12 +219,13 @@ func (r *replies) put(tenant, conv, fp string, prior, msgs []convo.Message) {
 // conversation's fingerprint with it, leaving it kept.
 func (r *replies) peek(tenant, conv string) (convo.Message, string, bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	k, ok := r.m[tenant+"\x00"+conv]
-	if !ok || len(k.turn) == 0 {
+	r.mu.Unlock()
+	if !ok {
 		return convo.Message{}, "", false
 	}
-	return k.turn[len(k.turn)-1], k.fp, true
+	m, err := convo.UnmarshalMessage(k.turn[len(k.turn)-1])
+	return m, k.fp, err == nil
 }
 
 // take returns and forgets the turn kept for a conversation, and the
@@ -223,11 +233,21 @@ func (r *replies) peek(tenant, conv string) (convo.Message, string, bool) {
 func (r *replies) take(tenant, conv string) ([]convo.Message, string, bool) {
 	key := tenant + "\x00" + conv
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	k, ok := r.m[key]
 	if ok {
 		r.bytes -= k.size
 		delete(r.m, key)
 	}
-	return k.turn, k.fp, ok
+	r.mu.Unlock()
+	if !ok {
+		return nil, "", false
+	}
+	turn := make([]convo.Message, len(k.turn))
+	for i, b := range k.turn {
+		var err error
+		if turn[i], err = convo.UnmarshalMessage(b); err != nil {
+			return nil, "", false
+		}
+	}
+	return turn, k.fp, true
 }

@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +61,55 @@ func TestReplies(t *testing.T) {
 	if _, _, ok := r.take("t", "huge"); ok {
 		t.Error("a reply larger than an entry may be was kept")
 	}
+}
+
+// TestRepliesNotScanned: the replies kept for translated turns are kept
+// encoded, so the heap the garbage collector walks at every cycle hardly
+// grows with them (kept decoded, a busy translating gateway's were most of
+// the heap it marked), and each comes back as it was put, read back as
+// the store reads it (a signed thinking part, a tool call, usage).
+func TestRepliesNotScanned(t *testing.T) {
+	reply := convo.Message{Role: convo.RoleAssistant, Parts: []convo.Part{
+		{Type: convo.TypeReasoning, Text: "The user wants the weather in Paris: call the tool.", Signature: strings.Repeat("EqQBCkgIAhABGAIiQL", 12)},
+		convo.Text("Let me check the weather in Paris."),
+		convo.ToolCall("toolu_01", "get_weather", json.RawMessage(`{"city":"Paris","unit":"celsius"}`)),
+	}, Usage: &convo.Usage{Input: 812, Output: 96, Total: 908}, Finish: convo.FinishToolUse}
+	want, err := convo.AppendMessage(nil, reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a collection marks: the objects live, and the bytes of
+	// those holding pointers.
+	heap := func() (objects, scannable int64) {
+		runtime.GC()
+		s := []rtmetrics.Sample{{Name: "/gc/heap/objects:objects"}, {Name: "/gc/scan/heap:bytes"}}
+		rtmetrics.Read(s)
+		return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
+	}
+	var r replies
+	const n = 5000
+	objects, scannable := heap()
+	for i := range n {
+		m, err := convo.UnmarshalMessage(want) // each reply its own, as decoded from its stream
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.put("t", fmt.Sprint("c", i), "fp", nil, []convo.Message{convo.User("Weather in Paris?"), m})
+	}
+	objects2, scannable2 := heap()
+	perObjects, perScannable := float64(objects2-objects)/n, float64(scannable2-scannable)/n
+	t.Logf("a conversation's reply kept: %d bytes, %.1f objects, %.0f bytes with pointers", r.bytes/n, perObjects, perScannable)
+	if perObjects > 4 || perScannable > 300 {
+		t.Errorf("a conversation's reply kept is %.1f objects and %.0f bytes with pointers for the collector to mark, want at most 4 and 300", perObjects, perScannable)
+	}
+	turn, fp, ok := r.take("t", "c4999")
+	if !ok || fp != "fp" || len(turn) != 1 {
+		t.Fatalf("take: %d messages, %q, %v", len(turn), fp, ok)
+	}
+	if got, err := convo.AppendMessage(nil, turn[0]); err != nil || string(got) != string(want) {
+		t.Fatalf("the reply taken back:\n%s\nwant\n%s (%v)", got, want, err)
+	}
+	runtime.KeepAlive(&r)
 }
 
 func texts(h []convo.Message) string {
