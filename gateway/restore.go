@@ -197,9 +197,15 @@ func (r *replies) put(tenant, conv, fp string, prior, msgs []convo.Message) {
 	turn := make([][]byte, 0, len(msgs))
 	n := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		b, err := convo.AppendMessage(make([]byte, 0, msgs[i].EstimatedBytes()+len(msgs[i].ID)+16), msgs[i])
-		if err != nil || n+len(b) > maxReplyEntry {
+		// A reply too long to keep is not encoded to find that out: a
+		// 40 MiB one would be copied whole once more, for nothing.
+		est := msgs[i].EstimatedBytes() + len(msgs[i].ID) + 16
+		if n+est > 2*maxReplyEntry {
 			break // not kept: a request reads the store
+		}
+		b, err := convo.AppendMessage(make([]byte, 0, est), msgs[i])
+		if err != nil || n+len(b) > maxReplyEntry {
+			break
 		}
 		turn = append(turn, b)
 		n += len(b)

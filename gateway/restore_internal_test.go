@@ -61,6 +61,16 @@ func TestReplies(t *testing.T) {
 	if _, _, ok := r.take("t", "huge"); ok {
 		t.Error("a reply larger than an entry may be was kept")
 	}
+	// Nor is a long one encoded only to be dropped (a translated 40 MiB
+	// reply was copied once more, a third of the gateway's peak memory).
+	long := []convo.Message{convo.Assistant(strings.Repeat("x", 16*maxReplyEntry))}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r.put("t", "long", "fp", nil, long)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > maxReplyEntry {
+		t.Errorf("not keeping a reply of %d bytes allocated %d bytes", 16*maxReplyEntry, n)
+	}
 }
 
 // TestRepliesNotScanned: the replies kept for translated turns are kept
