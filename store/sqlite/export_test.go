@@ -10,3 +10,6 @@ func SetChunkBytes(t testing.TB, n int) {
 	chunkBytes = n
 	t.Cleanup(func() { chunkBytes = old })
 }
+
+// MaxPieceBytes bounds a long body's pieces.
+const MaxPieceBytes = maxPieceBytes
