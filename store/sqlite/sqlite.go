@@ -927,8 +927,9 @@ var chunkBytes = 1 << 20
 // the body while it stores one. Written in pieces of 1 MiB, a 40 MiB reply
 // recorded by the gateway took its peak resident memory to 2.00-2.15
 // times the reply; in pieces of 256 KiB, 1.90-2.01 (bench/gatewaymem, 7
-// December 2026, passed through and translated); 64 KiB did no better. Bodies stored before in larger
-// pieces read the same: a body's pieces are joined whatever their length.
+// December 2026, passed through and translated); 64 KiB did no better.
+// Bodies stored before in larger pieces read the same: a body's pieces are
+// joined whatever their length.
 const maxPieceBytes = 256 << 10
 
 // insertChunks stores body in pieces as the body of message pos of
