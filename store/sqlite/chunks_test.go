@@ -360,4 +360,41 @@ func TestChunksDamaged(t *testing.T) {
 	if err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "message 9/9: pieces of no message with an empty body") {
 		t.Errorf("a piece of no message: Check: %v", err)
 	}
+	if _, err := db.Exec(`INSERT INTO long_texts VALUES (9, 8, 'lost')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "message 9/8: a long text of no message with an empty body") {
+		t.Errorf("a long text of no message: Check: %v", err)
+	}
+}
+
+// TestLongTextLost: a message in pieces whose long text is gone is still
+// found by search, with no snippet: the search does not fail.
+func TestLongTextLost(t *testing.T) {
+	sqlite.SetChunkBytes(t, 16)
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lost.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Create(ctx, store.Conversation{Tenant: "t", ID: "c"}, convo.User("a question long enough for a few pieces")); err != nil {
+		t.Fatal(err)
+	}
+	if n := rawInt(t, path, `SELECT count(*) FROM long_texts`); n != 1 {
+		t.Fatalf("%d long texts, want 1", n)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM long_texts`); err != nil {
+		t.Fatal(err)
+	}
+	hits, _, err := s.Search(ctx, "t", "pieces", store.SearchOptions{})
+	if err != nil || len(hits) != 1 || hits[0].Snippet != "" {
+		t.Fatalf("search with the long text lost: %+v %v", hits, err)
+	}
 }
