@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convo-go/convo/internal/jsonx"
 )
@@ -104,6 +106,35 @@ func initialSize(h History) int {
 type encoder struct {
 	buf []byte
 	raw jsonx.Reader // reused to validate and compact JSON fields
+	// flush, when set, takes buf's bytes once a long string has made it
+	// grow past piece (WriteMessage): the encoding is never whole.
+	flush func([]byte) error
+	piece int
+}
+
+// WriteMessage writes the canonical encoding of m, the bytes
+// AppendMessage appends, to w, in writes of about 64 KiB or less where m
+// has long strings: a long message's encoding is never whole in memory,
+// only m is. Its errors are AppendMessage's; w may have had part of the
+// encoding by then.
+func WriteMessage(w io.Writer, m Message) error {
+	return writeMessage(w, m, 64<<10)
+}
+
+// writeMessage is WriteMessage writing once piece bytes are held.
+func writeMessage(w io.Writer, m Message, piece int) error {
+	e := encoder{piece: piece}
+	e.flush = func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	}
+	if err := e.message(&m); err != nil {
+		return err
+	}
+	if len(e.buf) == 0 {
+		return nil
+	}
+	return e.flush(e.buf)
 }
 
 // str writes a member with a string value unless s is empty. Most of a
@@ -120,11 +151,50 @@ func (e *encoder) str(key, s string) error {
 func (e *encoder) member(key, s string) error {
 	e.buf = jsonx.AppendKey(e.buf, key)
 	var ok bool
+	if e.flush != nil && len(s) > e.piece {
+		ok, err := e.long(s)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return at(fmt.Errorf("invalid UTF-8 in string"), key)
+		}
+		return nil
+	}
 	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
 	if !ok {
 		return at(fmt.Errorf("invalid UTF-8 in string"), key)
 	}
 	return nil
+}
+
+// long writes the long string s a piece at a time, each cut at a rune's
+// first byte (the pieces then write what the whole does), flushing what is
+// held after each; it reports whether s was valid UTF-8.
+func (e *encoder) long(s string) (bool, error) {
+	e.buf = append(e.buf, '"')
+	valid := true
+	for len(s) > 0 {
+		n := min(len(s), max(e.piece/8, utf8.UTFMax)) // escaped, a piece may grow sixfold
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		if n == 0 { // not UTF-8 (an error): any cut does
+			n = min(len(s), utf8.UTFMax)
+		}
+		var ok bool
+		e.buf, ok = jsonx.AppendStringContentChecked(e.buf, s[:n])
+		valid = valid && ok
+		s = s[n:]
+		if len(e.buf) >= e.piece {
+			if err := e.flush(e.buf); err != nil {
+				return valid, err
+			}
+			e.buf = e.buf[:0]
+		}
+	}
+	e.buf = append(e.buf, '"')
+	return valid, nil
 }
 
 func (e *encoder) int(key string, n int64) {

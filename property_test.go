@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -351,5 +352,57 @@ func TestPropertyAppendHistory(t *testing.T) {
 	}
 	if allocs[0] > 1 || allocs[1] != allocs[0] {
 		t.Errorf("AppendHistory into a buffer large enough allocated %v times for one turn, %v for fifty", allocs[0], allocs[1])
+	}
+}
+
+// countWriter records the bytes written to it and the longest write.
+type countWriter struct {
+	bytes.Buffer
+	writes, longest int
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.longest = max(w.longest, len(p))
+	return w.Buffer.Write(p)
+}
+
+// TestWriteMessageProperty: WriteMessage writes the bytes AppendMessage
+// appends, or fails with its error, however its long strings are cut:
+// any message, pieces of 1 to 64 bytes (the strings drawn stress escaping,
+// multi-byte and invalid UTF-8, so a cut inside a rune would show).
+func TestWriteMessageProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := genMessage().Draw(t, "m")
+		if rapid.Bool().Draw(t, "long") {
+			m.Parts = append(m.Parts, convo.Text(rapid.StringN(0, 400, -1).Draw(t, "text")))
+		}
+		piece := rapid.IntRange(1, 64).Draw(t, "piece")
+		want, werr := convo.AppendMessage(nil, m)
+		var got countWriter
+		err := convo.WriteMessagePieces(&got, m, piece)
+		if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("error %v, AppendMessage's %v", err, werr)
+		}
+		if err == nil && !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("wrote\n%s\nAppendMessage appends\n%s", got.Bytes(), want)
+		}
+	})
+}
+
+// TestWriteMessageLong: a message with a long text is written in pieces
+// of at most about 64 KiB, never as a whole.
+func TestWriteMessageLong(t *testing.T) {
+	m := convo.Assistant(strings.Repeat("Drizzle all morning — ☂ — \"clearing\" by the afternoon.\n", 1<<15))
+	var w countWriter
+	if err := convo.WriteMessage(&w, m); err != nil {
+		t.Fatal(err)
+	}
+	want, err := convo.AppendMessage(nil, m)
+	if err != nil || !bytes.Equal(w.Bytes(), want) {
+		t.Fatalf("WriteMessage wrote %d bytes, not AppendMessage's %d (%v)", w.Len(), len(want), err)
+	}
+	if w.writes < len(want)/(128<<10) || w.longest > 128<<10 {
+		t.Fatalf("%d bytes written in %d writes, the longest %d", w.Len(), w.writes, w.longest)
 	}
 }

@@ -69,6 +69,12 @@ func AppendStringContent(dst []byte, s string) []byte {
 	return dst
 }
 
+// AppendStringContentChecked is AppendStringContent reporting whether s
+// was valid UTF-8.
+func AppendStringContentChecked(dst []byte, s string) ([]byte, bool) {
+	return appendEscaped(dst, s)
+}
+
 // appendEscaped appends s escaped for a JSON string and reports whether s
 // was valid UTF-8.
 func appendEscaped(dst []byte, s string) ([]byte, bool) {

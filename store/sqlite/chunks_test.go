@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -397,4 +398,41 @@ func TestLongTextLost(t *testing.T) {
 	if err != nil || len(hits) != 1 || hits[0].Snippet != "" {
 		t.Fatalf("search with the long text lost: %+v %v", hits, err)
 	}
+}
+
+// TestLongWriteRefused: a long message the store encodes as it stores it
+// (backend.Row.Msg) that cannot be encoded fails its write of the batch,
+// which leaves nothing of it, and the batch's other writes are stored.
+func TestLongWriteRefused(t *testing.T) {
+	sqlite.SetChunkBytes(t, 64)
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "refused.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	good := longReply(4 << 10)
+	bad := convo.Assistant("fine\xff" + strings.Repeat("y", 4<<10))
+	res := s.Batch(ctx, []store.Write{
+		{Tenant: "t", ID: "bad", Create: true, Version: store.AnyVersion, Messages: []convo.Message{convo.User("q"), bad}},
+		{Tenant: "t", ID: "good", Create: true, Version: store.AnyVersion, Messages: []convo.Message{convo.User("q"), good}},
+	})
+	if !errors.Is(res[0].Err, store.ErrInvalid) || !strings.Contains(res[0].Err.Error(), "messages[1]: parts[0].text: invalid UTF-8") {
+		t.Fatalf("the write of an invalid long message: %v", res[0].Err)
+	}
+	if res[1].Err != nil {
+		t.Fatal(res[1].Err)
+	}
+	if _, err := s.Get(ctx, "t", "bad"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused write's conversation: %v", err)
+	}
+	h, _, err := s.Load(ctx, "t", "good", 0)
+	if err != nil || len(h) != 2 || h[1].Text() != good.Text() {
+		t.Fatalf("the batch's other write: %d messages, %v", len(h), err)
+	}
+	if n := rawInt(t, path, `SELECT count(*) FROM body_chunks WHERE conv NOT IN (SELECT pk FROM conversations WHERE id = 'good')`); n != 0 {
+		t.Fatalf("%d pieces left by the refused write", n)
+	}
+	checkAnew(t, path)
 }

@@ -35,7 +35,9 @@ func (w *Write) SetsMeta() bool { return w.Meta != nil || w.ClearMeta }
 
 // PrepareWrite checks one write of a batch the way Create, Append and
 // Update check their arguments. Its errors name the write (writes[i]).
-func PrepareWrite(i int, sw store.Write) (Write, error) {
+// Messages estimated longer than longFrom bytes (0: none) may be left for
+// the store to encode as it stores them (Row.Msg).
+func PrepareWrite(i int, sw store.Write, longFrom int) (Write, error) {
 	w := Write{Write: sw}
 	var err error
 	if sw.Create {
@@ -54,7 +56,7 @@ func PrepareWrite(i int, sw store.Write) (Write, error) {
 	} else if w.Meta, w.ClearMeta, err = Meta(sw.Meta); err != nil {
 		return w, fmt.Errorf("writes[%d]: %w", i, err)
 	}
-	if w.H, w.Rows, err = Encode(sw.Messages); err != nil {
+	if w.H, w.Rows, err = encode(sw.Messages, Now(), true, longFrom); err != nil {
 		return w, fmt.Errorf("writes[%d]: %w", i, err)
 	}
 	for j, c := range sw.Charges {

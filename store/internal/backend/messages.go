@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,11 @@ type Row struct {
 	Text  string
 	// Usage is what the message adds to the usage index; nil for none.
 	Usage *Usage
+	// Msg, set when Body is nil, is a long message that the store encodes
+	// itself as it stores it, a piece at a time (convo.WriteMessage),
+	// its bytes and their length checked then (WriteLong): its encoding is
+	// never whole in memory.
+	Msg *convo.Message
 }
 
 // Encode gives every message without an id a new one and encodes each to
@@ -37,12 +43,14 @@ type Row struct {
 // one), unless the message is one that surely reads back as itself
 // (readsBackAs). It returns the messages as they will be read back.
 func Encode(msgs []convo.Message) (convo.History, []Row, error) {
-	return encode(msgs, Now(), true)
+	return encode(msgs, Now(), true, 0)
 }
 
 // encode is Encode at the time now, reading back every message unless
-// fast is set (the tests compare the two).
-func encode(msgs []convo.Message, now time.Time, fast bool) (convo.History, []Row, error) {
+// fast is set (the tests compare the two). A message estimated longer than
+// longFrom (0: none) that surely reads back as itself and holds no inline
+// media is not encoded: its row's Msg is set instead (see Row).
+func encode(msgs []convo.Message, now time.Time, fast bool, longFrom int) (convo.History, []Row, error) {
 	h := make(convo.History, len(msgs))
 	rows := make([]Row, len(msgs))
 	for i, m := range msgs {
@@ -51,7 +59,17 @@ func encode(msgs []convo.Message, now time.Time, fast bool) (convo.History, []Ro
 		} else if err := checkString(m.ID, "id", 1, store.MaxMessageIDBytes); err != nil {
 			return nil, nil, invalidf("messages[%d].%v", i, err)
 		}
-		body, err := convo.AppendMessage(make([]byte, 0, m.EstimatedBytes()+len(m.ID)+16), m)
+		est := m.EstimatedBytes() + len(m.ID) + 16
+		if longFrom > 0 && fast && est > longFrom && !inlineData(m.Parts) && readsBackAs(&m, min(est, store.MaxMessageBytes)) {
+			back := m
+			if !back.Time.IsZero() {
+				back.Time = back.Time.UTC() // as read: no monotonic reading
+			}
+			h[i] = back
+			rows[i] = Row{ID: m.ID, Role: back.Role, Msg: &back, Text: SearchText(back), Usage: UsageOf(&back, now)}
+			continue
+		}
+		body, err := convo.AppendMessage(make([]byte, 0, est), m)
 		if err != nil {
 			return nil, nil, invalidf("messages[%d]: %v", i, err)
 		}
@@ -72,6 +90,59 @@ func encode(msgs []convo.Message, now time.Time, fast bool) (convo.History, []Ro
 		rows[i] = Row{ID: m.ID, Role: back.Role, Body: stripped, Media: refs, Blobs: blobs, Text: SearchText(back), Usage: UsageOf(&back, now)}
 	}
 	return h, rows, nil
+}
+
+// inlineData reports whether a part of ps, or of their parts, has inline
+// data: media StripMedia would take out of the encoding.
+func inlineData(ps []convo.Part) bool {
+	for i := range ps {
+		if ps[i].Data != "" || inlineData(ps[i].Parts) {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteLong writes the encoding of a row's long message (Row.Msg) to w,
+// the bytes Encode would have made its Body; i is the message's index in
+// the write, for errors. w's writes add up to at most
+// store.MaxMessageBytes: past them the write fails, as Encode would have.
+func WriteLong(w io.Writer, i int, m *convo.Message) error {
+	return writeLong(w, i, m, store.MaxMessageBytes)
+}
+
+// writeLong is WriteLong with at most max bytes.
+func writeLong(w io.Writer, i int, m *convo.Message, max int) error {
+	lw := &limitWriter{w: w, max: max}
+	if err := convo.WriteMessage(lw, *m); err != nil {
+		switch {
+		case lw.over:
+			return invalidf("messages[%d]: more than the %d bytes a store accepts, encoded", i, max)
+		case lw.err != nil:
+			return lw.err
+		}
+		return invalidf("messages[%d]: %v", i, err)
+	}
+	return nil
+}
+
+// limitWriter passes writes to w until they add up to more than max, and
+// keeps w's own error apart.
+type limitWriter struct {
+	w      io.Writer
+	n, max int
+	over   bool
+	err    error
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n += len(p); l.n > l.max {
+		l.over = true
+		return 0, errors.New("too long")
+	}
+	n, err := l.w.Write(p)
+	l.err = err
+	return n, err
 }
 
 // lendFrom is the length of body from which Encode reads it back lending

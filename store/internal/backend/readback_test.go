@@ -34,8 +34,8 @@ func compareReadBack(t *testing.T, name string, msgs []convo.Message) bool {
 		}
 	}
 	now := time.Date(2026, 12, 6, 5, 40, 0, 0, time.UTC)
-	hf, rf, errf := encode(msgs, now, true)
-	hs, rs, errs := encode(msgs, now, false)
+	hf, rf, errf := encode(msgs, now, true, 0)
+	hs, rs, errs := encode(msgs, now, false, 0)
 	if (errf == nil) != (errs == nil) || (errf != nil && errf.Error() != errs.Error()) {
 		t.Fatalf("%s: skipping the read-back: %v; reading back: %v", name, errf, errs)
 	}
