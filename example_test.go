@@ -49,6 +49,28 @@ func ExampleMarshal() {
 	// ]}
 }
 
+// A message's encoding written as it is made: a long reply's JSON is
+// never whole in memory, only the message is.
+func ExampleWriteMessage() {
+	reply := convo.Assistant(strings.Repeat("rain ", 100_000)) // 500 KB of text
+	var n countingWriter
+	if err := convo.WriteMessage(&n, reply); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n.bytes, "bytes in", n.writes, "writes")
+	// Output:
+	// 500056 bytes in 8 writes
+}
+
+// countingWriter counts what is written to it.
+type countingWriter struct{ bytes, writes int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.bytes += len(p)
+	w.writes++
+	return len(p), nil
+}
+
 func ExampleAppendHistory() {
 	var buf []byte // reused: once large enough, encoding allocates nothing
 	for _, h := range []convo.History{
