@@ -476,7 +476,7 @@ func newQueries(partitioned bool) *queries {
 
 // Create stores a new conversation.
 func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
-	cr, err := backend.PrepareCreate(c, msgs)
+	cr, err := backend.PrepareCreate(c, msgs, 0)
 	if err != nil {
 		return store.Conversation{}, err
 	}
@@ -540,7 +540,7 @@ SELECT version, messages, updated FROM c`
 
 // Append adds messages at the end if the version still is version.
 func (s *Store) Append(ctx context.Context, tenant, id string, version int64, msgs ...convo.Message) (store.Conversation, error) {
-	h, rows, err := backend.PrepareAppend(tenant, id, msgs)
+	h, rows, err := backend.PrepareAppend(tenant, id, msgs, 0)
 	if err != nil {
 		return store.Conversation{}, err
 	}

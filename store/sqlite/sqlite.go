@@ -1032,7 +1032,7 @@ func wholeBody(ctx context.Context, q queryer, conv, pos int64, body []byte) ([]
 
 // Create stores a new conversation.
 func (s *Store) Create(ctx context.Context, c store.Conversation, msgs ...convo.Message) (store.Conversation, error) {
-	cr, err := backend.PrepareCreate(c, msgs)
+	cr, err := backend.PrepareCreate(c, msgs, chunkBytes)
 	if err != nil {
 		return store.Conversation{}, err
 	}
@@ -1193,7 +1193,7 @@ func (s *Store) Update(ctx context.Context, tenant, id string, title *string, me
 
 // Append adds messages at the end if the version still is version.
 func (s *Store) Append(ctx context.Context, tenant, id string, version int64, msgs ...convo.Message) (store.Conversation, error) {
-	h, rows, err := backend.PrepareAppend(tenant, id, msgs)
+	h, rows, err := backend.PrepareAppend(tenant, id, msgs, chunkBytes)
 	if err != nil {
 		return store.Conversation{}, err
 	}

@@ -29,7 +29,7 @@ func TestTextsInsertedLate(t *testing.T) {
 		for i, text := range texts {
 			msgs[i] = convo.Message{Role: convo.RoleUser, Parts: []convo.Part{convo.Text(text)}}
 		}
-		cr, err := backend.PrepareCreate(store.Conversation{Tenant: "t", ID: id}, msgs)
+		cr, err := backend.PrepareCreate(store.Conversation{Tenant: "t", ID: id}, msgs, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

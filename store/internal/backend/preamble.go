@@ -58,13 +58,15 @@ type Created struct {
 
 // PrepareCreate checks a Create: the conversation's fields and its
 // messages, as Append checks them. The description it returns is the one
-// Create returns, at version 1, created now.
-func PrepareCreate(c store.Conversation, msgs []convo.Message) (Created, error) {
+// Create returns, at version 1, created now. Messages estimated longer
+// than longFrom bytes (0: none) may be left for the store to encode
+// (Row.Msg).
+func PrepareCreate(c store.Conversation, msgs []convo.Message, longFrom int) (Created, error) {
 	c, err := NewConversation(c)
 	if err != nil {
 		return Created{}, err
 	}
-	h, rows, err := Encode(msgs)
+	h, rows, err := encode(msgs, Now(), true, longFrom)
 	if err != nil {
 		return Created{}, err
 	}
@@ -98,13 +100,14 @@ func PrepareUpdate(tenant, id string, title *string, meta json.RawMessage) (Upda
 	return Updated{Meta: m, Clear: clear}, err
 }
 
-// PrepareAppend checks an Append's conversation and encodes its messages;
+// PrepareAppend checks an Append's conversation and encodes its messages
+// (those estimated longer than longFrom bytes as PrepareCreate does);
 // CheckAppend checks them against the conversation once it is read.
-func PrepareAppend(tenant, id string, msgs []convo.Message) (convo.History, []Row, error) {
+func PrepareAppend(tenant, id string, msgs []convo.Message, longFrom int) (convo.History, []Row, error) {
 	if err := Find(tenant, id); err != nil {
 		return nil, nil, err
 	}
-	return Encode(msgs)
+	return encode(msgs, Now(), true, longFrom)
 }
 
 // CheckAppend checks messages h appended to a conversation whose stored

@@ -27,7 +27,7 @@ func TestPreamble(t *testing.T) {
 			return err
 		}(), store.ErrInvalid},
 		{"unanswered call", func() error {
-			_, err := PrepareCreate(store.Conversation{Tenant: "t"}, []convo.Message{convo.User("hi"), convo.ToolResults(convo.ToolResult("c1", "f", "x"))})
+			_, err := PrepareCreate(store.Conversation{Tenant: "t"}, []convo.Message{convo.User("hi"), convo.ToolResults(convo.ToolResult("c1", "f", "x"))}, 0)
 			return err
 		}(), store.ErrInvalid},
 	} {
@@ -47,7 +47,7 @@ func TestPreamble(t *testing.T) {
 			t.Errorf("Span(%d, %d, %d) = %d, want %d", tc.from, tc.n, tc.messages, got, tc.want)
 		}
 	}
-	cr, err := PrepareCreate(store.Conversation{Tenant: "t", ID: "c"}, []convo.Message{convo.User("hi")})
+	cr, err := PrepareCreate(store.Conversation{Tenant: "t", ID: "c"}, []convo.Message{convo.User("hi")}, 0)
 	if err != nil || cr.Conversation.Version != 1 || cr.Conversation.Messages != 1 || len(cr.Rows) != 1 || cr.Conversation.Created.IsZero() {
 		t.Errorf("PrepareCreate: %+v, %v", cr.Conversation, err)
 	}
