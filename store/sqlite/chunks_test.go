@@ -321,26 +321,35 @@ func TestMigrationFromV6(t *testing.T) {
 	}
 }
 
-// TestChunksDamaged: a piece missing is an error of Check naming the
-// message, and a body with none an error of the reads, not a panic or a
-// message cut short.
-func TestChunksDamaged(t *testing.T) {
+// inPieces opens a store whose bodies past 16 bytes are in pieces, holding
+// conversation c of tenant t with one such message, and the database
+// beside it to damage; both are closed when t ends.
+func inPieces(t *testing.T) (*sqlite.Store, string, *sql.DB) {
+	t.Helper()
 	sqlite.SetChunkBytes(t, 16)
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "damaged.db")
-	s, err := sqlite.Open(ctx, path)
+	path := filepath.Join(t.TempDir(), "pieces.db")
+	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if _, err := s.Create(ctx, store.Conversation{Tenant: "t", ID: "c"}, convo.User("a question long enough for a few pieces")); err != nil {
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Create(t.Context(), store.Conversation{Tenant: "t", ID: "c"}, convo.User("a question long enough for a few pieces")); err != nil {
 		t.Fatal(err)
 	}
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return s, path, db
+}
+
+// TestChunksDamaged: a piece missing is an error of Check naming the
+// message, and a body with none an error of the reads, not a panic or a
+// message cut short.
+func TestChunksDamaged(t *testing.T) {
+	ctx := t.Context()
+	s, _, db := inPieces(t)
 	for _, c := range []struct{ damage, check, read string }{
 		{`DELETE FROM body_chunks WHERE seq = 1`, "message 1/0: 8 pieces numbered 0 to 8", "invalid"},
 		{`DELETE FROM body_chunks`, "message 1/0: an empty body without pieces", "an empty body and no pieces"},
@@ -372,29 +381,14 @@ func TestChunksDamaged(t *testing.T) {
 // TestLongTextLost: a message in pieces whose long text is gone is still
 // found by search, with no snippet: the search does not fail.
 func TestLongTextLost(t *testing.T) {
-	sqlite.SetChunkBytes(t, 16)
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "lost.db")
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Create(ctx, store.Conversation{Tenant: "t", ID: "c"}, convo.User("a question long enough for a few pieces")); err != nil {
-		t.Fatal(err)
-	}
+	s, path, db := inPieces(t)
 	if n := rawInt(t, path, `SELECT count(*) FROM long_texts`); n != 1 {
 		t.Fatalf("%d long texts, want 1", n)
 	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	if _, err := db.Exec(`DELETE FROM long_texts`); err != nil {
 		t.Fatal(err)
 	}
-	hits, _, err := s.Search(ctx, "t", "pieces", store.SearchOptions{})
+	hits, _, err := s.Search(t.Context(), "t", "pieces", store.SearchOptions{})
 	if err != nil || len(hits) != 1 || hits[0].Snippet != "" {
 		t.Fatalf("search with the long text lost: %+v %v", hits, err)
 	}
