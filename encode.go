@@ -106,16 +106,17 @@ func initialSize(h History) int {
 type encoder struct {
 	buf []byte
 	raw jsonx.Reader // reused to validate and compact JSON fields
-	// flush, when set, takes buf's bytes once a long string has made it
-	// grow past piece (WriteMessage): the encoding is never whole.
+	// flush, when set, takes buf's bytes once they are piece or more,
+	// within a long string or after a part (WriteMessage): the encoding
+	// is never whole.
 	flush func([]byte) error
 	piece int
 }
 
 // WriteMessage writes the canonical encoding of m, the bytes
-// AppendMessage appends, to w, in writes of about 64 KiB or less where m
-// has long strings: a long message's encoding is never whole in memory,
-// only m is. Its errors are AppendMessage's; w may have had part of the
+// AppendMessage appends, to w, in writes of about 64 KiB or less once m's
+// encoding is longer (past its long strings and its parts): a long
+// message's encoding is never whole in memory, only m is. Its errors are AppendMessage's; w may have had part of the
 // encoding by then.
 func WriteMessage(w io.Writer, m Message) error {
 	return writeMessage(w, m, 64<<10)
@@ -186,11 +187,8 @@ func (e *encoder) long(s string) (bool, error) {
 		e.buf, ok = jsonx.AppendStringContentChecked(e.buf, s[:n])
 		valid = valid && ok
 		s = s[n:]
-		if len(e.buf) >= e.piece {
-			if err := e.flush(e.buf); err != nil {
-				return valid, err
-			}
-			e.buf = e.buf[:0]
+		if err := e.flushFull(); err != nil {
+			return valid, err
 		}
 	}
 	e.buf = append(e.buf, '"')
@@ -358,9 +356,23 @@ func (e *encoder) parts(ps []Part) error {
 		if err := e.part(&ps[i]); err != nil {
 			return at(err, index("parts", i))
 		}
+		if err := e.flushFull(); err != nil {
+			return err
+		}
 	}
 	e.buf = append(e.buf, ']')
 	return nil
+}
+
+// flushFull hands what is held to flush, when there is one and it holds a
+// piece: a message of many short parts is not whole either.
+func (e *encoder) flushFull() error {
+	if e.flush == nil || len(e.buf) < e.piece {
+		return nil
+	}
+	err := e.flush(e.buf)
+	e.buf = e.buf[:0]
+	return err
 }
 
 // summary writes a reasoning part's summary, if it has one.

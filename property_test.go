@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -390,19 +391,26 @@ func TestWriteMessageProperty(t *testing.T) {
 	})
 }
 
-// TestWriteMessageLong: a message with a long text is written in pieces
-// of at most about 64 KiB, never as a whole.
+// TestWriteMessageLong: a message with a long text, or with many short
+// parts, is written in pieces of at most about 64 KiB, never as a whole.
 func TestWriteMessageLong(t *testing.T) {
-	m := convo.Assistant(strings.Repeat("Drizzle all morning — ☂ — \"clearing\" by the afternoon.\n", 1<<15))
-	var w countWriter
-	if err := convo.WriteMessage(&w, m); err != nil {
-		t.Fatal(err)
+	text := convo.Assistant(strings.Repeat("Drizzle all morning — ☂ — \"clearing\" by the afternoon.\n", 1<<15))
+	var parts convo.Message
+	parts.Role = convo.RoleTool
+	for i := range 20000 {
+		parts.Parts = append(parts.Parts, convo.ToolResult(fmt.Sprint("call_", i), "weather", "12 °C, drizzle"))
 	}
-	want, err := convo.AppendMessage(nil, m)
-	if err != nil || !bytes.Equal(w.Bytes(), want) {
-		t.Fatalf("WriteMessage wrote %d bytes, not AppendMessage's %d (%v)", w.Len(), len(want), err)
-	}
-	if w.writes < len(want)/(128<<10) || w.longest > 128<<10 {
-		t.Fatalf("%d bytes written in %d writes, the longest %d", w.Len(), w.writes, w.longest)
+	for _, m := range []convo.Message{text, parts} {
+		var w countWriter
+		if err := convo.WriteMessage(&w, m); err != nil {
+			t.Fatal(err)
+		}
+		want, err := convo.AppendMessage(nil, m)
+		if err != nil || !bytes.Equal(w.Bytes(), want) {
+			t.Fatalf("WriteMessage wrote %d bytes, not AppendMessage's %d (%v)", w.Len(), len(want), err)
+		}
+		if w.writes < len(want)/(128<<10) || w.longest > 128<<10 {
+			t.Fatalf("%d bytes written in %d writes, the longest %d", w.Len(), w.writes, w.longest)
+		}
 	}
 }
