@@ -1597,7 +1597,7 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 		if err := forkChunks(ctx, tx, pk, src.pk); err != nil {
 			return err
 		}
-		if err := indexCopied(ctx, tx, pk, src.pk); err != nil {
+		if err := indexCopied(ctx, tx, c.ID, pk, src.pk); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, copyRefs, pk, src.pk); err != nil {
@@ -1618,10 +1618,10 @@ func (s *Store) Fork(ctx context.Context, tenant, id string, at int, c store.Con
 }
 
 // indexCopied adds to the search index the messages a fork copied into
-// conversation pk from src. The index keeps no text (migration 10): each
+// conversation pk (id) from src. The index keeps no text (migration 10): each
 // one's is derived from its body again, as when it was stored, or, for a
 // body in pieces, copied from src's long_texts.
-func indexCopied(ctx context.Context, tx ptx, pk, src int64) error {
+func indexCopied(ctx context.Context, tx ptx, id string, pk, src int64) error {
 	rows, err := tx.QueryContext(ctx, loadRange, pk, 0, maxPos)
 	if err != nil {
 		return wrap(err)
@@ -1636,12 +1636,12 @@ func indexCopied(ctx context.Context, tx ptx, pk, src int64) error {
 		if len(body) == 0 {
 			continue
 		}
-		text, err := searchText(body)
+		m, err := backend.Decode(body, id, pos)
 		if err != nil {
 			rows.Close()
-			return fmt.Errorf("sqlite: message at position %d of conversation %d: %w", pos, pk, err)
+			return err
 		}
-		if text != "" {
+		if text := backend.SearchText(m); text != "" {
 			tx.texts.add(pk, pos, text)
 		}
 	}
@@ -1661,16 +1661,6 @@ func indexCopied(ctx context.Context, tx ptx, pk, src int64) error {
 		tx.texts.add(pk, pos, text)
 	}
 	return wrap(errors.Join(rows.Err(), rows.Close()))
-}
-
-// searchText is the text search indexes of a stored body (one whose media
-// are holes reads the same: they hold no text).
-func searchText(body []byte) (string, error) {
-	m, err := convo.UnmarshalMessage(body)
-	if err != nil {
-		return "", err
-	}
-	return backend.SearchText(m), nil
 }
 
 // forkChunks copies the pieces of the long bodies of conversation src that
@@ -1877,9 +1867,11 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 		if err != nil {
 			return nil, "", wrap(err)
 		}
-		text, err := hitText(ctx, tx, r.pk, pos, body)
-		if err != nil {
-			return nil, "", err
+		var text string
+		if checked || len(out) < q.Limit { // not for the hit that only tells a next page exists
+			if text, err = hitText(ctx, tx, r.ID, r.pk, pos, body); err != nil {
+				return nil, "", err
+			}
 		}
 		if checked && !holdsWords(text, q.Words) {
 			continue
@@ -1900,10 +1892,11 @@ func (s *Store) Search(ctx context.Context, tenant, query string, opts store.Sea
 	return out, "", nil
 }
 
-// hitText is the text search indexed of the message at pos of conversation
-// conv, whose stored body is body (empty when stored in pieces, whose text
-// long_texts keeps): the index keeps none (migration 10).
-func hitText(ctx context.Context, tx ptx, conv, pos int64, body []byte) (string, error) {
+// hitText is the text search indexed of the message at pos of
+// conversation conv (id), whose stored body is body (empty when stored in
+// pieces, whose text long_texts keeps): the index keeps none (migration
+// 10). A stored body's media are holes, which hold no text.
+func hitText(ctx context.Context, tx ptx, id string, conv, pos int64, body []byte) (string, error) {
 	if len(body) == 0 { // in pieces (migration 7)
 		var text string
 		err := tx.QueryRowContext(ctx, selectLongText, conv, pos).Scan(&text)
@@ -1914,11 +1907,11 @@ func hitText(ctx context.Context, tx ptx, conv, pos int64, body []byte) (string,
 		}
 		return text, wrap(err)
 	}
-	text, err := searchText(body)
+	m, err := backend.Decode(body, id, pos)
 	if err != nil {
-		return "", fmt.Errorf("sqlite: message at position %d of conversation %d: %w", pos, conv, err)
+		return "", err
 	}
-	return text, nil
+	return backend.SearchText(m), nil
 }
 
 // matchQuery is the FTS5 query of words: each a quoted string, so that
@@ -2018,11 +2011,11 @@ var registerFuncs = sync.OnceFunc(func() {
 		case string:
 			body = []byte(v)
 		}
-		text, err := searchText(body)
+		m, err := convo.UnmarshalMessage(body)
 		if err != nil {
 			return nil, fmt.Errorf("convo_search_text: %w", err)
 		}
-		return text, nil
+		return backend.SearchText(m), nil
 	})
 	// SQLite's lower() folds ASCII only; List's title filter ignores case
 	// in every script.
