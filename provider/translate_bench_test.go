@@ -60,14 +60,14 @@ func translateStream(tb testing.TB, data []byte, w io.Writer, ds []provider.Delt
 
 // BenchmarkTranslateStream translates recorded Anthropic streams to OpenAI
 // Chat streams, per upstream event; long is the gateway bench's translated
-// text stream (300 text deltas, their members sorted: see
+// text stream (300 text deltas written as a recorded Anthropic stream: see
 // codectest.LongTextStream).
 func BenchmarkTranslateStream(b *testing.B) {
 	for _, name := range []string{"tool_use", "interleaved", "long"} {
 		var data []byte
 		var err error
 		if name == "long" {
-			data = codectest.LongTextStream(b, "openai/testdata/recorded/chat/vercel-openai-text.chunks.txt")
+			data = codectest.LongTextStream(b, ".")
 		} else if data, err = os.ReadFile("anthropic/testdata/reply/" + name + ".sse"); err != nil {
 			b.Fatal(err)
 		}

@@ -11,8 +11,8 @@
 //   - text: a real OpenAI Chat stream of 303 chunks (300 text deltas and a
 //     usage chunk, gpt-4.1-nano; the Vercel AI SDK's fixture
 //     vercel-openai-text.chunks.txt), and for translation the same deltas
-//     as an Anthropic stream, derived here and framed as a recorded
-//     claude-haiku-4-5 stream. The client speaks OpenAI Chat, streaming.
+//     as an Anthropic stream, derived here and written as a recorded
+//     claude-haiku-4-5 stream is. The client speaks OpenAI Chat, streaming.
 //   - tool: a recorded Anthropic stream with thinking, text and a tool
 //     call (tool_use.sse, 13 events). Pass-through's client speaks
 //     Anthropic, translation's OpenAI Chat.
@@ -83,6 +83,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -97,6 +98,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -152,8 +154,8 @@ func measure(up *proc, set, levels string, requests, rounds int, rate float64, f
 	}
 	fmt.Print("\n\n")
 	var sums []summary
-	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | the same per round: median (least … most) | exchanges/s | proxy CPU / exchange | CPU / reverse's | proxy RSS (peak) | failed | recorded / dropped / spooled |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| streams | mode | TTFB p50 | TTFB p99 | total p50 | total p99 | TTFB p50 − reverse | total p50 − reverse | upstream's stream p50 | total p50 − reverse, upstream's time out | the same per round: median (least … most) | exchanges/s | proxy CPU / exchange | CPU / reverse's | proxy RSS (peak) | failed | recorded / dropped / spooled | system calls / exchange: read, write |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, ls := range strings.Split(levels, ",") {
 		c, err := strconv.Atoi(ls)
 		if err != nil {
@@ -224,15 +226,15 @@ func report(c int, names []string, res map[string]*result) {
 		delete(failures, name)
 		failMu.Unlock()
 		if len(r.total) == 0 {
-			fmt.Printf("| %d | %s | | | | | | | | | | | | | %s | %d | %s |\n", c, name, mib(r.rss), failed, r.recorded())
+			fmt.Printf("| %d | %s | | | | | | | | | | | | | %s | %d | %s | |\n", c, name, mib(r.rss), failed, r.recorded())
 			continue
 		}
 		rs := slices.Sorted(slices.Values(r.rounds))
-		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %.2f× | %s | %d | %s |\n", c, name,
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s … %s) | %.0f | %s | %.2f× | %s | %d | %s | %s |\n", c, name,
 			us(r.pct(r.ttfb, 50)), us(r.pct(r.ttfb, 99)), us(r.pct(r.total, 50)), us(r.pct(r.total, 99)),
 			signed(r.pct(r.ttfb, 50)-base.pct(base.ttfb, 50)), signed(r.pct(r.total, 50)-base.pct(base.total, 50)),
 			us(r.pct(r.upstream, 50)), signed(r.own()-base.own()), signed(rs[len(rs)/2]), signed(rs[0]), signed(rs[len(rs)-1]),
-			float64(len(r.total))/r.wall.Seconds(), us(r.cpuPer()), float64(r.cpuPer())/float64(base.cpuPer()), mib(r.rss), failed, r.recorded())
+			float64(len(r.total))/r.wall.Seconds(), us(r.cpuPer()), float64(r.cpuPer())/float64(base.cpuPer()), mib(r.rss), failed, r.recorded(), r.syscallsPer())
 	}
 }
 
@@ -340,6 +342,7 @@ type result struct {
 	upstream    []time.Duration // the upstream's streams, first write to last
 	rounds      []time.Duration // own() − the reverse proxy's, in each round
 	wall, cpu   time.Duration
+	sys         [2]int64       // the proxy's read and write system calls
 	rss         int64          // the process's peak resident set, KiB (the most of the rounds)
 	rec         *gateway.Stats // a gateway's recordings, summed over the rounds
 }
@@ -351,6 +354,17 @@ func (r *result) recorded() string {
 		return ""
 	}
 	return fmt.Sprintf("%d / %d / %d", r.rec.Recorded, r.rec.Dropped, r.rec.Spooled)
+}
+
+// syscallsPer is the proxy's read and write system calls per exchange
+// (reads include receives, writes sends): a write a flush, so it tells
+// how an exchange's stream was cut into the client's packets.
+func (r *result) syscallsPer() string {
+	if len(r.total) == 0 {
+		return ""
+	}
+	n := float64(len(r.total))
+	return fmt.Sprintf("%.0f, %.0f", float64(r.sys[0])/n, float64(r.sys[1])/n)
 }
 
 // cpuPer is the proxy's CPU time per exchange measured.
@@ -369,6 +383,7 @@ func (r *result) merge(o *result) *result {
 	r.upstream = append(r.upstream, o.upstream...)
 	r.wall += o.wall
 	r.cpu += o.cpu
+	r.sys[0], r.sys[1] = r.sys[0]+o.sys[0], r.sys[1]+o.sys[1]
 	r.rss = max(r.rss, o.rss)
 	if o.rec != nil {
 		if r.rec == nil {
@@ -486,7 +501,7 @@ func load(m *proc, set string, c, n int) *result {
 		jobs <- struct{}{}
 	}
 	close(jobs)
-	cpu0 := m.cpu()
+	cpu0, sys0 := m.cpu(), m.syscalls()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < c; w++ {
@@ -502,6 +517,8 @@ func load(m *proc, set string, c, n int) *result {
 	t.res.wall = time.Since(start)
 	m.drain(n)
 	t.res.cpu = m.settled() - cpu0
+	sys := m.syscalls()
+	t.res.sys = [2]int64{sys[0] - sys0[0], sys[1] - sys0[1]}
 	return t.res
 }
 
@@ -514,7 +531,7 @@ func loadOpen(m *proc, set string, rate float64, n int) *result {
 	defer done()
 	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 	every := time.Duration(float64(time.Second) / rate)
-	cpu0 := m.cpu()
+	cpu0, sys0 := m.cpu(), m.syscalls()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
@@ -531,6 +548,8 @@ func loadOpen(m *proc, set string, rate float64, n int) *result {
 	t.res.wall = time.Since(start)
 	m.drain(n)
 	t.res.cpu = m.settled() - cpu0
+	sys := m.syscalls()
+	t.res.sys = [2]int64{sys[0] - sys0[0], sys[1] - sys0[1]}
 	return t.res
 }
 
@@ -727,6 +746,20 @@ func (p *proc) settled() time.Duration {
 		last = now
 	}
 	return last
+}
+
+// syscalls is the child's read and write system calls so far
+// (/proc/PID/io's syscr and syscw).
+func (p *proc) syscalls() (n [2]int64) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/io", p.cmd.Process.Pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		for i, key := range [...]string{"syscr: ", "syscw: "} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				n[i], _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+	}
+	return n
 }
 
 // rss is the child's peak resident set (VmHWM) in KiB.
@@ -927,7 +960,11 @@ func loadStreams(root string) (map[string]streams, error) {
 	if err != nil {
 		return nil, err
 	}
-	chat, anth, err := textStreams(chunks)
+	frame, err := os.ReadFile(filepath.Join(root, "provider", "anthropic", "testdata", "recorded", "llm-anthropic-prefill-stop-sequence.sse"))
+	if err != nil {
+		return nil, err
+	}
+	chat, anth, err := textStreams(chunks, frame)
 	if err != nil {
 		return nil, fmt.Errorf("vercel-openai-text.chunks.txt: %w", err)
 	}
@@ -946,20 +983,17 @@ func events(data []byte) [][]byte {
 // textStreams turns the recorded Chat chunks (one JSON object a line, as
 // the Vercel AI SDK's fixture keeps them) into the SSE stream OpenAI sends
 // (each chunk a data: event, then data: [DONE]), and the same text deltas
-// into an Anthropic stream framed as a recorded one
-// (llm-anthropic-prefill-stop-sequence.sse: message_start, a text block
-// with a ping after its start, message_delta with the usage, message_stop).
-func textStreams(chunks []byte) (chat, anth [][]byte, err error) {
-	ev := func(name string, v any) {
-		b, _ := json.Marshal(v)
-		anth = append(anth, []byte("event: "+name+"\ndata: "+string(b)+"\n\n"))
-	}
-	ev("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"model": "claude-haiku-4-5-20251001", "id": "msg_01KozUDYHvRtgs3NLgG7jzN9", "type": "message", "role": "assistant",
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 16, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 3, "service_tier": "standard"}}})
-	ev("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-	ev("ping", map[string]any{"type": "ping"})
+// into an Anthropic stream written as the recorded claude-haiku-4-5 stream
+// frame (llm-anthropic-prefill-stop-sequence.sse) is: its message_start,
+// text block start and ping, a content_block_delta for each delta with the
+// wire's member order and the padding before the last brace of the
+// recording's deltas in turn, then its content_block_stop, its
+// message_delta ending the turn with the Chat stream's output tokens, and
+// its message_stop. (Written as encoding/json writes maps, members sorted,
+// every delta took the Anthropic reader's path for members in any order,
+// which no recorded stream needs: a fifth more CPU an event.)
+func textStreams(chunks, frame []byte) (chat, anth [][]byte, err error) {
+	var texts []string
 	var out int
 	for i, line := range bytes.Split(bytes.TrimSpace(chunks), []byte("\n")) {
 		var c struct {
@@ -981,17 +1015,51 @@ func textStreams(chunks []byte) (chat, anth [][]byte, err error) {
 		}
 		for _, ch := range c.Choices {
 			if ch.Delta.Content != "" {
-				ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": ch.Delta.Content}})
+				texts = append(texts, ch.Delta.Content)
 			}
 		}
 	}
 	chat = append(chat, []byte("data: [DONE]\n\n"))
-	ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	ev("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": out}})
-	ev("message_stop", map[string]any{"type": "message_stop"})
-	return chat, anth, nil
+	var pads [][]byte
+	var tail [][]byte
+	for _, ev := range events(frame) {
+		ev = append(bytes.TrimSpace(ev), "\n\n"...)
+		switch name, data, _ := bytes.Cut(bytes.TrimPrefix(bytes.TrimSpace(ev), []byte("event: ")), []byte("\ndata: ")); string(name) {
+		case "content_block_delta":
+			pads = append(pads, data[len(bytes.TrimRight(data[:len(data)-1], " ")):len(data)-1])
+		case "message_delta":
+			if !stopRe.Match(ev) || !outputRe.Match(ev) {
+				return nil, nil, fmt.Errorf("frame: message_delta without a stop reason or output tokens: %s", ev)
+			}
+			ev = stopRe.ReplaceAllLiteral(ev, []byte(`"stop_reason":"end_turn","stop_sequence":null`))
+			tail = append(tail, outputRe.ReplaceAllLiteral(ev, fmt.Appendf(nil, `"output_tokens":%d`, out)))
+		default:
+			if len(pads) == 0 {
+				anth = append(anth, ev)
+			} else {
+				tail = append(tail, ev)
+			}
+		}
+	}
+	if len(pads) == 0 {
+		return nil, nil, errors.New("frame: no content_block_delta")
+	}
+	for i, t := range texts {
+		var q bytes.Buffer
+		enc := json.NewEncoder(&q)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(t)
+		anth = append(anth, fmt.Appendf(nil, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":%s}%s}\n\n",
+			bytes.TrimSpace(q.Bytes()), pads[i%len(pads)]))
+	}
+	return chat, append(anth, tail...), nil
 }
+
+// What textStreams rewrites in the frame's message_delta.
+var (
+	stopRe   = regexp.MustCompile(`"stop_reason":"[a-z_]+","stop_sequence":("(\\.|[^"\\])*"|null)`)
+	outputRe = regexp.MustCompile(`"output_tokens":[0-9]+`)
+)
 
 // upstream replays data, event by event, flushed, as a provider streams.
 // POST /pace?stream=D (from the load generator, not through a proxy) makes

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,7 +74,10 @@ func TestUnrecordedAsksForNoRecording(t *testing.T) {
 
 // TestTextStreams checks the text set: the Chat stream is the recording's
 // 303 chunks and [DONE], and the Anthropic stream derived from it carries
-// the same text, delta for delta, and the recording's output tokens.
+// the same text, delta for delta, and the recording's output tokens,
+// written as the recorded Anthropic stream it is framed by writes its
+// events: that stream's own message_start first, each delta's members in
+// the wire's order.
 func TestTextStreams(t *testing.T) {
 	sets, err := loadStreams(filepath.Join("..", ".."))
 	if err != nil {
@@ -115,6 +119,9 @@ func TestTextStreams(t *testing.T) {
 			t.Fatalf("event %q: type %q, %v", name, e.Type, err)
 		}
 		if e.Type == "content_block_delta" {
+			if !strings.HasPrefix(data, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`) {
+				t.Fatalf("delta not in the wire's member order: %s", data)
+			}
 			deltas++
 			anthText.WriteString(e.Delta.Text)
 		}
@@ -124,6 +131,13 @@ func TestTextStreams(t *testing.T) {
 	}
 	if deltas != 300 || anthText.String() != chatText.String() || chatText.Len() != 1730 {
 		t.Errorf("anthropic stream: %d deltas, %d characters, same text %v; want 300 deltas of the chat stream's 1730 bytes", deltas, anthText.Len(), anthText.String() == chatText.String())
+	}
+	frame, err := os.ReadFile(filepath.Join("..", "..", "provider", "anthropic", "testdata", "recorded", "llm-anthropic-prefill-stop-sequence.sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := string(text.anthropic[0]); !strings.HasPrefix(string(frame), first) {
+		t.Errorf("anthropic stream starts %q, not with its frame's message_start", first)
 	}
 	if outTokens != 300 {
 		t.Errorf("anthropic stream: output_tokens %d, want the recording's 300", outTokens)

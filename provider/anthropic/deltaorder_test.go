@@ -158,8 +158,8 @@ func TestDeltaAnyOrderTaken(t *testing.T) {
 		t.Errorf("orders taken: %v", orders)
 	}
 	for _, data := range codectestSSE(longTextStream(t)) {
-		if bytes.Contains(data, []byte(`"content_block_delta"`)) && !bytes.HasPrefix(data, []byte(`{"delta":{"text":`)) {
-			t.Fatalf("the long stream's deltas are no longer sorted: %s", data)
+		if bytes.Contains(data, []byte(`"content_block_delta"`)) && !bytes.HasPrefix(data, []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`)) {
+			t.Fatalf("the long stream's deltas are not in the wire's member order: %s", data)
 		}
 		if _, ok := takenAsRead(t, "readFast", (*accumulator).readFast, data); !ok && bytes.Contains(data, []byte(`"content_block_delta"`)) {
 			t.Errorf("readFast left the long stream's %s", data)

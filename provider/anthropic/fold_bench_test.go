@@ -12,7 +12,7 @@ import (
 // longTextStream is the gateway bench's long stream as Anthropic sends it
 // (codectest.LongTextStream).
 func longTextStream(tb testing.TB) []byte {
-	return codectest.LongTextStream(tb, "../openai/testdata/recorded/chat/vercel-openai-text.chunks.txt")
+	return codectest.LongTextStream(tb, "..")
 }
 
 // BenchmarkReadStreamLong folds the long text stream into a message, as

@@ -5,36 +5,31 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 )
 
 // LongTextStream is the gateway bench's long stream as Anthropic sends it
 // (bench/gateway textStreams): the 300 text deltas of the recorded OpenAI
 // Chat stream vercel-openai-text.chunks.txt as content_block_delta events,
-// framed as a recorded Anthropic stream (message_start, a text block with
-// a ping after its start, message_delta with the usage, message_stop),
-// written as encoding/json writes maps: each object's members sorted.
-// chunksPath is that file's path.
-func LongTextStream(tb testing.TB, chunksPath string) []byte {
+// each written as the recorded claude-haiku-4-5 stream
+// llm-anthropic-prefill-stop-sequence.sse writes its deltas (members in
+// the wire's order, the padding before the last brace of its deltas in
+// turn), between that recording's own events (message_start, a text block
+// with a ping after its start, message_delta with the usage, message_stop).
+// providers is the path of the provider directory.
+func LongTextStream(tb testing.TB, providers string) []byte {
 	tb.Helper()
-	chunks, err := os.ReadFile(chunksPath)
+	chunks, err := os.ReadFile(filepath.Join(providers, "openai", "testdata", "recorded", "chat", "vercel-openai-text.chunks.txt"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var sse []byte
-	ev := func(name string, v any) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		sse = fmt.Appendf(sse, "event: %s\ndata: %s\n\n", name, b)
+	frame, err := os.ReadFile(filepath.Join(providers, "anthropic", "testdata", "recorded", "llm-anthropic-prefill-stop-sequence.sse"))
+	if err != nil {
+		tb.Fatal(err)
 	}
-	ev("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"model": "claude-haiku-4-5-20251001", "id": "msg_01KozUDYHvRtgs3NLgG7jzN9", "type": "message", "role": "assistant",
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 16, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 3, "service_tier": "standard"}}})
-	ev("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-	ev("ping", map[string]any{"type": "ping"})
+	var texts []string
 	out := 0
 	for _, line := range bytes.Split(bytes.TrimSpace(chunks), []byte("\n")) {
 		var c struct {
@@ -55,13 +50,74 @@ func LongTextStream(tb testing.TB, chunksPath string) []byte {
 		}
 		for _, ch := range c.Choices {
 			if ch.Delta.Content != "" {
-				ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": ch.Delta.Content}})
+				texts = append(texts, ch.Delta.Content)
 			}
 		}
 	}
-	ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	ev("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": out}})
-	ev("message_stop", map[string]any{"type": "message_stop"})
-	return sse
+	events, err := AnthropicTextStream(frame, texts, out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bytes.Join(events, nil)
+}
+
+// AnthropicTextStream writes a streamed Anthropic reply of one text block
+// holding texts, one content_block_delta each, and outputTokens in its
+// usage, framed as recording (a recorded stream of one text block): its
+// own events around the deltas, each delta written as the recording's
+// deltas are, with their padding in turn, and its message_delta ending the
+// turn (end_turn) with outputTokens. It returns the events, each with the
+// blank line that ends it.
+func AnthropicTextStream(recording []byte, texts []string, outputTokens int) ([][]byte, error) {
+	var head, tail [][]byte
+	var pads [][]byte
+	for _, ev := range bytes.SplitAfter(bytes.TrimSpace(recording), []byte("\n\n")) {
+		ev = append(bytes.TrimSpace(ev), "\n\n"...)
+		switch name, _, _ := bytes.Cut(bytes.TrimPrefix(ev, []byte("event: ")), []byte("\n")); string(name) {
+		case "content_block_delta":
+			data := bytes.TrimRight(ev, "\n")
+			pads = append(pads, data[len(bytes.TrimRight(data[:len(data)-1], " ")):len(data)-1])
+		case "message_delta":
+			var err error
+			if ev, err = endTurn(ev, outputTokens); err != nil {
+				return nil, err
+			}
+			tail = append(tail, ev)
+		case "content_block_stop", "message_stop":
+			tail = append(tail, ev)
+		default:
+			if len(pads) > 0 {
+				return nil, fmt.Errorf("event %q after the deltas", name)
+			}
+			head = append(head, ev)
+		}
+	}
+	if len(pads) == 0 {
+		return nil, fmt.Errorf("the recording has no content_block_delta")
+	}
+	events := head
+	for i, t := range texts {
+		var q bytes.Buffer
+		enc := json.NewEncoder(&q)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(t); err != nil {
+			return nil, err
+		}
+		ev := fmt.Appendf(nil, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":%s}%s}\n\n",
+			bytes.TrimSpace(q.Bytes()), pads[i%len(pads)])
+		events = append(events, ev)
+	}
+	return append(events, tail...), nil
+}
+
+// endTurn makes the recording's message_delta ev end the turn (end_turn,
+// no stop sequence) with outputTokens.
+func endTurn(ev []byte, outputTokens int) ([]byte, error) {
+	stop := regexp.MustCompile(`"stop_reason":"[a-z_]+","stop_sequence":("(\\.|[^"\\])*"|null)`)
+	tokens := regexp.MustCompile(`"output_tokens":[0-9]+`)
+	if !stop.Match(ev) || !tokens.Match(ev) {
+		return nil, fmt.Errorf("message_delta without a stop reason or output tokens: %s", ev)
+	}
+	ev = stop.ReplaceAllLiteral(ev, []byte(`"stop_reason":"end_turn","stop_sequence":null`))
+	return tokens.ReplaceAllLiteral(ev, fmt.Appendf(nil, `"output_tokens":%d`, outputTokens)), nil
 }
