@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/background"
 	"github.com/convo-go/convo/internal/stream"
 	"github.com/convo-go/convo/provider"
 	"github.com/convo-go/convo/provider/all"
@@ -914,9 +914,30 @@ func (rc *recorder) run() {
 	batch := make([]*record, 0, maxBatch)
 	wait := time.NewTimer(time.Hour)
 	wait.Stop()
+	var bg *background.Worker
+	defer func() {
+		if bg != nil {
+			bg.Stop()
+		}
+	}()
 	for rec := range rc.q {
 		batch = rc.gather(append(batch[:0], rec), wait)
-		rc.writeBatch(batch)
+		// A writer that took all the queue held is keeping up: it
+		// decodes the replies and has the store write them (milliseconds
+		// for a batch) on a thread of lower priority, so that on a
+		// machine of few cores the handlers that became ready meanwhile
+		// run first (package background). One that left records queued
+		// is behind and takes its share, or it would fall further behind
+		// and drop; and while a request waits for a record to be
+		// written, that request goes first.
+		if rc.behind() {
+			rc.writeBatch(batch, true)
+		} else {
+			if bg == nil {
+				bg = background.Start()
+			}
+			bg.Do(func() { rc.writeBatch(batch, false) })
+		}
 		var largest int64
 		rc.mu.Lock()
 		for _, rec := range batch {
@@ -949,6 +970,10 @@ func (rc *recorder) run() {
 		}
 	}
 }
+
+// behind reports whether the writer is behind: records were queued after
+// the batch it took, or a request waits for one to be written.
+func (rc *recorder) behind() bool { return len(rc.q) > 0 || rc.waiting.Load() > 0 }
 
 // gather adds to batch what is queued and, once the queue is empty, what
 // arrives within rc.delay after, until the batch is full. At low load a
@@ -1004,23 +1029,15 @@ func (rc *recorder) drain(batch []*record) (_ []*record, open bool) {
 	return batch, true
 }
 
-// writeBatch stores records in one store batch.
-func (rc *recorder) writeBatch(batch []*record) {
+// writeBatch stores records in one store batch. Unless the writer is
+// behind, the store is asked to give way (store.Yielding), as the writer
+// does (see run).
+func (rc *recorder) writeBatch(batch []*record, behind bool) {
 	writes := make([]store.Write, len(batch))
 	fps := make([]string, len(batch))
 	forks := make([][]forkWrite, len(batch))
-	// A writer that took all the queue held is keeping up: between the
-	// replies it decodes and the writes the store makes (milliseconds for
-	// a batch), the handlers that became ready go first. One that left
-	// records queued is behind and takes its share, or it would fall
-	// further behind and drop; and while a request waits for a record to
-	// be written, that request goes first.
-	yielding := len(rc.q) == 0 && rc.waiting.Load() == 0
 	for i, rec := range batch {
 		writes[i], fps[i], forks[i] = rc.prepare(rec)
-		if yielding {
-			runtime.Gosched()
-		}
 	}
 	if rc.dur != nil && rc.spill(batch, writes, fps, forks, rc.lagging && rc.pressed()) {
 		return
@@ -1031,7 +1048,7 @@ func (rc *recorder) writeBatch(batch []*record) {
 	if rc.dur != nil {
 		ctx = rc.watch(ctx, cancel, start)
 	}
-	if yielding {
+	if !behind {
 		ctx = store.Yielding(ctx)
 	}
 	var again []int // the store's failures, when there is a spool to keep them

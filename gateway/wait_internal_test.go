@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/background"
 	"github.com/convo-go/convo/store"
 )
 
@@ -27,11 +28,13 @@ type gatedStore struct {
 // batchStart is what a gatedStore tells of a Batch that starts.
 type batchStart struct {
 	writes int
-	yields bool // asked to yield between writes (store.Yielding)
+	yields bool // asked to give way (store.Yielding)
+	nice   int  // the nice value of the thread it was called on (Linux)
 }
 
 func (g *gatedStore) Batch(ctx context.Context, writes []store.Write) []store.WriteResult {
-	g.entered <- batchStart{len(writes), store.Yields(ctx)}
+	nice, _ := background.ThreadNice()
+	g.entered <- batchStart{len(writes), store.Yields(ctx), nice}
 	<-g.release
 	return make([]store.WriteResult, len(writes))
 }
@@ -250,76 +253,53 @@ func TestLookupMissNotAskedAgain(t *testing.T) {
 	}
 }
 
-// TestWriterYieldsBetweenRecords: on one processor, other goroutines run
-// between the records the writer prepares, not only once the batch is
-// done: decoding a batch of replies takes milliseconds, and the clients'
-// streams go on meanwhile.
-func TestWriterYieldsBetweenRecords(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	rc := newRecorder(okStore{}, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	defer func() { _ = rc.close(context.Background()) }()
-	var ticks atomic.Int64
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			ticks.Add(1)
-			runtime.Gosched()
+// TestWriterInBackground: a writer that took all the queue held is keeping
+// up: it prepares its batch and calls the store on a thread of lower
+// priority, asking the store to give way too. One behind its queue, or
+// waited for by a request, does neither (TestWriterBehind).
+func TestWriterInBackground(t *testing.T) {
+	base, err := background.ThreadNice()
+	if err != nil {
+		t.Skip(err)
+	}
+	rc, st := heldRecorder(t)
+	for _, conv := range []string{"c1", "c2"} {
+		rc.enqueue(testRecord(conv))
+		b := <-st.entered // the queue is empty
+		if !b.yields || b.nice != min(base+background.Nice, 19) {
+			t.Errorf("%s, the writer keeping up: asked to give way %v, at nice %d; want true at %d", conv, b.yields, b.nice, min(base+background.Nice, 19))
 		}
-	}()
-	for ticks.Load() == 0 {
-		runtime.Gosched()
-	}
-	batch := make([]*record, 20)
-	for i := range batch {
-		batch[i] = testRecord("c" + strconv.Itoa(i))
-	}
-	before := ticks.Load()
-	rc.writeBatch(batch) // nothing in it blocks: only a yield lets the ticker run
-	// One tick a record, but the scheduler may now and then run the
-	// collector's worker in a yield instead.
-	if got := ticks.Load() - before; got < int64(len(batch)/2) {
-		t.Errorf("another goroutine ran %d times while the writer prepared %d records", got, len(batch))
+		st.release <- struct{}{}
 	}
 }
 
-// TestWriterYieldsOnlyKeepingUp: a writer that took all the queue held
-// asks the store to yield between writes; one that left records queued is
-// behind, and asks nothing.
-func TestWriterYieldsOnlyKeepingUp(t *testing.T) {
-	rc, st := heldRecorder(t)
-	rc.enqueue(testRecord("c1"))
-	if !(<-st.entered).yields { // c1's batch: the queue is empty
-		t.Error("a writer keeping up did not ask the store to yield")
+// TestWriterBehind: a writer is behind while records are queued after the
+// batch it took, or while a request waits for a record to be written (that
+// request goes first).
+func TestWriterBehind(t *testing.T) {
+	held := func() *recorder {
+		rc, st := heldRecorder(t)
+		rc.enqueue(testRecord("c1"))
+		<-st.entered // c1's batch, held: the queue is empty
+		if rc.behind() {
+			t.Fatal("behind with nothing queued and no one waiting")
+		}
+		return rc
 	}
-	rc.enqueue(testRecord("c2")) // queued: the writer is held in c1's batch
-	go rc.writeBatch([]*record{testRecord("c3")})
-	if (<-st.entered).yields {
-		t.Error("a writer behind its queue asked the store to yield")
+	rc := held()
+	rc.enqueue(testRecord("c2"))
+	if !rc.behind() {
+		t.Error("not behind with a record queued after its batch")
 	}
-}
-
-// TestWriterNoYieldWhileWaitedFor: while a request waits for a record to
-// be written, the writer asks the store for no yielding, even with nothing
-// else queued: that request goes first.
-func TestWriterNoYieldWhileWaitedFor(t *testing.T) {
-	rc, st := heldRecorder(t)
-	rc.enqueue(testRecord("c1"))
-	<-st.entered // c1's batch, held: the queue is empty
+	rc = held()
 	go func() { _, _ = rc.waitWritten(context.Background(), rc.queuedBefore("t")) }()
 	for start := time.Now(); rc.waiting.Load() == 0; runtime.Gosched() {
 		if time.Since(start) > 10*time.Second {
 			t.Fatal("the request never counted as waiting")
 		}
 	}
-	go rc.writeBatch([]*record{testRecord("c2")})
-	if (<-st.entered).yields {
-		t.Error("the writer asked the store to yield while a request waited for a record")
+	if !rc.behind() {
+		t.Error("not behind while a request waits for a record")
 	}
 }
 

@@ -246,8 +246,8 @@ type Store interface {
 	// not one per write — what a writer with many small appends queued
 	// wants. It returns one result per write, in order; a context that
 	// ends before the batch commits fails every write with its error. A
-	// context made by Yielding asks the backend to let other goroutines
-	// run between the writes.
+	// context made by Yielding asks the backend to give way to the work of
+	// requests being served while it writes.
 	Batch(ctx context.Context, writes []Write) []WriteResult
 	// Close releases the backend's resources.
 	Close() error

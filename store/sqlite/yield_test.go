@@ -6,57 +6,46 @@ import (
 	"testing"
 
 	"github.com/convo-go/convo"
+	"github.com/convo-go/convo/internal/background"
 	"github.com/convo-go/convo/store"
 )
 
-// TestBatchYields: a batch made under store.Yielding lets other goroutines
-// run after each of its writes; any other batch, and a group of writes
-// from concurrent callers (each waiting for the commit), does not.
-func TestBatchYields(t *testing.T) {
+// TestBackgroundWrites: a write made under store.Yielding runs on a thread
+// of lower priority than the process's, a write made otherwise on one of
+// the process's; so does a group of writes that are not all in the
+// background. A Batch under store.Yielding is stored as any other.
+func TestBackgroundWrites(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "yield.db"))
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "background.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	yields := 0
-	defer func(f func()) { yield = f }(yield)
-	yield = func() { yields++ } // only the writer calls it
-
-	writes := make([]store.Write, 3)
-	for i := range writes {
-		writes[i] = store.Write{Tenant: "t", Create: true, Messages: []convo.Message{convo.User("hi")}}
+	base, err := background.ThreadNice()
+	if err != nil {
+		t.Skip(err)
 	}
 	for _, c := range []struct {
 		ctx  context.Context
 		want int
-	}{{store.Yielding(ctx), len(writes)}, {ctx, 0}} {
-		yields = 0
-		for i, r := range s.Batch(c.ctx, writes) {
-			if r.Err != nil {
-				t.Fatalf("writes[%d]: %v", i, r.Err)
-			}
+	}{{store.Yielding(ctx), min(base+background.Nice, 19)}, {ctx, base}, {store.Yielding(ctx), min(base+background.Nice, 19)}} {
+		var nice int
+		if err := s.write(c.ctx, func(context.Context, ptx) error { nice, _ = background.ThreadNice(); return nil }); err != nil {
+			t.Fatal(err)
 		}
-		if yields != c.want {
-			t.Errorf("a batch of %d writes, yielding %v: yielded %d times, want %d", len(writes), store.Yields(c.ctx), yields, c.want)
+		if nice != c.want {
+			t.Errorf("a write, in the background %v: ran at nice %d, want %d", store.Yields(c.ctx), nice, c.want)
 		}
 	}
-
-	// A group of four, as the writer gathers them from concurrent callers
-	// (the writer goroutine waits for ops meanwhile: the test is the
-	// writer here).
-	yields = 0
-	group := make([]*op, 4)
-	for i := range group {
-		group[i] = &op{fn: func(context.Context, ptx) error { return nil }, done: make(chan error, 1)}
+	if inBackground([]*op{{background: true}, {background: false}}) || !inBackground([]*op{{background: true}, {background: true}}) {
+		t.Error("a group is in the background when all of its writes are, only then")
 	}
-	s.commit(group)
-	for i, o := range group {
-		if err := <-o.done; err != nil {
-			t.Fatalf("group[%d]: %v", i, err)
+	for i, r := range s.Batch(store.Yielding(ctx), []store.Write{
+		{Tenant: "t", ID: "a", Create: true, Messages: []convo.Message{convo.User("hi")}},
+		{Tenant: "t", ID: "b", Create: true, Messages: []convo.Message{convo.User("there")}},
+	}) {
+		if r.Err != nil || r.Conversation.Messages != 1 {
+			t.Fatalf("writes[%d]: %+v", i, r)
 		}
-	}
-	if yields != 0 {
-		t.Errorf("a group of %d writes yielded %d times", len(group), yields)
 	}
 }

@@ -1,0 +1,65 @@
+// Package background runs work that no request waits for, such as
+// recording an exchange already answered, on an operating-system thread
+// of its own whose scheduling priority is lower than the process's other
+// threads': while the processors are contended, the threads serving
+// requests run first, and the work runs when they leave it room.
+//
+// Lowering one thread's priority is possible on Linux; elsewhere a
+// Worker's thread runs at the process's priority.
+package background
+
+import "runtime"
+
+// Nice is how much higher than the process's a Worker's thread's nice
+// value is set (at most 19, the lowest priority). On Linux, a thread of
+// nice 10 is given about a tenth of the processor time one of nice 0 is
+// when both want it, and all of it when nothing else does.
+const Nice = 10
+
+// A Worker runs functions one at a time on its thread.
+type Worker struct {
+	jobs chan func()
+	done chan struct{}
+}
+
+// Start starts a Worker.
+func Start() *Worker {
+	w := &Worker{jobs: make(chan func()), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+func (w *Worker) run() {
+	defer close(w.done)
+	// Never unlocked: the thread ends with this goroutine, so its lowered
+	// priority is never lent to another.
+	runtime.LockOSThread()
+	lower()
+	for f := range w.jobs {
+		f()
+	}
+}
+
+// Do runs f on the Worker's thread and returns once f has. A panic in f
+// is raised again in Do's caller, with the value f panicked with. f must
+// not end its goroutine (runtime.Goexit).
+func (w *Worker) Do(f func()) {
+	var panicked any
+	fin := make(chan struct{})
+	w.jobs <- func() {
+		defer close(fin)
+		defer func() { panicked = recover() }()
+		f()
+	}
+	<-fin
+	if panicked != nil {
+		panic(panicked)
+	}
+}
+
+// Stop ends the Worker and its thread, once the function it runs, if any,
+// has returned. Do must not be called after Stop.
+func (w *Worker) Stop() {
+	close(w.jobs)
+	<-w.done
+}

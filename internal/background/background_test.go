@@ -1,0 +1,82 @@
+package background_test
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/convo-go/convo/internal/background"
+)
+
+// niceOf is the nice value of the thread tid of this process, from its
+// /proc entry.
+func niceOf(t *testing.T, tid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// After the command's name in parentheses, nice is the 17th field.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	n, err := strconv.Atoi(f[16])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestDoLowersPriority checks that Do runs its function on a thread of its
+// own whose nice value is Nice above the caller's (at most 19), and that
+// the caller's thread keeps its own.
+func TestDoLowersPriority(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux sets a thread's priority")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	me := syscall.Gettid()
+	base := niceOf(t, me)
+	w := background.Start()
+	defer w.Stop()
+	for range 3 { // the same thread each time
+		var tid, nice, told int
+		w.Do(func() {
+			tid = syscall.Gettid()
+			nice = niceOf(t, tid)
+			told, _ = background.ThreadNice()
+		})
+		if told != nice {
+			t.Errorf("ThreadNice says %d, /proc %d", told, nice)
+		}
+		if tid == me || nice != min(base+background.Nice, 19) {
+			t.Fatalf("ran on thread %d (the caller's %d) of nice %d; want another of nice %d", tid, me, nice, min(base+background.Nice, 19))
+		}
+	}
+	if n := niceOf(t, me); n != base {
+		t.Errorf("the caller's thread's nice value went from %d to %d", base, n)
+	}
+}
+
+// TestDoPanics checks that a panic in the function Do runs reaches Do's
+// caller with its value, and that the Worker runs the next one.
+func TestDoPanics(t *testing.T) {
+	w := background.Start()
+	defer w.Stop()
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want boom", r)
+			}
+		}()
+		w.Do(func() { panic("boom") })
+		t.Error("Do returned after a panic")
+	}()
+	ran := false
+	w.Do(func() { ran = true })
+	if !ran {
+		t.Error("the Worker did not run the function after a panic")
+	}
+}

@@ -1,0 +1,22 @@
+package background
+
+import "syscall"
+
+// lower raises the nice value of the calling thread by Nice. Linux keeps
+// a nice value for each thread, which setpriority(2) sets when given the
+// thread's id. An error (a system that forbids it) leaves it as it was.
+func lower() {
+	tid := syscall.Gettid()
+	// The system call answers 20 − nice, so that it is never negative.
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+	if err != nil {
+		return
+	}
+	_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, min(20-prio+Nice, 19))
+}
+
+// ThreadNice returns the nice value of the calling goroutine's thread.
+func ThreadNice() (int, error) {
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
+	return 20 - prio, err
+}
