@@ -291,6 +291,12 @@ func TestWriterBehind(t *testing.T) {
 	if !rc.behind() {
 		t.Error("not behind with a record queued after its batch")
 	}
+	// Behind, it asks the store to give way in nothing.
+	st := rc.st.(*gatedStore)
+	go rc.writeBatch([]*record{testRecord("c3")}, true)
+	if (<-st.entered).yields {
+		t.Error("a writer behind asked the store to give way")
+	}
 	rc = held()
 	go func() { _, _ = rc.waitWritten(context.Background(), rc.queuedBefore("t")) }()
 	for start := time.Now(); rc.waiting.Load() == 0; runtime.Gosched() {

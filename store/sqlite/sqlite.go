@@ -730,9 +730,8 @@ const maxGroup = 256
 // A group of writes that are all in the background (store.Yielding) is
 // run on a thread of lower priority (package background): SQLite's work
 // is done in this process, and on a machine of few cores a recording
-// gateway's commits otherwise delayed the replies being served (in
-// bench/gateway, a streamed reply's first byte by 0.3 ms at one stream).
-// The thread is started with the first such group.
+// gateway's commits would otherwise compete with the replies being served
+// for the processors. The thread is started with the first such group.
 func (s *Store) writer() {
 	defer close(s.writerDone)
 	var bg *background.Worker
