@@ -291,9 +291,10 @@ func TestWriterBehind(t *testing.T) {
 	if !rc.behind() {
 		t.Error("not behind with a record queued after its batch")
 	}
-	// Behind, it asks the store to give way in nothing.
-	st := rc.st.(*gatedStore)
-	go rc.writeBatch([]*record{testRecord("c3")}, true)
+	// Behind, it asks the store to give way in nothing (a recorder of its
+	// own, whose writer has written nothing: only this call writes).
+	idle, st := heldRecorder(t)
+	go idle.writeBatch([]*record{testRecord("c3")}, true)
 	if (<-st.entered).yields {
 		t.Error("a writer behind asked the store to give way")
 	}
