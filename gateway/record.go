@@ -920,6 +920,7 @@ func (rc *recorder) run() {
 			bg.Stop()
 		}
 	}()
+	inBackground := func() { rc.writeBatch(batch, false) } // of the batch at the time
 	for rec := range rc.q {
 		batch = rc.gather(append(batch[:0], rec), wait)
 		// A writer that took all the queue held is keeping up: it
@@ -936,7 +937,7 @@ func (rc *recorder) run() {
 			if bg == nil {
 				bg = background.Start()
 			}
-			bg.Do(func() { rc.writeBatch(batch, false) })
+			bg.Do(inBackground)
 		}
 		var largest int64
 		rc.mu.Lock()

@@ -8,7 +8,10 @@
 // Worker's thread runs at the process's priority.
 package background
 
-import "runtime"
+import (
+	"runtime"
+	"sync"
+)
 
 // Nice is how much higher than the process's a Worker's thread's nice
 // value is set (at most 19, the lowest priority). On Linux, a thread of
@@ -18,13 +21,15 @@ const Nice = 10
 
 // A Worker runs functions one at a time on its thread.
 type Worker struct {
-	jobs chan func()
-	done chan struct{}
+	mu     sync.Mutex // held by a Do from handing its function over to its result
+	jobs   chan func()
+	result chan any // what the function panicked with, or nil
+	done   chan struct{}
 }
 
 // Start starts a Worker.
 func Start() *Worker {
-	w := &Worker{jobs: make(chan func()), done: make(chan struct{})}
+	w := &Worker{jobs: make(chan func()), result: make(chan any), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -36,22 +41,26 @@ func (w *Worker) run() {
 	runtime.LockOSThread()
 	lower()
 	for f := range w.jobs {
-		f()
+		w.result <- call(f)
 	}
 }
 
-// Do runs f on the Worker's thread and returns once f has. A panic in f
-// is raised again in Do's caller, with the value f panicked with. f must
-// not end its goroutine (runtime.Goexit).
+// call runs f and returns what it panicked with, nil if it did not.
+func call(f func()) (panicked any) {
+	defer func() { panicked = recover() }()
+	f()
+	return nil
+}
+
+// Do runs f on the Worker's thread and returns once f has; calls from
+// several goroutines run one after the other. A panic in f is raised again
+// in Do's caller, with the value f panicked with. f must not end its
+// goroutine (runtime.Goexit). Do allocates nothing.
 func (w *Worker) Do(f func()) {
-	var panicked any
-	fin := make(chan struct{})
-	w.jobs <- func() {
-		defer close(fin)
-		defer func() { panicked = recover() }()
-		f()
-	}
-	<-fin
+	w.mu.Lock()
+	w.jobs <- f
+	panicked := <-w.result
+	w.mu.Unlock()
 	if panicked != nil {
 		panic(panicked)
 	}

@@ -80,3 +80,18 @@ func TestDoPanics(t *testing.T) {
 		t.Error("the Worker did not run the function after a panic")
 	}
 }
+
+// TestDoAllocates checks that Do allocates nothing of its own: the
+// recorder and the store call it for every batch they write.
+func TestDoAllocates(t *testing.T) {
+	w := background.Start()
+	defer w.Stop()
+	n := 0
+	f := func() { n++ }
+	if a := testing.AllocsPerRun(100, func() { w.Do(f) }); a != 0 {
+		t.Errorf("Do allocated %v times a call", a)
+	}
+	if n != 101 {
+		t.Errorf("f ran %d times, want 101", n)
+	}
+}

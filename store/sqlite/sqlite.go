@@ -740,8 +740,10 @@ func (s *Store) writer() {
 			bg.Stop()
 		}
 	}()
+	var group []*op
+	commit := func() { s.commit(group) } // of the group at the time
 	for {
-		var group []*op
+		group = nil
 		select {
 		case o := <-s.ops:
 			group = append(group, o)
@@ -764,7 +766,7 @@ func (s *Store) writer() {
 		if bg == nil {
 			bg = background.Start()
 		}
-		bg.Do(func() { s.commit(group) })
+		bg.Do(commit)
 	}
 }
 
