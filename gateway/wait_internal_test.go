@@ -40,10 +40,14 @@ func (g *gatedStore) Batch(ctx context.Context, writes []store.Write) []store.Wr
 }
 
 // heldRecorder is a recorder whose store holds each batch until the test
-// lets it through; at the test's end every batch is let through.
-func heldRecorder(t *testing.T) (*recorder, *gatedStore) {
+// lets it through; at the test's end every batch is let through. Its
+// queue holds 16 records and 1 MiB.
+func heldRecorder(t *testing.T) (*recorder, *gatedStore) { return heldRecorderOf(t, 1<<20) }
+
+// heldRecorderOf is heldRecorder with a queue of maxBytes.
+func heldRecorderOf(t *testing.T, maxBytes int64) (*recorder, *gatedStore) {
 	st := &gatedStore{entered: make(chan batchStart), release: make(chan struct{})}
-	rc := newRecorder(st, 16, 1<<20, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	rc := newRecorder(st, 16, maxBytes, -1, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() {
 		close(st.release)
 		go func() {
@@ -255,19 +259,33 @@ func TestLookupMissNotAskedAgain(t *testing.T) {
 
 // TestWriterInBackground: a writer that took all the queue held is keeping
 // up: it prepares its batch and calls the store on a thread of lower
-// priority, asking the store to give way too. One behind its queue, or
-// waited for by a request, does neither (TestWriterBehind).
+// priority, asking the store to give way too, unless the batch holds a
+// long reply, whose copies go sooner at the process's priority. One behind
+// its queue, or waited for by a request, gives way in nothing either
+// (TestWriterBehind).
 func TestWriterInBackground(t *testing.T) {
 	base, err := background.ThreadNice()
 	if err != nil {
 		t.Skip(err)
 	}
-	rc, st := heldRecorder(t)
-	for _, conv := range []string{"c1", "c2"} {
-		rc.enqueue(testRecord(conv))
+	rc, st := heldRecorderOf(t, 64<<20)
+	for _, c := range []struct {
+		conv string
+		size int // of the reply's copy
+		bg   bool
+	}{{"c1", 0, true}, {"c2", decodeHere, false}, {"c3", 64 << 10, true}} {
+		rec := testRecord(c.conv)
+		if c.size > 0 {
+			rec.body = [][]byte{make([]byte, 0, c.size)}
+		}
+		rc.enqueue(rec)
 		b := <-st.entered // the queue is empty
-		if !b.yields || b.nice != min(base+background.Nice, 19) {
-			t.Errorf("%s, the writer keeping up: asked to give way %v, at nice %d; want true at %d", conv, b.yields, b.nice, min(base+background.Nice, 19))
+		want := base
+		if c.bg {
+			want = min(base+background.Nice, 19)
+		}
+		if b.yields != c.bg || b.nice != want {
+			t.Errorf("%s, a reply of %d bytes, the writer keeping up: asked to give way %v, at nice %d; want %v at %d", c.conv, c.size, b.yields, b.nice, c.bg, want)
 		}
 		st.release <- struct{}{}
 	}
