@@ -1,67 +1,10 @@
 package background_test
 
 import (
-	"os"
-	"runtime"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/convo-go/convo/internal/background"
 )
-
-// niceOf is the nice value of the thread tid of this process, from its
-// /proc entry. It reports an error rather than fail the test: it is
-// called on the Worker's thread, which a t.Fatal would end.
-func niceOf(tid int) (int, error) {
-	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// After the command's name in parentheses, nice is the 17th field.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	return strconv.Atoi(f[16])
-}
-
-// TestDoLowersPriority checks that Do runs its function on a thread of its
-// own whose nice value is Nice above the caller's (at most 19), and that
-// the caller's thread keeps its own.
-func TestDoLowersPriority(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("only Linux sets a thread's priority")
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	me := syscall.Gettid()
-	base, err := niceOf(me)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := background.Start()
-	defer w.Stop()
-	for range 3 { // the same thread each time
-		var tid, nice, told int
-		var err error
-		w.Do(func() {
-			tid = syscall.Gettid()
-			nice, err = niceOf(tid)
-			told, _ = background.ThreadNice()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if told != nice {
-			t.Errorf("ThreadNice says %d, /proc %d", told, nice)
-		}
-		if tid == me || nice != min(base+background.Nice, 19) {
-			t.Fatalf("ran on thread %d (the caller's %d) of nice %d; want another of nice %d", tid, me, nice, min(base+background.Nice, 19))
-		}
-	}
-	if n, _ := niceOf(me); n != base {
-		t.Errorf("the caller's thread's nice value went from %d to %d", base, n)
-	}
-}
 
 // TestDoPanics checks that a panic in the function Do runs reaches Do's
 // caller with its value, and that the Worker runs the next one.

@@ -15,7 +15,8 @@ func lower() {
 	_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, min(20-prio+Nice, 19))
 }
 
-// ThreadNice returns the nice value of the calling goroutine's thread.
+// ThreadNice returns the nice value of the thread the calling goroutine
+// runs on (lock the goroutine to it for a value that stays its own).
 func ThreadNice() (int, error) {
 	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
 	return 20 - prio, err
