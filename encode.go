@@ -153,16 +153,13 @@ func (e *encoder) member(key, s string) error {
 	e.buf = jsonx.AppendKey(e.buf, key)
 	var ok bool
 	if e.flush != nil && len(s) > e.piece {
-		ok, err := e.long(s)
-		if err != nil {
+		var err error
+		if ok, err = e.long(s); err != nil {
 			return err
 		}
-		if !ok {
-			return at(fmt.Errorf("invalid UTF-8 in string"), key)
-		}
-		return nil
+	} else {
+		e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
 	}
-	e.buf, ok = jsonx.AppendStringChecked(e.buf, s)
 	if !ok {
 		return at(fmt.Errorf("invalid UTF-8 in string"), key)
 	}

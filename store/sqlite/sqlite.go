@@ -1663,12 +1663,12 @@ func indexCopied(ctx context.Context, tx ptx, id string, pk, src int64) error {
 		if len(body) == 0 {
 			continue
 		}
-		m, err := backend.Decode(body, id, pos)
+		text, err := bodyText(body, id, pos)
 		if err != nil {
 			rows.Close()
 			return err
 		}
-		if text := backend.SearchText(m); text != "" {
+		if text != "" {
 			tx.texts.add(pk, pos, text)
 		}
 	}
@@ -1934,6 +1934,12 @@ func hitText(ctx context.Context, tx ptx, id string, conv, pos int64, body []byt
 		}
 		return text, wrap(err)
 	}
+	return bodyText(body, id, pos)
+}
+
+// bodyText is the search text of a stored body (not in pieces) of the
+// message at pos of conversation id, derived as when it was indexed.
+func bodyText(body []byte, id string, pos int64) (string, error) {
 	m, err := backend.Decode(body, id, pos)
 	if err != nil {
 		return "", err
