@@ -13,3 +13,12 @@ func SetLiveFrom(t interface{ Cleanup(func()) }, n int64) {
 	liveFrom = n
 	t.Cleanup(func() { liveFrom = was })
 }
+
+// QueuedBytes returns the bytes of the records the recording queue holds,
+// which the writer lets go once it has written them (after it counts them
+// Recorded).
+func QueuedBytes(g *Gateway) int64 {
+	g.rec.mu.Lock()
+	defer g.rec.mu.Unlock()
+	return g.rec.bytes
+}
