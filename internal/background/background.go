@@ -4,8 +4,10 @@
 // threads': while the processors are contended, the threads serving
 // requests run first, and the work runs when they leave it room.
 //
-// Lowering one thread's priority is possible on Linux; elsewhere a
-// Worker's thread runs at the process's priority.
+// A Worker from Start runs at a raised nice value; one from StartIdle
+// runs only on processor time nothing else wants. Lowering one thread's
+// priority is possible on Linux; elsewhere a Worker's thread runs at the
+// process's priority.
 package background
 
 import (
@@ -21,15 +23,30 @@ const Nice = 10
 
 // A Worker runs functions one at a time on its thread.
 type Worker struct {
+	lower  func()     // lowers the calling thread's priority
 	mu     sync.Mutex // held by a Do from handing its function over to its result
 	jobs   chan func()
 	result chan any // what the function panicked with, or nil
 	done   chan struct{}
 }
 
-// Start starts a Worker.
-func Start() *Worker {
-	w := &Worker{jobs: make(chan func()), result: make(chan any), done: make(chan struct{})}
+// Start starts a Worker whose thread's nice value is Nice more than the
+// process's.
+func Start() *Worker { return start(lower) }
+
+// StartIdle starts a Worker whose thread runs only when a processor has
+// nothing else to run (Linux's SCHED_IDLE policy; Start's nice value where
+// the system refuses it). Linux then preempts the thread as soon as any
+// other becomes ready, and places a thread that wakes up on a processor
+// that runs only such a thread as if that processor were idle; a thread
+// of nice 10 keeps its processor for the rest of its time slice. While
+// the processors are busy the thread may wait for hundreds of
+// milliseconds: give it work whose caller can wait that long, and run
+// work that is falling behind elsewhere.
+func StartIdle() *Worker { return start(idle) }
+
+func start(lower func()) *Worker {
+	w := &Worker{lower: lower, jobs: make(chan func()), result: make(chan any), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -39,7 +56,7 @@ func (w *Worker) run() {
 	// Never unlocked: the thread ends with this goroutine, so its lowered
 	// priority is never lent to another.
 	runtime.LockOSThread()
-	lower()
+	w.lower()
 	for f := range w.jobs {
 		w.result <- call(f)
 	}

@@ -59,3 +59,37 @@ func TestDoLowersPriority(t *testing.T) {
 		t.Errorf("the caller's thread's nice value went from %d to %d", base, n)
 	}
 }
+
+// policyOf returns the scheduling policy of thread tid (sched(7)).
+func policyOf(tid int) (int, error) {
+	p, _, e := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(p), nil
+}
+
+func TestStartIdle(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	me := syscall.Gettid()
+	w := background.StartIdle()
+	defer w.Stop()
+	for range 3 { // the same thread each time
+		var tid, policy int
+		var err error
+		w.Do(func() {
+			tid = syscall.Gettid()
+			policy, err = policyOf(tid)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tid == me || policy != 5 {
+			t.Fatalf("ran on thread %d (the caller's %d) of policy %d; want another of policy 5 (SCHED_IDLE)", tid, me, policy)
+		}
+	}
+	if p, err := policyOf(me); err != nil || p != 0 {
+		t.Errorf("the caller's thread's policy is %d (%v), want 0 (SCHED_OTHER)", p, err)
+	}
+}

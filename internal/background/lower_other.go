@@ -7,6 +7,9 @@ import "errors"
 // lower does nothing: only Linux sets the priority of one thread.
 func lower() {}
 
+// idle does nothing, as lower.
+func idle() {}
+
 // ThreadNice returns an error: only Linux keeps a nice value for each
 // thread.
 func ThreadNice() (int, error) { return 0, errors.New("background: no nice value for one thread here") }

@@ -11,9 +11,10 @@ import (
 )
 
 // TestBackgroundWrites: a write made under store.Yielding runs on a thread
-// of lower priority than the process's, a write made otherwise on one of
-// the process's; so does a group of writes that are not all in the
-// background. A Batch under store.Yielding is stored as any other.
+// of the SCHED_IDLE policy, a write made otherwise on one of the process's
+// (SCHED_OTHER, its nice value); so does a group of writes that are not
+// all in the background. A Batch under store.Yielding is stored as any
+// other.
 func TestBackgroundWrites(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "background.db"))
@@ -26,15 +27,19 @@ func TestBackgroundWrites(t *testing.T) {
 		t.Skip(err)
 	}
 	for _, c := range []struct {
-		ctx  context.Context
-		want int
-	}{{store.Yielding(ctx), min(base+background.Nice, 19)}, {ctx, base}, {store.Yielding(ctx), min(base+background.Nice, 19)}} {
-		var nice int
-		if err := s.write(c.ctx, func(context.Context, ptx) error { nice, _ = background.ThreadNice(); return nil }); err != nil {
+		ctx          context.Context
+		policy, nice int
+	}{{store.Yielding(ctx), schedIdle, base}, {ctx, 0, base}, {store.Yielding(ctx), schedIdle, base}} {
+		var policy, nice int
+		if err := s.write(c.ctx, func(context.Context, ptx) error {
+			policy = threadPolicy()
+			nice, _ = background.ThreadNice()
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
-		if nice != c.want {
-			t.Errorf("a write, in the background %v: ran at nice %d, want %d", store.Yields(c.ctx), nice, c.want)
+		if policy != c.policy || nice != c.nice {
+			t.Errorf("a write, in the background %v: ran at policy %d, nice %d; want %d, %d", store.Yields(c.ctx), policy, nice, c.policy, c.nice)
 		}
 	}
 	if inBackground([]*op{{background: true}, {background: false}}) || !inBackground([]*op{{background: true}, {background: true}}) {
