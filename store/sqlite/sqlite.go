@@ -733,7 +733,7 @@ const maxGroup = 256
 // and on a machine of few cores a recording gateway's commits would
 // otherwise compete with the replies being served for the processors. On
 // a thread of nice 10 instead, a recorded reply's first byte at one
-// stream came 0.1–0.2 ms later in bench/gateway; under load, when such a
+// stream came 0.04–0.26 ms later in bench/gateway; under load, when such a
 // thread waits longest, the gateway's writer is behind and its writes are
 // not in the background. The thread is started with the first such
 // group.
