@@ -52,10 +52,31 @@ func start(lower func()) *Worker {
 }
 
 func (w *Worker) run() {
+	runtime.LockOSThread()
+	if firstThread() {
+		// The process's first thread is the one ps and top show for the
+		// process, and Go never ends it: lowered, the whole process would
+		// look lowered, and stay so after Stop. Holding it, start the
+		// loop on a goroutine that must take another thread.
+		locked := make(chan struct{})
+		go w.loop(locked)
+		<-locked
+		runtime.UnlockOSThread()
+		return
+	}
+	w.loop(nil)
+}
+
+// loop runs the Worker's functions on a thread of its own, closing locked
+// (when not nil) once it holds that thread.
+func (w *Worker) loop(locked chan struct{}) {
 	defer close(w.done)
 	// Never unlocked: the thread ends with this goroutine, so its lowered
 	// priority is never lent to another.
 	runtime.LockOSThread()
+	if locked != nil {
+		close(locked)
+	}
 	w.lower()
 	for f := range w.jobs {
 		w.result <- call(f)

@@ -14,6 +14,50 @@ import (
 // niceOf is the nice value of the thread tid of this process, from its
 // /proc entry. It reports an error rather than fail the test: it is
 // called on the Worker's thread, which a t.Fatal would end.
+// The main goroutine stays on the process's first thread until TestMain.
+func init() { runtime.LockOSThread() }
+
+// firstTids are the threads of the first Workers, started by the main
+// goroutine on the process's first thread, as a server's main goroutine
+// starts them.
+var firstTids []int
+
+// firstNice and firstPolicy are the first thread's before any Worker.
+var firstNice, firstPolicy int
+
+func TestMain(m *testing.M) {
+	firstNice, _ = background.ThreadNice()
+	firstPolicy, _ = policyOf(syscall.Getpid())
+	// Unlocked, the first thread is free to run the Worker's goroutine,
+	// which Start made ready to run next.
+	runtime.UnlockOSThread()
+	for _, start := range []func() *background.Worker{background.Start, background.StartIdle} {
+		w := start()
+		var tid int
+		w.Do(func() { tid = syscall.Gettid() })
+		w.Stop()
+		firstTids = append(firstTids, tid)
+	}
+	os.Exit(m.Run())
+}
+
+// TestNotOnFirstThread: a Worker never takes the process's first thread,
+// whose nice value and policy ps and top show as the process's (and which
+// Go never ends, so it would keep them).
+func TestNotOnFirstThread(t *testing.T) {
+	for i, tid := range firstTids {
+		if tid == syscall.Getpid() {
+			t.Errorf("Worker %d ran on the process's first thread", i)
+		}
+	}
+	if p, err := policyOf(syscall.Getpid()); err != nil || p != firstPolicy {
+		t.Errorf("the first thread's policy is %d (%v), want %d", p, err, firstPolicy)
+	}
+	if n, err := niceOf(syscall.Getpid()); err != nil || n != firstNice {
+		t.Errorf("the first thread's nice value is %d (%v), want %d", n, err, firstNice)
+	}
+}
+
 func niceOf(tid int) (int, error) {
 	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/stat")
 	if err != nil {

@@ -34,3 +34,7 @@ func idle() {
 		lower()
 	}
 }
+
+// firstThread reports whether the calling thread is the process's first,
+// whose thread id is the process id.
+func firstThread() bool { return syscall.Gettid() == syscall.Getpid() }

@@ -10,6 +10,10 @@ func lower() {}
 // idle does nothing, as lower.
 func idle() {}
 
+// firstThread reports false: no thread is lowered here, the first one
+// included.
+func firstThread() bool { return false }
+
 // ThreadNice returns an error: only Linux keeps a nice value for each
 // thread.
 func ThreadNice() (int, error) { return 0, errors.New("background: no nice value for one thread here") }
