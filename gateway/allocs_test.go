@@ -63,6 +63,9 @@ const (
 // it. testing.AllocsPerRun counts the process's allocations, so the
 // writer's goroutine is counted: each run waits for its batch.
 func TestRecordingAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations are not counted under the race detector")
+	}
 	if testing.Short() {
 		t.Skip("allocation counts: not in -short")
 	}
@@ -155,6 +158,9 @@ func TestUnrecordedReplyNotKept(t *testing.T) {
 // allocates a small part of its size an exchange, where chunks allocated
 // anew are more than all of it.
 func TestRecordedReplyChunksReused(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations are not counted under the race detector")
+	}
 	if testing.Short() {
 		t.Skip("allocation counts: not in -short")
 	}

@@ -678,6 +678,11 @@ func nullString(b []byte) any {
 // The caller's context counts until fn starts; a write canceled while it
 // waits is never run.
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx ptx) error) error {
+	// Ended already, the context must not race a free writer below: a
+	// select picks at random among the cases ready.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	o := &op{fn: fn, done: make(chan error, 1), background: store.Yields(ctx)}
 	select {
 	case s.ops <- o:

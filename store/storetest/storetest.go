@@ -984,8 +984,12 @@ func testCanceled(t *testing.T, s store.Store) {
 	c := mustCreate(t, s, store.Conversation{ID: "c"}, convo.User("x"))
 	cctx, cancel := context.WithCancel(ctx(t))
 	cancel()
-	if _, err := s.Append(cctx, "", "c", c.Version, convo.Assistant("y")); err == nil {
-		t.Fatal("Append with a canceled context succeeded")
+	// Many times: a store that lets a select choose between a ready
+	// writer and the ended context succeeds about every other time.
+	for range 32 {
+		if _, err := s.Append(cctx, "", "c", c.Version, convo.Assistant("y")); err == nil {
+			t.Fatal("Append with a canceled context succeeded")
+		}
 	}
 	if _, err := s.Create(cctx, store.Conversation{ID: "d"}); err == nil {
 		t.Fatal("Create with a canceled context succeeded")

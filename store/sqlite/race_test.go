@@ -1,0 +1,7 @@
+//go:build race
+
+package sqlite_test
+
+// raceEnabled: the race detector's build allocates for its own
+// bookkeeping, so allocation counts mean nothing there.
+const raceEnabled = true
