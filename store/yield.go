@@ -12,10 +12,9 @@ type yieldingKey struct{}
 // wait for all of it. SQLite runs such writes on a thread that runs only
 // when a processor has nothing else to run (on Linux; see Store.writer in
 // package sqlite), so such a Batch may wait long while the processors are
-// busy. A writer that
-// is falling behind should not ask: giving way, it would fall further. A
-// backend that spends its time waiting on the network rather than
-// computing may ignore it (PostgreSQL does).
+// busy. A writer that is falling behind should not ask: giving way, it
+// would fall further. A backend that spends its time waiting on the
+// network rather than computing may ignore it (PostgreSQL does).
 func Yielding(ctx context.Context) context.Context {
 	return context.WithValue(ctx, yieldingKey{}, true)
 }

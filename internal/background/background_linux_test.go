@@ -11,9 +11,6 @@ import (
 	"github.com/convo-go/convo/internal/background"
 )
 
-// niceOf is the nice value of the thread tid of this process, from its
-// /proc entry. It reports an error rather than fail the test: it is
-// called on the Worker's thread, which a t.Fatal would end.
 // The main goroutine stays on the process's first thread until TestMain.
 func init() { runtime.LockOSThread() }
 
@@ -58,6 +55,9 @@ func TestNotOnFirstThread(t *testing.T) {
 	}
 }
 
+// niceOf is the nice value of the thread tid of this process, from its
+// /proc entry. It reports an error rather than fail the test: it is
+// called on the Worker's thread, which a t.Fatal would end.
 func niceOf(tid int) (int, error) {
 	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/stat")
 	if err != nil {

@@ -984,8 +984,8 @@ func testCanceled(t *testing.T, s store.Store) {
 	c := mustCreate(t, s, store.Conversation{ID: "c"}, convo.User("x"))
 	cctx, cancel := context.WithCancel(ctx(t))
 	cancel()
-	// Many times: a store that lets a select choose between a ready
-	// writer and the ended context succeeds about every other time.
+	// Many times: a store that lets a select choose between a free
+	// writer and the ended context succeeds now and then.
 	for range 32 {
 		if _, err := s.Append(cctx, "", "c", c.Version, convo.Assistant("y")); err == nil {
 			t.Fatal("Append with a canceled context succeeded")
