@@ -1,28 +1,23 @@
 package gateway
 
 import (
-	"bytes"
 	"io"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/convo-go/convo/internal/longstream"
 )
 
-// benchTextStream is the gateway bench's "text" stream (bench/gateway
-// textStreams): the recorded OpenAI Chat chunks, each a data: event, then
+// benchTextStream is the gateway bench's "text" stream (package
+// longstream): the recorded OpenAI Chat chunks, each a data: event, then
 // data: [DONE]; one event a slice, as the upstream flushes them.
 func benchTextStream(tb testing.TB) [][]byte {
 	tb.Helper()
-	chunks, err := os.ReadFile(filepath.Join("..", "provider", "openai", "testdata", "recorded", "chat", "vercel-openai-text.chunks.txt"))
+	chat, _, err := longstream.Load("..")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var evs [][]byte
-	for _, line := range bytes.Split(bytes.TrimSpace(chunks), []byte("\n")) {
-		evs = append(evs, append(append([]byte("data: "), line...), "\n\n"...))
-	}
-	return append(evs, []byte("data: [DONE]\n\n"))
+	return chat
 }
 
 // eventReader returns one event a Read, as a flushed upstream's body does.

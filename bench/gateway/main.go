@@ -11,8 +11,9 @@
 //   - text: a real OpenAI Chat stream of 303 chunks (300 text deltas and a
 //     usage chunk, gpt-4.1-nano; the Vercel AI SDK's fixture
 //     vercel-openai-text.chunks.txt), and for translation the same deltas
-//     as an Anthropic stream, derived here and written as a recorded
-//     claude-haiku-4-5 stream is. The client speaks OpenAI Chat, streaming.
+//     as an Anthropic stream, written as a recorded claude-haiku-4-5
+//     stream is (package longstream). The client speaks OpenAI Chat,
+//     streaming.
 //   - tool: a recorded Anthropic stream with thinking, text and a tool
 //     call (tool_use.sse, 13 events). Pass-through's client speaks
 //     Anthropic, translation's OpenAI Chat.
@@ -83,7 +84,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -98,7 +98,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -111,6 +110,7 @@ import (
 	"time"
 
 	"github.com/convo-go/convo/gateway"
+	"github.com/convo-go/convo/internal/longstream"
 	"github.com/convo-go/convo/pricing"
 	"github.com/convo-go/convo/store/sqlite"
 )
@@ -956,17 +956,9 @@ func loadStreams(root string) (map[string]streams, error) {
 	if err != nil {
 		return nil, err
 	}
-	chunks, err := os.ReadFile(filepath.Join(root, "provider", "openai", "testdata", "recorded", "chat", "vercel-openai-text.chunks.txt"))
+	chat, anth, err := longstream.Load(root)
 	if err != nil {
 		return nil, err
-	}
-	frame, err := os.ReadFile(filepath.Join(root, "provider", "anthropic", "testdata", "recorded", "llm-anthropic-prefill-stop-sequence.sse"))
-	if err != nil {
-		return nil, err
-	}
-	chat, anth, err := textStreams(chunks, frame)
-	if err != nil {
-		return nil, fmt.Errorf("vercel-openai-text.chunks.txt: %w", err)
 	}
 	return map[string]streams{"tool": {anthropic: events(tool)}, "text": {anthropic: anth, chat: chat}}, nil
 }
@@ -979,87 +971,6 @@ func events(data []byte) [][]byte {
 	}
 	return ev
 }
-
-// textStreams turns the recorded Chat chunks (one JSON object a line, as
-// the Vercel AI SDK's fixture keeps them) into the SSE stream OpenAI sends
-// (each chunk a data: event, then data: [DONE]), and the same text deltas
-// into an Anthropic stream written as the recorded claude-haiku-4-5 stream
-// frame (llm-anthropic-prefill-stop-sequence.sse) is: its message_start,
-// text block start and ping, a content_block_delta for each delta with the
-// wire's member order and the padding before the last brace of the
-// recording's deltas in turn, then its content_block_stop, its
-// message_delta ending the turn with the Chat stream's output tokens, and
-// its message_stop. (Written as encoding/json writes maps, members sorted,
-// every delta took the Anthropic reader's path for members in any order,
-// which no recorded stream needs: a fifth more CPU an event.)
-func textStreams(chunks, frame []byte) (chat, anth [][]byte, err error) {
-	var texts []string
-	var out int
-	for i, line := range bytes.Split(bytes.TrimSpace(chunks), []byte("\n")) {
-		var c struct {
-			Choices []struct {
-				Delta struct {
-					Content string `json:"content"`
-				} `json:"delta"`
-			} `json:"choices"`
-			Usage *struct {
-				Completion int `json:"completion_tokens"`
-			} `json:"usage"`
-		}
-		if err := json.Unmarshal(line, &c); err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w", i+1, err)
-		}
-		chat = append(chat, append(append([]byte("data: "), line...), "\n\n"...))
-		if c.Usage != nil {
-			out = c.Usage.Completion
-		}
-		for _, ch := range c.Choices {
-			if ch.Delta.Content != "" {
-				texts = append(texts, ch.Delta.Content)
-			}
-		}
-	}
-	chat = append(chat, []byte("data: [DONE]\n\n"))
-	var pads [][]byte
-	var tail [][]byte
-	for _, ev := range events(frame) {
-		ev = append(bytes.TrimSpace(ev), "\n\n"...)
-		switch name, data, _ := bytes.Cut(bytes.TrimPrefix(bytes.TrimSpace(ev), []byte("event: ")), []byte("\ndata: ")); string(name) {
-		case "content_block_delta":
-			pads = append(pads, data[len(bytes.TrimRight(data[:len(data)-1], " ")):len(data)-1])
-		case "message_delta":
-			if !stopRe.Match(ev) || !outputRe.Match(ev) {
-				return nil, nil, fmt.Errorf("frame: message_delta without a stop reason or output tokens: %s", ev)
-			}
-			ev = stopRe.ReplaceAllLiteral(ev, []byte(`"stop_reason":"end_turn","stop_sequence":null`))
-			tail = append(tail, outputRe.ReplaceAllLiteral(ev, fmt.Appendf(nil, `"output_tokens":%d`, out)))
-		default:
-			if len(pads) == 0 {
-				anth = append(anth, ev)
-			} else {
-				tail = append(tail, ev)
-			}
-		}
-	}
-	if len(pads) == 0 {
-		return nil, nil, errors.New("frame: no content_block_delta")
-	}
-	for i, t := range texts {
-		var q bytes.Buffer
-		enc := json.NewEncoder(&q)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(t)
-		anth = append(anth, fmt.Appendf(nil, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":%s}%s}\n\n",
-			bytes.TrimSpace(q.Bytes()), pads[i%len(pads)]))
-	}
-	return chat, append(anth, tail...), nil
-}
-
-// What textStreams rewrites in the frame's message_delta.
-var (
-	stopRe   = regexp.MustCompile(`"stop_reason":"[a-z_]+","stop_sequence":("(\\.|[^"\\])*"|null)`)
-	outputRe = regexp.MustCompile(`"output_tokens":[0-9]+`)
-)
 
 // upstream replays data, event by event, flushed, as a provider streams.
 // POST /pace?stream=D (from the load generator, not through a proxy) makes
