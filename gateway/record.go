@@ -914,12 +914,8 @@ func (rc *recorder) run() {
 	batch := make([]*record, 0, maxBatch)
 	wait := time.NewTimer(time.Hour)
 	wait.Stop()
-	var bg *background.Worker
-	defer func() {
-		if bg != nil {
-			bg.Stop()
-		}
-	}()
+	bg := background.New()
+	defer bg.Stop()
 	inBackground := func() { rc.writeBatch(batch, false) } // of the batch at the time
 	for rec := range rc.q {
 		batch = rc.gather(append(batch[:0], rec), wait)
@@ -942,9 +938,6 @@ func (rc *recorder) run() {
 		if rc.behind() || largest >= decodeHere {
 			rc.writeBatch(batch, true)
 		} else {
-			if bg == nil {
-				bg = background.Start()
-			}
 			bg.Do(inBackground)
 		}
 		rc.mu.Lock()

@@ -4,8 +4,9 @@
 // threads': while the processors are contended, the threads serving
 // requests run first, and the work runs when they leave it room.
 //
-// A Worker from Start runs at a raised nice value; one from StartIdle
-// runs only on processor time nothing else wants. Lowering one thread's
+// A Worker from New runs at a raised nice value; one from NewIdle runs
+// only on processor time nothing else wants. Its thread is started by its
+// first Do, so that a Worker costs nothing until it is used. Lowering one thread's
 // priority is possible on Linux; elsewhere a Worker's thread runs at the
 // process's priority.
 package background
@@ -23,19 +24,22 @@ const Nice = 10
 
 // A Worker runs functions one at a time on its thread.
 type Worker struct {
-	lower  func()     // lowers the calling thread's priority
-	mu     sync.Mutex // held by a Do from handing its function over to its result
-	jobs   chan func()
-	result chan any // what the function panicked with, or nil
-	done   chan struct{}
+	lower   func()     // lowers the calling thread's priority
+	once    sync.Once  // starts the thread, or (Stop) keeps it from starting
+	begin   func()     // what once runs in Do: made once, so Do allocates nothing
+	started bool       // the thread was started (by begin; read after once)
+	mu      sync.Mutex // held by a Do from handing its function over to its result
+	jobs    chan func()
+	result  chan any // what the function panicked with, or nil
+	done    chan struct{}
 }
 
-// Start starts a Worker whose thread's nice value is Nice more than the
+// New returns a Worker whose thread's nice value is Nice more than the
 // process's.
-func Start() *Worker { return start(lower) }
+func New() *Worker { return newWorker(lower) }
 
-// StartIdle starts a Worker whose thread runs only when a processor has
-// nothing else to run (Linux's SCHED_IDLE policy; Start's nice value where
+// NewIdle returns a Worker whose thread runs only when a processor has
+// nothing else to run (Linux's SCHED_IDLE policy; New's nice value where
 // the system refuses it). Linux then preempts the thread as soon as any
 // other becomes ready, and places a thread that wakes up on a processor
 // that runs only such a thread as if that processor were idle; a thread
@@ -43,11 +47,14 @@ func Start() *Worker { return start(lower) }
 // the processors are busy the thread may wait for hundreds of
 // milliseconds: give it work whose caller can wait that long, and run
 // work that is falling behind elsewhere.
-func StartIdle() *Worker { return start(idle) }
+func NewIdle() *Worker { return newWorker(idle) }
 
-func start(lower func()) *Worker {
+func newWorker(lower func()) *Worker {
 	w := &Worker{lower: lower, jobs: make(chan func()), result: make(chan any), done: make(chan struct{})}
-	go w.run()
+	w.begin = func() {
+		w.started = true
+		go w.run()
+	}
 	return w
 }
 
@@ -95,6 +102,7 @@ func call(f func()) (panicked any) {
 // in Do's caller, with the value f panicked with. f must not end its
 // goroutine (runtime.Goexit). Do allocates nothing.
 func (w *Worker) Do(f func()) {
+	w.once.Do(w.begin)
 	w.mu.Lock()
 	w.jobs <- f
 	panicked := <-w.result
@@ -104,9 +112,14 @@ func (w *Worker) Do(f func()) {
 	}
 }
 
-// Stop ends the Worker and its thread, once the function it runs, if any,
-// has returned. Do must not be called after Stop.
+// Stop ends the Worker and its thread, if Do started it, once the
+// function it runs, if any, has returned. Do must not be called after
+// Stop.
 func (w *Worker) Stop() {
+	w.once.Do(func() {}) // not started: never to be
+	if !w.started {
+		return
+	}
 	close(w.jobs)
 	<-w.done
 }

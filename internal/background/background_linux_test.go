@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	// Unlocked, the first thread is free to run the Worker's goroutine,
 	// which Start made ready to run next.
 	runtime.UnlockOSThread()
-	for _, start := range []func() *background.Worker{background.Start, background.StartIdle} {
+	for _, start := range []func() *background.Worker{background.New, background.NewIdle} {
 		w := start()
 		var tid int
 		w.Do(func() { tid = syscall.Gettid() })
@@ -79,7 +79,7 @@ func TestDoLowersPriority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := background.Start()
+	w := background.New()
 	defer w.Stop()
 	for range 3 { // the same thread each time
 		var tid, nice, told int
@@ -113,11 +113,11 @@ func policyOf(tid int) (int, error) {
 	return int(p), nil
 }
 
-func TestStartIdle(t *testing.T) {
+func TestNewIdle(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	me := syscall.Gettid()
-	w := background.StartIdle()
+	w := background.NewIdle()
 	defer w.Stop()
 	for range 3 { // the same thread each time
 		var tid, policy int

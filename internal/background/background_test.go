@@ -9,7 +9,7 @@ import (
 // TestDoPanics checks that a panic in the function Do runs reaches Do's
 // caller with its value, and that the Worker runs the next one.
 func TestDoPanics(t *testing.T) {
-	w := background.Start()
+	w := background.New()
 	defer w.Stop()
 	func() {
 		defer func() {
@@ -30,7 +30,7 @@ func TestDoPanics(t *testing.T) {
 // TestDoAllocates checks that Do allocates nothing of its own: the
 // recorder and the store call it for every batch they write.
 func TestDoAllocates(t *testing.T) {
-	w := background.Start()
+	w := background.New()
 	defer w.Stop()
 	n := 0
 	f := func() { n++ }
@@ -39,5 +39,13 @@ func TestDoAllocates(t *testing.T) {
 	}
 	if n != 101 {
 		t.Errorf("f ran %d times, want 101", n)
+	}
+}
+
+// TestStopUnused: a Worker whose Do was never called has no thread to end,
+// and Stop returns at once.
+func TestStopUnused(t *testing.T) {
+	for _, w := range []*background.Worker{background.New(), background.NewIdle()} {
+		w.Stop()
 	}
 }

@@ -734,7 +734,7 @@ const maxGroup = 256
 //
 // A group of writes that are all in the background (store.Yielding) is
 // run on a thread that runs only when a processor has nothing else to run
-// (package background, StartIdle): SQLite's work is done in this process,
+// (package background, NewIdle): SQLite's work is done in this process,
 // and on a machine of few cores a recording gateway's commits would
 // otherwise compete with the replies being served for the processors. On
 // a thread of nice 10 instead, a recorded reply's first byte at one
@@ -744,12 +744,8 @@ const maxGroup = 256
 // group.
 func (s *Store) writer() {
 	defer close(s.writerDone)
-	var bg *background.Worker
-	defer func() {
-		if bg != nil {
-			bg.Stop()
-		}
-	}()
+	bg := background.NewIdle()
+	defer bg.Stop()
 	var group []*op
 	commit := func() { s.commit(group) } // of the group at the time
 	for {
@@ -772,9 +768,6 @@ func (s *Store) writer() {
 		if !inBackground(group) {
 			s.commit(group)
 			continue
-		}
-		if bg == nil {
-			bg = background.StartIdle()
 		}
 		bg.Do(commit)
 	}
