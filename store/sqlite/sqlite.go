@@ -72,6 +72,8 @@ type Store struct {
 	wp   prepared  // statements prepared on wc
 	rp   prepared  // statements prepared on r
 	path string
+	// staged is Batch's stage on the writer, kept for its arrays.
+	staged stage
 
 	ops        chan *op      // writes for the writer
 	quit       chan struct{} // closed by Close
@@ -144,7 +146,7 @@ func (o Options) Open(ctx context.Context, path string) (*Store, error) {
 	// transaction's context — a tenth of a recorded exchange's store
 	// CPU in BenchmarkRecord, for a transaction nothing cancels.
 	if s.wc, err = w.Conn(ctx); err == nil {
-		if s.wp, err = prepare(ctx, s.wc, writeQueries); err == nil {
+		if s.wp, err = prepare(ctx, s.wc, append(writeQueries, stagedQueries()...)); err == nil {
 			s.rp, err = prepare(ctx, r, readQueries)
 		}
 	}
@@ -428,6 +430,7 @@ type ptx struct {
 	c     *sql.Conn
 	p     prepared
 	texts *texts // the writer's: rows for the search index, inserted late
+	stage *stage // a Batch's rows inserted at its end, when it runs its writes together
 	// apart asks a Batch to run each write in a savepoint of its own
 	// (see Store.commit and Batch).
 	apart bool
@@ -457,13 +460,26 @@ func (t ptx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result
 			return nil, err
 		}
 	}
+	if err := t.unstage(ctx, q); err != nil {
+		return nil, err
+	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
 	return t.conn().ExecContext(ctx, q, args...)
 }
 
+// unstage inserts the rows staged before q runs, unless q can run before
+// them (keepsStage).
+func (t ptx) unstage(ctx context.Context, q string) error {
+	if t.stage == nil || keepsStage[q] || t.stage.empty() {
+		return nil
+	}
+	return t.stage.flush(ctx, t)
+}
+
 func (t ptx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	_ = t.unstage(ctx, q) // a failure stays the stage's (stage.err): its Batch runs again apart
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -471,6 +487,9 @@ func (t ptx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 }
 
 func (t ptx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if err := t.unstage(ctx, q); err != nil {
+		return nil, err
+	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -910,7 +929,9 @@ func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos 
 		if chunked {
 			body = []byte{} // in body_chunks, below
 		}
-		if _, err := tx.ExecContext(ctx, insertMessage, conv, pos+int64(i), r.ID, string(r.Role), body); err != nil {
+		if tx.stage != nil && !chunked {
+			tx.stage.add(stagedMessages, conv, pos+int64(i), r.ID, string(r.Role), body)
+		} else if _, err := tx.ExecContext(ctx, insertMessage, conv, pos+int64(i), r.ID, string(r.Role), body); err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("message id %q: %w", r.ID, store.ErrExists)
 			}
@@ -944,7 +965,10 @@ func insertMessages(ctx context.Context, tx ptx, conv int64, tenant string, pos 
 			if u.Cost != backend.NoCost {
 				cost = u.Cost
 			}
-			if _, err := tx.ExecContext(ctx, insertUsage, conv, pos+int64(i), tenant, u.At, u.Model, u.Input, u.Output,
+			if tx.stage != nil {
+				tx.stage.add(stagedUsage, conv, pos+int64(i), tenant, u.At, u.Model, u.Input, u.Output,
+					u.CacheRead, u.CacheWrite, u.Reasoning, cost)
+			} else if _, err := tx.ExecContext(ctx, insertUsage, conv, pos+int64(i), tenant, u.At, u.Model, u.Input, u.Output,
 				u.CacheRead, u.CacheWrite, u.Reasoning, cost); err != nil {
 				return wrap(err)
 			}
@@ -1163,6 +1187,10 @@ func indexMeta(ctx context.Context, tx ptx, pk int64, meta []byte) error {
 		if err != nil || len(v) > backend.MaxIndexed {
 			return err
 		}
+		if tx.stage != nil {
+			tx.stage.add(stagedMeta, string(key), v, pk)
+			return nil
+		}
 		if _, err := tx.ExecContext(ctx, insertMetaValue, string(key), v, pk); err != nil {
 			return wrap(err)
 		}
@@ -1304,6 +1332,11 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 		invalid[i] = res[i].Err != nil
 	}
 	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
+		if !tx.apart {
+			tx.stage = &s.staged
+			tx.stage.reset()
+			defer tx.stage.reset() // nothing of the writes is kept
+		}
 		for i := range ws {
 			if invalid[i] {
 				continue
@@ -1329,6 +1362,11 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 				if _, err := tx.ExecContext(ctx, batchRelease); err != nil {
 					return wrap(err)
 				}
+			}
+		}
+		if tx.stage != nil {
+			if tx.stage.flush(ctx, tx) != nil || tx.stage.err != nil {
+				return errApart // which write's rows failed is found apart
 			}
 		}
 		return charge(ctx, tx, backend.Charges(ws, func(i int) bool { return res[i].Err == nil }))

@@ -616,6 +616,13 @@ func metaWrites(t *testing.T, s *sqlite.Store) {
 	batch(store.Write{ID: "w0", Tenant: "t", Version: store.AnyVersion, Meta: json.RawMessage(metas[2]), Messages: []convo.Message{convo.Assistant("hello")}},
 		store.Write{ID: "w1", Tenant: "t", Version: store.AnyVersion, Meta: json.RawMessage(`{"fp":"meta only"}`)},
 		store.Write{ID: "w2", Tenant: "t", Version: store.AnyVersion, Messages: []convo.Message{convo.Assistant("no meta")}})
+	// Created and given other metadata in one batch, with and without
+	// messages: the first metadata's rows (which a batch may insert at its
+	// end) are not left in the index.
+	batch(store.Write{ID: "w4", Create: true, Tenant: "t", Meta: json.RawMessage(`{"fp":"first"}`), Messages: []convo.Message{convo.User("hi")}},
+		store.Write{ID: "w4", Tenant: "t", Version: store.AnyVersion, Meta: json.RawMessage(`{"fp":"second"}`)},
+		store.Write{ID: "w5", Create: true, Tenant: "t", Meta: json.RawMessage(`{"fp":"first"}`), Messages: []convo.Message{convo.User("hi")}},
+		store.Write{ID: "w5", Tenant: "t", Version: store.AnyVersion, Meta: json.RawMessage(`{"fp":"third"}`), Messages: []convo.Message{convo.Assistant("hello")}})
 	if _, err := s.Fork(ctx, "t", "w0", 1, store.Conversation{ID: "wfork"}); err != nil {
 		t.Fatal(err)
 	}
@@ -629,7 +636,7 @@ func metaWrites(t *testing.T, s *sqlite.Store) {
 	if _, err := s.ExpireContent(ctx, "t", "w2", time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
-	for fp, want := range map[string]string{`\u2028 \/ \t`: "wfork w0", "meta only": "w1", `a\"b\\c\u00e9\ud83d\ude00`: "w2", at256: "w3"} {
+	for fp, want := range map[string]string{`\u2028 \/ \t`: "wfork w0", "meta only": "w1", `a\"b\\c\u00e9\ud83d\ude00`: "w2", at256: "w3", "first": "", "second": "w4", "third": "w5"} {
 		var f string
 		if err := json.Unmarshal([]byte(`"`+fp+`"`), &f); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/convo-go/convo"
 	"github.com/convo-go/convo/store"
@@ -92,6 +93,80 @@ func testBatch(t *testing.T, s store.Store) {
 	}
 	if res := s.Batch(ctx(t), nil); len(res) != 0 {
 		t.Errorf("an empty batch returned %d results", len(res))
+	}
+}
+
+// testBatchLateFailure checks a batch whose writes all pass their checks
+// but one, whose message id is already taken in its conversation, which
+// only the table's unique key finds: that write fails alone, naming
+// itself, and the others are kept whole, their usage and metadata too.
+// (A store may insert the batch's rows together at its end.)
+func testBatchLateFailure(t *testing.T, s store.Store) {
+	taken := convo.User("first")
+	taken.ID = "m_taken"
+	mustCreate(t, s, store.Conversation{ID: "late"}, taken)
+	again := convo.Assistant("again")
+	again.ID = "m_taken"
+	reply := usageReply("late-model", time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC), 7, 3, 0, 0, 0)
+	res := s.Batch(ctx(t), []store.Write{
+		{ID: "late-a", Create: true, Meta: json.RawMessage(`{"late":"a"}`), Messages: []convo.Message{convo.User("qa"), reply}},
+		{ID: "late", Version: store.AnyVersion, Messages: []convo.Message{again}},
+		{ID: "late-b", Create: true, Meta: json.RawMessage(`{"late":"b"}`), Messages: []convo.Message{convo.User("qb")}},
+	})
+	for i, want := range []error{nil, store.ErrExists, nil} {
+		if want == nil && res[i].Err != nil {
+			t.Fatalf("writes[%d]: %v", i, res[i].Err)
+		}
+		if want != nil {
+			wantErr(t, fmt.Sprintf("writes[%d]", i), res[i].Err, want)
+			if !strings.Contains(res[i].Err.Error(), fmt.Sprintf("writes[%d]", i)) {
+				t.Errorf("writes[%d]: error %q does not name the write", i, res[i].Err)
+			}
+		}
+	}
+	wantTexts(t, s, "", "late-a", "qa", reply.Text())
+	wantTexts(t, s, "", "late", "first")
+	wantTexts(t, s, "", "late-b", "qb")
+	for _, id := range []string{"a", "b"} {
+		if cs, _, err := s.List(ctx(t), "", store.ListOptions{Meta: json.RawMessage(`{"late":"` + id + `"}`)}); err != nil || len(cs) != 1 || cs[0].ID != "late-"+id {
+			t.Errorf("List by the metadata of late-%s: %+v, %v", id, cs, err)
+		}
+	}
+	if ur, ok := s.(store.UsageReporter); ok {
+		rows, err := ur.Usage(ctx(t), store.UsageQuery{By: store.ByModel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := usageRows(rows); !strings.Contains(got, "late-model  1/0 7/3/0/0/0") {
+			t.Errorf("usage of the kept write's reply:\n%s", got)
+		}
+	}
+}
+
+// testBatchMetaTwice checks a batch that creates a conversation with
+// metadata and then changes it, with and without messages: List's filter
+// finds it by the last metadata only.
+func testBatchMetaTwice(t *testing.T, s store.Store) {
+	res := s.Batch(ctx(t), []store.Write{
+		{ID: "twice", Create: true, Meta: json.RawMessage(`{"step":"one"}`), Messages: []convo.Message{convo.User("q")}},
+		{ID: "twice", Version: store.AnyVersion, Meta: json.RawMessage(`{"step":"two"}`)},
+		{ID: "thrice", Create: true, Meta: json.RawMessage(`{"step":"one"}`), Messages: []convo.Message{convo.User("q")}},
+		{ID: "thrice", Version: store.AnyVersion, Meta: json.RawMessage(`{"step":"three"}`), Messages: []convo.Message{convo.Assistant("a")}},
+	})
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("writes[%d]: %v", i, r.Err)
+		}
+	}
+	for step, want := range map[string]string{"one": "", "two": "twice", "three": "thrice"} {
+		cs, _, err := s.List(ctx(t), "", store.ListOptions{Meta: json.RawMessage(`{"step":"` + step + `"}`)})
+		var got string
+		for _, c := range cs {
+			got += c.ID
+		}
+		if err != nil || got != want {
+			t.Errorf("List by step %q: %q, %v; want %q", step, got, err, want)
+		}
 	}
 }
 

@@ -49,6 +49,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentAppend", testConcurrentAppend},
 		{"Batch", testBatch},
 		{"BatchCanceled", testBatchCanceled},
+		{"BatchLateFailure", testBatchLateFailure},
+		{"BatchMetaTwice", testBatchMetaTwice},
 		{"ExportImport", testExportImport},
 		{"Search", testSearch},
 		{"SearchModel", testSearchModel},
