@@ -128,6 +128,7 @@ func main() {
 	control := flag.Bool("control", false, "run a second ReverseProxy, \"reverse (control)\": its difference to the first is what identical code differs by in this run")
 	streamsFlag := flag.String("stream", "text,tool", "the upstream streams, each measured in turn: text (a real 303-chunk OpenAI Chat stream, and the same text as an Anthropic stream) and tool (a recorded Anthropic stream with thinking and a tool call)")
 	rate := flag.Float64("rate", 0, "open loop: start `R` exchanges a second, the upstream pacing its stream so that as many as the level are in flight (0: closed loop)")
+	warmup := flag.Int("warmup", 0, "before each level's measured rounds, every process serves `N` exchanges at that level unmeasured (with -fresh, in each round): what a process that has run a while costs, without its first exchanges' one-time costs")
 	flag.Parse()
 
 	up := spawn(modeSpec{bin: os.Args[0], mode: "upstream"})
@@ -137,18 +138,29 @@ func main() {
 			log.Fatalf("-stream: unknown stream %q (want text or tool)", set)
 		}
 		fmt.Printf("Stream %q: %s.\n", set, streamSets[set])
-		measure(up, set, *levels, *requests, *rounds, *rate, *fresh, starter(up, set, *before, *control))
+		measure(up, set, *levels, plan{requests: *requests, rounds: *rounds, warmup: *warmup, rate: *rate, fresh: *fresh}, starter(up, set, *before, *control))
 	}
 }
 
+// plan is how each level is measured (the flags of the same names).
+type plan struct {
+	requests, rounds, warmup int
+	rate                     float64
+	fresh                    bool
+}
+
 // measure runs every level of one stream set and prints its tables.
-func measure(up *proc, set, levels string, requests, rounds int, rate float64, fresh bool, start func() []*proc) {
+func measure(up *proc, set, levels string, cfg plan, start func() []*proc) {
+	requests, rounds, rate, fresh := cfg.requests, cfg.rounds, cfg.rate, cfg.fresh
 	var modes []*proc
 	if !fresh {
 		modes = start()
 		defer func() { stopAll(modes) }()
 	}
 	fmt.Printf("GOMAXPROCS-visible CPUs: %s; requests per mode and level: %d; rounds: %d", cpus(), requests, rounds)
+	if cfg.warmup > 0 {
+		fmt.Printf("; each process first served %d exchanges unmeasured", cfg.warmup)
+	}
 	if rate > 0 {
 		fmt.Printf("; open loop at %g exchanges/s, the upstream's stream lasting streams/rate", rate)
 	}
@@ -171,9 +183,13 @@ func measure(up *proc, set, levels string, requests, rounds int, rate float64, f
 		}
 		res := map[string]*result{}
 		var names []string
+		if !fresh {
+			warm(up, modes, set, c, cfg.warmup)
+		}
 		for r := 0; r < rounds; r++ {
 			if fresh {
 				modes = start()
+				warm(up, modes, set, c, cfg.warmup)
 			}
 			own := make([]time.Duration, len(modes))
 			for _, i := range placeOrder(r, len(modes)) {
@@ -182,7 +198,6 @@ func measure(up *proc, set, levels string, requests, rounds int, rate float64, f
 				one := run(m)
 				one.upstream = up.took()
 				one.rss = m.rss()
-				one.rec = m.stats()
 				own[i] = one.own()
 				res[m.name] = res[m.name].merge(one)
 			}
@@ -200,6 +215,18 @@ func measure(up *proc, set, levels string, requests, rounds int, rate float64, f
 	}
 	printSummary(sums)
 	fmt.Println()
+}
+
+// warm has every mode serve n exchanges at c streams, unmeasured, its
+// recordings written before it returns.
+func warm(up *proc, modes []*proc, set string, c, n int) {
+	if n <= 0 {
+		return
+	}
+	for _, m := range modes {
+		load(m, set, c, max(n, c))
+	}
+	up.took()
 }
 
 // placeOrder returns the order in which round r runs n modes, by their
@@ -501,6 +528,7 @@ func load(m *proc, set string, c, n int) *result {
 		jobs <- struct{}{}
 	}
 	close(jobs)
+	rec0 := m.stats()
 	cpu0, sys0 := m.cpu(), m.syscalls()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -515,7 +543,7 @@ func load(m *proc, set string, c, n int) *result {
 	}
 	wg.Wait()
 	t.res.wall = time.Since(start)
-	m.drain(n)
+	t.res.rec = m.drain(rec0, n)
 	t.res.cpu = m.settled() - cpu0
 	sys := m.syscalls()
 	t.res.sys = [2]int64{sys[0] - sys0[0], sys[1] - sys0[1]}
@@ -531,6 +559,7 @@ func loadOpen(m *proc, set string, rate float64, n int) *result {
 	defer done()
 	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 	every := time.Duration(float64(time.Second) / rate)
+	rec0 := m.stats()
 	cpu0, sys0 := m.cpu(), m.syscalls()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -546,7 +575,7 @@ func loadOpen(m *proc, set string, rate float64, n int) *result {
 	}
 	wg.Wait()
 	t.res.wall = time.Since(start)
-	m.drain(n)
+	t.res.rec = m.drain(rec0, n)
 	t.res.cpu = m.settled() - cpu0
 	sys := m.syscalls()
 	t.res.sys = [2]int64{sys[0] - sys0[0], sys[1] - sys0[1]}
@@ -716,19 +745,27 @@ func withStats(gw *gateway.Gateway) http.Handler {
 }
 
 // drain waits, at most a minute, until a recording gateway's process has
-// recorded, dropped or failed each of the n exchanges it was sent: its
-// writer may wait on the disk, which an idle CPU does not show.
-func (p *proc) drain(n int) {
-	if p.spec.mode == "reverse" || p.spec.noRecord {
-		return
-	}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+// recorded, dropped or failed each of the n exchanges it was sent since
+// its Stats were since: its writer may wait on the disk, which an idle
+// CPU does not show. It returns the process's recordings of those n
+// exchanges (nil for a mode that does not answer).
+func (p *proc) drain(since *gateway.Stats, n int) *gateway.Stats {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		s := p.stats()
-		if s == nil || s.Recorded+s.Dropped+s.Failed >= int64(n) {
-			return
+		if s == nil {
+			return nil
+		}
+		if since != nil {
+			s.Recorded, s.Dropped, s.Failed, s.Spooled = s.Recorded-since.Recorded, s.Dropped-since.Dropped, s.Failed-since.Failed, s.Spooled-since.Spooled
+		}
+		if p.spec.noRecord || s.Recorded+s.Dropped+s.Failed >= int64(n) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			log.Printf("%s: recordings still pending a minute after the batch", p.name)
+			return s
 		}
 	}
-	log.Printf("%s: recordings still pending a minute after the batch", p.name)
 }
 
 // settled waits until the child stops using CPU (no tick for 100 ms:

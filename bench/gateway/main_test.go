@@ -226,8 +226,7 @@ func TestModesEndToEnd(t *testing.T) {
 					}
 					// The load generator waits for the recordings and reads
 					// what the process recorded.
-					m.drain(3)
-					if st := m.stats(); st == nil || st.Recorded != wantRec {
+					if st := m.drain(nil, 3); st == nil || st.Recorded != wantRec {
 						t.Errorf("stats from %s: %+v, want %d recorded", statsPath, st, wantRec)
 					}
 					if n := recorded(); n != wantRec {
