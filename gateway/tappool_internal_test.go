@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"testing"
 )
@@ -54,6 +55,28 @@ func TestTapChunksReused(t *testing.T) {
 			if !bytes.Equal(before, after) {
 				t.Errorf("%s in chunks of %d bytes: the decoded reply shares the tap's memory, which goes back to the pool:\nbefore %s\nafter  %s", name, size, before, after)
 			}
+		}
+	}
+}
+
+// TestShortReplyKeepsPoolBuffer checks what copyReply keeps of a reply
+// shorter than the pool's buffer it was read into: a streamed reply keeps
+// the buffer itself, which decode gives back to the pool (reuseTap); a
+// reply that is not streamed, which may be decoded into strings sharing
+// its bytes, a copy of its own length.
+func TestShortReplyKeepsPoolBuffer(t *testing.T) {
+	data, err := os.ReadFile("../provider/anthropic/testdata/reply/tool_use.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{opts: Options{MaxReplyBytes: 1 << 20}}
+	for _, stream := range []bool{true, false} {
+		tap, _, _, err := g.copyReply(httptest.NewRecorder(), bytes.NewReader(data), stream, true, nil)
+		if err != nil || len(tap) != 1 || !bytes.Equal(tap[0], data) {
+			t.Fatalf("stream %v: %d chunks, %v", stream, len(tap), err)
+		}
+		if pool := cap(tap[0]) == replyBuf; pool != stream {
+			t.Errorf("stream %v: the reply kept in %d bytes, the pool's buffer %v", stream, cap(tap[0]), pool)
 		}
 	}
 }
