@@ -58,7 +58,7 @@ func plain(t *testing.T, s *Store, writes []store.Write, messages []int) {
 	ws := make([]backend.Write, len(writes))
 	order := make([]int, len(writes))
 	for i, w := range writes {
-		if ws[i], err = backend.PrepareWrite(i, w, 0); err != nil {
+		if ws[i], err = backend.PrepareWrite(i, w, 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		order[i] = i

@@ -1093,7 +1093,7 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	ws := make([]backend.Write, len(writes))
 	var order []int
 	for i, sw := range writes {
-		if ws[i], res[i].Err = backend.PrepareWrite(i, sw, 0); res[i].Err == nil {
+		if ws[i], res[i].Err = backend.PrepareWrite(i, sw, 0, nil); res[i].Err == nil {
 			order = append(order, i)
 		}
 	}

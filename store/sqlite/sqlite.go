@@ -74,6 +74,7 @@ type Store struct {
 	path string
 	// staged is Batch's stage on the writer, kept for its arrays.
 	staged stage
+	arena  atomic.Pointer[backend.Arena] // Batch's, between batches
 
 	ops        chan *op      // writes for the writer
 	quit       chan struct{} // closed by Close
@@ -1327,8 +1328,18 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	res := make([]store.WriteResult, len(writes))
 	ws := make([]backend.Write, len(writes))
 	invalid := make([]bool, len(writes))
+	// The writes' encodings are garbage once the batch is stored (and
+	// s.write returns only once its function has run or never will).
+	arena := s.arena.Swap(nil)
+	if arena == nil {
+		arena = backend.NewArena(arenaBytes) // another Batch has the store's
+	}
+	defer func() {
+		arena.Reset()
+		s.arena.Store(arena)
+	}()
 	for i, sw := range writes {
-		ws[i], res[i].Err = backend.PrepareWrite(i, sw, chunkBytes)
+		ws[i], res[i].Err = backend.PrepareWrite(i, sw, chunkBytes, arena)
 		invalid[i] = res[i].Err != nil
 	}
 	err := s.write(ctx, func(ctx context.Context, tx ptx) error {
@@ -1380,6 +1391,13 @@ func (s *Store) Batch(ctx context.Context, writes []store.Write) []store.WriteRe
 	}
 	return res
 }
+
+// arenaBytes is the size of the arena that holds the encodings of a
+// Batch's messages (backend.Arena), kept by the store from one Batch to
+// the next (in a sync.Pool, the collector took it away between batches
+// more often than not): a recorder's batch of 128 exchanges of the
+// gateway's tool stream encodes about 330 KiB.
+const arenaBytes = 512 << 10
 
 // batchWrite applies one write of a batch.
 func batchWrite(ctx context.Context, tx ptx, w *backend.Write) (store.Conversation, error) {

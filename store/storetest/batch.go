@@ -170,6 +170,40 @@ func testBatchMetaTwice(t *testing.T, s store.Store) {
 	}
 }
 
+// testBatchConcurrent checks batches made at the same time by several
+// goroutines (a store may hold one batch's encodings in memory it reuses
+// for the next): every conversation holds what its write gave it.
+func testBatchConcurrent(t *testing.T, s store.Store) {
+	const goroutines, batches, writes = 8, 16, 8
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for b := range batches {
+				var ws []store.Write
+				for w := range writes {
+					id := fmt.Sprintf("cc-%d-%d-%d", g, b, w)
+					ws = append(ws, store.Write{ID: id, Create: true, Messages: []convo.Message{
+						convo.User("question " + id), convo.Assistant(strings.Repeat("answer "+id+" ", 10*w+1))}})
+				}
+				for i, r := range s.Batch(ctx(t), ws) {
+					if r.Err != nil {
+						t.Errorf("%s: %v", ws[i].ID, r.Err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for g := range goroutines {
+		for b := range batches {
+			for w := range writes {
+				id := fmt.Sprintf("cc-%d-%d-%d", g, b, w)
+				wantTexts(t, s, "", id, "question "+id, strings.Repeat("answer "+id+" ", 10*w+1))
+			}
+		}
+	}
+}
+
 // wantListedByMeta checks that the metadata testBatch's writes[1] set
 // with its messages is found by List's filter, which may read only an
 // index of the metadata, and the metadata it replaced is not.

@@ -377,7 +377,7 @@ func TestPrepareWriteMeta(t *testing.T) {
 		}
 		want, clear, werr := Meta(meta)
 		for _, create := range []bool{true, false} {
-			w, err := PrepareWrite(0, store.Write{Tenant: "t", ID: "c1", Create: create, Meta: meta}, 0)
+			w, err := PrepareWrite(0, store.Write{Tenant: "t", ID: "c1", Create: create, Meta: meta}, 0, nil)
 			if (err != nil) != (werr != nil) {
 				t.Errorf("%q, create %v: error %v, Meta's %v", raw, create, err, werr)
 				continue

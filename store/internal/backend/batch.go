@@ -36,8 +36,9 @@ func (w *Write) SetsMeta() bool { return w.Meta != nil || w.ClearMeta }
 // PrepareWrite checks one write of a batch the way Create, Append and
 // Update check their arguments. Its errors name the write (writes[i]).
 // Messages estimated longer than longFrom bytes (0: none) may be left for
-// the store to encode as it stores them (Row.Msg).
-func PrepareWrite(i int, sw store.Write, longFrom int) (Write, error) {
+// the store to encode as it stores them (Row.Msg). The messages' encodings
+// go in a where it has room (a may be nil).
+func PrepareWrite(i int, sw store.Write, longFrom int, a *Arena) (Write, error) {
 	w := Write{Write: sw}
 	var err error
 	if sw.Create {
@@ -56,7 +57,7 @@ func PrepareWrite(i int, sw store.Write, longFrom int) (Write, error) {
 	} else if w.Meta, w.ClearMeta, err = Meta(sw.Meta); err != nil {
 		return w, fmt.Errorf("writes[%d]: %w", i, err)
 	}
-	if w.H, w.Rows, err = encode(sw.Messages, Now(), true, longFrom); err != nil {
+	if w.H, w.Rows, err = encodeIn(a, sw.Messages, Now(), true, longFrom); err != nil {
 		return w, fmt.Errorf("writes[%d]: %w", i, err)
 	}
 	for j, c := range sw.Charges {

@@ -34,7 +34,7 @@ func BenchmarkPrepareWrite(b *testing.B) {
 		Meta: json.RawMessage(`{"convo_gateway_fingerprint":"` + store.NewID("fp") + `","convo_request":{"max_tokens":1024}}`)}
 	b.ReportAllocs()
 	for b.Loop() {
-		pw, err := PrepareWrite(0, w, 0)
+		pw, err := PrepareWrite(0, w, 0, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -45,6 +45,21 @@ func compareReadBack(t *testing.T, name string, msgs []convo.Message) bool {
 	if !reflect.DeepEqual(rf, rs) {
 		t.Fatalf("%s: rows differ:\n%+v\n%+v", name, rf, rs)
 	}
+	// In an arena (too small for some, room for all), the same rows, and
+	// no body grows into the next.
+	for _, size := range []int{700, 64 << 10} {
+		a := NewArena(size)
+		_, ra, erra := encodeIn(a, msgs, now, true, 0)
+		if erra != nil {
+			t.Fatalf("%s: in an arena of %d: %v", name, size, erra)
+		}
+		for i := range ra {
+			_ = append(ra[i].Body, "#####"...)
+		}
+		if !reflect.DeepEqual(rf, ra) {
+			t.Fatalf("%s: rows differ in an arena of %d:\n%+v\n%+v", name, size, rf, ra)
+		}
+	}
 	for i := range hf {
 		bf, err1 := convo.AppendMessage(nil, hf[i])
 		bs, err2 := convo.AppendMessage(nil, hs[i])
