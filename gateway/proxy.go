@@ -215,7 +215,7 @@ func (g *Gateway) upstreamFailed(x *exchange, err error) (status int, msg string
 // its stream beside the message it becomes.
 func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep bool, fold *protocol) (tap [][]byte, live *foldResult, over bool, err error) {
 	flusher, _ := w.(http.Flusher)
-	pool := &replyBufs
+	var pool bufPool = replyBufs
 	if !keep {
 		pool = &copyBufs
 	}
@@ -303,9 +303,49 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 
 // replyBufs are the buffers pass-through reads replies into. A read from
 // the upstream returns what has arrived, an event or a few, and most
-// replies fit in 8 KiB; pooled, the buffers are not garbage after every
-// exchange.
-var replyBufs = sync.Pool{New: func() any { b := make([]byte, replyBuf); return &b }}
+// replies fit in 8 KiB; kept, the buffers are not garbage after every
+// exchange. A recorded reply keeps its buffer until the writer has
+// decoded it, so hundreds may be out at once under load; a sync.Pool,
+// which the collector empties every other cycle, then had none for a
+// third of the exchanges (BenchmarkRecordedExchange, 3 KB allocated an
+// exchange for them).
+var replyBufs = newFreeList(replyBuf, 512)
+
+// A freeList keeps up to a number of buffers of one size for reuse,
+// through collections; Get makes a new one when it has none.
+type freeList struct {
+	size int
+	free chan *[]byte
+}
+
+func newFreeList(size, n int) *freeList {
+	return &freeList{size: size, free: make(chan *[]byte, n)}
+}
+
+// Get returns a *[]byte of the list's size, as sync.Pool's Get would.
+func (f *freeList) Get() any {
+	select {
+	case b := <-f.free:
+		return b
+	default:
+		b := make([]byte, f.size)
+		return &b
+	}
+}
+
+// Put keeps b, a *[]byte of the list's size, unless the list is full.
+func (f *freeList) Put(b any) {
+	select {
+	case f.free <- b.(*[]byte):
+	default:
+	}
+}
+
+// A bufPool is a sync.Pool or a freeList of *[]byte.
+type bufPool interface {
+	Get() any
+	Put(any)
+}
 
 // tapChunks are the chunks of tapChunk bytes a kept reply longer than
 // replyBuf grows into, given back once the reply is decoded (reuseTap).
@@ -326,10 +366,10 @@ func getTapChunk() []byte { return (*tapChunks.Get().(*[]byte))[:0] }
 // what they keep, provider.DataCopier; TestTapChunksReused).
 func reuseTap(body [][]byte) {
 	for _, c := range body {
-		var pool *sync.Pool
+		var pool bufPool
 		switch cap(c) {
 		case replyBuf:
-			pool = &replyBufs
+			pool = replyBufs
 		case tapChunk:
 			pool = &tapChunks
 		default:

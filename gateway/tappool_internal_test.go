@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -78,5 +79,28 @@ func TestShortReplyKeepsPoolBuffer(t *testing.T) {
 		if pool := cap(tap[0]) == replyBuf; pool != stream {
 			t.Errorf("stream %v: the reply kept in %d bytes, the pool's buffer %v", stream, cap(tap[0]), pool)
 		}
+	}
+}
+
+// TestFreeList checks what replyBufs is for: buffers given back are
+// handed out again, also after a collection (which empties a sync.Pool),
+// up to the list's capacity.
+func TestFreeList(t *testing.T) {
+	f := newFreeList(16, 2)
+	a, b, c := f.Get().(*[]byte), f.Get().(*[]byte), f.Get().(*[]byte)
+	if len(*a) != 16 || a == b {
+		t.Fatalf("Get from an empty list: %d bytes, distinct %v", len(*a), a != b)
+	}
+	f.Put(a)
+	f.Put(b)
+	f.Put(c) // beyond the capacity: dropped
+	runtime.GC()
+	runtime.GC()
+	got := map[*[]byte]bool{f.Get().(*[]byte): true, f.Get().(*[]byte): true}
+	if !got[a] || !got[b] {
+		t.Errorf("the buffers given back were not handed out again after two collections")
+	}
+	if d := f.Get().(*[]byte); d == c {
+		t.Errorf("a buffer past the list's capacity was kept")
 	}
 }
