@@ -286,6 +286,15 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 		return nil, &res, false, err
 	case total == 0 || !keep:
 		return nil, nil, false, err // nothing came, or nothing is kept: no reply to decode
+	}
+	tap, pooled = endTap(tap, buf, pooled, stream)
+	return tap, nil, false, err
+}
+
+// endTap ends a kept reply's tap with buf, the buffer its last bytes were
+// read into, and reports whether buf is still the pool's to take back.
+func endTap(tap [][]byte, buf []byte, pooled, stream bool) (_ [][]byte, stillPooled bool) {
+	switch {
 	case pooled && stream:
 		// The pool's buffer goes with the reply and back to the pool
 		// once the reply is decoded (reuseTap): copied out, it was a
@@ -298,7 +307,7 @@ func (g *Gateway) copyReply(w http.ResponseWriter, body io.Reader, stream, keep 
 		// share its bytes: a copy of its own size.
 		buf = bytes.Clone(buf)
 	}
-	return append(tap, buf), nil, false, err
+	return append(tap, buf), pooled
 }
 
 // replyBufs are the buffers pass-through reads replies into. A read from
