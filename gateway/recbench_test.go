@@ -8,49 +8,62 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/internal/cputime"
 )
 
-// BenchmarkRecordedExchange serves one streamed pass-through exchange per
-// operation (the Anthropic tool stream of BenchmarkGateway, replayed in the
-// process) recorded into a real SQLite store, and waits at the end until
-// the writer has committed every one: the recording's whole CPU, the
-// store's included, without the network.
+// BenchmarkRecordedExchange serves one streamed exchange per operation
+// (the Anthropic tool stream of BenchmarkGateway, replayed in the process)
+// recorded into a real SQLite store, and waits at the end until the
+// writer has committed every one: the recording's whole CPU, the store's
+// included, without the network. "passthrough" is an Anthropic client,
+// "translate" an OpenAI Chat one.
 func BenchmarkRecordedExchange(b *testing.B) {
 	data, err := os.ReadFile(recorded["anthropic"].stream)
 	if err != nil {
 		b.Fatal(err)
 	}
-	gw := replayGateway(b, data, openStore(b), 0)
-	body := []byte(`{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cputime.Process()
-	wait := func(n int) {
-		for {
-			st := gw.Stats()
-			if st.Dropped+st.Failed > 0 {
-				b.Fatalf("%+v", st)
+	for _, mode := range []struct{ name, client, body string }{
+		{"passthrough", "anthropic", `{"model":"claude-bench","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}]}`},
+		{"translate", "openai-chat", `{"model":"claude-bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Weather in Paris?"}]}`},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			gw := replayGateway(b, data, openStore(b), 0)
+			body := []byte(mode.body)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cputime.Process()
+			for i := range b.N {
+				if i%1024 == 1023 {
+					drained(b, gw, i) // the queue holds 4096: a handler finding it full would spool
+				}
+				req := httptest.NewRequest("POST", clientPath(mode.client, "claude-bench", true), bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Api-Key", token)
+				req.Header.Set("Authorization", "Bearer "+token)
+				w := httptest.NewRecorder()
+				gw.ServeHTTP(w, req)
+				if w.Code != 200 || !strings.Contains(w.Body.String(), "get_weather") {
+					b.Fatalf("status %d: %s", w.Code, w.Body.String())
+				}
 			}
-			if st.Recorded >= int64(n) {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
+			drained(b, gw, b.N)
+			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
 	}
-	for i := range b.N {
-		if i%1024 == 1023 {
-			wait(i) // the queue holds 4096: a handler finding it full would spool
+}
+
+// drained waits until gw has recorded n exchanges, and fails b at
+// the first dropped or failed one.
+func drained(b *testing.B, gw *gateway.Gateway, n int) {
+	for {
+		st := gw.Stats()
+		if st.Dropped+st.Failed > 0 {
+			b.Fatalf("%+v", st)
 		}
-		req := httptest.NewRequest("POST", clientPath("anthropic", "claude-bench", true), bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Api-Key", token)
-		w := httptest.NewRecorder()
-		gw.ServeHTTP(w, req)
-		if w.Code != 200 || !strings.Contains(w.Body.String(), "get_weather") {
-			b.Fatalf("status %d: %s", w.Code, w.Body.String())
+		if st.Recorded >= int64(n) {
+			return
 		}
+		time.Sleep(time.Millisecond)
 	}
-	wait(b.N)
-	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
