@@ -43,17 +43,7 @@ func testBatch(t *testing.T, s store.Store) {
 	if len(res) != 11 {
 		t.Fatalf("Batch returned %d results for 11 writes", len(res))
 	}
-	for i, want := range []error{nil, nil, store.ErrConflict, store.ErrInvalid, nil, store.ErrNotFound, nil, store.ErrInvalid, nil, store.ErrInvalid, store.ErrExists} {
-		if want == nil && res[i].Err != nil {
-			t.Fatalf("writes[%d]: %v", i, res[i].Err)
-		}
-		if want != nil {
-			wantErr(t, fmt.Sprintf("writes[%d]", i), res[i].Err, want)
-			if !strings.Contains(res[i].Err.Error(), fmt.Sprintf("writes[%d]", i)) {
-				t.Errorf("writes[%d]: error %q does not name the write", i, res[i].Err)
-			}
-		}
-	}
+	wantResults(t, res, nil, nil, store.ErrConflict, store.ErrInvalid, nil, store.ErrNotFound, nil, store.ErrInvalid, nil, store.ErrInvalid, store.ErrExists)
 	if c := res[1].Conversation; c.ID != "b" || c.Version != b.Version+1 || c.Messages != 2 || string(c.Meta) != `{"k":"new"}` {
 		t.Errorf("writes[1] returned %+v", c)
 	}
@@ -113,17 +103,7 @@ func testBatchLateFailure(t *testing.T, s store.Store) {
 		{ID: "late", Version: store.AnyVersion, Messages: []convo.Message{again}},
 		{ID: "late-b", Create: true, Meta: json.RawMessage(`{"late":"b"}`), Messages: []convo.Message{convo.User("qb")}},
 	})
-	for i, want := range []error{nil, store.ErrExists, nil} {
-		if want == nil && res[i].Err != nil {
-			t.Fatalf("writes[%d]: %v", i, res[i].Err)
-		}
-		if want != nil {
-			wantErr(t, fmt.Sprintf("writes[%d]", i), res[i].Err, want)
-			if !strings.Contains(res[i].Err.Error(), fmt.Sprintf("writes[%d]", i)) {
-				t.Errorf("writes[%d]: error %q does not name the write", i, res[i].Err)
-			}
-		}
-	}
+	wantResults(t, res, nil, store.ErrExists, nil)
 	wantTexts(t, s, "", "late-a", "qa", reply.Text())
 	wantTexts(t, s, "", "late", "first")
 	wantTexts(t, s, "", "late-b", "qb")
@@ -306,6 +286,23 @@ func testBatchCanceled(t *testing.T, s store.Store) {
 	for _, id := range []string{"p", "q"} {
 		if _, c := mustLoad(t, s, "", id); c.Messages != batches*each {
 			t.Errorf("conversation %s holds %d messages, want %d", id, c.Messages, batches*each)
+		}
+	}
+}
+
+// wantResults checks a batch's results against the errors its writes
+// should have (nil: none), each error naming its write.
+func wantResults(t *testing.T, res []store.WriteResult, want ...error) {
+	t.Helper()
+	for i, want := range want {
+		if want == nil && res[i].Err != nil {
+			t.Fatalf("writes[%d]: %v", i, res[i].Err)
+		}
+		if want != nil {
+			wantErr(t, fmt.Sprintf("writes[%d]", i), res[i].Err, want)
+			if !strings.Contains(res[i].Err.Error(), fmt.Sprintf("writes[%d]", i)) {
+				t.Errorf("writes[%d]: error %q does not name the write", i, res[i].Err)
+			}
 		}
 	}
 }
