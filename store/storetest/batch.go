@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -147,6 +148,35 @@ func testBatchMetaTwice(t *testing.T, s store.Store) {
 		if err != nil || got != want {
 			t.Errorf("List by step %q: %q, %v; want %q", step, got, err, want)
 		}
+	}
+}
+
+// testBatchToolLoop checks a tool loop written over one batch's writes:
+// a call, its result and the answer, each a write of its own after the
+// conversation's creation, as a recorder that fell behind writes them.
+// Each write's pairing check sees what the writes before it appended (a
+// store may insert the batch's rows together at its end), and the
+// messages read back in order.
+func testBatchToolLoop(t *testing.T, s store.Store) {
+	tc := convo.ToolCall("call_1", "get_weather", json.RawMessage(`{"city":"Paris"}`))
+	res := s.Batch(ctx(t), []store.Write{
+		{ID: "loop", Create: true, Messages: []convo.Message{convo.User("Weather in Paris?"), convo.Assistant("", tc)}},
+		{ID: "loop", Version: store.AnyVersion, Messages: []convo.Message{convo.ToolResults(convo.ToolResult("call_1", "get_weather", "sunny"))}},
+		{ID: "loop", Version: store.AnyVersion, Messages: []convo.Message{convo.ToolResults(convo.ToolResult("call_1", "get_weather", "again"))}},
+		{ID: "loop", Version: store.AnyVersion, Messages: []convo.Message{convo.Assistant("Sunny.")}},
+	})
+	wantResults(t, res, nil, nil, store.ErrInvalid, nil)
+	if c := res[3].Conversation; c.Messages != 4 {
+		t.Errorf("writes[3] returned %d messages, want 4", c.Messages)
+	}
+	h, _ := mustLoad(t, s, "", "loop")
+	var roles []convo.Role
+	for _, m := range h {
+		roles = append(roles, m.Role)
+	}
+	want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}
+	if !slices.Equal(roles, want) || h[3].Text() != "Sunny." {
+		t.Errorf("loaded roles %v, last %q; want %v, %q", roles, h[len(h)-1].Text(), want, "Sunny.")
 	}
 }
 

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"BatchCanceled", testBatchCanceled},
 		{"BatchLateFailure", testBatchLateFailure},
 		{"BatchMetaTwice", testBatchMetaTwice},
+		{"BatchToolLoop", testBatchToolLoop},
 		{"BatchConcurrent", testBatchConcurrent},
 		{"ExportImport", testExportImport},
 		{"Search", testSearch},
