@@ -6,9 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/convo-go/convo/gateway"
 	"github.com/convo-go/convo/internal/cputime"
 )
 
@@ -35,7 +33,7 @@ func BenchmarkRecordedExchange(b *testing.B) {
 			cpu0 := cputime.Process()
 			for i := range b.N {
 				if i%1024 == 1023 {
-					drained(b, gw, i) // the queue holds 4096: a handler finding it full would spool
+					waitRecorded(b, gw, int64(i)) // the queue holds 4096: a handler finding it full would spool
 				}
 				req := httptest.NewRequest("POST", clientPath(mode.client, "claude-bench", true), bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
@@ -47,23 +45,11 @@ func BenchmarkRecordedExchange(b *testing.B) {
 					b.Fatalf("status %d: %s", w.Code, w.Body.String())
 				}
 			}
-			drained(b, gw, b.N)
+			waitRecorded(b, gw, int64(b.N))
+			if st := gw.Stats(); st.Dropped+st.Failed > 0 {
+				b.Fatalf("%+v", st)
+			}
 			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
-	}
-}
-
-// drained waits until gw has recorded n exchanges, and fails b at
-// the first dropped or failed one.
-func drained(b *testing.B, gw *gateway.Gateway, n int) {
-	for {
-		st := gw.Stats()
-		if st.Dropped+st.Failed > 0 {
-			b.Fatalf("%+v", st)
-		}
-		if st.Recorded >= int64(n) {
-			return
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

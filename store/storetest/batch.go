@@ -41,9 +41,6 @@ func testBatch(t *testing.T, s store.Store) {
 		{ID: "b", Version: store.AnyVersion, Meta: json.RawMessage(`[1]`)},
 		{ID: "b", Version: store.AnyVersion, Messages: []convo.Message{partial, again}}, // m_hello is taken
 	})
-	if len(res) != 11 {
-		t.Fatalf("Batch returned %d results for 11 writes", len(res))
-	}
 	wantResults(t, res, nil, nil, store.ErrConflict, store.ErrInvalid, nil, store.ErrNotFound, nil, store.ErrInvalid, nil, store.ErrInvalid, store.ErrExists)
 	if c := res[1].Conversation; c.ID != "b" || c.Version != b.Version+1 || c.Messages != 2 || string(c.Meta) != `{"k":"new"}` {
 		t.Errorf("writes[1] returned %+v", c)
@@ -171,12 +168,13 @@ func testBatchToolLoop(t *testing.T, s store.Store) {
 	}
 	h, _ := mustLoad(t, s, "", "loop")
 	var roles []convo.Role
+	var last string
 	for _, m := range h {
-		roles = append(roles, m.Role)
+		roles, last = append(roles, m.Role), m.Text()
 	}
 	want := []convo.Role{convo.RoleUser, convo.RoleAssistant, convo.RoleTool, convo.RoleAssistant}
-	if !slices.Equal(roles, want) || h[3].Text() != "Sunny." {
-		t.Errorf("loaded roles %v, last %q; want %v, %q", roles, h[len(h)-1].Text(), want, "Sunny.")
+	if !slices.Equal(roles, want) || last != "Sunny." {
+		t.Errorf("loaded roles %v, last %q; want %v, %q", roles, last, want, "Sunny.")
 	}
 }
 
@@ -324,6 +322,9 @@ func testBatchCanceled(t *testing.T, s store.Store) {
 // should have (nil: none), each error naming its write.
 func wantResults(t *testing.T, res []store.WriteResult, want ...error) {
 	t.Helper()
+	if len(res) != len(want) {
+		t.Fatalf("Batch returned %d results for %d writes", len(res), len(want))
+	}
 	for i, want := range want {
 		if want == nil && res[i].Err != nil {
 			t.Fatalf("writes[%d]: %v", i, res[i].Err)
