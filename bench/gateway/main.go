@@ -192,18 +192,22 @@ func measure(up *proc, set, levels string, cfg plan, start func() []*proc) {
 				warm(up, modes, set, c, cfg.warmup)
 			}
 			own := make([]time.Duration, len(modes))
+			cpu := make([]time.Duration, len(modes))
 			for _, i := range placeOrder(r, len(modes)) {
 				m := modes[i]
 				up.took() // another mode's, or none
 				one := run(m)
 				one.upstream = up.took()
 				one.rss = m.rss()
-				own[i] = one.own()
+				own[i], cpu[i] = one.own(), one.cpuPer()
 				res[m.name] = res[m.name].merge(one)
 			}
 			names = names[:0]
 			for i, m := range modes {
 				res[m.name].rounds = append(res[m.name].rounds, own[i]-own[0])
+				if cpu[0] > 0 {
+					res[m.name].cpuRounds = append(res[m.name].cpuRounds, float64(cpu[i])/float64(cpu[0]))
+				}
 				names = append(names, m.name)
 			}
 			if fresh {
@@ -214,6 +218,7 @@ func measure(up *proc, set, levels string, cfg plan, start func() []*proc) {
 		sums = append(sums, summarize(c, names, res))
 	}
 	printSummary(sums)
+	printRounds(sums)
 	fmt.Println()
 }
 
@@ -268,20 +273,22 @@ func report(c int, names []string, res map[string]*result) {
 // summary is one level's figures against the issues' targets.
 type summary struct {
 	c                     int
-	cpu                   map[string]float64 // CPU per exchange / reverse's, by mode
-	ttfbRecMinusOff       time.Duration      // pass-through's TTFB p50 recording − not recording
-	addTotal, addCPU      [2]time.Duration   // translation's and pass-through's p50 total and CPU per exchange − reverse's
-	translateOverPassthru [2]float64         // addTotal[0]/addTotal[1], addCPU[0]/addCPU[1]
+	cpu                   map[string]float64   // CPU per exchange / reverse's, by mode
+	cpuRounds             map[string][]float64 // the same in each round, by mode
+	ttfbRecMinusOff       time.Duration        // pass-through's TTFB p50 recording − not recording
+	addTotal, addCPU      [2]time.Duration     // translation's and pass-through's p50 total and CPU per exchange − reverse's
+	translateOverPassthru [2]float64           // addTotal[0]/addTotal[1], addCPU[0]/addCPU[1]
 }
 
 // summarize takes a level's figures against the targets from res, the
 // first mode being the reverse proxy.
 func summarize(c int, names []string, res map[string]*result) summary {
 	base := res[names[0]]
-	s := summary{c: c, cpu: map[string]float64{}}
+	s := summary{c: c, cpu: map[string]float64{}, cpuRounds: map[string][]float64{}}
 	for _, n := range names {
 		if r := res[n]; len(r.total) > 0 && base.cpuPer() > 0 {
 			s.cpu[n] = float64(r.cpuPer()) / float64(base.cpuPer())
+			s.cpuRounds[n] = r.cpuRounds
 		}
 	}
 	pass, off, tr := res["passthrough"], res["passthrough"+unrecordedLabel], res["translate"]
@@ -317,6 +324,34 @@ func printSummary(sums []summary) {
 			s.cpu["passthrough"+unrecordedLabel], s.cpu["passthrough"], s.cpu["passthrough"+spoolOffLabel], s.cpu["translate"],
 			signed(s.ttfbRecMinusOff), signed(s.addTotal[0]), signed(s.addTotal[1]), times(s.translateOverPassthru[0]), times(s.translateOverPassthru[1]))
 	}
+}
+
+// printRounds prints the CPU ratios of printSummary round by round: the
+// reverse proxy's own CPU an exchange moves by up to a quarter from one
+// fresh process to the next (docs/benchmarks.md), and a pooled ratio does
+// not show how far one round's is from another's.
+func printRounds(sums []summary) {
+	fmt.Println()
+	fmt.Println("| streams | each round's CPU / that round's reverse, median (least … most): not recorded | recording, spool on | recording, spool off | translating, recording |")
+	fmt.Println("|---:|---:|---:|---:|---:|")
+	for _, s := range sums {
+		fmt.Printf("| %d | %s | %s | %s | %s |\n", s.c, spread(s.cpuRounds["passthrough"+unrecordedLabel]), spread(s.cpuRounds["passthrough"]),
+			spread(s.cpuRounds["passthrough"+spoolOffLabel]), spread(s.cpuRounds["translate"]))
+	}
+}
+
+// spread is the median of ratios and their least and most, as
+// "1.50× (1.41 … 1.62)"; empty for none.
+func spread(ratios []float64) string {
+	if len(ratios) == 0 {
+		return ""
+	}
+	rs := slices.Sorted(slices.Values(ratios))
+	med := rs[len(rs)/2]
+	if len(rs)%2 == 0 {
+		med = (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+	}
+	return fmt.Sprintf("%.2f× (%.2f … %.2f)", med, rs[0], rs[len(rs)-1])
 }
 
 func times(f float64) string {
@@ -368,6 +403,7 @@ type result struct {
 	ttfb, total []time.Duration
 	upstream    []time.Duration // the upstream's streams, first write to last
 	rounds      []time.Duration // own() − the reverse proxy's, in each round
+	cpuRounds   []float64       // CPU per exchange / the reverse proxy's, in each round
 	wall, cpu   time.Duration
 	sys         [2]int64       // the proxy's read and write system calls
 	rss         int64          // the process's peak resident set, KiB (the most of the rounds)

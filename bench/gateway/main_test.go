@@ -250,3 +250,21 @@ func (w *teeWriter) Write(b []byte) (int, error) {
 }
 
 func (w *teeWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// TestSpread checks the median and range of the rounds' CPU ratios, odd
+// and even in number, and nothing for a mode without rounds.
+func TestSpread(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want string
+	}{
+		{nil, ""},
+		{[]float64{1.5}, "1.50× (1.50 … 1.50)"},
+		{[]float64{1.7, 1.2, 1.5}, "1.50× (1.20 … 1.70)"},
+		{[]float64{1.8, 1.2, 1.4, 1.6}, "1.50× (1.20 … 1.80)"},
+	} {
+		if got := spread(c.in); got != c.want {
+			t.Errorf("spread(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
