@@ -200,7 +200,9 @@ func measure(up *proc, set, levels string, cfg plan, start func() []*proc) {
 				one.upstream = up.took()
 				one.rss = m.rss()
 				own[i], cpu[i] = one.own(), one.cpuPer()
+				ttfb := one.pct(one.ttfb, 50)
 				res[m.name] = res[m.name].merge(one)
+				res[m.name].ttfbRounds = append(res[m.name].ttfbRounds, ttfb)
 			}
 			names = names[:0]
 			for i, m := range modes {
@@ -275,6 +277,7 @@ type summary struct {
 	c                     int
 	cpu                   map[string]float64   // CPU per exchange / reverse's, by mode
 	cpuRounds             map[string][]float64 // the same in each round, by mode
+	ttfbRounds            []time.Duration      // ttfbRecMinusOff in each round
 	ttfbRecMinusOff       time.Duration        // pass-through's TTFB p50 recording − not recording
 	addTotal, addCPU      [2]time.Duration     // translation's and pass-through's p50 total and CPU per exchange − reverse's
 	translateOverPassthru [2]float64           // addTotal[0]/addTotal[1], addCPU[0]/addCPU[1]
@@ -296,6 +299,9 @@ func summarize(c int, names []string, res map[string]*result) summary {
 		return s
 	}
 	s.ttfbRecMinusOff = pass.pct(pass.ttfb, 50) - off.pct(off.ttfb, 50)
+	for i := range min(len(pass.ttfbRounds), len(off.ttfbRounds)) {
+		s.ttfbRounds = append(s.ttfbRounds, pass.ttfbRounds[i]-off.ttfbRounds[i])
+	}
 	bt := base.pct(base.total, 50)
 	s.addTotal = [2]time.Duration{tr.pct(tr.total, 50) - bt, pass.pct(pass.total, 50) - bt}
 	s.addCPU = [2]time.Duration{tr.cpuPer() - base.cpuPer(), pass.cpuPer() - base.cpuPer()}
@@ -332,11 +338,11 @@ func printSummary(sums []summary) {
 // not show how far one round's is from another's.
 func printRounds(sums []summary) {
 	fmt.Println()
-	fmt.Println("| streams | each round's CPU / that round's reverse, median (least … most): not recorded | recording, spool on | recording, spool off | translating, recording |")
-	fmt.Println("|---:|---:|---:|---:|---:|")
+	fmt.Println("| streams | each round's CPU / that round's reverse, median (least … most): not recorded | recording, spool on | recording, spool off | translating, recording | each round's TTFB p50 recording − not recording |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|")
 	for _, s := range sums {
-		fmt.Printf("| %d | %s | %s | %s | %s |\n", s.c, spread(s.cpuRounds["passthrough"+unrecordedLabel]), spread(s.cpuRounds["passthrough"]),
-			spread(s.cpuRounds["passthrough"+spoolOffLabel]), spread(s.cpuRounds["translate"]))
+		fmt.Printf("| %d | %s | %s | %s | %s | %s |\n", s.c, spread(s.cpuRounds["passthrough"+unrecordedLabel]), spread(s.cpuRounds["passthrough"]),
+			spread(s.cpuRounds["passthrough"+spoolOffLabel]), spread(s.cpuRounds["translate"]), spreadTimes(s.ttfbRounds))
 	}
 }
 
@@ -346,12 +352,28 @@ func spread(ratios []float64) string {
 	if len(ratios) == 0 {
 		return ""
 	}
-	rs := slices.Sorted(slices.Values(ratios))
-	med := rs[len(rs)/2]
-	if len(rs)%2 == 0 {
-		med = (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+	med, least, most := middle(ratios)
+	return fmt.Sprintf("%.2f× (%.2f … %.2f)", med, least, most)
+}
+
+// spreadTimes is spread for durations, as "+43 µs (-20 µs … +130 µs)".
+func spreadTimes(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return ""
 	}
-	return fmt.Sprintf("%.2f× (%.2f … %.2f)", med, rs[0], rs[len(rs)-1])
+	med, least, most := middle(ds)
+	return fmt.Sprintf("%s (%s … %s)", signed(med), signed(least), signed(most))
+}
+
+// middle returns the median of xs (the mean of the middle two when they
+// are even in number), the least and the most; xs is not empty.
+func middle[T ~float64 | ~int64](xs []T) (med, least, most T) {
+	s := slices.Sorted(slices.Values(xs))
+	med = s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return med, s[0], s[len(s)-1]
 }
 
 func times(f float64) string {
@@ -404,6 +426,7 @@ type result struct {
 	upstream    []time.Duration // the upstream's streams, first write to last
 	rounds      []time.Duration // own() − the reverse proxy's, in each round
 	cpuRounds   []float64       // CPU per exchange / the reverse proxy's, in each round
+	ttfbRounds  []time.Duration // TTFB p50 in each round
 	wall, cpu   time.Duration
 	sys         [2]int64       // the proxy's read and write system calls
 	rss         int64          // the process's peak resident set, KiB (the most of the rounds)

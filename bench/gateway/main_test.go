@@ -251,8 +251,9 @@ func (w *teeWriter) Write(b []byte) (int, error) {
 
 func (w *teeWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
 
-// TestSpread checks the median and range of the rounds' CPU ratios, odd
-// and even in number, and nothing for a mode without rounds.
+// TestSpread checks the median and range of the rounds' CPU ratios and
+// first-byte differences, odd and even in number, and nothing for a mode
+// without rounds.
 func TestSpread(t *testing.T) {
 	for _, c := range []struct {
 		in   []float64
@@ -266,5 +267,12 @@ func TestSpread(t *testing.T) {
 		if got := spread(c.in); got != c.want {
 			t.Errorf("spread(%v) = %q, want %q", c.in, got, c.want)
 		}
+	}
+	ds := []time.Duration{130 * time.Microsecond, -20 * time.Microsecond, 43 * time.Microsecond, 50 * time.Microsecond}
+	if got, want := spreadTimes(ds), "+46 µs (-20 µs … +130 µs)"; got != want {
+		t.Errorf("spreadTimes(%v) = %q, want %q", ds, got, want)
+	}
+	if got := spreadTimes(nil); got != "" {
+		t.Errorf("spreadTimes(nil) = %q, want nothing", got)
 	}
 }
