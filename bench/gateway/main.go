@@ -191,22 +191,22 @@ func measure(up *proc, set, levels string, cfg plan, start func() []*proc) {
 				modes = start()
 				warm(up, modes, set, c, cfg.warmup)
 			}
-			own := make([]time.Duration, len(modes))
-			cpu := make([]time.Duration, len(modes))
+			// Each mode's own time, CPU an exchange and first byte in this
+			// round, for the table of rounds.
+			own, cpu, ttfb := make([]time.Duration, len(modes)), make([]time.Duration, len(modes)), make([]time.Duration, len(modes))
 			for _, i := range placeOrder(r, len(modes)) {
 				m := modes[i]
 				up.took() // another mode's, or none
 				one := run(m)
 				one.upstream = up.took()
 				one.rss = m.rss()
-				own[i], cpu[i] = one.own(), one.cpuPer()
-				ttfb := one.pct(one.ttfb, 50)
+				own[i], cpu[i], ttfb[i] = one.own(), one.cpuPer(), one.pct(one.ttfb, 50)
 				res[m.name] = res[m.name].merge(one)
-				res[m.name].ttfbRounds = append(res[m.name].ttfbRounds, ttfb)
 			}
 			names = names[:0]
 			for i, m := range modes {
 				res[m.name].rounds = append(res[m.name].rounds, own[i]-own[0])
+				res[m.name].ttfbRounds = append(res[m.name].ttfbRounds, ttfb[i])
 				if cpu[0] > 0 {
 					res[m.name].cpuRounds = append(res[m.name].cpuRounds, float64(cpu[i])/float64(cpu[0]))
 				}
@@ -332,10 +332,11 @@ func printSummary(sums []summary) {
 	}
 }
 
-// printRounds prints the CPU ratios of printSummary round by round: the
-// reverse proxy's own CPU an exchange moves by up to a quarter from one
-// fresh process to the next (docs/benchmarks.md), and a pooled ratio does
-// not show how far one round's is from another's.
+// printRounds prints the CPU ratios and the first-byte difference of
+// printSummary round by round: the reverse proxy's own CPU an exchange
+// moves by up to a quarter from one fresh process to the next
+// (docs/benchmarks.md), and a pooled figure does not show how far one
+// round's is from another's.
 func printRounds(sums []summary) {
 	fmt.Println()
 	fmt.Println("| streams | each round's CPU / that round's reverse, median (least … most): not recorded | recording, spool on | recording, spool off | translating, recording | each round's TTFB p50 recording − not recording |")
